@@ -1,0 +1,80 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Error codes of the external contract (DESIGN.md, error table). One spelling
+// from Go to the wire to the dashboard.
+const (
+	CodeInvalidRequest     = "invalid_request"
+	CodeInvalidAPIKey      = "invalid_api_key"
+	CodeInsufficientBudget = "insufficient_budget"
+	CodeModelNotFound      = "model_not_found"
+	CodeRunNotFound        = "run_not_found"
+	CodeRequestTooLarge    = "request_too_large"
+	CodeConcurrencyLimit   = "concurrency_limit"
+	CodeRateLimited        = "rate_limited"
+	CodeUpstreamBusy       = "upstream_busy"
+	CodeQuotaGuard         = "quota_guard"
+	CodeUpstreamError      = "upstream_error"
+	CodeUpstreamTimeout    = "upstream_timeout"
+	CodeUpstreamInterrupt  = "upstream_interrupted"
+	CodeRunEnded           = "run_ended" // 409: the run already ended
+	CodeNotHeld            = "not_held"  // 409: reconcile of a run that holds nothing
+	CodeConflict           = "conflict"  // 409: any other state conflict
+	CodeForbidden          = "forbidden" // 403
+	CodeInternal           = "internal"  // 500; the message never carries SQL or secrets
+)
+
+// Error is the one domain error: a code from the table above and a sentence
+// a person can act on. RetryAfter is set for the 429 family.
+type Error struct {
+	Code       string
+	Message    string
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, or
+// CodeInternal for any other non-nil error.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// ErrorMessage returns the person-readable message of err; internal errors
+// become "internal error" so that no SQL or secret reaches a client.
+func ErrorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}
+
+// RetryAfter returns the Retry-After carried by err, or 0.
+func RetryAfter(err error) time.Duration {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.RetryAfter
+	}
+	return 0
+}

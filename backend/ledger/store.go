@@ -1,0 +1,73 @@
+package ledger
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the ledger's durable state. Every method that changes state writes
+// its audit row in the same transaction, and returns only after the change is
+// on disk. Errors are *Error with the codes below where a caller branches on
+// them; anything else is internal.
+type Store interface {
+	// ApplyTenants upserts the configured tenants idempotently (budget, policy,
+	// key hashes), auditing each real change as AuditConfig by actor. Tenants
+	// absent from the list are kept (their history matters) but get no new keys.
+	ApplyTenants(ctx context.Context, tenants []Tenant, actor string) error
+	// Tenants lists every tenant with its key hashes.
+	Tenants(ctx context.Context) ([]Tenant, error)
+
+	// Admit checks available ≥ reserve, active < max_concurrent and the quota
+	// check if any, and records the run with its hold — all in one atomic step.
+	// Errors: CodeInsufficientBudget, CodeConcurrencyLimit, CodeQuotaGuard,
+	// CodeInvalidAPIKey (unknown tenant), CodeConflict (duplicate run id).
+	// A refusal is audited as AuditReject with the code as reason.
+	Admit(ctx context.Context, req AdmitRequest) (Run, error)
+	// Start moves a queued run to active. CodeRunEnded if it already ended.
+	Start(ctx context.Context, id RunID) (Run, error)
+	// Settle ends a run on trusted usage: spends units (≤ reserve), releases the
+	// rest. CodeRunEnded if the run already ended; CodeInvalidRequest if units
+	// is out of range.
+	Settle(ctx context.Context, id RunID, units Units, evidence string) (Run, error)
+	// KeepHold ends a run whose usage is unknown (status interrupted, cancelled
+	// or completed-without-evidence); the reserve stays held.
+	KeepHold(ctx context.Context, id RunID, status RunStatus, reason string) (Run, error)
+	// ReleaseHold ends a run the provider provably did no work for (HTTP error
+	// before output, connection never made, gave up while queued): spent 0,
+	// hold released, evidence recorded. status is failed or cancelled.
+	ReleaseHold(ctx context.Context, id RunID, status RunStatus, evidence string) (Run, error)
+	// Reconcile settles a held (usage unknown) run at units, 0 ≤ units ≤
+	// reserve, with non-empty evidence, exactly once. CodeNotHeld (409) when
+	// the run holds nothing (already reconciled, settled, or still running);
+	// CodeInvalidRequest for bad units or empty evidence; CodeRunNotFound.
+	Reconcile(ctx context.Context, id RunID, units Units, evidence, actor string) (Run, error)
+	// RecoverInterrupted marks runs left queued or active by a dead process as
+	// interrupted with usage unknown, holds intact. Called once on start.
+	RecoverInterrupted(ctx context.Context) (int, error)
+
+	Balance(ctx context.Context, tenantID string) (Balance, error)
+	Balances(ctx context.Context) ([]Balance, error)
+	Run(ctx context.Context, id RunID) (Run, error) // CodeRunNotFound
+	Runs(ctx context.Context, f RunFilter) ([]Run, error)
+
+	// AppendAudit records an event that changes no balance (a rate-limit
+	// refusal, an eviction, a sync).
+	AppendAudit(ctx context.Context, e AuditEntry) error
+	// Audit returns rows matching f in sequence order.
+	Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
+
+	// QuotaUsage sums a guarded model's settled usage and in-flight holds for day.
+	QuotaUsage(ctx context.Context, upstream, model, day string) (QuotaUsage, error)
+	// UsageSeries returns per-minute settled units of a guarded model in [from, to).
+	UsageSeries(ctx context.Context, upstream, model string, from, to time.Time) ([]UsagePoint, error)
+	// SaveSnapshot stores a balance sync and audits it as AuditSync.
+	SaveSnapshot(ctx context.Context, s Snapshot) (Snapshot, error)
+	// Snapshots returns a guarded model's snapshots at or after since, oldest first.
+	Snapshots(ctx context.Context, upstream, model string, since time.Time) ([]Snapshot, error)
+
+	// Verify recomputes every balance from the runs and the audit entries and
+	// returns one line per difference; empty means consistent.
+	Verify(ctx context.Context) ([]string, error)
+
+	Close() error
+}

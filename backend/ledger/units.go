@@ -1,0 +1,47 @@
+package ledger
+
+import "fmt"
+
+// Units is the integer currency of a budget: bytes under utf8-bytes-v1,
+// tokens under tiktoken. Never a float.
+type Units int64
+
+// MaxUnits bounds every configured amount so that it stays exact as a
+// JavaScript number in the dashboard (2^53 − 1).
+const MaxUnits Units = 1<<53 - 1
+
+// CheckUnits reports whether u is a valid amount for a budget or a reserve.
+func CheckUnits(what string, u Units) error {
+	if u < 0 {
+		return Errorf(CodeInvalidRequest, "%s must not be negative (got %d)", what, u)
+	}
+	if u > MaxUnits {
+		return Errorf(CodeInvalidRequest, "%s is too large (got %d, at most %d)", what, u, MaxUnits)
+	}
+	return nil
+}
+
+// Balance is one tenant's position. JSON names follow seed 000.
+type Balance struct {
+	TenantID       string `json:"tenant"`
+	BudgetUnits    Units  `json:"budget_units"`
+	SpentUnits     Units  `json:"spent_units"`
+	HeldUnits      Units  `json:"held_units"`
+	AvailableUnits Units  `json:"available_units"`
+	Active         int    `json:"active"`
+}
+
+// Available derives available units from the other three figures.
+func (b Balance) Available() Units { return b.BudgetUnits - b.SpentUnits - b.HeldUnits }
+
+// Check reports a broken invariant, or nil.
+func (b Balance) Check() error {
+	if b.AvailableUnits != b.Available() {
+		return fmt.Errorf("tenant %s: available %d != budget %d − spent %d − held %d",
+			b.TenantID, b.AvailableUnits, b.BudgetUnits, b.SpentUnits, b.HeldUnits)
+	}
+	if b.AvailableUnits < 0 || b.SpentUnits < 0 || b.HeldUnits < 0 || b.Active < 0 {
+		return fmt.Errorf("tenant %s: negative figure in %+v", b.TenantID, b)
+	}
+	return nil
+}

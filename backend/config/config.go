@@ -1,0 +1,365 @@
+// Package config loads quotagate's YAML configuration: ${ENV} expansion,
+// defaults, and Validate, which refuses bad input with a sentence a person can
+// act on. Plaintext tenant keys are hashed on load and dropped from memory.
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// Meter names.
+const (
+	MeterTiktoken  = "tiktoken"
+	MeterUTF8Bytes = "utf8-bytes-v1"
+)
+
+// Upstream kinds.
+const (
+	KindOpenAI = "openai"
+	KindDemo   = "demo"
+)
+
+// Defaults, from DESIGN.md and the seeds.
+const (
+	DefaultAddr                = "127.0.0.1:8787"
+	DefaultRequestBytesMax     = 4 << 20
+	DefaultOutputUnits         = 4096
+	DefaultReasoningFloorUnits = 4096 // seed 002
+	DefaultImageUnits          = 1024
+	DefaultStreamQueueEvents   = 8
+	DefaultWriteTimeout        = 30 * time.Second
+	DefaultUpstreamTimeout     = 10 * time.Minute
+	DefaultGateConcurrent      = 2 // seed 003
+	DefaultMaxWaiters          = 4
+	DefaultMaxWait             = 8 * time.Second
+	DefaultQuotaLag            = 15 * time.Minute // seed 002: the balance API lags ~14 min
+)
+
+// Config is the whole configuration file.
+type Config struct {
+	Addr       string     `yaml:"addr"`
+	Meter      string     `yaml:"meter"`
+	AdminToken string     `yaml:"admin_token"`
+	Tenants    []Tenant   `yaml:"tenants"`
+	Upstreams  []Upstream `yaml:"upstreams"`
+	Limits     Limits     `yaml:"limits"`
+}
+
+// Tenant is one tenant as configured. Key and Keys are plaintext in the file;
+// Load moves them into KeyHashes and clears them.
+type Tenant struct {
+	ID            string       `yaml:"id"`
+	Key           string       `yaml:"key"`
+	Keys          []string     `yaml:"keys"`
+	KeyHashes     []string     `yaml:"key_hashes"` // hex SHA-256, for configs that never held the key
+	BudgetUnits   ledger.Units `yaml:"budget_units"`
+	MaxConcurrent int          `yaml:"max_concurrent"`
+	RateLimits    RateLimits   `yaml:"rate_limits"`
+	AllowedModels []string     `yaml:"allowed_models"`
+}
+
+// RateLimits are a tenant's two request windows; 0 turns a window off.
+type RateLimits struct {
+	PerMinute int `yaml:"per_minute"`
+	PerHour   int `yaml:"per_hour"`
+}
+
+// Upstream is one OpenAI-compatible provider (or the built-in demo).
+type Upstream struct {
+	Name            string   `yaml:"name"`
+	Kind            string   `yaml:"kind"`
+	BaseURL         string   `yaml:"base_url"`
+	APIKey          string   `yaml:"api_key"`
+	Models          []string `yaml:"models"`
+	ReasoningModels []string `yaml:"reasoning_models"`
+	MaxConcurrent   int      `yaml:"max_concurrent"`
+	Queue           Queue    `yaml:"queue"`
+	Quota           *Quota   `yaml:"quota"`
+}
+
+// Queue bounds the wait in front of an upstream's gate (seed 003).
+type Queue struct {
+	MaxWaiters int           `yaml:"max_waiters"`
+	MaxWait    time.Duration `yaml:"max_wait"`
+}
+
+// Quota guards a provider's free daily quota per model (seed 002).
+type Quota struct {
+	DailyCap     ledger.Units  `yaml:"daily_cap"`
+	SmallBuffer  ledger.Units  `yaml:"small_buffer"`
+	UsageWall    ledger.Units  `yaml:"usage_wall"`
+	BalanceWall  ledger.Units  `yaml:"balance_wall"`
+	Timezone     string        `yaml:"timezone"`
+	SyncEvery    time.Duration `yaml:"sync_every"`
+	SyncEveryLow time.Duration `yaml:"sync_every_low"`
+	BurstSync    ledger.Units  `yaml:"burst_sync"`
+	Lag          time.Duration `yaml:"lag"`
+	TopUp        TopUp         `yaml:"top_up"`
+	Balance      Balance       `yaml:"balance"`
+}
+
+// TopUp is the optional nightly top-up job of seed 002 (off by default).
+type TopUp struct {
+	Enabled bool   `yaml:"enabled"`
+	At      string `yaml:"at"` // HH:MM local, default 23:20
+	DryRun  bool   `yaml:"dry_run"`
+}
+
+// Balance names where a guarded model's provider balance is read.
+type Balance struct {
+	Kind      string `yaml:"kind"` // volcengine, http-json, manual
+	AccessKey string `yaml:"access_key"`
+	SecretKey string `yaml:"secret_key"`
+	BaseURL   string `yaml:"base_url"`
+	Region    string `yaml:"region"`
+	Product   string `yaml:"product"`
+	URL       string `yaml:"url"`
+	Field     string `yaml:"field"`
+}
+
+// Limits are gateway-wide bounds.
+type Limits struct {
+	RequestBytesMax     int64         `yaml:"request_bytes_max"`
+	DefaultOutputUnits  ledger.Units  `yaml:"default_output_units"`
+	ReasoningFloorUnits ledger.Units  `yaml:"reasoning_floor_units"`
+	ImageUnits          ledger.Units  `yaml:"image_units"`
+	StreamQueueEvents   int           `yaml:"stream_queue_events"`
+	WriteTimeout        time.Duration `yaml:"write_timeout"`
+	UpstreamTimeout     time.Duration `yaml:"upstream_timeout"`
+}
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// Default returns the embedded default: one `local` tenant and the built-in
+// demo upstream. The local tenant has no key; the server generates one.
+func Default() *Config {
+	c, err := Parse(defaultYAML, func(string) (string, bool) { return "", false })
+	if err != nil {
+		panic("embedded default config: " + err.Error())
+	}
+	return c
+}
+
+// Load reads and validates the file at path, expanding ${ENV} from the process
+// environment.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	c, err := Parse(data, os.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// Parse expands ${VAR} references with lookup, decodes strictly (unknown keys
+// are errors, so a typo never silently disables a limit), fills defaults and
+// validates.
+func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	var missing []string
+	expanded := envRef.ReplaceAllFunc(data, func(m []byte) []byte {
+		name := string(envRef.FindSubmatch(m)[1])
+		v, ok := lookup(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return yamlScalar(v)
+	})
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(expanded, &doc); err != nil {
+		return nil, fmt.Errorf("parse YAML: %w", err)
+	}
+	if err := refuseFloats(&doc); err != nil {
+		return nil, err
+	}
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(expanded))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // an empty file means all defaults
+		return nil, fmt.Errorf("parse YAML: %w", err)
+	}
+	c.fillDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	c.hashKeys()
+	return &c, nil
+}
+
+// refuseFloats rejects any non-integer number: yaml.v3 silently truncates
+// 1.5 into an int64 field, and every number in this file is a count of units,
+// requests or seconds.
+func refuseFloats(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" {
+		return fmt.Errorf("parse YAML: line %d: %q: numbers here are whole numbers", n.Line, n.Value)
+	}
+	for _, c := range n.Content {
+		if err := refuseFloats(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// yamlScalar quotes an expanded value so that a secret containing YAML syntax
+// stays one string.
+func yamlScalar(v string) []byte {
+	out, _ := yaml.Marshal(v)
+	return bytes.TrimRight(out, "\n")
+}
+
+func (c *Config) fillDefaults() {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.Meter == "" {
+		c.Meter = MeterTiktoken
+	}
+	l := &c.Limits
+	if l.RequestBytesMax == 0 {
+		l.RequestBytesMax = DefaultRequestBytesMax
+	}
+	if l.DefaultOutputUnits == 0 {
+		l.DefaultOutputUnits = DefaultOutputUnits
+	}
+	if l.ReasoningFloorUnits == 0 {
+		l.ReasoningFloorUnits = DefaultReasoningFloorUnits
+	}
+	if l.ImageUnits == 0 {
+		l.ImageUnits = DefaultImageUnits
+	}
+	if l.StreamQueueEvents == 0 {
+		l.StreamQueueEvents = DefaultStreamQueueEvents
+	}
+	if l.WriteTimeout == 0 {
+		l.WriteTimeout = DefaultWriteTimeout
+	}
+	if l.UpstreamTimeout == 0 {
+		l.UpstreamTimeout = DefaultUpstreamTimeout
+	}
+	for i := range c.Tenants {
+		if c.Tenants[i].MaxConcurrent == 0 {
+			c.Tenants[i].MaxConcurrent = 1
+		}
+	}
+	for i := range c.Upstreams {
+		u := &c.Upstreams[i]
+		if u.Kind == "" {
+			u.Kind = KindOpenAI
+			if u.Name == KindDemo {
+				u.Kind = KindDemo
+			}
+		}
+		if u.MaxConcurrent == 0 {
+			u.MaxConcurrent = DefaultGateConcurrent
+		}
+		if u.Queue.MaxWaiters == 0 {
+			u.Queue.MaxWaiters = DefaultMaxWaiters
+		}
+		if u.Queue.MaxWait == 0 {
+			u.Queue.MaxWait = DefaultMaxWait
+		}
+		if q := u.Quota; q != nil {
+			q.fillDefaults()
+		}
+	}
+}
+
+func (q *Quota) fillDefaults() {
+	if q.DailyCap == 0 {
+		q.DailyCap = 2_000_000
+	}
+	if q.SmallBuffer == 0 {
+		q.SmallBuffer = 50_000
+	}
+	if q.UsageWall == 0 {
+		q.UsageWall = 1_950_000
+	}
+	if q.BalanceWall == 0 {
+		q.BalanceWall = 100_000
+	}
+	if q.Timezone == "" {
+		q.Timezone = "Asia/Shanghai"
+	}
+	if q.SyncEvery == 0 {
+		q.SyncEvery = 30 * time.Minute
+	}
+	if q.SyncEveryLow == 0 {
+		q.SyncEveryLow = 5 * time.Minute
+	}
+	if q.BurstSync == 0 {
+		q.BurstSync = 100_000
+	}
+	if q.Lag == 0 {
+		q.Lag = DefaultQuotaLag
+	}
+	if q.TopUp.At == "" {
+		q.TopUp.At = "23:20"
+	}
+	if q.Balance.Kind == "" {
+		q.Balance.Kind = "manual"
+	}
+}
+
+// hashKeys moves plaintext keys into KeyHashes so they are never stored.
+func (c *Config) hashKeys() {
+	for i := range c.Tenants {
+		t := &c.Tenants[i]
+		if t.Key != "" {
+			t.KeyHashes = append(t.KeyHashes, ledger.HashKey(t.Key))
+		}
+		for _, k := range t.Keys {
+			t.KeyHashes = append(t.KeyHashes, ledger.HashKey(k))
+		}
+		t.Key, t.Keys = "", nil
+	}
+}
+
+// LedgerTenants converts the configured tenants for ledger.Store.ApplyTenants.
+func (c *Config) LedgerTenants() []ledger.Tenant {
+	out := make([]ledger.Tenant, 0, len(c.Tenants))
+	for _, t := range c.Tenants {
+		out = append(out, ledger.Tenant{
+			ID:            t.ID,
+			KeyHashes:     append([]string(nil), t.KeyHashes...),
+			BudgetUnits:   t.BudgetUnits,
+			MaxConcurrent: t.MaxConcurrent,
+			AllowedModels: append([]string(nil), t.AllowedModels...),
+			PerMinute:     t.RateLimits.PerMinute,
+			PerHour:       t.RateLimits.PerHour,
+		})
+	}
+	return out
+}
+
+// UpstreamFor returns the upstream that serves model, if any.
+func (c *Config) UpstreamFor(model string) (*Upstream, bool) {
+	for i := range c.Upstreams {
+		for _, m := range c.Upstreams[i].Models {
+			if m == model {
+				return &c.Upstreams[i], true
+			}
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,38 @@
+package config_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// FuzzConfig: Parse never panics, and whatever it accepts satisfies Validate
+// and holds no plaintext key.
+func FuzzConfig(f *testing.F) {
+	for _, p := range []string{"testdata/design.yaml", "default.yaml"} {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("tenants:\n  - {id: a, key: kkkkkkkk, budget_units: 5}\n"))
+	f.Add([]byte("upstreams:\n  - {name: x, kind: demo, models: [m], quota: {}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := config.Parse(data, env(designEnv))
+		if err != nil {
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("accepted config fails Validate: %v", err)
+		}
+		for _, tn := range c.Tenants {
+			if tn.Key != "" || len(tn.Keys) != 0 {
+				t.Fatalf("plaintext key kept for tenant %s", tn.ID)
+			}
+			if tn.BudgetUnits < 0 || tn.BudgetUnits > ledger.MaxUnits {
+				t.Fatalf("budget out of range: %d", tn.BudgetUnits)
+			}
+		}
+	})
+}

@@ -1,0 +1,140 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+var designEnv = map[string]string{
+	"QUOTAGATE_ADMIN_TOKEN": "admin-token-0123456789",
+	"TENANT_A_KEY":          "sk-tenant-a-secret",
+	"ARK_API_KEY":           "ark-key",
+	"VOLC_AK":               "ak",
+	"VOLC_SK":               "sk",
+}
+
+// The config shape printed in DESIGN.md must load as written.
+func TestParseDesignExample(t *testing.T) {
+	data, err := os.ReadFile("testdata/design.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Parse(data, env(designEnv))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	ta := c.Tenants[0]
+	if ta.ID != "tenant-a" || ta.BudgetUnits != 110 || ta.MaxConcurrent != 1 ||
+		ta.RateLimits.PerMinute != 10 || ta.RateLimits.PerHour != 120 {
+		t.Errorf("tenant = %+v", ta)
+	}
+	if ta.Key != "" || len(ta.KeyHashes) != 1 || ta.KeyHashes[0] != ledger.HashKey("sk-tenant-a-secret") {
+		t.Errorf("key not hashed and dropped: key=%q hashes=%v", ta.Key, ta.KeyHashes)
+	}
+	u := c.Upstreams[0]
+	if u.Kind != config.KindOpenAI || u.MaxConcurrent != 2 || u.Queue.MaxWaiters != 4 || u.Queue.MaxWait != 8*time.Second {
+		t.Errorf("upstream = %+v", u)
+	}
+	q := u.Quota
+	if q == nil || q.DailyCap != 2_000_000 || q.SmallBuffer != 50_000 || q.UsageWall != 1_950_000 ||
+		q.BalanceWall != 100_000 || q.SyncEvery != 30*time.Minute || q.SyncEveryLow != 5*time.Minute ||
+		q.Lag != 15*time.Minute || q.Balance.Kind != "volcengine" || q.Balance.AccessKey != "ak" {
+		t.Errorf("quota = %+v", q)
+	}
+	if c.AdminToken != "admin-token-0123456789" {
+		t.Errorf("admin token = %q", c.AdminToken)
+	}
+	lt := c.LedgerTenants()
+	if len(lt) != 1 || !lt[0].MatchesKey("sk-tenant-a-secret") || lt[0].MatchesKey("sk-tenant-a-secreT") {
+		t.Errorf("ledger tenants = %+v", lt)
+	}
+}
+
+func TestDefault(t *testing.T) {
+	c := config.Default()
+	if c.Addr != "127.0.0.1:8787" || len(c.Tenants) != 1 || c.Tenants[0].ID != "local" {
+		t.Fatalf("default = %+v", c)
+	}
+	u, ok := c.UpstreamFor("demo-chat")
+	if !ok || u.Kind != config.KindDemo {
+		t.Fatalf("demo-chat served by %+v", u)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "q.yaml")
+	if err := os.WriteFile(p, []byte("meter: utf8-bytes-v1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(p)
+	if err != nil || c.Meter != config.MeterUTF8Bytes || c.Addr != config.DefaultAddr {
+		t.Fatalf("Load = %+v, %v", c, err)
+	}
+	if _, err := config.Load(filepath.Join(t.TempDir(), "absent.yaml")); err == nil {
+		t.Fatal("Load of a missing file succeeded")
+	}
+}
+
+// Each bad input is refused with a message that names the problem.
+func TestParseRefuses(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"UnknownKey", "tenants:\n  - id: a\n    budget: 5\n", "field budget not found"},
+		{"MissingEnv", "admin_token: ${NOPE_NOT_SET}\n", "NOPE_NOT_SET is not set"},
+		{"PublicAddr", "addr: 0.0.0.0:8787\n", "loopback only"},
+		{"BadAddr", "addr: localhost\n", "want host:port"},
+		{"BadMeter", "meter: runes\n", `meter "runes"`},
+		{"ShortAdminToken", "admin_token: short\n", "at least 16"},
+		{"NegativeBudget", "tenants:\n  - id: a\n    budget_units: -1\n", "must not be negative"},
+		{"HugeBudget", "tenants:\n  - id: a\n    budget_units: 9007199254740992\n", "too large"},
+		{"FloatBudget", "tenants:\n  - id: a\n    budget_units: 1.5\n", "parse YAML"},
+		{"DuplicateTenant", "tenants:\n  - id: a\n  - id: a\n", "listed twice"},
+		{"BadTenantID", "tenants:\n  - id: 'a b'\n", "tenants[0].id"},
+		{"SharedKey", "tenants:\n  - {id: a, key: kkkkkkkk}\n  - {id: b, key: kkkkkkkk}\n", "shares a key"},
+		{"ShortKey", "tenants:\n  - {id: a, key: k}\n", "at least 8"},
+		{"BadHash", "tenants:\n  - {id: a, key_hashes: [xyz]}\n", "64 lowercase hex"},
+		{"NoModels", "upstreams:\n  - {name: x, base_url: 'http://h'}\n", "at least one model"},
+		{"BadBaseURL", "upstreams:\n  - {name: x, base_url: 'ftp://h', models: [m]}\n", "http(s) URL"},
+		{"DuplicateModel", "upstreams:\n  - {name: x, kind: demo, models: [m]}\n  - {name: y, kind: demo, models: [m]}\n", "already served"},
+		{"BadKind", "upstreams:\n  - {name: x, kind: grpc, models: [m]}\n", `kind "grpc"`},
+		{"BadZone", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {timezone: Mars/Base}}\n", "time zone"},
+		{"BufferOverCap", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {daily_cap: 10, small_buffer: 10}}\n", "below daily_cap"},
+		{"VolcNoKeys", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {balance: {kind: volcengine}}}\n", "access_key"},
+		{"HTTPJSONNoField", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {balance: {kind: http-json, url: 'http://h/b'}}}\n", "field"},
+		{"BadMaxWait", "upstreams:\n  - {name: x, kind: demo, models: [m], queue: {max_wait: 1h}}\n", "max_wait"},
+		{"TinyBodyLimit", "limits: {request_bytes_max: 10}\n", "request_bytes_max"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Parse([]byte(tt.yaml), env(nil))
+			if err == nil {
+				t.Fatalf("Parse accepted %q: %+v", tt.yaml, c)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %q does not mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// A secret containing YAML syntax stays one string and cannot inject keys.
+func TestEnvValueIsOneScalar(t *testing.T) {
+	c, err := config.Parse([]byte("admin_token: ${T}\n"), env(map[string]string{"T": "abc: def\nmeter: runes #x"}))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if c.AdminToken != "abc: def\nmeter: runes #x" || c.Meter != config.MeterTiktoken {
+		t.Fatalf("admin token %q, meter %q", c.AdminToken, c.Meter)
+	}
+}

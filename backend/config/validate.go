@@ -1,0 +1,206 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// namedUnits keeps validation order (and so its first message) stable.
+type namedUnits struct {
+	name  string
+	units ledger.Units
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Validate refuses a configuration that could not be enforced as written.
+// Every message names the field and says what would be accepted.
+func (c *Config) Validate() error {
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("addr %q: want host:port, e.g. 127.0.0.1:8787", c.Addr)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("addr %q: quotagate listens on loopback only (127.0.0.1, ::1 or localhost)", c.Addr)
+	}
+	if port == "" {
+		return fmt.Errorf("addr %q: missing port", c.Addr)
+	}
+	if c.Meter != MeterTiktoken && c.Meter != MeterUTF8Bytes {
+		return fmt.Errorf("meter %q: want %s or %s", c.Meter, MeterTiktoken, MeterUTF8Bytes)
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < 16 {
+		return fmt.Errorf("admin_token: at least 16 characters, or leave it empty to have one generated")
+	}
+	if err := c.validateTenants(); err != nil {
+		return err
+	}
+	if err := c.validateUpstreams(); err != nil {
+		return err
+	}
+	return c.Limits.validate()
+}
+
+func (c *Config) validateTenants() error {
+	seen := map[string]bool{}
+	keys := map[string]string{}
+	for i, t := range c.Tenants {
+		where := fmt.Sprintf("tenants[%d]", i)
+		if !idPattern.MatchString(t.ID) {
+			return fmt.Errorf("%s.id %q: 1–64 letters, digits, '.', '_' or '-'", where, t.ID)
+		}
+		where = fmt.Sprintf("tenant %s", t.ID)
+		if seen[t.ID] {
+			return fmt.Errorf("%s: listed twice", where)
+		}
+		seen[t.ID] = true
+		if err := ledger.CheckUnits(where+" budget_units", t.BudgetUnits); err != nil {
+			return fmt.Errorf("%s", ledger.ErrorMessage(err))
+		}
+		if t.MaxConcurrent < 1 || t.MaxConcurrent > 10_000 {
+			return fmt.Errorf("%s: max_concurrent must be between 1 and 10000 (got %d)", where, t.MaxConcurrent)
+		}
+		if t.RateLimits.PerMinute < 0 || t.RateLimits.PerHour < 0 {
+			return fmt.Errorf("%s: rate_limits must not be negative", where)
+		}
+		for _, k := range append([]string{t.Key}, t.Keys...) {
+			if k == "" {
+				continue
+			}
+			if len(k) < 8 {
+				return fmt.Errorf("%s: a key must be at least 8 characters", where)
+			}
+			if other, dup := keys[k]; dup {
+				return fmt.Errorf("%s: shares a key with tenant %s; every key must name one tenant", where, other)
+			}
+			keys[k] = t.ID
+		}
+		for _, h := range t.KeyHashes {
+			if len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+				return fmt.Errorf("%s: key_hashes entries are 64 lowercase hex characters (SHA-256)", where)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateUpstreams() error {
+	seen := map[string]bool{}
+	models := map[string]string{}
+	for i, u := range c.Upstreams {
+		where := fmt.Sprintf("upstreams[%d]", i)
+		if !idPattern.MatchString(u.Name) {
+			return fmt.Errorf("%s.name %q: 1–64 letters, digits, '.', '_' or '-'", where, u.Name)
+		}
+		where = "upstream " + u.Name
+		if seen[u.Name] {
+			return fmt.Errorf("%s: listed twice", where)
+		}
+		seen[u.Name] = true
+		switch u.Kind {
+		case KindDemo:
+		case KindOpenAI:
+			p, err := url.Parse(u.BaseURL)
+			if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+				return fmt.Errorf("%s: base_url %q must be an http(s) URL", where, u.BaseURL)
+			}
+		default:
+			return fmt.Errorf("%s: kind %q: want %s or %s", where, u.Kind, KindOpenAI, KindDemo)
+		}
+		if len(u.Models) == 0 {
+			return fmt.Errorf("%s: list at least one model", where)
+		}
+		for _, m := range u.Models {
+			if m == "" {
+				return fmt.Errorf("%s: empty model name", where)
+			}
+			if other, dup := models[m]; dup {
+				return fmt.Errorf("%s: model %s is already served by upstream %s", where, m, other)
+			}
+			models[m] = u.Name
+		}
+		if u.MaxConcurrent < 1 || u.MaxConcurrent > 10_000 {
+			return fmt.Errorf("%s: max_concurrent must be between 1 and 10000", where)
+		}
+		if u.Queue.MaxWaiters < 0 || u.Queue.MaxWaiters > 100_000 {
+			return fmt.Errorf("%s: queue.max_waiters must be between 0 and 100000", where)
+		}
+		if u.Queue.MaxWait < 0 || u.Queue.MaxWait > 10*time.Minute {
+			return fmt.Errorf("%s: queue.max_wait must be between 0 and 10m", where)
+		}
+		if u.Quota != nil {
+			if err := u.Quota.validate(where); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (q *Quota) validate(where string) error {
+	for _, f := range []namedUnits{{"daily_cap", q.DailyCap}, {"small_buffer", q.SmallBuffer},
+		{"usage_wall", q.UsageWall}, {"balance_wall", q.BalanceWall}, {"burst_sync", q.BurstSync}} {
+		if err := ledger.CheckUnits(where+" quota."+f.name, f.units); err != nil {
+			return fmt.Errorf("%s", ledger.ErrorMessage(err))
+		}
+	}
+	if q.SmallBuffer >= q.DailyCap {
+		return fmt.Errorf("%s: quota.small_buffer (%d) must be below daily_cap (%d)", where, q.SmallBuffer, q.DailyCap)
+	}
+	if _, err := time.LoadLocation(q.Timezone); err != nil {
+		return fmt.Errorf("%s: quota.timezone %q is not a known time zone", where, q.Timezone)
+	}
+	if q.SyncEvery < time.Minute || q.SyncEveryLow < time.Minute {
+		return fmt.Errorf("%s: quota sync intervals must be at least 1m", where)
+	}
+	if q.Lag < 0 || q.Lag > 2*time.Hour {
+		return fmt.Errorf("%s: quota.lag must be between 0 and 2h", where)
+	}
+	if _, err := time.Parse("15:04", q.TopUp.At); err != nil {
+		return fmt.Errorf("%s: quota.top_up.at %q: want HH:MM", where, q.TopUp.At)
+	}
+	b := q.Balance
+	switch b.Kind {
+	case "manual":
+	case "volcengine":
+		if b.AccessKey == "" || b.SecretKey == "" {
+			return fmt.Errorf("%s: quota.balance kind volcengine needs access_key and secret_key", where)
+		}
+	case "http-json":
+		p, err := url.Parse(b.URL)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("%s: quota.balance.url %q must be an http(s) URL", where, b.URL)
+		}
+		if b.Field == "" {
+			return fmt.Errorf("%s: quota.balance.field names the number to read, e.g. data.available", where)
+		}
+	default:
+		return fmt.Errorf("%s: quota.balance.kind %q: want volcengine, http-json or manual", where, b.Kind)
+	}
+	return nil
+}
+
+func (l Limits) validate() error {
+	if l.RequestBytesMax < 1024 || l.RequestBytesMax > 1<<30 {
+		return fmt.Errorf("limits.request_bytes_max must be between 1024 and 1073741824")
+	}
+	for _, f := range []namedUnits{{"default_output_units", l.DefaultOutputUnits},
+		{"reasoning_floor_units", l.ReasoningFloorUnits}, {"image_units", l.ImageUnits}} {
+		if err := ledger.CheckUnits("limits."+f.name, f.units); err != nil {
+			return fmt.Errorf("%s", ledger.ErrorMessage(err))
+		}
+	}
+	if l.StreamQueueEvents < 1 || l.StreamQueueEvents > 4096 {
+		return fmt.Errorf("limits.stream_queue_events must be between 1 and 4096")
+	}
+	if l.WriteTimeout < time.Second || l.UpstreamTimeout < time.Second {
+		return fmt.Errorf("limits.write_timeout and limits.upstream_timeout must be at least 1s")
+	}
+	return nil
+}

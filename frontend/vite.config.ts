@@ -11,6 +11,7 @@ export default defineConfig({
     outDir: 'dist',
     emptyOutDir: true, // public/.gitkeep puts dist/.gitkeep back
     target: 'es2022',
+    modulePreload: { polyfill: false }, // every target webview supports modulepreload
     reportCompressedSize: true,
   },
   test: {

@@ -33,9 +33,11 @@ export function duration(seconds: number | null | undefined): string {
 /** millis formats a short wait: "0 ms", "850 ms", "1.2 s", "12 s". */
 export function millis(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0) return dash;
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  const s = ms / 1000;
-  return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
+  if (Math.round(ms) < 1000) return `${Math.round(ms)} ms`;
+  // Integer tenths avoid toFixed's binary rounding (1.45.toFixed(1) is "1.4").
+  const tenths = Math.round(ms / 100);
+  if (tenths < 100) return `${Math.floor(tenths / 10)}.${tenths % 10} s`;
+  return `${Math.round(ms / 1000)} s`;
 }
 
 function parse(iso: string | null | undefined): Date | null {

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { ago, duration, fraction, millis, percent, shortID, time, units } from './format';
+
+describe('units', () => {
+  it.each([
+    [0, '0'],
+    [7, '7'],
+    [999, '999'],
+    [1000, '1,000'],
+    [1002, '1,002'],
+    [1000000, '1,000,000'],
+    [2242178, '2,242,178'],
+    [-1234, '-1,234'],
+    [2 ** 53 - 1, '9,007,199,254,740,991'],
+    [12.9, '12'], // units are integers; a stray fraction is cut, not rounded up
+    [NaN, '—'],
+    [Infinity, '—'],
+    [null, '—'],
+    [undefined, '—'],
+  ])('%s → %s', (n, want) => {
+    expect(units(n as number)).toBe(want);
+  });
+});
+
+describe('duration', () => {
+  it.each([
+    [0, '0s'],
+    [12, '12s'],
+    [59, '59s'],
+    [60, '1m 00s'],
+    [185, '3m 05s'],
+    [840, '14m 00s'],
+    [3725, '1h 02m'],
+    [7380, '2h 03m'],
+    [86400 * 4 + 7200, '4d 02h'],
+    [-1, '—'],
+    [NaN, '—'],
+  ])('%s → %s', (s, want) => {
+    expect(duration(s)).toBe(want);
+  });
+});
+
+describe('millis', () => {
+  it.each([
+    [0, '0 ms'],
+    [850, '850 ms'],
+    [999.4, '999 ms'],
+    [999.6, '1.0 s'],
+    [1450, '1.5 s'],
+    [8000, '8.0 s'],
+    [12000, '12 s'],
+    [-5, '—'],
+  ])('%s → %s', (ms, want) => {
+    expect(millis(ms)).toBe(want);
+  });
+});
+
+describe('time and ago (TZ=UTC in vitest config)', () => {
+  const now = new Date('2026-11-29T11:02:00Z');
+  it('shows only the clock for today', () => {
+    expect(time('2026-11-29T11:01:40Z', now)).toBe('11:01:40');
+  });
+  it('shows the date for another day', () => {
+    expect(time('2026-11-28T23:59:00Z', now)).toBe('2026-11-28 23:59');
+  });
+  it('treats Go zero time and garbage as never', () => {
+    expect(time('0001-01-01T00:00:00Z', now)).toBe('—');
+    expect(time('not a time', now)).toBe('—');
+    expect(time('', now)).toBe('—');
+    expect(ago('0001-01-01T00:00:00Z', now)).toBe('never');
+  });
+  it('ago', () => {
+    expect(ago('2026-11-29T11:01:48Z', now)).toBe('12s ago');
+    expect(ago('2026-11-29T11:00:00Z', now)).toBe('2m 00s ago');
+    expect(ago('2026-11-29T11:05:00Z', now)).toBe('just now');
+  });
+});
+
+describe('fraction and percent', () => {
+  it('clamps and guards a zero budget', () => {
+    expect(fraction(250000, 1000000)).toBe(0.25);
+    expect(fraction(5, 0)).toBe(0);
+    expect(fraction(200, 100)).toBe(1);
+    expect(fraction(-1, 100)).toBe(0);
+    expect(percent(0.4567)).toBe('46%');
+  });
+});
+
+describe('shortID', () => {
+  it('keeps short ids and cuts long ones', () => {
+    expect(shortID('run_1')).toBe('run_1');
+    expect(shortID('run_01JQ7ACTIVE0000000000000')).toBe('run_01JQ…');
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError, type Api } from './api';
+import { Store } from './store';
+import type { State } from './types';
+import fixture from '../fixtures/state.json';
+
+const state = fixture as unknown as State;
+
+function fakeApi(over: Partial<Api> = {}): Api {
+  return {
+    state: async () => state,
+    reconcile: async () => {},
+    cancelRun: async () => {},
+    syncQuota: async () => {},
+    setBalance: async () => {},
+    auditCSV: async () => new Blob([]),
+    wsURL: () => 'ws://x/admin/ws?token=t',
+    ...over,
+  };
+}
+
+describe('Store actions', () => {
+  it('a refused action shows the server sentence and clears busy', async () => {
+    const st = new Store(
+      {
+        api: fakeApi({
+          reconcile: async () => {
+            throw new ApiError('run r1 holds nothing to reconcile', 409, 'not_held');
+          },
+        }),
+        exportCSV: async () => ({ kind: 'cancelled' }),
+      },
+      state,
+    );
+    const busySeen: boolean[] = [];
+    st.subscribe((v) => busySeen.push(v.busy.has('reconcile:r1')));
+    expect(await st.reconcile('r1', 5, 'bill')).toBe(false);
+    expect(st.get().error).toBe('run r1 holds nothing to reconcile');
+    expect(st.get().busy.size).toBe(0);
+    expect(busySeen[0]).toBe(true);
+    st.dismissError();
+    expect(st.get().error).toBeNull();
+  });
+
+  it('a successful action clears an old error and leaves a notice', async () => {
+    const sent: unknown[] = [];
+    const st = new Store(
+      {
+        api: fakeApi({ setBalance: async (u, m, r) => void sent.push([u, m, r]) }),
+        exportCSV: async () => ({ kind: 'saved', path: '/tmp/a.csv' }),
+      },
+      state,
+    );
+    st.fail('old problem');
+    expect(await st.setBalance('ark', 'm', 'b0', 2242178)).toBe(true);
+    expect(sent).toEqual([['ark', 'm', { b0: 2242178 }]]);
+    expect(st.get().error).toBeNull();
+    expect(st.get().notice).toBe('B0 recorded for ark/m.');
+    expect(await st.exportCSV({})).toBe(true);
+    expect(st.get().notice).toBe('Audit CSV saved to /tmp/a.csv.');
+  });
+
+  it('a second click while the first is in flight is ignored', async () => {
+    let release!: () => void;
+    let calls = 0;
+    const st = new Store(
+      {
+        api: fakeApi({
+          cancelRun: () => {
+            calls++;
+            return new Promise<void>((r) => (release = r));
+          },
+        }),
+        exportCSV: async () => ({ kind: 'cancelled' }),
+      },
+      state,
+    );
+    const first = st.cancelRun('r1');
+    expect(await st.cancelRun('r1')).toBe(false);
+    release();
+    expect(await first).toBe(true);
+    expect(calls).toBe(1);
+  });
+
+  it('applyState records when the state arrived, for the uptime clock', () => {
+    let now = 1000;
+    const st = new Store({ api: fakeApi(), exportCSV: async () => ({ kind: 'cancelled' }), now: () => now });
+    now = 5000;
+    st.applyState(state);
+    expect(st.get().receivedAt).toBe(5000);
+    expect(st.get().state?.version).toBe('0.1.0');
+  });
+});

@@ -1,0 +1,184 @@
+package quota
+
+import (
+	"sort"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// Snapshot sources.
+const (
+	SourceManual   = "manual"    // an operator's balance reading; lagged like the API's
+	SourceManualB0 = "manual-b0" // the day's true starting balance from the provider console
+)
+
+// lagWindow bounds how far back the lag fit and the B0 minimum look.
+const lagWindow = 24 * time.Hour
+
+// Limit is quotagate's cumulative daily limit: min(cap, B0 − small_buffer), ≥ 0.
+func Limit(o Options, b0 ledger.Units) ledger.Units {
+	return clamp(min(o.DailyCap, b0-o.SmallBuffer))
+}
+
+// LimitV6 is seed 002's v6 Snapshot-Offset limit, kept for comparison:
+// min(cap, balance_at_sync + usage_at_sync − small_buffer) = B0 + L − buffer.
+func LimitV6(o Options, balanceAtSync, usageAtSync ledger.Units) ledger.Units {
+	return clamp(min(o.DailyCap, balanceAtSync+usageAtSync-o.SmallBuffer))
+}
+
+func clamp(u ledger.Units) ledger.Units { return max(u, 0) }
+
+// UsageToday is usage(t) for the day starting at dayStart: the units settled
+// in [dayStart, t), or minus those in [t, dayStart) when t is before it. The
+// negative branch carries yesterday's late readings across the rollover:
+// balance(t) = B0_today + usage in [t−Δ, midnight).
+func UsageToday(s *Series, dayStart, t time.Time) ledger.Units { return s.Cum(t) - s.Cum(dayStart) }
+
+// readings are the snapshots that are lagged balance readings (everything
+// but a manual B0), oldest first, within the window before now.
+func readings(snaps []ledger.Snapshot, now time.Time) []ledger.Snapshot {
+	out := make([]ledger.Snapshot, 0, len(snaps))
+	for _, s := range snaps {
+		if s.Source == SourceManualB0 || s.At.After(now) || now.Sub(s.At) > lagWindow {
+			continue
+		}
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out
+}
+
+// EstimateLag picks the Δ in [MinLag, MaxLag] (whole minutes) that best
+// explains successive readings: the balance drop between two readings should
+// equal the usage settled in [t1−Δ, t2−Δ). Pairs across a balance rise
+// (a refund) are skipped. With nothing to learn from, DefaultLag.
+func EstimateLag(o Options, snaps []ledger.Snapshot, s *Series, now time.Time) time.Duration {
+	rs := readings(snaps, now)
+	type pair struct {
+		a, b time.Time
+		drop ledger.Units
+	}
+	var pairs []pair
+	for i := 1; i < len(rs); i++ {
+		drop := rs[i-1].BalanceUnits - rs[i].BalanceUnits
+		if drop < 0 {
+			continue
+		}
+		pairs = append(pairs, pair{rs[i-1].At, rs[i].At, drop})
+	}
+	if len(pairs) == 0 {
+		return o.DefaultLag
+	}
+	lo, hi := o.MinLag.Truncate(time.Minute), o.MaxLag.Truncate(time.Minute)
+	best, bestErr, informative := o.DefaultLag, ledger.Units(-1), false
+	for d := lo; d <= hi; d += time.Minute {
+		var sum ledger.Units
+		for _, p := range pairs {
+			used := s.Between(p.a.Add(-d), p.b.Add(-d))
+			if used != 0 || p.drop != 0 {
+				informative = true
+			}
+			e := p.drop - used
+			if e < 0 {
+				e = -e
+			}
+			sum += e
+		}
+		// ≤: on a tie keep the larger Δ, whose B0 is the smaller.
+		if bestErr < 0 || sum <= bestErr {
+			best, bestErr = d, sum
+		}
+	}
+	if !informative {
+		return o.DefaultLag
+	}
+	return best
+}
+
+// B0Estimate is the day's starting free pool as the guard believes it.
+type B0Estimate struct {
+	Units  ledger.Units
+	Known  bool
+	Manual bool // from a manual B0 for the day
+}
+
+// EstimateB0 returns the manual B0 for day if there is one; otherwise the
+// smallest balance + usage_today(t − Δ) over the readings since the last rise
+// of the balance (each rise is a refund, which raises B0 for real).
+func EstimateB0(o Options, day string, snaps []ledger.Snapshot, s *Series, lag time.Duration, now time.Time) B0Estimate {
+	var manual *ledger.Snapshot
+	for i := range snaps {
+		if snaps[i].Source == SourceManualB0 && snaps[i].Day == day && !snaps[i].At.After(now) {
+			if manual == nil || !snaps[i].At.Before(manual.At) {
+				manual = &snaps[i]
+			}
+		}
+	}
+	if manual != nil {
+		return B0Estimate{Units: manual.B0Units, Known: true, Manual: true}
+	}
+	rs := readings(snaps, now)
+	if len(rs) == 0 {
+		return B0Estimate{}
+	}
+	from := 0
+	for i := 1; i < len(rs); i++ {
+		if rs[i].BalanceUnits > rs[i-1].BalanceUnits {
+			from = i
+		}
+	}
+	dayStart := o.DayStart(now)
+	est := B0Estimate{Known: true}
+	for i, r := range rs[from:] {
+		b0 := r.BalanceUnits + UsageToday(s, dayStart, r.At.Add(-lag))
+		if i == 0 || b0 < est.Units {
+			est.Units = b0
+		}
+	}
+	return est
+}
+
+// Assessment is a guarded model's position at one instant.
+type Assessment struct {
+	Day           string
+	Lag           time.Duration
+	B0            B0Estimate
+	Limit         ledger.Units // quotagate's limit; 0 when B0 is unknown
+	LimitV6       ledger.Units
+	BalanceAtSync ledger.Units // latest reading (or manual B0 − usage)
+	UsageAtSync   ledger.Units
+	SyncedAt      time.Time
+	Synced        bool
+}
+
+// Assess derives the limit at now from the snapshots and the usage series.
+func Assess(o Options, now time.Time, snaps []ledger.Snapshot, s *Series) Assessment {
+	a := Assessment{Day: o.Day(now)}
+	a.Lag = EstimateLag(o, snaps, s, now)
+	a.B0 = EstimateB0(o, a.Day, snaps, s, a.Lag, now)
+	if a.B0.Known {
+		a.Limit = Limit(o, a.B0.Units)
+	}
+	var last *ledger.Snapshot
+	for i := range snaps {
+		if !snaps[i].At.After(now) && (last == nil || !snaps[i].At.Before(last.At)) {
+			last = &snaps[i]
+		}
+	}
+	if last != nil {
+		a.Synced = true
+		a.SyncedAt = last.At
+		a.BalanceAtSync = last.BalanceUnits
+		a.UsageAtSync = last.UsageAtSync
+		a.LimitV6 = LimitV6(o, last.BalanceUnits, last.UsageAtSync)
+	}
+	return a
+}
+
+// Admits reports whether a reserve fits under the limit given the day so far:
+// usage_today + held_in_flight + reserve ≤ limit. The ledger applies the same
+// rule atomically (ledger.QuotaCheck); this is its pure form.
+func Admits(u ledger.QuotaUsage, reserve, limit ledger.Units) bool {
+	return u.UsageUnits+u.HeldInFlight+reserve <= limit
+}

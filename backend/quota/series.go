@@ -1,0 +1,61 @@
+package quota
+
+import (
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// Series is a guarded model's settled usage by minute, held as running
+// totals so that "usage up to t" costs one index.
+type Series struct {
+	start time.Time      // first minute (UTC, truncated)
+	cum   []ledger.Units // cum[i]: units settled in the i minutes starting at start
+}
+
+// NewSeries builds a Series from the ledger's per-minute points (any order
+// within a minute is summed; points must be oldest first).
+func NewSeries(points []ledger.UsagePoint) *Series {
+	s := &Series{}
+	for _, p := range points {
+		s.Add(p.Minute, p.Units)
+	}
+	return s
+}
+
+// Add records units settled during the minute containing at. Minutes must
+// not go backwards by more than the series already holds; earlier minutes
+// than the start are ignored (they are before the window the caller asked).
+func (s *Series) Add(at time.Time, units ledger.Units) {
+	m := at.UTC().Truncate(time.Minute)
+	if s.cum == nil {
+		s.start = m
+		s.cum = []ledger.Units{0}
+	}
+	i := int(m.Sub(s.start) / time.Minute)
+	if i < 0 {
+		return
+	}
+	for len(s.cum) <= i+1 {
+		s.cum = append(s.cum, s.cum[len(s.cum)-1])
+	}
+	for j := i + 1; j < len(s.cum); j++ {
+		s.cum[j] += units
+	}
+}
+
+// Cum is the usage settled in whole minutes that ended at or before t.
+// Partial minutes are left out: B0 = balance + usage(t−Δ) then errs low.
+func (s *Series) Cum(t time.Time) ledger.Units {
+	if s == nil || len(s.cum) == 0 || !t.After(s.start) {
+		return 0
+	}
+	i := int(t.Sub(s.start) / time.Minute)
+	if i >= len(s.cum) {
+		i = len(s.cum) - 1
+	}
+	return s.cum[i]
+}
+
+// Between is the usage settled in the whole minutes within [a, b).
+func (s *Series) Between(a, b time.Time) ledger.Units { return s.Cum(b) - s.Cum(a) }

@@ -30,7 +30,7 @@ type Change struct {
 
 // DefaultBuffer is a subscriber's buffer: enough for a burst between two
 // coalesced snapshots, small enough that a stuck reader is noticed quickly.
-const DefaultBuffer = 16
+const DefaultBuffer = 64
 
 // ErrSlowSubscriber is Err of a subscription dropped because its buffer was full.
 var ErrSlowSubscriber = errors.New("live: subscriber too slow, dropped")

@@ -1,0 +1,320 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/quotagate/quotagate/backend/audit"
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/live"
+)
+
+// Canceller cancels a run on the operator's behalf (the gateway closes the
+// upstream connection). Errors: ledger.CodeRunNotFound, ledger.CodeRunEnded.
+type Canceller interface {
+	Cancel(ctx context.Context, id ledger.RunID, actor string) (ledger.Run, error)
+}
+
+// BalanceReading is the body of POST …/balance: a balance read now, or
+// today's true starting balance b0 from the provider console (seed 002).
+type BalanceReading struct {
+	Balance *ledger.Units `json:"balance,omitempty"`
+	B0      *ledger.Units `json:"b0,omitempty"`
+}
+
+// Quota drives a guarded model's balance sync. Errors: ledger.CodeModelNotFound
+// for a model that is not guarded; ledger.CodeUpstreamError when the provider
+// balance could not be read.
+type Quota interface {
+	Sync(ctx context.Context, upstream, model string) (ledger.Snapshot, error)
+	RecordBalance(ctx context.Context, upstream, model string, r BalanceReading) (ledger.Snapshot, error)
+}
+
+// Options configure the admin handler. Token and State are required; a nil
+// Store, Canceller or Quota makes their endpoints answer 501.
+type Options struct {
+	Token     string
+	Origins   []string // exact allowed Origins; see AllowedOrigins
+	State     StateSource
+	Store     ledger.Store // reconcile and audit.csv
+	Canceller Canceller
+	Quota     Quota
+	Hub       *live.Hub
+	Logger    *slog.Logger
+	Coalesce  time.Duration // minimum gap between two pushed snapshots; default 100ms
+	Refresh   time.Duration // a snapshot at least this often (uptime, keepalive); default 5s
+}
+
+// Actor is recorded in the audit trail for changes made through this API.
+const Actor = "admin"
+
+// Handler serves /admin/api/* and /admin/ws.
+type Handler struct {
+	o       Options
+	log     *slog.Logger
+	origins originPolicy
+	token   tokenMatcher
+	mux     *http.ServeMux
+	up      websocket.Upgrader
+
+	closing chan struct{}
+	once    sync.Once
+	conns   sync.WaitGroup
+}
+
+// New returns the admin handler.
+func New(o Options) *Handler {
+	if o.Coalesce <= 0 {
+		o.Coalesce = 100 * time.Millisecond
+	}
+	if o.Refresh <= 0 {
+		o.Refresh = 5 * time.Second
+	}
+	if o.Hub == nil {
+		o.Hub = live.NewHub(0)
+	}
+	h := &Handler{
+		o:       o,
+		log:     o.Logger,
+		origins: newOriginPolicy(o.Origins),
+		token:   newTokenMatcher(o.Token),
+		mux:     http.NewServeMux(),
+		closing: make(chan struct{}),
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	h.up = websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		ReadBufferSize:   1024,
+		WriteBufferSize:  16 << 10,
+		CheckOrigin:      h.origins.checkOrigin,
+	}
+	h.route("GET /admin/api/state", h.state)
+	h.route("GET /admin/api/audit.csv", h.auditCSV)
+	h.route("POST /admin/api/holds/{run_id}/reconcile", h.reconcile)
+	h.route("POST /admin/api/runs/{id}/cancel", h.cancel)
+	h.route("POST /admin/api/quota/{upstream}/{model}/sync", h.quotaSync)
+	h.route("POST /admin/api/quota/{upstream}/{model}/balance", h.quotaBalance)
+	h.mux.HandleFunc("GET /admin/ws", h.ws)
+	h.route("/admin/", func(http.ResponseWriter, *http.Request) error {
+		return ledger.Errorf(codeNotFound, "no such admin endpoint")
+	})
+	return h
+}
+
+func (h *Handler) route(pattern string, fn func(http.ResponseWriter, *http.Request) error) {
+	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			writeError(w, h.log, r, err)
+		}
+	})
+}
+
+// ServeHTTP applies the Origin policy, CORS and the token check, then routes.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Add("Vary", "Origin")
+	if !h.origins.allows(r) {
+		writeError(w, h.log, r, ledger.Errorf(ledger.CodeForbidden, "this origin may not use the admin API"))
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		// Exact echo of an allowed origin, never "*": the Wails webview
+		// (wails://wails) is cross-origin to http://127.0.0.1.
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+		w.Header().Set("Access-Control-Expose-Headers", "Content-Disposition, Retry-After")
+	}
+	if r.Method == http.MethodOptions { // preflight: carries no token by design
+		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+		w.Header().Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if !h.token.matches(presentedToken(r, r.URL.Path == "/admin/ws")) {
+		writeError(w, h.log, r, ledger.Errorf(ledger.CodeInvalidAPIKey,
+			"admin token missing or wrong; open the dashboard from the URL quotagate printed"))
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// Close disconnects every WebSocket and waits for their loops to end.
+func (h *Handler) Close() {
+	h.once.Do(func() { close(h.closing) })
+	h.conns.Wait()
+}
+
+func (h *Handler) snapshot(ctx context.Context) (State, error) {
+	s, err := h.o.State.State(ctx)
+	if err != nil {
+		return State{}, err
+	}
+	s.Normalize()
+	return s, nil
+}
+
+func (h *Handler) state(w http.ResponseWriter, r *http.Request) error {
+	s, err := h.snapshot(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s)
+	return nil
+}
+
+type reconcileBody struct {
+	Units    *ledger.Units `json:"units"`
+	Evidence string        `json:"evidence"`
+}
+
+func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
+	if h.o.Store == nil {
+		return notWired("reconcile")
+	}
+	var b reconcileBody
+	if err := decodeJSON(w, r, &b); err != nil {
+		return err
+	}
+	if b.Units == nil {
+		return ledger.Errorf(ledger.CodeInvalidRequest, "units is required")
+	}
+	run, err := h.o.Store.Reconcile(r.Context(), ledger.RunID(r.PathValue("run_id")), *b.Units, b.Evidence, Actor)
+	if err != nil {
+		return err
+	}
+	h.o.Hub.Publish(live.Change{Kind: live.KindRun, RunID: run.ID, TenantID: run.TenantID})
+	writeJSON(w, http.StatusOK, run)
+	return nil
+}
+
+func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
+	if h.o.Canceller == nil {
+		return notWired("cancel")
+	}
+	run, err := h.o.Canceller.Cancel(r.Context(), ledger.RunID(r.PathValue("id")), Actor)
+	if err != nil {
+		return err
+	}
+	h.o.Hub.Publish(live.Change{Kind: live.KindRun, RunID: run.ID, TenantID: run.TenantID})
+	writeJSON(w, http.StatusAccepted, run)
+	return nil
+}
+
+func (h *Handler) quotaSync(w http.ResponseWriter, r *http.Request) error {
+	if h.o.Quota == nil {
+		return notWired("quota sync")
+	}
+	up, model := r.PathValue("upstream"), r.PathValue("model")
+	snap, err := h.o.Quota.Sync(r.Context(), up, model)
+	if err != nil {
+		return err
+	}
+	h.o.Hub.Publish(live.Change{Kind: live.KindQuota, Upstream: up, Model: model})
+	writeJSON(w, http.StatusOK, snap)
+	return nil
+}
+
+func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
+	if h.o.Quota == nil {
+		return notWired("quota balance")
+	}
+	var b BalanceReading
+	if err := decodeJSON(w, r, &b); err != nil {
+		return err
+	}
+	if (b.Balance == nil) == (b.B0 == nil) {
+		return ledger.Errorf(ledger.CodeInvalidRequest, `send exactly one of {"balance": N} or {"b0": N}`)
+	}
+	for _, u := range []*ledger.Units{b.Balance, b.B0} {
+		if u != nil {
+			if err := ledger.CheckUnits("balance", *u); err != nil {
+				return err
+			}
+		}
+	}
+	up, model := r.PathValue("upstream"), r.PathValue("model")
+	snap, err := h.o.Quota.RecordBalance(r.Context(), up, model, b)
+	if err != nil {
+		return err
+	}
+	h.o.Hub.Publish(live.Change{Kind: live.KindQuota, Upstream: up, Model: model})
+	writeJSON(w, http.StatusOK, snap)
+	return nil
+}
+
+func (h *Handler) auditCSV(w http.ResponseWriter, r *http.Request) error {
+	if h.o.Store == nil {
+		return notWired("audit export")
+	}
+	q := r.URL.Query()
+	f, err := audit.ParseFilter(q.Get("from"), q.Get("to"), q.Get("tenant"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="quotagate-audit.csv"`)
+	w.Header().Set("Cache-Control", "no-store")
+	cw := &countingWriter{w: w}
+	if err := audit.WriteCSV(r.Context(), cw, h.o.Store, f); err != nil {
+		if cw.n == 0 {
+			w.Header().Del("Content-Disposition")
+			return err
+		}
+		// After the first byte the status is sent; cut the body so the
+		// client sees a truncated download rather than a complete-looking one.
+		h.log.Error("audit export cut", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func notWired(what string) error {
+	return ledger.Errorf(codeNotImplemented, "%s is not available in this build yet", what)
+}
+
+// maxBodyBytes bounds admin request bodies; they are a few numbers and a sentence.
+const maxBodyBytes = 64 << 10
+
+// decodeJSON reads one JSON object. Non-JSON content types are refused with
+// 415 before the body is read: browsers send text/plain and form bodies
+// cross-site without a preflight (CSRF).
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return ledger.Errorf(codeUnsupportedMediaType, "send the body as application/json")
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return ledger.Errorf(ledger.CodeRequestTooLarge, "body over %d bytes", maxBodyBytes)
+		}
+		return ledger.Errorf(ledger.CodeInvalidRequest, "malformed JSON body: %v", err)
+	}
+	if dec.More() {
+		return ledger.Errorf(ledger.CodeInvalidRequest, "send one JSON object")
+	}
+	return nil
+}

@@ -1,0 +1,464 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/quotagate/quotagate/backend/admin"
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/live"
+)
+
+const token = "test-admin-token-0123456789abcdef"
+
+// fixture is an admin handler on a real loopback socket whose state carries
+// a budget the test can change.
+type fixture struct {
+	srv    *httptest.Server
+	h      *admin.Handler
+	hub    *live.Hub
+	port   int
+	budget atomic.Int64
+	builds atomic.Int64
+}
+
+func newFixture(t *testing.T, mod func(*admin.Options)) *fixture {
+	t.Helper()
+	f := &fixture{hub: live.NewHub(0)}
+	f.budget.Store(1000)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.port = ln.Addr().(*net.TCPAddr).Port
+	o := admin.Options{
+		Token:   token,
+		Origins: admin.AllowedOrigins("127.0.0.1:8787", f.port),
+		Hub:     f.hub,
+		State: admin.StateFunc(func(context.Context) (admin.State, error) {
+			f.builds.Add(1)
+			b := ledger.Units(f.budget.Load())
+			return admin.State{Version: "test", Tenants: []admin.TenantState{{Tenant: "local", BudgetUnits: b, AvailableUnits: b}}}, nil
+		}),
+		Coalesce: 50 * time.Millisecond,
+		Refresh:  time.Hour,
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	f.h = admin.New(o)
+	f.srv = httptest.NewUnstartedServer(f.h)
+	f.srv.Listener.Close()
+	f.srv.Listener = ln
+	f.srv.Start()
+	t.Cleanup(func() { f.h.Close(); f.srv.Close() })
+	return f
+}
+
+func (f *fixture) do(t *testing.T, method, path, origin, tok, ctype, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func errorCode(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	var b struct {
+		Error struct{ Message, Type, Code string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil {
+		t.Fatalf("error body is not OpenAI-shaped JSON: %v", err)
+	}
+	if b.Error.Message == "" || b.Error.Type == "" {
+		t.Fatalf("error body lacks message or type: %+v", b)
+	}
+	return b.Error.Code
+}
+
+func TestAuth(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, tc := range []struct {
+		name, tok string
+		want      int
+	}{
+		{"NoToken", "", http.StatusUnauthorized},
+		{"WrongToken", "nope", http.StatusUnauthorized},
+		{"TokenPrefix", token[:10], http.StatusUnauthorized},
+		{"OK", token, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := f.do(t, "GET", "/admin/api/state", "", tc.tok, "", "")
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+			if tc.want == http.StatusUnauthorized && errorCode(t, resp) != ledger.CodeInvalidAPIKey {
+				t.Fatal("wrong error code")
+			}
+		})
+	}
+	t.Run("QueryTokenOnlyForWebSocket", func(t *testing.T) {
+		resp := f.do(t, "GET", "/admin/api/state?token="+token, "", "", "", "")
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("status %d, want 401", resp.StatusCode)
+		}
+	})
+}
+
+func TestStateJSON(t *testing.T) {
+	f := newFixture(t, nil)
+	resp := f.do(t, "GET", "/admin/api/state", "", token, "", "")
+	var raw map[string]json.RawMessage
+	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"runs", "holds", "gates", "quota", "snapshots"} {
+		if string(raw[k]) != "[]" {
+			t.Errorf("%s = %s, want [] (never null)", k, raw[k])
+		}
+	}
+	if !strings.Contains(string(raw["tenants"]), `"available_units":1000`) {
+		t.Errorf("tenants = %s", raw["tenants"])
+	}
+}
+
+func TestOrigin(t *testing.T) {
+	f := newFixture(t, nil)
+	p := strconv.Itoa(f.port)
+	allowed := []string{"wails://wails", "http://127.0.0.1:" + p, "http://localhost:" + p, "http://[::1]:" + p, "http://127.0.0.1:8787"}
+	foreign := []string{"https://evil.example", "http://localhost.attacker.tld:" + p, "null", "file://",
+		"http://127.0.0.1:1", "http://127.0.0.1:" + p + ".evil.example", "wails://wails.evil", "WAILS://WAILS", "http://localhost:" + p + "/"}
+	for _, o := range allowed {
+		t.Run("Allowed/"+o, func(t *testing.T) {
+			resp := f.do(t, "GET", "/admin/api/state", o, token, "", "")
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d, want 200", resp.StatusCode)
+			}
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got != o {
+				t.Fatalf("ACAO %q, want exact echo %q", got, o)
+			}
+			if !strings.Contains(strings.Join(resp.Header.Values("Vary"), ","), "Origin") {
+				t.Fatal("no Vary: Origin")
+			}
+			resp = f.do(t, "GET", "/admin/api/state", o, "", "", "")
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("allowed origin without token: status %d, want 401", resp.StatusCode)
+			}
+		})
+	}
+	for _, o := range foreign {
+		t.Run("Foreign/"+o, func(t *testing.T) {
+			resp := f.do(t, "GET", "/admin/api/state", o, token, "", "")
+			if resp.StatusCode != http.StatusForbidden || errorCode(t, resp) != ledger.CodeForbidden {
+				t.Fatalf("status %d, want 403 forbidden even with a valid token", resp.StatusCode)
+			}
+			if resp.Header.Get("Access-Control-Allow-Origin") != "" {
+				t.Fatal("foreign origin got an ACAO header")
+			}
+			pre := f.do(t, "OPTIONS", "/admin/api/state", o, "", "", "")
+			if pre.StatusCode != http.StatusForbidden || pre.Header.Get("Access-Control-Allow-Origin") != "" {
+				t.Fatalf("preflight from foreign origin: %d, ACAO %q", pre.StatusCode, pre.Header.Get("Access-Control-Allow-Origin"))
+			}
+		})
+	}
+	t.Run("Preflight/wails", func(t *testing.T) {
+		resp := f.do(t, "OPTIONS", "/admin/api/holds/r1/reconcile", "wails://wails", "", "", "")
+		if resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("status %d, want 204", resp.StatusCode)
+		}
+		h := resp.Header
+		if h.Get("Access-Control-Allow-Origin") != "wails://wails" ||
+			!strings.Contains(h.Get("Access-Control-Allow-Headers"), "Authorization") ||
+			!strings.Contains(h.Get("Access-Control-Allow-Headers"), "Content-Type") ||
+			!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") {
+			t.Fatalf("preflight headers %v", h)
+		}
+	})
+	t.Run("TwoOriginHeaders", func(t *testing.T) {
+		req, _ := http.NewRequest("GET", f.srv.URL+"/admin/api/state", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Add("Origin", "wails://wails")
+		req.Header.Add("Origin", "https://evil.example")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("status %d, want 403", resp.StatusCode)
+		}
+	})
+}
+
+func TestNotWired(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, tc := range []struct{ method, path, body string }{
+		{"POST", "/admin/api/runs/r1/cancel", ""},
+		{"POST", "/admin/api/quota/ark/m/sync", ""},
+		{"POST", "/admin/api/quota/ark/m/balance", `{"balance":5}`},
+		{"POST", "/admin/api/holds/r1/reconcile", `{"units":1,"evidence":"bill"}`},
+		{"GET", "/admin/api/audit.csv", ""},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			resp := f.do(t, tc.method, tc.path, "", token, "application/json", tc.body)
+			if resp.StatusCode != http.StatusNotImplemented || errorCode(t, resp) != "not_implemented" {
+				t.Fatalf("status %d, want 501 not_implemented", resp.StatusCode)
+			}
+		})
+	}
+	resp := f.do(t, "GET", "/admin/api/nope", "", token, "", "")
+	if resp.StatusCode != http.StatusNotFound || errorCode(t, resp) != "not_found" {
+		t.Fatalf("unknown endpoint: status %d", resp.StatusCode)
+	}
+}
+
+type quotaStub struct{ got admin.BalanceReading }
+
+func (q *quotaStub) Sync(_ context.Context, up, model string) (ledger.Snapshot, error) {
+	if up != "ark" {
+		return ledger.Snapshot{}, ledger.Errorf(ledger.CodeModelNotFound, "%s/%s is not guarded", up, model)
+	}
+	return ledger.Snapshot{Upstream: up, Model: model, Source: "volcengine"}, nil
+}
+
+func (q *quotaStub) RecordBalance(_ context.Context, up, model string, r admin.BalanceReading) (ledger.Snapshot, error) {
+	q.got = r
+	return ledger.Snapshot{Upstream: up, Model: model, Source: "manual"}, nil
+}
+
+func TestQuotaEndpoints(t *testing.T) {
+	q := &quotaStub{}
+	f := newFixture(t, func(o *admin.Options) { o.Quota = q })
+	sub := f.hub.Subscribe()
+	defer sub.Close()
+	for _, tc := range []struct {
+		name, path, ctype, body string
+		want                    int
+	}{
+		{"SyncOK", "/admin/api/quota/ark/m/sync", "", "", 200},
+		{"SyncUnknownModel", "/admin/api/quota/demo/m/sync", "", "", 404},
+		{"BalanceOK", "/admin/api/quota/ark/m/balance", "application/json", `{"balance":1726526}`, 200},
+		{"B0OK", "/admin/api/quota/ark/m/balance", "application/json; charset=utf-8", `{"b0":2242178}`, 200},
+		{"BothRefused", "/admin/api/quota/ark/m/balance", "application/json", `{"balance":1,"b0":2}`, 400},
+		{"NeitherRefused", "/admin/api/quota/ark/m/balance", "application/json", `{}`, 400},
+		{"Negative", "/admin/api/quota/ark/m/balance", "application/json", `{"balance":-1}`, 400},
+		{"Float", "/admin/api/quota/ark/m/balance", "application/json", `{"balance":1.5}`, 400},
+		{"UnknownField", "/admin/api/quota/ark/m/balance", "application/json", `{"balance":1,"x":1}`, 400},
+		{"TextPlainCSRF", "/admin/api/quota/ark/m/balance", "text/plain", `{"balance":1}`, 415},
+		{"FormCSRF", "/admin/api/quota/ark/m/balance", "application/x-www-form-urlencoded", `balance=1`, 415},
+		{"TooLarge", "/admin/api/quota/ark/m/balance", "application/json", `{"balance":1` + strings.Repeat(" ", 70<<10) + `}`, 413},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := f.do(t, "POST", tc.path, "", token, tc.ctype, tc.body)
+			if resp.StatusCode != tc.want {
+				b, _ := io.ReadAll(resp.Body)
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.want, b)
+			}
+		})
+	}
+	if q.got.B0 == nil || *q.got.B0 != 2242178 {
+		t.Fatalf("last reading %+v, want b0 2242178", q.got)
+	}
+	if c := <-sub.C(); c.Kind != live.KindQuota || c.Upstream != "ark" {
+		t.Fatalf("change %+v, want a quota change for ark", c)
+	}
+}
+
+func wsURL(f *fixture, tok string) string {
+	u, _ := url.Parse(f.srv.URL)
+	u.Scheme = "ws"
+	u.Path = "/admin/ws"
+	if tok != "" {
+		u.RawQuery = url.Values{"token": {tok}}.Encode()
+	}
+	return u.String()
+}
+
+func dial(t *testing.T, f *fixture, origin, tok string) (*websocket.Conn, *http.Response, error) {
+	t.Helper()
+	h := http.Header{}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
+	c, resp, err := d.Dial(wsURL(f, tok), h)
+	if c != nil {
+		t.Cleanup(func() { c.Close() })
+	}
+	return c, resp, err
+}
+
+func readState(t *testing.T, c *websocket.Conn) admin.State {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var m admin.Message
+	if err := c.ReadJSON(&m); err != nil {
+		t.Fatalf("read ws: %v", err)
+	}
+	if m.Type != "state" {
+		t.Fatalf("message type %q", m.Type)
+	}
+	return m.State
+}
+
+func TestWebSocketOrigin(t *testing.T) {
+	f := newFixture(t, nil)
+	p := strconv.Itoa(f.port)
+	for _, tc := range []struct {
+		name, origin, tok string
+		want              int // 101 or an HTTP error status
+	}{
+		{"Wails", "wails://wails", token, 101},
+		{"ServedPage", "http://127.0.0.1:" + p, token, 101},
+		{"NoOriginWithToken", "", token, 101},
+		{"NoOriginNoToken", "", "", 401},
+		{"WailsNoToken", "wails://wails", "", 401},
+		{"Evil", "https://evil.example", token, 403},
+		{"PrefixTrick", "http://localhost.attacker.tld", token, 403},
+		{"Null", "null", token, 403},
+		{"File", "file://", token, 403},
+		{"OtherPort", "http://127.0.0.1:1", token, 403},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, resp, err := dial(t, f, tc.origin, tc.tok)
+			if tc.want == 101 {
+				if err != nil {
+					t.Fatalf("dial: %v", err)
+				}
+				if s := readState(t, c); s.Version != "test" {
+					t.Fatalf("first message %+v", s)
+				}
+				return
+			}
+			if err == nil || resp == nil || resp.StatusCode != tc.want {
+				t.Fatalf("dial err=%v resp=%v, want HTTP %d and no upgrade", err, resp, tc.want)
+			}
+		})
+	}
+}
+
+func TestWebSocketPushesCoalescedChanges(t *testing.T) {
+	f := newFixture(t, nil)
+	c, _, err := dial(t, f, "wails://wails", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := readState(t, c); s.Tenants[0].AvailableUnits != 1000 {
+		t.Fatalf("initial available %d", s.Tenants[0].AvailableUnits)
+	}
+	before := f.builds.Load()
+	for i := 1; i <= 40; i++ { // a burst: one run's admit/start/settle times a dozen
+		f.budget.Store(int64(1000 + i))
+		f.hub.Publish(live.Change{Kind: live.KindTenant, TenantID: "local"})
+	}
+	var msgs int
+	for {
+		s := readState(t, c)
+		msgs++
+		if s.Tenants[0].AvailableUnits == 1040 {
+			break
+		}
+	}
+	if built := f.builds.Load() - before; built > 3 || msgs > 3 {
+		t.Fatalf("a burst of 40 changes gave %d snapshots (%d messages); want ≤ 3", built, msgs)
+	}
+}
+
+func TestWebSocketSlowSubscriberDropped(t *testing.T) {
+	h := live.NewHub(1)
+	f := newFixture(t, func(o *admin.Options) { o.Hub = h; o.Coalesce = time.Hour })
+	c, _, err := dial(t, f, "", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readState(t, c)
+	// With a 1-slot buffer and an hour of coalescing, the loop is waiting on its
+	// timer and drains each change at once; keep publishing until the hub
+	// reports the drop, which needs two changes inside one scheduling gap.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, dropped := h.Stats(); dropped > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Skip("the ws loop kept up with every publish; no drop to observe")
+		}
+		h.Publish(live.Change{Kind: live.KindRun})
+		h.Publish(live.Change{Kind: live.KindRun})
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, _, err = c.ReadMessage()
+	var ce *websocket.CloseError
+	if !asCloseError(err, &ce) || ce.Code != websocket.CloseTryAgainLater {
+		t.Fatalf("read after drop: %v, want close 1013 (try again later)", err)
+	}
+}
+
+func asCloseError(err error, target **websocket.CloseError) bool {
+	ce, ok := err.(*websocket.CloseError)
+	if ok {
+		*target = ce
+	}
+	return ok
+}
+
+func TestCloseDisconnectsWebSockets(t *testing.T) {
+	f := newFixture(t, nil)
+	c, _, err := dial(t, f, "wails://wails", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readState(t, c)
+	done := make(chan struct{})
+	go func() { f.h.Close(); close(done) }()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, _, err = c.ReadMessage()
+	if !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+		t.Fatalf("read after Close: %v, want close 1001", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+}
+
+func TestAllowedOrigins(t *testing.T) {
+	got := fmt.Sprint(admin.AllowedOrigins("localhost:8787", 8787))
+	want := "[http://127.0.0.1:8787 http://localhost:8787 http://[::1]:8787 wails://wails]"
+	if got != want {
+		t.Fatalf("AllowedOrigins = %s, want %s", got, want)
+	}
+	if got := admin.AllowedOrigins("127.0.0.1:0", 4242); len(got) != 4 {
+		t.Fatalf("port 0 config added an origin: %v", got)
+	}
+}

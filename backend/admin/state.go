@@ -1,0 +1,111 @@
+package admin
+
+import (
+	"context"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// State is the whole live snapshot the dashboard shows (CONTRACTS.md, "Admin
+// state JSON"). Lists are never nil, so they encode as [] rather than null.
+type State struct {
+	Version       string            `json:"version"`
+	StartedAt     time.Time         `json:"started_at"`
+	UptimeSeconds int64             `json:"uptime_seconds"`
+	DataDir       string            `json:"data_dir"`
+	Addr          string            `json:"addr"`
+	Meter         string            `json:"meter"`
+	Demo          bool              `json:"demo"`
+	Tenants       []TenantState     `json:"tenants"`
+	Runs          []ledger.Run      `json:"runs"`  // newest first, at most MaxRuns
+	Holds         []ledger.Run      `json:"holds"` // usage pending or unknown
+	Gates         []GateState       `json:"gates"`
+	Quota         []QuotaState      `json:"quota"`
+	Snapshots     []ledger.Snapshot `json:"snapshots"` // latest first, at most MaxSnapshots
+}
+
+// Bounds of the lists in State.
+const (
+	MaxRuns      = 50
+	MaxSnapshots = 20
+)
+
+// TenantState is one tenant's balance with its policy.
+type TenantState struct {
+	Tenant         string       `json:"tenant"`
+	BudgetUnits    ledger.Units `json:"budget_units"`
+	SpentUnits     ledger.Units `json:"spent_units"`
+	HeldUnits      ledger.Units `json:"held_units"`
+	AvailableUnits ledger.Units `json:"available_units"`
+	Active         int          `json:"active"`
+	MaxConcurrent  int          `json:"max_concurrent"`
+	PerMinute      int          `json:"per_minute"`
+	PerHour        int          `json:"per_hour"`
+}
+
+// GateState is one upstream gate's queue (seed 003).
+type GateState struct {
+	Upstream      string `json:"upstream"`
+	MaxConcurrent int    `json:"max_concurrent"`
+	InFlight      int    `json:"in_flight"`
+	Queued        int    `json:"queued"`
+	MaxWaiters    int    `json:"max_waiters"`
+	MaxWaitMS     int64  `json:"max_wait_ms"`
+	Admitted      int64  `json:"admitted"`
+	Rejected      int64  `json:"rejected"`
+	TimedOut      int64  `json:"timed_out"`
+	WaitP95MS     int64  `json:"wait_p95_ms"`
+}
+
+// QuotaState is one guarded model's quota guard (seed 002).
+type QuotaState struct {
+	Upstream      string       `json:"upstream"`
+	Model         string       `json:"model"`
+	Day           string       `json:"day"`
+	UsageToday    ledger.Units `json:"usage_today"`
+	HeldInFlight  ledger.Units `json:"held_in_flight"`
+	BalanceAtSync ledger.Units `json:"balance_at_sync"`
+	UsageAtSync   ledger.Units `json:"usage_at_sync"`
+	SyncedAt      time.Time    `json:"synced_at"`
+	LagSeconds    int64        `json:"lag_seconds"`
+	B0Estimate    ledger.Units `json:"b0_estimate"`
+	Limit         ledger.Units `json:"limit"`
+	LimitV6       ledger.Units `json:"limit_v6"`
+	Evicted       bool         `json:"evicted"`
+	EvictedReason string       `json:"evicted_reason"`
+}
+
+// StateSource builds the current State; the server assembles it from the
+// ledger, the gates and the quota guards.
+type StateSource interface {
+	State(ctx context.Context) (State, error)
+}
+
+// StateFunc adapts a function to StateSource.
+type StateFunc func(ctx context.Context) (State, error)
+
+// State calls f.
+func (f StateFunc) State(ctx context.Context) (State, error) { return f(ctx) }
+
+// Normalize replaces nil lists with empty ones so the JSON carries [].
+func (s *State) Normalize() {
+	if s.Tenants == nil {
+		s.Tenants = []TenantState{}
+	}
+	if s.Runs == nil {
+		s.Runs = []ledger.Run{}
+	}
+	if s.Holds == nil {
+		s.Holds = []ledger.Run{}
+	}
+	if s.Gates == nil {
+		s.Gates = []GateState{}
+	}
+	if s.Quota == nil {
+		s.Quota = []QuotaState{}
+	}
+	if s.Snapshots == nil {
+		s.Snapshots = []ledger.Snapshot{}
+	}
+}

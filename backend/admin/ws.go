@@ -1,0 +1,111 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/quotagate/quotagate/backend/live"
+)
+
+// Message is what the WebSocket sends.
+type Message struct {
+	Type  string `json:"type"` // "state"
+	State State  `json:"state"`
+}
+
+const wsWriteTimeout = 10 * time.Second
+
+// ws upgrades an authenticated, origin-checked request (ServeHTTP did both)
+// and pushes state snapshots until the client leaves, the hub drops it as
+// slow, or the handler closes.
+func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
+	// Subscribe before the first snapshot so no change between the two is lost.
+	sub := h.o.Hub.Subscribe()
+	defer sub.Close()
+	conn, err := h.up.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has answered with an HTTP error
+	}
+	defer conn.Close()
+	h.conns.Add(1)
+	defer h.conns.Done()
+	origin := r.Header.Get("Origin")
+	h.log.Info("admin ws connected", "origin", origin, "remote", r.RemoteAddr)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conn.SetReadLimit(4 << 10)
+	gone := make(chan struct{})
+	go func() { // reads only to see control frames and the close
+		defer close(gone)
+		for {
+			if _, _, err := conn.NextReader(); err != nil {
+				return
+			}
+		}
+	}()
+
+	send := func() error {
+		s, err := h.snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		_ = conn.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
+		return conn.WriteJSON(Message{Type: "state", State: s})
+	}
+	closeWith := func(code int, text string) {
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text),
+			time.Now().Add(time.Second))
+	}
+
+	if err := send(); err != nil {
+		h.log.Error("admin ws first snapshot failed", "err", err)
+		closeWith(websocket.CloseInternalServerErr, "state unavailable")
+		return
+	}
+	last := time.Now()
+	coalesce := time.NewTimer(time.Hour)
+	coalesce.Stop()
+	pending := false
+	refresh := time.NewTicker(h.o.Refresh)
+	defer refresh.Stop()
+	for {
+		var err error
+		select {
+		case _, ok := <-sub.C():
+			if !ok {
+				if errors.Is(sub.Err(), live.ErrSlowSubscriber) {
+					h.log.Warn("admin ws dropped as slow", "origin", origin)
+				}
+				closeWith(websocket.CloseTryAgainLater, "too slow; re-fetch the state")
+				return
+			}
+			if !pending { // a burst becomes one snapshot, at most one per Coalesce
+				pending = true
+				coalesce.Reset(max(0, h.o.Coalesce-time.Since(last)))
+			}
+			continue
+		case <-coalesce.C:
+			pending = false
+		case <-refresh.C:
+			if pending {
+				continue
+			}
+		case <-gone:
+			h.log.Info("admin ws disconnected", "origin", origin)
+			return
+		case <-h.closing:
+			closeWith(websocket.CloseGoingAway, "server shutting down")
+			return
+		}
+		if err = send(); err != nil {
+			h.log.Info("admin ws closed", "origin", origin, "err", err)
+			return
+		}
+		last = time.Now()
+	}
+}

@@ -110,8 +110,8 @@ func TestQueueFullRefusedAtOnce(t *testing.T) {
 		var waiters []<-chan result
 		for i := range 4 {
 			waiters = append(waiters, acquireAsync(t.Context(), g, i))
+			synctest.Wait() // arrival order = index
 		}
-		synctest.Wait()
 		wantState(t, g, 2, 4)
 
 		before := time.Now()

@@ -155,7 +155,7 @@ describe('dashboard from the fixture', () => {
     expect(row).toContain('lag 14m 00s');
     expect(row).toContain('2m 00s ago');
     expect(text(`quota-${id}-evicted`)).toBe('evicted');
-    expect(row).toContain('reached the usage wall');
+    expect(text(`quota-${id}-reason`)).toBe('evicted: usage 1,696,135 + reserve 4,096 reached the usage wall');
     const never = text('quota-row-ark-doubao-seed')!;
     expect(never).toContain('never');
     expect(never).toContain('open');

@@ -17,8 +17,7 @@ export function QuotaTable(props: { quota: QuotaState[]; actions: Actions; busy:
         <table data-testid="quota-table">
           <thead>
             <tr>
-              <th>model</th>
-              <th>day</th>
+              <th>model · day</th>
               <th class="num">usage today</th>
               <th class="num">held in flight</th>
               <th class="num">balance at sync</th>
@@ -32,7 +31,7 @@ export function QuotaTable(props: { quota: QuotaState[]; actions: Actions; busy:
           <tbody>
             {props.quota.length === 0 && (
               <tr>
-                <td colSpan={10} class="empty">
+                <td colSpan={9} class="empty">
                   No guarded models.
                 </td>
               </tr>
@@ -42,8 +41,10 @@ export function QuotaTable(props: { quota: QuotaState[]; actions: Actions; busy:
               const id = `${q.upstream}-${q.model}`;
               return [
                 <tr key={k} data-testid={`quota-row-${id}`} class={q.evicted ? 'evicted' : ''}>
-                  <td>{k}</td>
-                  <td>{q.day}</td>
+                  <td>
+                    {k}
+                    <div class="muted small">{q.day}</div>
+                  </td>
                   <td class="num strong" data-testid={`quota-${id}-usage`}>
                     {units(q.usage_today)}
                   </td>
@@ -68,9 +69,8 @@ export function QuotaTable(props: { quota: QuotaState[]; actions: Actions; busy:
                     ) : (
                       <span class="badge ok">open</span>
                     )}
-                    {q.evicted && q.evicted_reason && <div class="small reason">{q.evicted_reason}</div>}
                   </td>
-                  <td class="act">
+                  <td class="act stack">
                     <button
                       type="button"
                       data-testid={`sync-${id}`}
@@ -89,9 +89,16 @@ export function QuotaTable(props: { quota: QuotaState[]; actions: Actions; busy:
                     </button>
                   </td>
                 </tr>,
+                q.evicted && q.evicted_reason && (
+                  <tr key={`${k}-reason`} class="evicted reasonrow">
+                    <td colSpan={9} data-testid={`quota-${id}-reason`}>
+                      evicted: {q.evicted_reason}
+                    </td>
+                  </tr>
+                ),
                 open === k && (
                   <tr key={`${k}-form`} class="formrow">
-                    <td colSpan={10}>
+                    <td colSpan={9}>
                       <BalanceForm
                         q={q}
                         id={id}

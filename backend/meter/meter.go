@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
@@ -59,16 +61,111 @@ type tiktokenMeter struct {
 func (*tiktokenMeter) Name() string { return NameTiktoken }
 
 func (t *tiktokenMeter) Count(model, text string) ledger.Units {
+	n, _ := t.count(model, text)
+	return n
+}
+
+// count returns the tokens of text and how many forced splits the count
+// went through; each forced split may add about one token to the count.
+func (t *tiktokenMeter) count(model, text string) (ledger.Units, int) {
 	if text == "" {
-		return 0
+		return 0, 0
 	}
 	enc := t.cl100k
 	if EncodingForModel(model) == EncodingO200k {
 		enc = t.o200k
 	}
-	// EncodeOrdinary: special-token strings such as "<|endoftext|>" in user
-	// text are counted as ordinary text (Encode would panic on them).
-	return ledger.Units(len(enc.EncodeOrdinary(text)))
+	var n ledger.Units
+	forced := 0
+	for text != "" {
+		seg, rest, cut := nextSegment(text, segmentBytes)
+		if cut {
+			forced++
+		}
+		// EncodeOrdinary: special-token strings such as "<|endoftext|>" in
+		// user text are ordinary text (Encode would panic on them).
+		n += ledger.Units(len(enc.EncodeOrdinary(seg)))
+		text = rest
+	}
+	return n, forced
+}
+
+// segmentBytes bounds the text handed to the encoder at once. tiktoken-go's
+// byte-pair merge is quadratic in the length of one pre-token piece (100 KB
+// of "a" took 8 s in one piece), so long text is cut where the
+// pre-tokenizer of both encodings would cut anyway; only a run with no such
+// place (a long word, digits, spaces, unpunctuated CJK) is cut by force.
+const segmentBytes = 255 // a multiple of 3: digit runs tokenize in threes
+
+// nextSegment splits text into a head of at most max bytes and the rest.
+// forced is true when no pre-token boundary was found in the upper half of
+// the window and the head ends at an arbitrary rune boundary.
+func nextSegment(text string, max int) (head, rest string, forced bool) {
+	if len(text) <= max {
+		return text, "", false
+	}
+	for p := max; p >= max/2; p-- {
+		if pieceBoundary(text, p) {
+			return text[:p], text[p:], false
+		}
+	}
+	p := max
+	for p > 0 && !utf8.RuneStart(text[p]) {
+		p--
+	}
+	if p == 0 { // cannot happen for valid or invalid UTF-8 with max ≥ 4
+		p = max
+	}
+	return text[:p], text[p:], true
+}
+
+// pieceBoundary reports whether both cl100k_base's and o200k_base's
+// pre-tokenizers always start a new piece at byte p of text, judged from
+// the runes around p:
+//   - after a letter or digit and before a letter: " word" after a word,
+//     "abc|123", "123|abc";
+//   - a space before a letter, after a non-space: the space leads the word;
+//   - punctuation (not an apostrophe) before a letter, after a letter:
+//     the punctuation leads the next word ("问，|题" cuts before "，");
+//   - after a newline and before a letter.
+func pieceBoundary(text string, p int) bool {
+	if p <= 0 || p >= len(text) || !utf8.RuneStart(text[p]) {
+		return false
+	}
+	prev, _ := utf8.DecodeLastRuneInString(text[:p])
+	cur, size := utf8.DecodeRuneInString(text[p:])
+	if prev == utf8.RuneError || cur == utf8.RuneError {
+		return false
+	}
+	nextLetter := func() bool {
+		if p+size >= len(text) {
+			return false
+		}
+		r, _ := utf8.DecodeRuneInString(text[p+size:])
+		return r != utf8.RuneError && unicode.IsLetter(r)
+	}
+	switch {
+	case prev == '\n':
+		return unicode.IsLetter(cur)
+	case unicode.IsLetter(prev) && unicode.IsDigit(cur), unicode.IsDigit(prev) && unicode.IsLetter(cur):
+		return isPlainLetterOrDigit(prev) && isPlainLetterOrDigit(cur)
+	case cur == ' ':
+		return !unicode.IsSpace(prev) && nextLetter()
+	case unicode.IsLetter(prev) && isPunct(cur):
+		return nextLetter()
+	}
+	return false
+}
+
+// isPlainLetterOrDigit excludes the categories the two patterns treat
+// differently (letter numbers, modifier letters, marks).
+func isPlainLetterOrDigit(r rune) bool {
+	return (unicode.IsLetter(r) && !unicode.Is(unicode.Lm, r)) || unicode.Is(unicode.Nd, r)
+}
+
+func isPunct(r rune) bool {
+	return r != '\'' && r != '\r' && r != '\n' && !unicode.IsSpace(r) &&
+		!unicode.IsLetter(r) && !unicode.IsNumber(r) && !unicode.IsMark(r)
 }
 
 // Encoders are process-wide: a tiktoken encoder costs tens of megabytes and

@@ -103,9 +103,15 @@ func Judge(j Judgement) Verdict {
 		v.Reason, v.Detail = ReasonUnknownMeter, "no meter was configured for this run"
 		return v
 	}
-	out := j.OutputUnits
+	out, slack := j.OutputUnits, ledger.Units(0)
 	if !j.OutputCounted {
-		out = j.Meter.Count(j.Model, j.Output)
+		if tm, ok := j.Meter.(*tiktokenMeter); ok {
+			var forced int
+			out, forced = tm.count(j.Model, j.Output)
+			slack = ledger.Units(forced) // a forced cut may add a token
+		} else {
+			out = j.Meter.Count(j.Model, j.Output)
+		}
 	}
 	v.MeasuredUnits = addUnits(j.InputUnits, out)
 	u := j.Usage
@@ -140,7 +146,7 @@ func Judge(j Judgement) Verdict {
 		}
 		v.SpendUnits = v.MeasuredUnits
 	case NameTiktoken:
-		if u.CompletionTokens < int64(out) {
+		if u.CompletionTokens < int64(out-slack) {
 			return v.hold(ReasonMismatch, "completion_tokens %d are fewer than the %d tokens the gateway relayed",
 				u.CompletionTokens, out)
 		}

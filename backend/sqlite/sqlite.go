@@ -1,0 +1,241 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Defaults for Options.
+const (
+	DefaultBusyTimeout = 5 * time.Second
+	DefaultMaxBatch    = 256
+	DefaultReadConns   = 4
+)
+
+// Options tunes a Store. The zero value is the production setting.
+type Options struct {
+	// BusyTimeout bounds how long a connection waits for another process's
+	// write lock (a second quotagate, `quotagate verify`).
+	BusyTimeout time.Duration
+	// MaxBatch bounds how many queued writes share one transaction (and one
+	// fsync). 1 means one transaction per write: the baseline of the
+	// benchmarks, not a production setting.
+	MaxBatch int
+	// ReadConns is the size of the read-only pool.
+	ReadConns int
+	// Synchronous is the SQLite synchronous level; "" means FULL, the only
+	// level under which an acknowledged write survives power loss in WAL mode.
+	// Tests that do not test durability may pass "OFF" to go faster.
+	Synchronous string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.ReadConns <= 0 {
+		o.ReadConns = DefaultReadConns
+	}
+	if o.Synchronous == "" {
+		o.Synchronous = "FULL"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Store is the SQLite ledger. All writes go through one writer goroutine
+// that groups whatever is queued into one IMMEDIATE transaction (group
+// commit); reads use a separate query-only pool and see committed state only.
+type Store struct {
+	path string
+	opts Options
+	wdb  *sql.DB // one connection, used only by the writer goroutine
+	rdb  *sql.DB // query-only pool
+
+	mu     sync.RWMutex // guards closed and sends on ops
+	closed bool
+	ops    chan *writeOp
+	done   chan struct{} // closed when the writer has drained ops
+
+	lastPrune time.Time // writer goroutine only
+}
+
+// Open opens (creating if needed) the ledger at path, applies pending
+// migrations and starts the writer.
+func Open(path string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	switch strings.ToUpper(opts.Synchronous) {
+	case "OFF", "NORMAL", "FULL", "EXTRA":
+	default:
+		return nil, fmt.Errorf("open ledger %s: unknown synchronous level %q", path, opts.Synchronous)
+	}
+	wdb, err := sql.Open("sqlite", dsn(path, opts, false))
+	if err != nil {
+		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	if err := migrate(context.Background(), wdb); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	}
+	rdb, err := sql.Open("sqlite", dsn(path, opts, true))
+	if err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	}
+	rdb.SetMaxOpenConns(opts.ReadConns)
+	rdb.SetMaxIdleConns(opts.ReadConns)
+	s := &Store{
+		path: path,
+		opts: opts,
+		wdb:  wdb,
+		rdb:  rdb,
+		ops:  make(chan *writeOp, 4*opts.MaxBatch),
+		done: make(chan struct{}),
+	}
+	go s.writer()
+	return s, nil
+}
+
+// dsn sets every pragma per connection: database/sql opens connections
+// lazily, so a single Exec of PRAGMA would configure only one of them.
+func dsn(path string, opts Options, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+strings.ToUpper(opts.Synchronous)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		// Take the write lock at BEGIN: a deferred transaction that reads
+		// first cannot wait for the lock when it later writes (SQLITE_BUSY).
+		q.Set("_txlock", "immediate")
+	}
+	u := url.URL{Path: path}
+	return "file:" + u.EscapedPath() + "?" + q.Encode()
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close drains queued writes, stops the writer and closes the database.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.ops)
+	s.mu.Unlock()
+	<-s.done
+	err := errors.Join(s.rdb.Close(), s.wdb.Close())
+	if err != nil {
+		return fmt.Errorf("close ledger %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// migrate applies the embedded migrations in name order, each in its own
+// transaction together with its schema_version row.
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+		version    TEXT PRIMARY KEY,
+		applied_at INTEGER NOT NULL
+	) STRICT`); err != nil {
+		return fmt.Errorf("create schema_version: %w", err)
+	}
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("list migrations: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := migrateFile(ctx, db, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func migrateFile(ctx context.Context, db *sql.DB, name string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	defer tx.Rollback()
+	version := strings.TrimPrefix(name, "migrations/")
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_version WHERE version = ?`, version).Scan(&n); err != nil {
+		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	body, err := migrationFS.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, applied_at) VALUES (?, ?)`,
+		version, time.Now().UnixNano()); err != nil {
+		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migration %s: %w", name, err)
+	}
+	return nil
+}
+
+// SchemaVersions lists the applied migrations in order.
+func (s *Store) SchemaVersions(ctx context.Context) ([]string, error) {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT version FROM schema_version ORDER BY version`)
+	if err != nil {
+		return nil, fmt.Errorf("schema versions: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("schema versions: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+var _ ledger.Store = (*Store)(nil)

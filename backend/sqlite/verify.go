@@ -1,0 +1,250 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// Verify opens the ledger at path (which must exist), checks it as
+// Store.Verify does, and closes it. It is `quotagate verify`.
+func Verify(ctx context.Context, path string) ([]string, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("verify ledger: %w", err)
+	}
+	s, err := Open(path, Options{})
+	if err != nil {
+		return nil, fmt.Errorf("verify ledger: %w", err)
+	}
+	problems, verr := s.Verify(ctx)
+	if err := s.Close(); err != nil && verr == nil {
+		verr = err
+	}
+	return problems, verr
+}
+
+// Verify recomputes every balance from the runs and from the audit log, in
+// one read snapshot, and returns one line per difference:
+//   - the file passes SQLite's quick_check;
+//   - each tenant's balance row equals the sums over its runs (spent, held,
+//     queued+active count) and has no negative figure;
+//   - replaying the tenant's audit rows chains available_before to the
+//     previous available_after and ends at the current available;
+//   - the settle and reconcile audit rows add up to the tenant's spent;
+//   - every run has exactly one admit row carrying its reserve, every admit
+//     row has its run, and every settled or reconciled run has exactly one
+//     row carrying its spent units;
+//   - each guarded model's day equals the sums over its runs.
+func (s *Store) Verify(ctx context.Context) ([]string, error) {
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	defer tx.Rollback()
+	v := &verifier{ctx: ctx, tx: tx}
+	v.quickCheck()
+	v.balances()
+	v.auditChain()
+	v.runsAgainstAudit()
+	v.quotaDays()
+	if v.err != nil {
+		return nil, fmt.Errorf("verify: %w", v.err)
+	}
+	return v.problems, nil
+}
+
+type verifier struct {
+	ctx      context.Context
+	tx       *sql.Tx
+	problems []string
+	err      error
+}
+
+func (v *verifier) addf(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+// each runs query and calls fn per row until an error.
+func (v *verifier) each(query string, fn func(rows *sql.Rows) error) {
+	if v.err != nil {
+		return
+	}
+	rows, err := v.tx.QueryContext(v.ctx, query)
+	if err != nil {
+		v.err = err
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			v.err = err
+			return
+		}
+	}
+	v.err = rows.Err()
+}
+
+func (v *verifier) quickCheck() {
+	v.each(`PRAGMA quick_check`, func(rows *sql.Rows) error {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return err
+		}
+		if line != "ok" {
+			v.addf("sqlite quick_check: %s", line)
+		}
+		return nil
+	})
+}
+
+func (v *verifier) balances() {
+	v.each(`SELECT t.id, t.budget_units, t.spent_units, t.held_units, t.active,
+			coalesce(sum(r.spent_units), 0), coalesce(sum(r.held_units), 0),
+			coalesce(sum(r.status IN ('queued', 'active')), 0)
+		FROM tenants t LEFT JOIN runs r ON r.tenant_id = t.id GROUP BY t.id ORDER BY t.id`,
+		func(rows *sql.Rows) error {
+			var b ledger.Balance
+			var spent, held ledger.Units
+			var active int
+			if err := rows.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active,
+				&spent, &held, &active); err != nil {
+				return err
+			}
+			b.AvailableUnits = b.Available()
+			if err := b.Check(); err != nil {
+				v.addf("%v", err)
+			}
+			if b.SpentUnits != spent {
+				v.addf("tenant %s: spent %d but its runs spent %d", b.TenantID, b.SpentUnits, spent)
+			}
+			if b.HeldUnits != held {
+				v.addf("tenant %s: held %d but its runs hold %d", b.TenantID, b.HeldUnits, held)
+			}
+			if b.Active != active {
+				v.addf("tenant %s: active %d but %d of its runs are queued or active", b.TenantID, b.Active, active)
+			}
+			return nil
+		})
+}
+
+func (v *verifier) auditChain() {
+	type state struct {
+		seen  bool
+		last  ledger.Units
+		spent ledger.Units
+	}
+	chain := map[string]*state{}
+	v.each(`SELECT seq, tenant_id, kind, units, available_before, available_after FROM audit
+		WHERE balance = 1 ORDER BY tenant_id, seq`, func(rows *sql.Rows) error {
+		var seq int64
+		var tenant, kind string
+		var units, before, after ledger.Units
+		if err := rows.Scan(&seq, &tenant, &kind, &units, &before, &after); err != nil {
+			return err
+		}
+		st := chain[tenant]
+		if st == nil {
+			st = &state{}
+			chain[tenant] = st
+		}
+		if st.last != before {
+			v.addf("tenant %s: audit row %d starts at available %d but the previous row left %d", tenant, seq, before, st.last)
+		}
+		st.seen, st.last = true, after
+		switch ledger.AuditKind(kind) {
+		case ledger.AuditSettle, ledger.AuditReconcile:
+			st.spent += units
+		}
+		return nil
+	})
+	v.each(`SELECT id, budget_units - spent_units - held_units, spent_units FROM tenants ORDER BY id`,
+		func(rows *sql.Rows) error {
+			var tenant string
+			var avail, spent ledger.Units
+			if err := rows.Scan(&tenant, &avail, &spent); err != nil {
+				return err
+			}
+			st := chain[tenant]
+			if st == nil {
+				v.addf("tenant %s: no audit row records its creation", tenant)
+				return nil
+			}
+			if st.last != avail {
+				v.addf("tenant %s: available %d but replaying its audit rows gives %d", tenant, avail, st.last)
+			}
+			if st.spent != spent {
+				v.addf("tenant %s: spent %d but its settle and reconcile audit rows add up to %d", tenant, spent, st.spent)
+			}
+			return nil
+		})
+}
+
+func (v *verifier) runsAgainstAudit() {
+	v.each(`SELECT r.id, r.reserve_units, count(a.seq), coalesce(min(a.units), -1), coalesce(max(a.units), -1)
+		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind = 'admit' AND a.balance = 1
+		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.reserve_units ORDER BY r.id`,
+		func(rows *sql.Rows) error {
+			var id string
+			var reserve, lo, hi ledger.Units
+			var n int
+			if err := rows.Scan(&id, &reserve, &n, &lo, &hi); err != nil {
+				return err
+			}
+			v.addf("run %s: reserve %d but %d admit audit rows (units %d..%d)", id, reserve, n, lo, hi)
+			return nil
+		})
+	v.each(`SELECT a.seq, a.run_id FROM audit a LEFT JOIN runs r ON r.id = a.run_id
+		WHERE a.kind = 'admit' AND a.balance = 1 AND r.id IS NULL ORDER BY a.seq`,
+		func(rows *sql.Rows) error {
+			var seq int64
+			var id string
+			if err := rows.Scan(&seq, &id); err != nil {
+				return err
+			}
+			v.addf("audit row %d admitted run %s, which is missing", seq, id)
+			return nil
+		})
+	v.each(`SELECT r.id, r.usage, r.spent_units, count(a.seq), coalesce(min(a.units), -1)
+		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind IN ('settle', 'reconcile') AND a.balance = 1
+		WHERE r.usage IN ('trusted', 'reconciled') OR a.seq IS NOT NULL
+		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.spent_units OR r.usage NOT IN ('trusted', 'reconciled')
+		ORDER BY r.id`,
+		func(rows *sql.Rows) error {
+			var id, usage string
+			var spent, units ledger.Units
+			var n int
+			if err := rows.Scan(&id, &usage, &spent, &n, &units); err != nil {
+				return err
+			}
+			v.addf("run %s: usage %s, spent %d, but %d settle/reconcile audit rows (units %d)", id, usage, spent, n, units)
+			return nil
+		})
+}
+
+func (v *verifier) quotaDays() {
+	v.each(`WITH sums AS (
+			SELECT upstream, model, quota_day AS day, sum(spent_units) AS usage, sum(held_units) AS held
+			FROM runs WHERE quota_day != '' GROUP BY upstream, model, quota_day
+		), keys AS (
+			SELECT upstream, model, day FROM sums UNION SELECT upstream, model, day FROM quota_days
+		)
+		SELECT k.upstream, k.model, k.day, coalesce(q.usage_units, 0), coalesce(q.held_units, 0),
+			coalesce(s.usage, 0), coalesce(s.held, 0)
+		FROM keys k
+		LEFT JOIN quota_days q ON q.upstream = k.upstream AND q.model = k.model AND q.day = k.day
+		LEFT JOIN sums s ON s.upstream = k.upstream AND s.model = k.model AND s.day = k.day
+		WHERE coalesce(q.usage_units, 0) != coalesce(s.usage, 0) OR coalesce(q.held_units, 0) != coalesce(s.held, 0)
+		ORDER BY k.upstream, k.model, k.day`,
+		func(rows *sql.Rows) error {
+			var up, model, day string
+			var usage, held, rUsage, rHeld ledger.Units
+			if err := rows.Scan(&up, &model, &day, &usage, &held, &rUsage, &rHeld); err != nil {
+				return err
+			}
+			v.addf("quota %s/%s %s: usage %d held %d but its runs spent %d and hold %d", up, model, day, usage, held, rUsage, rHeld)
+			return nil
+		})
+}

@@ -1,0 +1,178 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// writeOp is one state change queued to the writer.
+type writeOp struct {
+	ctx context.Context
+	// apply makes the change inside its own savepoint. On error the
+	// savepoint is rolled back, so a refused or failed op leaves nothing
+	// behind and its neighbours in the batch are untouched.
+	apply func(w *wtx) error
+	// refused, if set, runs after apply's savepoint was rolled back because
+	// apply returned a domain error: it records the refusal (AuditReject).
+	refused func(w *wtx, err error) error
+	done    chan error
+}
+
+// wtx is the writer's transaction as an op sees it, with the batch's clock.
+type wtx struct {
+	tx  *sql.Tx
+	now time.Time
+}
+
+func (w *wtx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return w.tx.ExecContext(ctx, query, args...)
+}
+
+func (w *wtx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return w.tx.QueryRowContext(ctx, query, args...)
+}
+
+var errClosed = ledger.Errorf(ledger.CodeInternal, "the ledger is closed")
+
+// write queues op and waits for its outcome. Once the writer has taken the op
+// the caller waits for the commit even if ctx ends meanwhile: answering early
+// would leave the caller not knowing whether its change is on disk.
+func (s *Store) write(ctx context.Context, apply func(w *wtx) error, refused func(w *wtx, err error) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	op := &writeOp{ctx: ctx, apply: apply, refused: refused, done: make(chan error, 1)}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return errClosed
+	}
+	select {
+	case s.ops <- op:
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return ctx.Err()
+	}
+	s.mu.RUnlock()
+	return <-op.done
+}
+
+// writer is the only goroutine that writes. It takes whatever is queued (up
+// to MaxBatch), applies it in one transaction, commits once, then answers
+// every caller: durability costs one fsync per batch, not per call.
+func (s *Store) writer() {
+	defer close(s.done)
+	batch := make([]*writeOp, 0, s.opts.MaxBatch)
+	for op := range s.ops {
+		batch = append(batch[:0], op)
+	fill:
+		for len(batch) < s.opts.MaxBatch {
+			select {
+			case next, ok := <-s.ops:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, next)
+			default:
+				break fill
+			}
+		}
+		s.runBatch(batch)
+	}
+}
+
+func (s *Store) runBatch(batch []*writeOp) {
+	results := make([]error, len(batch))
+	err := s.applyBatch(batch, results)
+	for i, op := range batch {
+		if err != nil {
+			op.done <- err
+		} else {
+			op.done <- results[i]
+		}
+	}
+}
+
+func (s *Store) applyBatch(batch []*writeOp, results []error) error {
+	ctx := context.Background()
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin write: %w", err)
+	}
+	defer tx.Rollback()
+	w := &wtx{tx: tx, now: s.opts.Now().UTC()}
+	for i, op := range batch {
+		if err := op.ctx.Err(); err != nil {
+			results[i] = err // the caller gave up before anything was done
+			continue
+		}
+		opErr, fatal := s.applyOp(ctx, w, op)
+		if fatal != nil {
+			return fatal
+		}
+		results[i] = opErr
+	}
+	if w.now.Sub(s.lastPrune) > time.Hour {
+		if err := pruneUsageMinutes(ctx, w); err != nil {
+			return err
+		}
+		s.lastPrune = w.now
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit write: %w", err)
+	}
+	return nil
+}
+
+// applyOp runs one op in a savepoint. It returns the op's own outcome, and a
+// fatal error when the transaction itself can no longer be trusted.
+func (s *Store) applyOp(ctx context.Context, w *wtx, op *writeOp) (opErr, fatal error) {
+	opErr, fatal = savepoint(ctx, w, op.apply)
+	if fatal != nil || opErr == nil || op.refused == nil {
+		return opErr, fatal
+	}
+	var domain *ledger.Error
+	if !errors.As(opErr, &domain) {
+		return opErr, nil
+	}
+	auditErr, fatal := savepoint(ctx, w, func(w *wtx) error { return op.refused(w, opErr) })
+	if fatal != nil {
+		return nil, fatal
+	}
+	if auditErr != nil {
+		return fmt.Errorf("audit refusal %v: %w", opErr, auditErr), nil
+	}
+	return opErr, nil
+}
+
+func savepoint(ctx context.Context, w *wtx, fn func(w *wtx) error) (opErr, fatal error) {
+	if _, err := w.exec(ctx, `SAVEPOINT op`); err != nil {
+		return nil, fmt.Errorf("savepoint: %w", err)
+	}
+	if opErr = fn(w); opErr != nil {
+		if _, err := w.exec(ctx, `ROLLBACK TO op`); err != nil {
+			return nil, fmt.Errorf("rollback to savepoint after %v: %w", opErr, err)
+		}
+	}
+	if _, err := w.exec(ctx, `RELEASE op`); err != nil {
+		return nil, fmt.Errorf("release savepoint: %w", err)
+	}
+	return opErr, nil
+}
+
+// usageRetention keeps the per-minute series for more than the two days the
+// quota guard looks back over.
+const usageRetention = 3 * 24 * time.Hour
+
+func pruneUsageMinutes(ctx context.Context, w *wtx) error {
+	cut := w.now.Add(-usageRetention).Unix()
+	if _, err := w.exec(ctx, `DELETE FROM usage_minutes WHERE minute < ?`, cut); err != nil {
+		return fmt.Errorf("prune usage minutes: %w", err)
+	}
+	return nil
+}

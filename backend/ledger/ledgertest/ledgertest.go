@@ -803,5 +803,3 @@ func testRunsFilter(t *testing.T, st ledger.Store) {
 		t.Fatal("balance of an unknown tenant succeeded")
 	}
 }
-
-

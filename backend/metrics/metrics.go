@@ -1,0 +1,168 @@
+// Package metrics exposes the traffic-shaping state (gates and per-tenant
+// rate limits) as Prometheus collectors on a registry the server passes in;
+// nothing registers on the global default registry.
+//
+// The collectors read gate.Gates.State and ratelimit.Limiter.State at scrape
+// time, so the figures on /metrics, in the admin snapshot and in the tests
+// are one and the same count, kept in one place.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/quotagate/quotagate/backend/gate"
+	"github.com/quotagate/quotagate/backend/ratelimit"
+)
+
+// Rejection reasons of quotagate_gate_rejections_total.
+const (
+	ReasonQueueFull = "queue_full" // every slot taken and max_waiters waiting on arrival
+	ReasonMaxWait   = "max_wait"   // waited max_wait without a slot
+)
+
+var (
+	descInFlight = prometheus.NewDesc("quotagate_gate_in_flight",
+		"Upstream calls holding a gate slot.", []string{"upstream"}, nil)
+	descQueued = prometheus.NewDesc("quotagate_gate_queued",
+		"Calls waiting in the gate's FIFO queue (queue depth).", []string{"upstream"}, nil)
+	descMaxConcurrent = prometheus.NewDesc("quotagate_gate_max_concurrent",
+		"Configured gate slots.", []string{"upstream"}, nil)
+	descMaxWaiters = prometheus.NewDesc("quotagate_gate_max_waiters",
+		"Configured queue places.", []string{"upstream"}, nil)
+	descAdmitted = prometheus.NewDesc("quotagate_gate_admitted_total",
+		"Calls that got a gate slot, at once or after waiting.", []string{"upstream"}, nil)
+	descRejections = prometheus.NewDesc("quotagate_gate_rejections_total",
+		"Calls refused with 429 upstream_busy, by reason.", []string{"upstream", "reason"}, nil)
+	descCancelled = prometheus.NewDesc("quotagate_gate_cancelled_total",
+		"Calls that gave up while waiting (client gone, run cancelled).", []string{"upstream"}, nil)
+	descWait = prometheus.NewDesc("quotagate_gate_wait_seconds",
+		"Time admitted calls waited for a gate slot (0 when one was free).", []string{"upstream"}, nil)
+
+	descRateAdmitted = prometheus.NewDesc("quotagate_ratelimit_admitted_total",
+		"Calls a tenant's rate limits let through.", []string{"tenant"}, nil)
+	descRateRefused = prometheus.NewDesc("quotagate_ratelimit_refusals_total",
+		"Calls refused with 429 rate_limited, per tenant.", []string{"tenant"}, nil)
+	descRateUsed = prometheus.NewDesc("quotagate_ratelimit_window_calls",
+		"Admitted calls inside each sliding window now.", []string{"tenant", "window"}, nil)
+	descRateLimit = prometheus.NewDesc("quotagate_ratelimit_window_limit",
+		"Configured calls per window (absent when the window is off).", []string{"tenant", "window"}, nil)
+)
+
+// GateCollector collects every gate of a gate.Gates.
+type GateCollector struct{ gates *gate.Gates }
+
+// NewGateCollector returns a collector over gs.
+func NewGateCollector(gs *gate.Gates) *GateCollector { return &GateCollector{gates: gs} }
+
+// Describe implements prometheus.Collector.
+func (c *GateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descInFlight, descQueued, descMaxConcurrent, descMaxWaiters,
+		descAdmitted, descRejections, descCancelled, descWait} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *GateCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.gates.State() {
+		u := s.Upstream
+		ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(s.InFlight), u)
+		ch <- prometheus.MustNewConstMetric(descQueued, prometheus.GaugeValue, float64(s.Queued), u)
+		ch <- prometheus.MustNewConstMetric(descMaxConcurrent, prometheus.GaugeValue, float64(s.MaxConcurrent), u)
+		ch <- prometheus.MustNewConstMetric(descMaxWaiters, prometheus.GaugeValue, float64(s.MaxWaiters), u)
+		ch <- prometheus.MustNewConstMetric(descAdmitted, prometheus.CounterValue, float64(s.Admitted), u)
+		ch <- prometheus.MustNewConstMetric(descRejections, prometheus.CounterValue, float64(s.Rejected), u, ReasonQueueFull)
+		ch <- prometheus.MustNewConstMetric(descRejections, prometheus.CounterValue, float64(s.TimedOut), u, ReasonMaxWait)
+		ch <- prometheus.MustNewConstMetric(descCancelled, prometheus.CounterValue, float64(s.Cancelled), u)
+		buckets := make(map[float64]uint64, len(gate.WaitBuckets))
+		var cum, count uint64
+		for i, ub := range gate.WaitBuckets {
+			cum += s.WaitBucketCounts[i]
+			buckets[ub] = cum
+		}
+		count = cum + s.WaitBucketCounts[len(gate.WaitBuckets)]
+		ch <- prometheus.MustNewConstHistogram(descWait, count, s.WaitSum.Seconds(), buckets, u)
+	}
+}
+
+// RateLimitCollector collects every limited tenant of a ratelimit.Limiter.
+type RateLimitCollector struct{ limiter *ratelimit.Limiter }
+
+// NewRateLimitCollector returns a collector over l.
+func NewRateLimitCollector(l *ratelimit.Limiter) *RateLimitCollector {
+	return &RateLimitCollector{limiter: l}
+}
+
+// Describe implements prometheus.Collector.
+func (c *RateLimitCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRateAdmitted, descRateRefused, descRateUsed, descRateLimit} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *RateLimitCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.limiter.State() {
+		ch <- prometheus.MustNewConstMetric(descRateAdmitted, prometheus.CounterValue, float64(s.Admitted), s.Tenant)
+		ch <- prometheus.MustNewConstMetric(descRateRefused, prometheus.CounterValue, float64(s.Refused), s.Tenant)
+		if s.PerMinute > 0 {
+			ch <- prometheus.MustNewConstMetric(descRateUsed, prometheus.GaugeValue, float64(s.LastMinute), s.Tenant, "minute")
+			ch <- prometheus.MustNewConstMetric(descRateLimit, prometheus.GaugeValue, float64(s.PerMinute), s.Tenant, "minute")
+		}
+		if s.PerHour > 0 {
+			ch <- prometheus.MustNewConstMetric(descRateUsed, prometheus.GaugeValue, float64(s.LastHour), s.Tenant, "hour")
+			ch <- prometheus.MustNewConstMetric(descRateLimit, prometheus.GaugeValue, float64(s.PerHour), s.Tenant, "hour")
+		}
+	}
+}
+
+// Register puts the gate and rate-limit collectors on reg; either source may
+// be nil when that control is off.
+func Register(reg prometheus.Registerer, gs *gate.Gates, l *ratelimit.Limiter) error {
+	if gs != nil {
+		if err := reg.Register(NewGateCollector(gs)); err != nil {
+			return err
+		}
+	}
+	if l != nil {
+		if err := reg.Register(NewRateLimitCollector(l)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GateState is one gate in the admin snapshot's "gates" list, with the
+// exact JSON names of CONTRACTS.md (admin.GateState has the same shape).
+type GateState struct {
+	Upstream      string `json:"upstream"`
+	MaxConcurrent int    `json:"max_concurrent"`
+	InFlight      int    `json:"in_flight"`
+	Queued        int    `json:"queued"`
+	MaxWaiters    int    `json:"max_waiters"`
+	MaxWaitMS     int64  `json:"max_wait_ms"`
+	Admitted      int64  `json:"admitted"`
+	Rejected      int64  `json:"rejected"`
+	TimedOut      int64  `json:"timed_out"`
+	WaitP95MS     int64  `json:"wait_p95_ms"`
+}
+
+// Gates returns the admin snapshot's "gates" entries, in config order. The
+// server converts each with admin.GateState(metrics.GateState) — the two
+// structs are identical, so a plain conversion compiles.
+func Gates(gs *gate.Gates) []GateState {
+	if gs == nil {
+		return []GateState{}
+	}
+	st := gs.State()
+	out := make([]GateState, 0, len(st))
+	for _, s := range st {
+		out = append(out, GateState{
+			Upstream: s.Upstream, MaxConcurrent: s.MaxConcurrent, InFlight: s.InFlight, Queued: s.Queued,
+			MaxWaiters: s.MaxWaiters, MaxWaitMS: s.MaxWaitMS,
+			Admitted: int64(s.Admitted), Rejected: int64(s.Rejected), TimedOut: int64(s.TimedOut),
+			WaitP95MS: s.WaitP95MS,
+		})
+	}
+	return out
+}

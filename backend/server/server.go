@@ -1,0 +1,307 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/quotagate/quotagate/backend/admin"
+	"github.com/quotagate/quotagate/backend/audit"
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/gate"
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/live"
+)
+
+// Options configure Open. DataDir is required; everything else has a default.
+type Options struct {
+	Config   *config.Config // nil: config.Default()
+	DataDir  string
+	Addr     string // overrides Config.Addr when not empty; port 0 picks a free port (tests)
+	Version  string
+	Frontend fs.FS // the built dashboard (frontend.FS()); nil or unbuilt: a placeholder page
+	Logger   *slog.Logger
+
+	// OpenStore opens the ledger in the data dir. nil: no ledger yet — the
+	// snapshot shows configured budgets, and reconcile/audit answer 501.
+	OpenStore func(ctx context.Context, dataDir string) (ledger.Store, error)
+	// Gateway builds the /v1 handler from the assembled parts. nil: /v1 answers 501.
+	Gateway func(Parts) (http.Handler, error)
+	// Canceller, Quota and QuotaState back the admin's run and quota actions.
+	Canceller  admin.Canceller
+	Quota      admin.Quota
+	QuotaState func(ctx context.Context) ([]admin.QuotaState, error)
+}
+
+// Parts are what the server has assembled, handed to the Gateway hook.
+type Parts struct {
+	Config   *config.Config
+	Store    ledger.Store // nil until OpenStore is wired
+	Gates    *gate.Gates
+	Hub      *live.Hub
+	Registry *prometheus.Registry
+	Logger   *slog.Logger
+}
+
+// Server is a running quotagate backend.
+type Server struct {
+	opts     Options
+	cfg      *config.Config
+	log      *slog.Logger
+	started  time.Time
+	token    string
+	keys     map[string]string // tenant → generated key, printed by `serve`
+	store    ledger.Store
+	gates    *gate.Gates
+	hub      *live.Hub
+	admin    *admin.Handler
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	ln       net.Listener
+	http     *http.Server
+	served   chan struct{}
+
+	mu      sync.Mutex
+	tenants []config.Tenant // configured policy; the ledger's view when a store is wired
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open prepares the data dir and secrets, assembles the parts, listens on the
+// loopback address and starts serving. It fails, rather than falling back to
+// another port, when the address is taken.
+func Open(ctx context.Context, o Options) (_ *Server, err error) {
+	cfg := o.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	addr := cfg.Addr
+	if o.Addr != "" {
+		addr = o.Addr
+	}
+	if err := checkLoopback(addr); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:    o,
+		cfg:     cfg,
+		log:     o.Logger,
+		started: time.Now().UTC(),
+		keys:    map[string]string{},
+		hub:     live.NewHub(0),
+		gates:   gate.NewGates(),
+		served:  make(chan struct{}),
+		tenants: append([]config.Tenant(nil), cfg.Tenants...),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if err := prepareDataDir(o.DataDir); err != nil {
+		return nil, err
+	}
+	if s.token = cfg.AdminToken; s.token == "" {
+		if s.token, err = loadOrCreateSecret(filepath.Join(o.DataDir, AdminTokenFile), func() string { return randomSecret(32) }); err != nil {
+			return nil, fmt.Errorf("admin token: %w", err)
+		}
+	}
+	if err := s.ensureTenantKeys(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if o.OpenStore != nil {
+		if s.store, err = o.OpenStore(ctx, o.DataDir); err != nil {
+			return nil, fmt.Errorf("open ledger: %w", err)
+		}
+		if err := s.store.ApplyTenants(ctx, tenantsForLedger(s.tenants), "config"); err != nil {
+			return nil, fmt.Errorf("apply configured tenants: %w", err)
+		}
+	}
+	for _, u := range cfg.Upstreams {
+		s.gates.Set(u.Name, gate.Options{MaxConcurrent: u.MaxConcurrent, MaxWaiters: u.Queue.MaxWaiters, MaxWait: u.Queue.MaxWait})
+	}
+	s.registry = newRegistry(s)
+
+	s.ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("listen on %s: the address is in use (another quotagate?); pick another with --addr: %w", addr, err)
+		}
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	port := s.ln.Addr().(*net.TCPAddr).Port
+	s.admin = admin.New(admin.Options{
+		Token:     s.token,
+		Origins:   admin.AllowedOrigins(addr, port),
+		State:     admin.StateFunc(s.State),
+		Store:     s.store,
+		Canceller: o.Canceller,
+		Quota:     o.Quota,
+		Hub:       s.hub,
+		Logger:    s.log,
+	})
+	var gw http.Handler = notWiredGateway()
+	if o.Gateway != nil {
+		if gw, err = o.Gateway(Parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry, Logger: s.log}); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+	}
+	s.http = &http.Server{
+		Handler:           hostCheck(allowedHosts(addr, port), s.routes(gw)),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		defer close(s.served)
+		if err := s.http.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("http server stopped", "err", err)
+		}
+	}()
+	s.log.Info("quotagate listening", "url", s.URL(), "data_dir", o.DataDir, "version", o.Version)
+	return s, nil
+}
+
+func (s *Server) routes(gw http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	count := s.instrument
+	mux.Handle("GET /healthz", count("healthz", http.HandlerFunc(s.healthz)))
+	mux.Handle("GET /metrics", count("metrics", metricsHandler(s.registry)))
+	mux.Handle("/admin/", count("admin", s.admin))
+	mux.Handle("/v1/", count("v1", gw))
+	mux.Handle("/", count("dashboard", dashboard(s.opts.Frontend)))
+	return mux
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q}\n", s.opts.Version)
+}
+
+func notWiredGateway() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotImplemented)
+		_, _ = io.WriteString(w, `{"error":{"message":"the gateway is not wired into this build yet","type":"api_error","code":"not_implemented"}}`+"\n")
+	})
+}
+
+// checkLoopback refuses to listen anywhere but loopback (RELIABILITY T22).
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: want host:port, e.g. 127.0.0.1:8787", addr)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("address %q: quotagate listens on loopback only (127.0.0.1, ::1 or localhost)", addr)
+	}
+	return nil
+}
+
+// URL is the base URL the server answers at, e.g. http://127.0.0.1:8787.
+func (s *Server) URL() string {
+	a := s.ln.Addr().(*net.TCPAddr)
+	host := a.IP.String()
+	if a.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(a.Port))
+}
+
+// DashboardURL is URL with the admin token in the fragment, which browsers
+// never send to a server or put in a Referer.
+func (s *Server) DashboardURL() string { return s.URL() + "/#token=" + s.token }
+
+// AdminToken returns the admin API's bearer token.
+func (s *Server) AdminToken() string { return s.token }
+
+// DataDir returns the data directory.
+func (s *Server) DataDir() string { return s.opts.DataDir }
+
+// GeneratedKeys returns tenant → API key for the keys this server generated
+// for keyless tenants (the embedded default's `local`), to be shown once.
+func (s *Server) GeneratedKeys() map[string]string {
+	out := make(map[string]string, len(s.keys))
+	for k, v := range s.keys {
+		out[k] = v
+	}
+	return out
+}
+
+// Hub returns the live hub; producers publish their changes there.
+func (s *Server) Hub() *live.Hub { return s.hub }
+
+// Store returns the ledger, or nil when none is wired.
+func (s *Server) Store() ledger.Store { return s.store }
+
+// WriteAuditCSV streams the audit export, as GET /admin/api/audit.csv does;
+// the desktop's save dialog uses it.
+func (s *Server) WriteAuditCSV(ctx context.Context, w io.Writer, from, to, tenant string) error {
+	if s.store == nil {
+		return ledger.Errorf(ledger.CodeInternal, "the ledger is not wired into this build yet")
+	}
+	f, err := audit.ParseFilter(from, to, tenant)
+	if err != nil {
+		return err
+	}
+	return audit.WriteCSV(ctx, w, s.store, f)
+}
+
+// Close disconnects dashboards, stops the listener (waiting up to 5 s for
+// requests in flight) and closes the ledger. Safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		if s.admin != nil {
+			s.admin.Close()
+		}
+		if s.http != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := s.http.Shutdown(ctx); err != nil {
+				s.closeErr = fmt.Errorf("shut down http: %w", err)
+				_ = s.http.Close()
+			}
+			<-s.served
+		} else if s.ln != nil {
+			_ = s.ln.Close()
+		}
+		if s.store != nil {
+			if err := s.store.Close(); err != nil && s.closeErr == nil {
+				s.closeErr = fmt.Errorf("close ledger: %w", err)
+			}
+		}
+	})
+	return s.closeErr
+}
+
+// Verify opens the ledger in o.DataDir and recomputes every balance from the
+// runs and the audit trail (`quotagate verify`); empty means consistent.
+func Verify(ctx context.Context, o Options) ([]string, error) {
+	if o.OpenStore == nil {
+		return nil, errors.New("verify: the ledger is not wired into this build yet")
+	}
+	store, err := o.OpenStore(ctx, o.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	defer store.Close()
+	return store.Verify(ctx)
+}

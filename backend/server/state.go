@@ -1,0 +1,170 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/admin"
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/live"
+)
+
+// ensureTenantKeys gives every keyless tenant a key kept in the data dir, so
+// the embedded default's `local` tenant works with no config at all.
+func (s *Server) ensureTenantKeys() error {
+	for i := range s.tenants {
+		t := &s.tenants[i]
+		if len(t.KeyHashes) > 0 {
+			continue
+		}
+		key, err := loadOrCreateSecret(filepath.Join(s.opts.DataDir, keysDir, t.ID+".key"), tenantKey(t.ID))
+		if err != nil {
+			return fmt.Errorf("key for tenant %s: %w", t.ID, err)
+		}
+		t.KeyHashes = []string{ledger.HashKey(key)}
+		s.keys[t.ID] = key
+	}
+	return nil
+}
+
+func tenantsForLedger(ts []config.Tenant) []ledger.Tenant {
+	c := config.Config{Tenants: ts}
+	return c.LedgerTenants()
+}
+
+// ApplyTenants applies a new tenant policy (budgets, limits, keys) — a config
+// reload — and tells the dashboards. Keyless tenants keep their generated key.
+func (s *Server) ApplyTenants(ctx context.Context, tenants []config.Tenant) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := append([]config.Tenant(nil), tenants...)
+	for i := range next {
+		if len(next[i].KeyHashes) == 0 {
+			for _, old := range s.tenants {
+				if old.ID == next[i].ID {
+					next[i].KeyHashes = old.KeyHashes
+				}
+			}
+		}
+	}
+	if s.store != nil {
+		if err := s.store.ApplyTenants(ctx, tenantsForLedger(next), "config"); err != nil {
+			return fmt.Errorf("apply tenants: %w", err)
+		}
+	}
+	s.tenants = next
+	s.hub.Publish(live.Change{Kind: live.KindConfig})
+	return nil
+}
+
+// State builds the admin snapshot: balances from the ledger (or the
+// configured budgets while no ledger is wired), recent runs and holds, gates,
+// quota guards and balance snapshots.
+func (s *Server) State(ctx context.Context) (admin.State, error) {
+	now := time.Now()
+	st := admin.State{
+		Version:       s.opts.Version,
+		StartedAt:     s.started,
+		UptimeSeconds: int64(now.Sub(s.started) / time.Second),
+		DataDir:       s.opts.DataDir,
+		Addr:          strings.TrimPrefix(s.URL(), "http://"),
+		Meter:         s.cfg.Meter,
+	}
+	for _, u := range s.cfg.Upstreams {
+		st.Demo = st.Demo || u.Kind == config.KindDemo
+	}
+	var err error
+	if st.Tenants, err = s.tenantStates(ctx); err != nil {
+		return st, err
+	}
+	if s.store != nil {
+		if st.Runs, err = s.store.Runs(ctx, ledger.RunFilter{Limit: admin.MaxRuns}); err != nil {
+			return st, fmt.Errorf("list runs: %w", err)
+		}
+		if st.Holds, err = s.store.Runs(ctx, ledger.RunFilter{HoldingOnly: true, Limit: 500}); err != nil {
+			return st, fmt.Errorf("list holds: %w", err)
+		}
+		if st.Snapshots, err = s.snapshots(ctx, now); err != nil {
+			return st, err
+		}
+	}
+	for _, g := range s.gates.State() {
+		st.Gates = append(st.Gates, admin.GateState{
+			Upstream: g.Upstream, MaxConcurrent: g.MaxConcurrent, InFlight: g.InFlight, Queued: g.Queued,
+			MaxWaiters: g.MaxWaiters, MaxWaitMS: g.MaxWaitMS, Admitted: int64(g.Admitted),
+			Rejected: int64(g.Rejected), TimedOut: int64(g.TimedOut), WaitP95MS: g.WaitP95MS,
+		})
+	}
+	if s.opts.QuotaState != nil {
+		if st.Quota, err = s.opts.QuotaState(ctx); err != nil {
+			return st, fmt.Errorf("quota state: %w", err)
+		}
+	}
+	st.Normalize()
+	return st, nil
+}
+
+func (s *Server) tenantStates(ctx context.Context) ([]admin.TenantState, error) {
+	s.mu.Lock()
+	policy := map[string]config.Tenant{}
+	var order []string
+	for _, t := range s.tenants {
+		policy[t.ID] = t
+		order = append(order, t.ID)
+	}
+	s.mu.Unlock()
+
+	balances := map[string]ledger.Balance{}
+	if s.store != nil {
+		bs, err := s.store.Balances(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read balances: %w", err)
+		}
+		for _, b := range bs {
+			balances[b.TenantID] = b
+			if _, ok := policy[b.TenantID]; !ok { // no longer configured; its history still shows
+				order = append(order, b.TenantID)
+			}
+		}
+	}
+	out := make([]admin.TenantState, 0, len(order))
+	for _, id := range order {
+		t, b := policy[id], balances[id]
+		if s.store == nil { // nothing spent or held without a ledger
+			b = ledger.Balance{TenantID: id, BudgetUnits: t.BudgetUnits, AvailableUnits: t.BudgetUnits}
+		}
+		out = append(out, admin.TenantState{
+			Tenant: id, BudgetUnits: b.BudgetUnits, SpentUnits: b.SpentUnits, HeldUnits: b.HeldUnits,
+			AvailableUnits: b.AvailableUnits, Active: b.Active, MaxConcurrent: t.MaxConcurrent,
+			PerMinute: t.RateLimits.PerMinute, PerHour: t.RateLimits.PerHour,
+		})
+	}
+	return out, nil
+}
+
+// snapshots returns the latest balance syncs of every guarded model.
+func (s *Server) snapshots(ctx context.Context, now time.Time) ([]ledger.Snapshot, error) {
+	var out []ledger.Snapshot
+	for _, u := range s.cfg.Upstreams {
+		if u.Quota == nil {
+			continue
+		}
+		for _, m := range u.Models {
+			snaps, err := s.store.Snapshots(ctx, u.Name, m, now.Add(-48*time.Hour))
+			if err != nil {
+				return nil, fmt.Errorf("snapshots of %s/%s: %w", u.Name, m, err)
+			}
+			out = append(out, snaps...)
+		}
+	}
+	slices.SortFunc(out, func(a, b ledger.Snapshot) int { return b.At.Compare(a.At) })
+	if len(out) > admin.MaxSnapshots {
+		out = out[:admin.MaxSnapshots]
+	}
+	return out, nil
+}

@@ -95,7 +95,7 @@ func (t *tiktokenMeter) count(model, text string) (ledger.Units, int) {
 // of "a" took 8 s in one piece), so long text is cut where the
 // pre-tokenizer of both encodings would cut anyway; only a run with no such
 // place (a long word, digits, spaces, unpunctuated CJK) is cut by force.
-const segmentBytes = 255 // a multiple of 3: digit runs tokenize in threes
+const segmentBytes = 240 // divisible by 3 (digit runs tokenize in threes), 8 and 16 (long runs of one letter or mark)
 
 // nextSegment splits text into a head of at most max bytes and the rest.
 // forced is true when no pre-token boundary was found in the upper half of

@@ -197,7 +197,7 @@ func parseCount(name string, raw json.RawMessage) (*int64, error) {
 
 func parseMessages(raw json.RawMessage) ([]Message, error) {
 	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
+	if err := json.Unmarshal(raw, &items); err != nil || isNull(raw) {
 		return nil, invalid("messages must be an array of message objects")
 	}
 	if len(items) == 0 {

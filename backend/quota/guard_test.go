@@ -1,0 +1,419 @@
+package quota_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/quota"
+	"github.com/quotagate/quotagate/backend/sqlite"
+	"github.com/quotagate/quotagate/backend/upstream/balance"
+)
+
+const (
+	ark   = "ark"
+	flash = "deepseek-v4-flash"
+)
+
+// clock is a settable clock shared by the store and the guard.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+func openStore(t *testing.T, now func() time.Time) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF", Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	err = st.ApplyTenants(context.Background(), []ledger.Tenant{{ID: "team", BudgetUnits: 1 << 40, MaxConcurrent: 1000,
+		KeyHashes: []string{ledger.HashKey("k")}}}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// balanceServer is a real loopback http-json endpoint whose balance a test sets.
+type balanceServer struct {
+	bal   atomic.Int64
+	calls atomic.Int64
+	url   string
+}
+
+func newBalanceServer(t *testing.T, bal ledger.Units) *balanceServer {
+	t.Helper()
+	b := &balanceServer{}
+	b.bal.Store(int64(bal))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.calls.Add(1)
+		fmt.Fprintf(w, `{"data":{"available":%d}}`, b.bal.Load())
+	})}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
+	b.url = "http://" + ln.Addr().String() + "/balance/{model}"
+	return b
+}
+
+func (b *balanceServer) source(t *testing.T) quota.BalanceSource {
+	src, err := balance.New(balance.Config{Kind: balance.KindHTTPJSON, URL: b.url, Field: "data.available"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+type events struct {
+	mu    sync.Mutex
+	kinds []string
+	ch    chan string
+}
+
+func newEvents() *events { return &events{ch: make(chan string, 1024)} }
+func (e *events) publish(kind string) {
+	e.mu.Lock()
+	e.kinds = append(e.kinds, kind)
+	e.mu.Unlock()
+	select {
+	case e.ch <- kind:
+	default:
+	}
+}
+
+var runSeq atomic.Int64
+
+// spend admits and settles units on the guarded model through the guard's check.
+func spend(t *testing.T, st ledger.Store, g *quota.Guard, units ledger.Units) {
+	t.Helper()
+	ctx := context.Background()
+	qc, err := g.Check(ark, flash)
+	if err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	id := ledger.RunID(fmt.Sprintf("r%d", runSeq.Add(1)))
+	if _, err := st.Admit(ctx, ledger.AdmitRequest{RunID: id, TenantID: "team", Upstream: ark, Model: flash,
+		ReserveUnits: units, Quota: qc, Actor: "test"}); err != nil {
+		t.Fatalf("admit %d: %v", units, err)
+	}
+	if _, err := st.Settle(ctx, id, units, "test usage"); err != nil {
+		t.Fatalf("settle: %v", err)
+	}
+	if err := g.Observe(ctx, ark, flash); err != nil {
+		t.Fatalf("observe: %v", err)
+	}
+}
+
+func auditKinds(t *testing.T, st ledger.Store, kind ledger.AuditKind) []ledger.AuditEntry {
+	t.Helper()
+	rows, err := st.Audit(context.Background(), ledger.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ledger.AuditEntry
+	for _, r := range rows {
+		if r.Kind == kind {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Issue 6: B0 2,000,000 and buffer 50,000 (limit 1,950,000), usage
+// 1,850,000: of 20 concurrent requests of reserve 10,000 at most 10 pass.
+func TestConcurrentAdmitsStopAtLimit(t *testing.T) {
+	c := &clock{t: at("2026-08-13", "09:00:00")}
+	st := openStore(t, c.Now)
+	o := quota.DefaultOptions()
+	o.UsageWall = 1 << 40 // this test is about admission, not the usage wall
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash, Options: o}}, nil, c.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := g.SetB0(ctx, ark, flash, 2_000_000); err != nil {
+		t.Fatal(err)
+	}
+	spend(t, st, g, 1_850_000)
+
+	var admitted, refused atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			qc, err := g.Check(ark, flash)
+			if err != nil {
+				t.Errorf("check: %v", err)
+				return
+			}
+			if qc.LimitUnits != 1_950_000 {
+				t.Errorf("limit = %d, want 1,950,000", qc.LimitUnits)
+			}
+			_, err = st.Admit(ctx, ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprintf("c%d", i)), TenantID: "team",
+				Upstream: ark, Model: flash, ReserveUnits: 10_000, Quota: qc, Actor: "test"})
+			switch ledger.ErrorCode(err) {
+			case "":
+				admitted.Add(1)
+			case ledger.CodeQuotaGuard:
+				refused.Add(1)
+			default:
+				t.Errorf("admit: %v", err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if admitted.Load() > 10 || admitted.Load()+refused.Load() != 20 {
+		t.Fatalf("admitted %d, refused %d; want at most 10 admitted of 20", admitted.Load(), refused.Load())
+	}
+	if admitted.Load() != 10 {
+		t.Fatalf("admitted %d; exactly 10 fit", admitted.Load())
+	}
+	u, err := st.QuotaUsage(ctx, ark, flash, "2026-08-13")
+	if err != nil || u.UsageUnits+u.HeldInFlight != 1_950_000 {
+		t.Fatalf("usage %+v, %v; want usage + held = limit", u, err)
+	}
+}
+
+// §7.6 thinking model: the guard's check is applied by the ledger to the
+// reserve the caller computed (18 + max(16, 4096) = 4,114), not to 34.
+func TestThinkingReserveRefusedByLedger(t *testing.T) {
+	c := &clock{t: at("2026-08-13", "09:00:00")}
+	st := openStore(t, c.Now)
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash}}, nil, c.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := g.SetB0(ctx, ark, flash, 1_000_000); err != nil { // limit 950,000
+		t.Fatal(err)
+	}
+	spend(t, st, g, 947_000)
+	qc, err := g.Check(ark, flash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Admit(ctx, ledger.AdmitRequest{RunID: "think", TenantID: "team", Upstream: ark, Model: flash,
+		ReserveUnits: 18 + max(16, 4096), Quota: qc})
+	if ledger.ErrorCode(err) != ledger.CodeQuotaGuard {
+		t.Fatalf("reserve 4,114 at usage 947,000 / limit 950,000: %v, want quota_guard", err)
+	}
+	if _, err = st.Admit(ctx, ledger.AdmitRequest{RunID: "small", TenantID: "team", Upstream: ark, Model: flash,
+		ReserveUnits: 34, Quota: qc}); err != nil {
+		t.Fatalf("reserve 34 refused: %v", err)
+	}
+}
+
+// One day of seed 002 through the runtime guard: a sync of the converged
+// 14:59:51 reading, the usage wall, the audit and publish, Retry-After until
+// midnight, and the restore at 00:00 Asia/Shanghai.
+func TestGuardSyncEvictRollover(t *testing.T) {
+	c := &clock{t: at("2026-08-12", "13:00:00")}
+	st := openStore(t, c.Now)
+	bs := newBalanceServer(t, 596_869)
+	ev := newEvents()
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash}},
+		map[string]quota.BalanceSource{ark: bs.source(t)}, c.Now, ev.publish)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	// Before any reading the guard fails closed.
+	if _, err := g.Check(ark, flash); ledger.ErrorCode(err) != ledger.CodeQuotaGuard {
+		t.Fatalf("check before any reading: %v, want quota_guard", err)
+	}
+	if _, err := g.SetBalance(ctx, ark, flash, 2_293_004); err != nil { // the day's first reading
+		t.Fatal(err)
+	}
+	spend(t, st, g, 1_696_135)
+
+	c.Set(at("2026-08-12", "14:59:51"))
+	snap, err := g.Sync(ctx, ark, flash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.BalanceUnits != 596_869 || snap.UsageAtSync != 1_696_135 || snap.Source != balance.KindHTTPJSON {
+		t.Fatalf("snapshot %+v", snap)
+	}
+	if snap.B0Units != 2_293_004 || snap.LimitUnits != 2_000_000 || snap.LimitV6Units != 2_000_000 {
+		t.Fatalf("snapshot b0 %d limit %d v6 %d; want 2,293,004 / 2,000,000 / 2,000,000", snap.B0Units, snap.LimitUnits, snap.LimitV6Units)
+	}
+	stored, err := st.Snapshots(ctx, ark, flash, time.Time{})
+	if err != nil || len(stored) != 2 || stored[1].LagSeconds != snap.LagSeconds || stored[1].LimitUnits != 2_000_000 {
+		t.Fatalf("stored snapshots %+v, %v", stored, err)
+	}
+	qc, err := g.Check(ark, flash)
+	if err != nil || qc.Day != "2026-08-12" || qc.LimitUnits != 2_000_000 {
+		t.Fatalf("check = %+v, %v", qc, err)
+	}
+
+	c.Set(at("2026-08-12", "20:53:13"))
+	spend(t, st, g, 260_000) // 1,956,135 ≥ the usage wall
+	_, err = g.Check(ark, flash)
+	if ledger.ErrorCode(err) != ledger.CodeQuotaGuard {
+		t.Fatalf("check after the usage wall: %v, want quota_guard", err)
+	}
+	if ra := ledger.RetryAfter(err); ra != 3*time.Hour+6*time.Minute+47*time.Second {
+		t.Fatalf("Retry-After %s, want until 00:00 local (3h6m47s)", ra)
+	}
+	evicts := auditKinds(t, st, ledger.AuditEvict)
+	if len(evicts) != 2 { // the fail-closed start, then the usage wall
+		t.Fatalf("evict audits %+v", evicts)
+	}
+	if last := evicts[len(evicts)-1]; last.Units != 1_956_135 || last.Actor != "quota" {
+		t.Fatalf("evict audit %+v", last)
+	}
+	rows, err := g.State(ctx)
+	if err != nil || len(rows) != 1 || !rows[0].Evicted || rows[0].UsageToday != 1_956_135 {
+		t.Fatalf("state %+v, %v", rows, err)
+	}
+
+	c.Set(at("2026-08-13", "00:00:30"))
+	qc, err = g.Check(ark, flash)
+	if err != nil {
+		t.Fatalf("check after midnight: %v", err)
+	}
+	// B0 today = 596,869 − usage settled in [14:44:51, 00:00) = 596,869 − 260,000.
+	if qc.Day != "2026-08-13" || qc.LimitUnits != 596_869-260_000-50_000 {
+		t.Fatalf("check after midnight = %+v", qc)
+	}
+	if n := len(auditKinds(t, st, ledger.AuditRestore)); n != 2 {
+		t.Fatalf("%d restore audits, want 2 (first reading, midnight)", n)
+	}
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	if len(ev.kinds) == 0 || ev.kinds[0] != quota.PublishKind {
+		t.Fatalf("published %v", ev.kinds)
+	}
+}
+
+func TestStateJSON(t *testing.T) {
+	c := &clock{t: at("2026-08-13", "11:22:00")}
+	st := openStore(t, c.Now)
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash}}, nil, c.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.SetB0(context.Background(), ark, flash, 2_242_178); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := g.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(rows)
+	var got []map[string]any
+	if err := json.Unmarshal(b, &got); err != nil || len(got) != 1 {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"upstream", "model", "day", "usage_today", "held_in_flight", "balance_at_sync",
+		"usage_at_sync", "synced_at", "lag_seconds", "b0_estimate", "limit", "limit_v6", "evicted", "evicted_reason"} {
+		if _, ok := got[0][k]; !ok {
+			t.Errorf("state row lacks %q: %s", k, b)
+		}
+	}
+	if got[0]["limit"].(float64) != 2_000_000 || got[0]["b0_estimate"].(float64) != 2_242_178 || got[0]["b0_manual"] != true {
+		t.Fatalf("row %s", b)
+	}
+}
+
+func TestManualSourceAndUnknownModel(t *testing.T) {
+	c := &clock{t: at("2026-08-13", "08:00:00")}
+	st := openStore(t, c.Now)
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash}},
+		map[string]quota.BalanceSource{ark: balance.Manual{}}, c.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := g.Sync(ctx, ark, flash); ledger.ErrorCode(err) != ledger.CodeInvalidRequest {
+		t.Fatalf("sync of a manual source: %v", err)
+	}
+	if qc, err := g.Check(ark, "not-guarded"); qc != nil || err != nil {
+		t.Fatalf("unguarded model: %+v, %v", qc, err)
+	}
+	if _, err := g.SetBalance(ctx, ark, "nope", 1); ledger.ErrorCode(err) != ledger.CodeModelNotFound {
+		t.Fatalf("set balance of an unguarded model: %v", err)
+	}
+	if _, err := g.SetBalance(ctx, ark, flash, 80_000); err != nil { // a small pool, unused
+		t.Fatal(err)
+	}
+	qc, err := g.Check(ark, flash)
+	if err != nil || qc.LimitUnits != 30_000 {
+		t.Fatalf("small pool check: %+v, %v (must not be evicted while usage is 0)", qc, err)
+	}
+	if _, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash, Options: quota.Options{Timezone: "Mars/Base"}}}, nil, nil, nil); err == nil {
+		t.Fatal("bad timezone accepted")
+	}
+}
+
+// The loop syncs at start, syncs again on a burst (+100,000 since the last
+// sync), and stops when its context ends.
+func TestRunSyncsOnStartAndBurst(t *testing.T) {
+	st := openStore(t, time.Now)
+	bs := newBalanceServer(t, 2_000_000)
+	ev := newEvents()
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash}},
+		map[string]quota.BalanceSource{ark: bs.source(t)}, nil, ev.publish)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); g.Run(ctx) }()
+
+	waitSnapshots := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			s, err := st.Snapshots(context.Background(), ark, flash, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s) >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d snapshots after 10s, want %d", len(s), n)
+			}
+			select {
+			case <-ev.ch:
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	waitSnapshots(1)
+	spend(t, st, g, 60_000)
+	spend(t, st, g, 40_000) // +100,000 since the sync: burst
+	waitSnapshots(2)
+	if bs.calls.Load() < 2 {
+		t.Fatalf("balance endpoint called %d times", bs.calls.Load())
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not stop on cancel")
+	}
+}

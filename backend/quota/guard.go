@@ -299,7 +299,8 @@ func (g *Guard) announce(ctx context.Context, m *model, t *transition) {
 }
 
 // Sync reads the balance from the model's source now and stores a snapshot.
-// CodeInvalidRequest when the model has no automatic source.
+// Errors: CodeModelNotFound (not guarded), CodeInvalidRequest (no automatic
+// source), CodeUpstreamError (the provider could not be read).
 func (g *Guard) Sync(ctx context.Context, upstream, model string) (ledger.Snapshot, error) {
 	m, err := g.get(upstream, model)
 	if err != nil {
@@ -317,7 +318,12 @@ func (g *Guard) Sync(ctx context.Context, upstream, model string) (ledger.Snapsh
 		m.syncErr = err.Error()
 		m.mu.Unlock()
 		g.publish(PublishKind)
-		return ledger.Snapshot{}, fmt.Errorf("sync %s/%s: %w", upstream, model, err)
+		if code := ledger.ErrorCode(err); code != ledger.CodeInternal {
+			return ledger.Snapshot{}, err
+		}
+		// The provider's answer, never a key: sources do not put secrets in errors.
+		return ledger.Snapshot{}, &ledger.Error{Code: ledger.CodeUpstreamError,
+			Message: fmt.Sprintf("could not read the balance of %s on %s: %v", model, upstream, err)}
 	}
 	if err := ledger.CheckUnits("balance", bal); err != nil {
 		return ledger.Snapshot{}, fmt.Errorf("sync %s/%s: %w", upstream, model, err)

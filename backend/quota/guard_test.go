@@ -417,3 +417,30 @@ func TestRunSyncsOnStartAndBurst(t *testing.T) {
 		t.Fatal("Run did not stop on cancel")
 	}
 }
+
+func TestSyncProviderDownIsUpstreamError(t *testing.T) {
+	c := &clock{t: at("2026-08-13", "08:00:00")}
+	st := openStore(t, c.Now)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/b"
+	ln.Close() // nothing listens there now
+	src, err := balance.New(balance.Config{Kind: balance.KindHTTPJSON, URL: dead, Field: "n"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash}},
+		map[string]quota.BalanceSource{ark: src}, c.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Sync(context.Background(), ark, flash); ledger.ErrorCode(err) != ledger.CodeUpstreamError {
+		t.Fatalf("sync against a dead provider: %v, want upstream_error", err)
+	}
+	rows, err := g.State(context.Background())
+	if err != nil || rows[0].SyncError == "" || !rows[0].Evicted {
+		t.Fatalf("state after a failed first sync: %+v, %v (want the error shown and the model fail closed)", rows, err)
+	}
+}

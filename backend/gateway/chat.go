@@ -1,0 +1,412 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/upstream"
+)
+
+// Why a run's upstream context was cancelled. Owner, operator, client and
+// write-timeout cancels end the run cancelled; an upstream silence ends it
+// interrupted. None of them is evidence: the hold is kept.
+var (
+	errCancelOwner    = errors.New("cancelled by its owner")
+	errCancelOperator = errors.New("cancelled by the operator")
+	errWriteTimeout   = errors.New("the client stopped reading for longer than the write timeout")
+	errUpstreamIdle   = errors.New("the upstream sent nothing for longer than the upstream timeout")
+)
+
+// call is one admitted run in flight.
+type call struct {
+	g      *Gateway
+	id     ledger.RunID
+	tenant ledger.Tenant
+	up     Upstream
+	req    *meter.ChatRequest
+	est    meter.Estimate
+	ctx    context.Context // the upstream call's context; cancelled to close the connection
+	cancel context.CancelCauseFunc
+	stream *streamState // nil for non-streaming runs
+
+	mu      sync.Mutex
+	rc      *http.ResponseController // set once the response started
+	writing bool                     // a write to the client is in progress
+
+	out outcome // decided by the handler goroutine, applied by finish
+}
+
+// outcome is what finish writes to the ledger.
+type outcome struct {
+	decided  bool
+	verdict  meter.Verdict // Trusted → Settle
+	release  bool          // proof the provider did no work → ReleaseHold
+	status   ledger.RunStatus
+	evidence string
+}
+
+func (c *call) settle(v meter.Verdict) {
+	c.out = outcome{decided: true, verdict: v, status: ledger.RunCompleted, evidence: v.Evidence()}
+}
+
+func (c *call) keep(status ledger.RunStatus, evidence string) {
+	c.out = outcome{decided: true, status: status, evidence: evidence}
+}
+
+func (c *call) releaseHold(status ledger.RunStatus, evidence string) {
+	c.out = outcome{decided: true, release: true, status: status, evidence: evidence}
+}
+
+// abort cancels the upstream call with cause and, if a write to a client
+// that does not read is blocking, ends that write now.
+func (c *call) abort(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cancel(cause)
+	if c.writing && c.rc != nil {
+		_ = c.rc.SetWriteDeadline(time.Now())
+	}
+}
+
+// cause says why the upstream context ended, or nil while it runs. A
+// cancelled request context (the client closed its connection) becomes
+// errClientGone.
+func (c *call) cause() error {
+	if c.ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(c.ctx)
+	for _, known := range []error{errCancelOwner, errCancelOperator, errWriteTimeout, errUpstreamIdle, errClientGone} {
+		if errors.Is(cause, known) {
+			return known
+		}
+	}
+	return errClientGone
+}
+
+func statusFor(cause error) ledger.RunStatus {
+	if errors.Is(cause, errUpstreamIdle) {
+		return ledger.RunInterrupted
+	}
+	return ledger.RunCancelled
+}
+
+// clientError is what the client of a cancelled run is told, when it can
+// still hear it.
+func clientError(cause error) error {
+	switch {
+	case errors.Is(cause, errUpstreamIdle):
+		return ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream stopped sending; the run was cut and its reservation is held until reconciled")
+	case errors.Is(cause, errCancelOwner), errors.Is(cause, errCancelOperator):
+		return ledger.Errorf(ledger.CodeRunEnded, "the run was %s; its reservation is held until reconciled", cause.Error())
+	}
+	return ledger.Errorf(ledger.CodeRunEnded, "the run ended: %s", cause.Error())
+}
+
+func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
+	t, err := g.authenticate(r)
+	if err != nil {
+		g.internal(w, err, "authenticate")
+		return
+	}
+	if g.opts.RateLimiter != nil {
+		if ra, ok := g.opts.RateLimiter.Allow(t.ID); !ok {
+			err := &ledger.Error{Code: ledger.CodeRateLimited, RetryAfter: ra,
+				Message: fmt.Sprintf("tenant %s sent too many requests; retry after %s", t.ID, ceilSeconds(ra))}
+			g.refuse(r.Context(), t.ID, "", "", err)
+			writeError(w, err)
+			return
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.RequestBytesMax))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, ledger.Errorf(ledger.CodeRequestTooLarge, "the request body is larger than %d bytes", g.opts.RequestBytesMax))
+			return
+		}
+		writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "the request body could not be read: %v", err))
+		return
+	}
+	req, err := meter.ParseChatRequest(body)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	up := g.upstreamFor(req.Model)
+	if up == nil || !t.AllowsModel(req.Model) {
+		writeError(w, ledger.Errorf(ledger.CodeModelNotFound, "the model %q does not exist or is not available to this key", req.Model))
+		return
+	}
+	var quota *ledger.QuotaCheck
+	if g.opts.Quota != nil {
+		// Before any token counting: an evicted model costs nothing to refuse.
+		if quota, err = g.opts.Quota.Check(up.Name(), req.Model); err != nil {
+			g.refuse(r.Context(), t.ID, up.Name(), req.Model, err)
+			g.internal(w, err, "quota check")
+			return
+		}
+	}
+	est := g.opts.Reserve.Estimate(g.opts.Meter, req)
+	var ticket GateTicket
+	if g.opts.Gate != nil {
+		if ticket, err = g.opts.Gate.Enter(up.Name()); err != nil {
+			g.refuse(r.Context(), t.ID, up.Name(), req.Model, err)
+			g.internal(w, err, "gate")
+			return
+		}
+	}
+
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	c := &call{g: g, id: g.opts.NewRunID(), tenant: t, up: up, req: req, est: est, ctx: ctx, cancel: cancel}
+	if req.Stream {
+		c.stream = &streamState{queueCap: g.opts.StreamQueueEvents}
+	}
+	g.register(c)
+	// Admission is recorded even if the client leaves meanwhile: the ledger
+	// write must not be half-cancelled.
+	run, err := g.opts.Store.Admit(context.WithoutCancel(r.Context()), ledger.AdmitRequest{
+		RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: req.Model,
+		ReserveUnits: est.ReserveUnits, Queued: ticket != nil && ticket.Queued(),
+		Quota: quota, Actor: g.opts.Actor,
+	})
+	if err != nil {
+		g.unregister(c)
+		if ticket != nil {
+			ticket.Abandon()
+		}
+		g.emit(Event{Kind: EventReject, TenantID: t.ID, Upstream: up.Name(), Model: req.Model, Code: ledger.ErrorCode(err)})
+		g.internal(w, err, "admit")
+		return
+	}
+	g.emit(Event{Kind: EventAdmit, RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: req.Model})
+	w.Header().Set("X-Run-Id", string(c.id))
+	defer c.finish(r.Context())
+	c.serve(w, r, ticket, run.Status == ledger.RunQueued)
+}
+
+// refuse audits a refusal that happens before Admit (Admit audits its own).
+func (g *Gateway) refuse(ctx context.Context, tenantID, up, model string, err error) {
+	code := ledger.ErrorCode(err)
+	if code == ledger.CodeInternal {
+		return
+	}
+	g.emit(Event{Kind: EventReject, TenantID: tenantID, Upstream: up, Model: model, Code: code})
+	detail := ""
+	if up != "" {
+		detail = up + "/" + model
+	}
+	aerr := g.opts.Store.AppendAudit(context.WithoutCancel(ctx), ledger.AuditEntry{
+		Kind: ledger.AuditReject, TenantID: tenantID, Actor: g.opts.Actor, Reason: code,
+		Evidence: ledger.ErrorMessage(err), Detail: detail,
+	})
+	if aerr != nil {
+		g.log.Error("gateway: audit refusal", "tenant", tenantID, "code", code, "err", aerr)
+	}
+}
+
+// serve takes the run from admission to a decided outcome. Until the first
+// byte it may answer with an error; after it, failures only end the stream.
+func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, queued bool) {
+	g := c.g
+	if ticket != nil {
+		release, err := ticket.Wait(c.ctx)
+		if err != nil {
+			// Gave up while queued: the upstream never saw the call.
+			status := ledger.RunFailed
+			if cause := c.cause(); cause != nil {
+				status = ledger.RunCancelled
+				err = clientError(cause)
+			}
+			c.releaseHold(status, "gave up while queued at the gate of "+c.up.Name()+": "+ledger.ErrorMessage(err))
+			writeError(w, err)
+			return
+		}
+		defer release()
+		if queued {
+			if _, err := g.opts.Store.Start(context.WithoutCancel(c.ctx), c.id); err != nil {
+				c.releaseHold(ledger.RunFailed, "could not start after the gate: "+err.Error())
+				g.internal(w, err, "start run "+string(c.id))
+				return
+			}
+			g.emit(Event{Kind: EventStart, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
+		}
+	}
+	body, err := c.req.UpstreamBody()
+	if err != nil {
+		c.releaseHold(ledger.RunFailed, "request not sent: "+err.Error())
+		writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "the request could not be prepared: %v", err))
+		return
+	}
+	var hdr http.Header
+	for _, k := range g.opts.ForwardHeaders {
+		if v := r.Header.Values(k); len(v) > 0 {
+			if hdr == nil {
+				hdr = http.Header{}
+			}
+			hdr[http.CanonicalHeaderKey(k)] = v
+		}
+	}
+	resp, err := c.up.Send(c.ctx, body, hdr)
+	if err != nil {
+		c.sendFailed(w, err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		c.upstreamRefused(w, resp)
+		return
+	}
+	if c.req.Stream {
+		c.relayStream(w, resp)
+	} else {
+		c.relayComplete(w, resp)
+	}
+}
+
+// sendFailed handles a Send that got no response. A request that never left
+// releases the hold with the error as evidence; one that may have reached
+// the provider keeps it.
+func (c *call) sendFailed(w http.ResponseWriter, err error) {
+	var se *upstream.SendError
+	sent := !errors.As(err, &se) || se.Sent
+	cause := c.cause()
+	status := ledger.RunFailed
+	if cause != nil {
+		status = statusFor(cause)
+	}
+	switch {
+	case !sent:
+		c.releaseHold(status, se.Evidence())
+	case cause != nil:
+		c.keep(status, fmt.Sprintf("%s while waiting for the upstream's answer", cause))
+	default:
+		c.keep(status, fmt.Sprintf("upstream_no_response: the request reached %s but no answer came: %v", c.up.Name(), err))
+	}
+	if cause != nil {
+		writeError(w, clientError(cause))
+		return
+	}
+	if se != nil && se.Timeout {
+		writeError(w, ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s did not answer in time", c.up.Name()))
+		return
+	}
+	writeError(w, ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s could not be reached", c.up.Name()))
+}
+
+// upstreamErrorBytes bounds the error body kept as evidence.
+const upstreamErrorBytes = 64 << 10
+
+// upstreamRefused handles an HTTP error answer before any output: the
+// provider did no work, so the hold is released with the answer as evidence.
+func (c *call) upstreamRefused(w http.ResponseWriter, resp *upstream.Response) {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, upstreamErrorBytes))
+	sum := sha256.Sum256(b)
+	msg := upstreamMessage(b)
+	c.releaseHold(ledger.RunFailed, fmt.Sprintf("upstream_status=%d body_sha256=%x: %s", resp.StatusCode, sum[:8], truncate(msg, 200)))
+	var err *ledger.Error
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests:
+		err = &ledger.Error{Code: ledger.CodeUpstreamBusy, Message: fmt.Sprintf("the upstream %s is busy: %s", c.up.Name(), msg)}
+		if s, perr := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); perr == nil && s > 0 {
+			err.RetryAfter = time.Duration(s) * time.Second
+		}
+	case http.StatusGatewayTimeout:
+		err = ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s timed out: %s", c.up.Name(), msg)
+	default:
+		err = ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s answered %d: %s", c.up.Name(), resp.StatusCode, msg)
+	}
+	writeError(w, err)
+}
+
+// upstreamMessage is the message of an OpenAI-shaped error body, else the
+// body's first line.
+func upstreamMessage(b []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
+		return e.Error.Message
+	}
+	s := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		s = "(empty body)"
+	}
+	return truncate(s, 500)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && (s[n]&0xC0) == 0x80 { // keep UTF-8 whole
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// finish writes the decided outcome to the ledger. It runs in a defer, so a
+// panic or an early return still ends the run — with its hold kept unless
+// there is evidence.
+func (c *call) finish(reqCtx context.Context) {
+	g := c.g
+	g.unregister(c)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(reqCtx), 30*time.Second)
+	defer cancel()
+	o := c.out
+	if !o.decided {
+		o = outcome{status: ledger.RunInterrupted, evidence: "the gateway ended the run without a decision"}
+	}
+	var (
+		run  ledger.Run
+		err  error
+		kind string
+	)
+	switch {
+	case o.verdict.Trusted:
+		spend, evidence := o.verdict.SpendUnits, o.evidence
+		if res := c.est.ReserveUnits; spend > res {
+			// The ledger never spends beyond the hold (available ≥ 0).
+			evidence = fmt.Sprintf("%s; usage %d exceeds the reserve %d, settled at the reserve", evidence, spend, res)
+			spend = res
+		}
+		run, err = g.opts.Store.Settle(ctx, c.id, spend, evidence)
+		kind = EventSettle
+	case o.release:
+		run, err = g.opts.Store.ReleaseHold(ctx, c.id, o.status, o.evidence)
+		kind = EventRelease
+	default:
+		run, err = g.opts.Store.KeepHold(ctx, c.id, o.status, o.evidence)
+		kind = EventHold
+	}
+	if err != nil {
+		// The run stays open in the ledger; RecoverInterrupted keeps its hold at the next start.
+		g.log.Error("gateway: end run", "run", c.id, "outcome", kind, "err", err)
+		return
+	}
+	g.emit(Event{Kind: kind, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
+	if g.opts.Quota != nil {
+		g.opts.Quota.Observe(run)
+	}
+}
+
+func ceilSeconds(d time.Duration) time.Duration {
+	return (d + time.Second - 1) / time.Second * time.Second
+}

@@ -1,0 +1,260 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/meter"
+)
+
+// Defaults for Options.
+const (
+	DefaultRequestBytesMax   = 8 << 20 // RELIABILITY's MAX_BODY
+	DefaultStreamQueueEvents = 8
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultUpstreamTimeout   = 120 * time.Second // stream idle timeout (RELIABILITY T32)
+	DefaultKeepAlive         = 15 * time.Second  // ": keepalive" during an upstream gap
+	DefaultResponseBytesMax  = 64 << 20          // a non-streaming upstream body
+	DefaultTenantRefresh     = 2 * time.Second
+)
+
+// Options configures a Gateway. Store, Meter and Upstreams are required; a
+// nil RateLimiter, Gate or Quota means that control is off.
+type Options struct {
+	Store     ledger.Store
+	Meter     meter.Meter
+	Reserve   meter.ReservePolicy // output cap default, reasoning floor, image units
+	Band      meter.PromptBand    // tiktoken prompt band; zero → meter.DefaultPromptBand
+	Upstreams []Upstream          // in config order; a model goes to the first that serves it
+
+	RequestBytesMax   int64         // request body limit (413); default 8 MiB
+	StreamQueueEvents int           // per-stream event queue between upstream reader and client writer; default 8
+	WriteTimeout      time.Duration // per write to the client; a client that stops reading is cut after it; default 30s
+	UpstreamTimeout   time.Duration // longest silence from a streaming upstream before the run is cut; default 120s
+	KeepAlive         time.Duration // SSE comment sent to the client during an upstream gap; default 15s, <0 off
+	MaxEventBytes     int           // one upstream SSE event; default meter.DefaultMaxEventBytes
+	// ForwardHeaders are request headers copied to the upstream (e.g.
+	// "X-Demo-Plan" for the demo upstream); nothing else is forwarded.
+	ForwardHeaders []string
+
+	RateLimiter RateLimiter // per-tenant request windows, before any reserve (helper T)
+	Gate        Gate        // per-upstream concurrency + FIFO queue (helper T)
+	Quota       QuotaGuard  // provider daily quota guard (helper Q)
+
+	OnEvent  func(Event)  // live hub hook; must not block
+	Logger   *slog.Logger // default slog.Default()
+	NewRunID func() ledger.RunID
+	Actor    string // audit actor of the gateway's own writes; default "gateway"
+}
+
+// Gateway serves /v1/*. It is an http.Handler.
+type Gateway struct {
+	opts Options
+	mux  *http.ServeMux
+	log  *slog.Logger
+
+	tmu       sync.Mutex
+	tenants   []ledger.Tenant
+	tenantsAt time.Time
+
+	rmu  sync.Mutex
+	runs map[ledger.RunID]*call // runs in flight in this process
+
+	stats streamCounters
+}
+
+// New returns a gateway; it panics on a missing Store, Meter or upstream,
+// which is a wiring bug.
+func New(opts Options) *Gateway {
+	if opts.Store == nil || opts.Meter == nil || len(opts.Upstreams) == 0 {
+		panic("gateway.New: Store, Meter and at least one upstream are required")
+	}
+	if opts.RequestBytesMax <= 0 {
+		opts.RequestBytesMax = DefaultRequestBytesMax
+	}
+	if opts.StreamQueueEvents <= 0 {
+		opts.StreamQueueEvents = DefaultStreamQueueEvents
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.UpstreamTimeout <= 0 {
+		opts.UpstreamTimeout = DefaultUpstreamTimeout
+	}
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.Band == (meter.PromptBand{}) {
+		opts.Band = meter.DefaultPromptBand
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.NewRunID == nil {
+		opts.NewRunID = newRunID
+	}
+	if opts.Actor == "" {
+		opts.Actor = "gateway"
+	}
+	g := &Gateway{opts: opts, log: opts.Logger, runs: make(map[ledger.RunID]*call)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", g.chat)
+	mux.HandleFunc("GET /v1/models", g.models)
+	mux.HandleFunc("GET /v1/balance", g.balance)
+	mux.HandleFunc("GET /v1/runs/{id}", g.getRun)
+	mux.HandleFunc("DELETE /v1/runs/{id}", g.deleteRun)
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "%s %s is not a quotagate endpoint", r.Method, r.URL.Path))
+	})
+	g.mux = mux
+	return g
+}
+
+// ServeHTTP implements http.Handler.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
+
+func newRunID() ledger.RunID {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return ledger.RunID("run_" + hex.EncodeToString(b[:]))
+}
+
+func (g *Gateway) emit(e Event) {
+	if g.opts.OnEvent != nil {
+		g.opts.OnEvent(e)
+	}
+}
+
+// InvalidateTenants makes the next request re-read tenants from the store
+// (after a config change applied keys or policies).
+func (g *Gateway) InvalidateTenants() {
+	g.tmu.Lock()
+	g.tenantsAt = time.Time{}
+	g.tmu.Unlock()
+}
+
+func (g *Gateway) loadTenants(ctx context.Context, force bool) ([]ledger.Tenant, error) {
+	g.tmu.Lock()
+	defer g.tmu.Unlock()
+	if g.tenants != nil && !force && time.Since(g.tenantsAt) < DefaultTenantRefresh {
+		return g.tenants, nil
+	}
+	if force && time.Since(g.tenantsAt) < 100*time.Millisecond {
+		return g.tenants, nil // a flood of bad keys must not become a flood of reads
+	}
+	ts, err := g.opts.Store.Tenants(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g.tenants, g.tenantsAt = ts, time.Now()
+	return ts, nil
+}
+
+// authenticate returns the tenant whose key is the request's Bearer token.
+func (g *Gateway) authenticate(r *http.Request) (ledger.Tenant, error) {
+	auth := r.Header.Get("Authorization")
+	key, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok {
+		key, ok = strings.CutPrefix(auth, "bearer ")
+	}
+	key = strings.TrimSpace(key)
+	if !ok || key == "" {
+		return ledger.Tenant{}, ledger.Errorf(ledger.CodeInvalidAPIKey, "send your quotagate key as \"Authorization: Bearer <key>\"")
+	}
+	for _, force := range []bool{false, true} {
+		ts, err := g.loadTenants(r.Context(), force)
+		if err != nil {
+			return ledger.Tenant{}, err
+		}
+		for _, t := range ts {
+			if t.MatchesKey(key) {
+				return t, nil
+			}
+		}
+	}
+	return ledger.Tenant{}, ledger.Errorf(ledger.CodeInvalidAPIKey, "the API key is not known to this quotagate")
+}
+
+// upstreamFor picks the first configured upstream that serves model.
+func (g *Gateway) upstreamFor(model string) Upstream {
+	for _, u := range g.opts.Upstreams {
+		if u.Serves(model) {
+			return u
+		}
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// handle runs a handler that returns an error before writing anything.
+func handle(w http.ResponseWriter, err error) {
+	if err != nil {
+		writeError(w, err)
+	}
+}
+
+func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
+	t, err := g.authenticate(r)
+	if err != nil {
+		handle(w, err)
+		return
+	}
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	list := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list", Data: []model{}}
+	seen := map[string]bool{}
+	for _, u := range g.opts.Upstreams {
+		for _, m := range u.Models() {
+			if seen[m] || !t.AllowsModel(m) {
+				continue
+			}
+			seen[m] = true
+			list.Data = append(list.Data, model{ID: m, Object: "model", OwnedBy: u.Name()})
+		}
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (g *Gateway) balance(w http.ResponseWriter, r *http.Request) {
+	t, err := g.authenticate(r)
+	if err != nil {
+		handle(w, err)
+		return
+	}
+	b, err := g.opts.Store.Balance(r.Context(), t.ID)
+	if err != nil {
+		g.internal(w, err, "balance of "+t.ID)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+// internal logs err and writes it; ledger.ErrorMessage keeps SQL and
+// secrets out of the body.
+func (g *Gateway) internal(w http.ResponseWriter, err error, what string) {
+	if ledger.ErrorCode(err) == ledger.CodeInternal {
+		g.log.Error("gateway: "+what, "err", err)
+	}
+	writeError(w, err)
+}
+

@@ -1,0 +1,298 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/upstream"
+)
+
+// streamState is one stream's queue figures, read by tests and the admin state.
+type streamState struct {
+	queueCap     int
+	queueLen     atomic.Int64
+	queuePeak    atomic.Int64
+	backpressure atomic.Int64 // times the reader found the queue full and stopped reading
+	relayed      atomic.Int64 // events written to the client
+}
+
+// StreamState is a copy of one stream's queue figures.
+type StreamState struct {
+	RunID        ledger.RunID `json:"run"`
+	TenantID     string       `json:"tenant"`
+	QueueCap     int          `json:"queue_cap"`
+	QueueLen     int          `json:"queue_len"`
+	QueuePeak    int          `json:"queue_peak"`
+	Backpressure int64        `json:"backpressure"`
+	Relayed      int64        `json:"relayed"`
+}
+
+// streamCounters are process-wide figures over every stream so far.
+type streamCounters struct {
+	streams      atomic.Int64
+	backpressure atomic.Int64
+	queuePeak    atomic.Int64
+}
+
+// Counters are the gateway's stream figures since start.
+type Counters struct {
+	Streams      int64 `json:"streams"`
+	Backpressure int64 `json:"backpressure"` // reader stalls on a full queue, all streams
+	QueuePeak    int64 `json:"queue_peak"`   // highest queue length of any stream
+}
+
+// Counters returns the stream figures since start.
+func (g *Gateway) Counters() Counters {
+	return Counters{Streams: g.stats.streams.Load(), Backpressure: g.stats.backpressure.Load(), QueuePeak: g.stats.queuePeak.Load()}
+}
+
+func raise(a *atomic.Int64, v int64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// relayStream relays an SSE response: a reader goroutine parses upstream
+// events into a bounded queue, this goroutine writes them to the client.
+// A full queue blocks the reader, so a slow client slows the upstream
+// (backpressure) instead of growing a buffer.
+func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
+	g := c.g
+	st := c.stream
+	g.stats.streams.Add(1)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	rc := http.NewResponseController(w)
+	c.mu.Lock()
+	c.rc = rc
+	c.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+	writeErr := c.send(w, rc, nil) // headers and X-Run-Id out before the first event
+
+	queue := make(chan []byte, st.queueCap)
+	var tally meter.Tally
+	var readErr error
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		defer close(queue)
+		readErr = c.readUpstream(resp.Body, &tally, queue)
+	}()
+	if writeErr == nil {
+		writeErr = c.writeClient(w, rc, queue)
+	}
+	for range queue { // drain so the reader can finish
+	}
+	<-readerDone
+
+	v := meter.Judge(tally.Judgement(g.opts.Meter, c.req.Model, c.est.InputUnits, c.est.UncertainUnits, g.opts.Band))
+	cause := c.cause()
+	var tell error // the terminal error event, if the client can still hear it
+	switch {
+	case v.Trusted:
+		// The provider finished and said what it billed; settle even if the
+		// client left after the last event.
+		c.settle(v)
+	case cause != nil:
+		c.keep(statusFor(cause), fmt.Sprintf("%s; %s", cause, v.Evidence()))
+		tell = clientError(cause)
+	case writeErr != nil:
+		c.keep(ledger.RunCancelled, fmt.Sprintf("%v; %s", writeErr, v.Evidence()))
+	case readErr != nil || !tally.SawDone():
+		why := "the upstream closed the stream before [DONE]"
+		if readErr != nil {
+			why = "the upstream stream broke: " + readErr.Error()
+		}
+		c.keep(ledger.RunInterrupted, fmt.Sprintf("%s; %s", why, v.Evidence()))
+		tell = ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-stream; the run is interrupted and its reservation is held until reconciled", c.up.Name())
+	default:
+		// A clean end without trusted usage: the client saw a normal end, the
+		// ledger keeps the hold (DESIGN: missing or contradictory usage).
+		c.keep(ledger.RunCompleted, v.Evidence())
+	}
+	if tell != nil && writeErr == nil {
+		c.mu.Lock()
+		_ = rc.SetWriteDeadline(time.Now().Add(g.opts.WriteTimeout))
+		c.mu.Unlock()
+		if _, err := w.Write(sseError(tell)); err == nil {
+			_ = rc.Flush()
+		}
+	}
+}
+
+// readUpstream parses events off the upstream body into queue until EOF, a
+// read error or cancellation. The tally sees every event, including the
+// usage chunk a client that did not ask for usage is not sent.
+func (c *call) readUpstream(body io.Reader, tally *meter.Tally, queue chan<- []byte) error {
+	g := c.g
+	st := c.stream
+	idle := time.AfterFunc(g.opts.UpstreamTimeout, func() { c.abort(errUpstreamIdle) })
+	defer idle.Stop()
+	sr := meter.NewSSEReader(body, g.opts.MaxEventBytes)
+	for {
+		ev, err := sr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if cause := c.cause(); cause != nil {
+				return cause
+			}
+			return err
+		}
+		idle.Reset(g.opts.UpstreamTimeout)
+		chunk, _ := tally.Observe(ev)
+		if ev.Incomplete {
+			// A half event at a cut is never relayed: a client would drop it,
+			// and the error event that follows must start on a clean line.
+			continue
+		}
+		if chunk.UsageOnly() && !c.req.IncludeUsage {
+			continue // the client did not ask for usage; it was asked for the ledger
+		}
+		raw := bytes.Clone(ev.Raw)
+		select {
+		case queue <- raw:
+		default:
+			if st.backpressure.Add(1) == 1 {
+				g.emit(Event{Kind: EventBackpressure, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
+			}
+			g.stats.backpressure.Add(1)
+			select {
+			case queue <- raw:
+			case <-c.ctx.Done():
+				return c.cause()
+			}
+		}
+		n := st.queueLen.Add(1)
+		raise(&st.queuePeak, n)
+		raise(&g.stats.queuePeak, n)
+	}
+}
+
+// writeClient writes queued events to the client until the queue closes or
+// a write fails; during an upstream gap it sends keep-alive comments.
+func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, queue <-chan []byte) error {
+	var tick <-chan time.Time
+	if ka := c.g.opts.KeepAlive; ka > 0 {
+		t := time.NewTicker(ka)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case b, ok := <-queue:
+			if !ok {
+				return nil
+			}
+			c.stream.queueLen.Add(-1)
+			if c.ctx.Err() != nil {
+				continue // cancelled: discard what is still queued
+			}
+			if err := c.send(w, rc, b); err != nil {
+				return err
+			}
+			c.stream.relayed.Add(1)
+		case <-tick:
+			if c.ctx.Err() == nil {
+				if err := c.send(w, rc, keepAlive); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+var keepAlive = []byte(": keepalive\n\n")
+
+// send writes b (nil: just flush) under a fresh write deadline. A failed
+// write cancels the upstream call: a client that left or stopped reading
+// must not keep the provider generating.
+func (c *call) send(w http.ResponseWriter, rc *http.ResponseController, b []byte) error {
+	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		c.mu.Unlock()
+		return c.cause()
+	}
+	if err := rc.SetWriteDeadline(time.Now().Add(c.g.opts.WriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		c.mu.Unlock()
+		return err
+	}
+	c.writing = true
+	c.mu.Unlock()
+	var err error
+	if len(b) > 0 {
+		_, err = w.Write(b)
+	}
+	if err == nil {
+		err = rc.Flush()
+	}
+	c.mu.Lock()
+	c.writing = false
+	c.mu.Unlock()
+	if err == nil {
+		return nil
+	}
+	if cause := c.cause(); cause != nil {
+		return cause // abort ended the write
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.abort(errWriteTimeout)
+		return errWriteTimeout
+	}
+	c.abort(errClientGone)
+	return fmt.Errorf("%w: %v", errClientGone, err)
+}
+
+// relayComplete relays a non-streaming response: the whole body is read
+// first, so an upstream failure can still be an HTTP error.
+func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
+	g := c.g
+	b, err := io.ReadAll(io.LimitReader(resp.Body, DefaultResponseBytesMax+1))
+	if err == nil && len(b) > DefaultResponseBytesMax {
+		err = fmt.Errorf("the upstream body is larger than %d bytes", DefaultResponseBytesMax)
+	}
+	if err != nil {
+		if cause := c.cause(); cause != nil {
+			c.keep(statusFor(cause), fmt.Sprintf("%s while reading the upstream's body", cause))
+			writeError(w, clientError(cause))
+			return
+		}
+		c.keep(ledger.RunInterrupted, "the upstream body broke off: "+err.Error())
+		writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
+		return
+	}
+	comp, perr := meter.ParseCompletion(b)
+	j := meter.Judgement{
+		Meter: g.opts.Meter, Model: c.req.Model,
+		InputUnits: c.est.InputUnits, UncertainUnits: c.est.UncertainUnits,
+		Output: comp.Text(), Usage: comp.Usage, Complete: perr == nil, Band: g.opts.Band,
+	}
+	if errors.Is(perr, meter.ErrBadUsage) {
+		j.UsageProblem, j.Complete = perr.Error(), true
+	}
+	v := meter.Judge(j)
+	if v.Trusted {
+		c.settle(v)
+	} else {
+		c.keep(ledger.RunCompleted, v.Evidence())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(g.opts.WriteTimeout))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}

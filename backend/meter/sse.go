@@ -12,6 +12,10 @@ type Event struct {
 	// Raw is the exact bytes of the event, including its terminating blank
 	// line (and any blank lines before it), so the gateway can relay it
 	// unchanged. Concatenating the Raw of every event gives back the stream.
+	// (An event that ends in CR at the end of what has been read so far is
+	// returned at once; if a LF follows — a CRLF split across reads — that
+	// LF begins the next event's Raw, and a lone trailing one comes back as
+	// an event without data.)
 	Raw []byte
 	// Data is the event's data lines joined with "\n" (nil when the event
 	// has no data field).

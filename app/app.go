@@ -1,0 +1,92 @@
+// Package app holds the Wails bindings: only what a browser cannot do. The
+// dashboard talks to the backend over the same admin HTTP API and WebSocket in
+// the window and in a browser; these methods tell it where that is, and add
+// the native save dialog and file manager.
+package app
+
+import (
+	"context"
+	"errors"
+
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/server"
+)
+
+// Connection is where the dashboard finds the backend.
+type Connection struct {
+	URL   string `json:"url"`   // e.g. http://127.0.0.1:8787
+	Token string `json:"token"` // the admin token
+}
+
+// App is the one bound struct: window.go.app.App.* in the frontend.
+type App struct {
+	open  func(ctx context.Context) (*server.Server, error)
+	ctx   context.Context
+	srv   *server.Server
+	err   error
+	ready chan struct{}
+}
+
+// New returns an App that starts the backend with open when the window starts.
+func New(open func(ctx context.Context) (*server.Server, error)) *App {
+	return &App{open: open, ready: make(chan struct{})}
+}
+
+// Startup is passed as OnStartup, which Wails exempts from binding. The
+// server starts here, not before wails.Run: a build that generates bindings
+// runs main() up to wails.Run and must not listen.
+func (a *App) Startup(ctx context.Context) {
+	a.ctx = ctx
+	a.srv, a.err = a.open(ctx)
+	close(a.ready)
+	if a.err != nil {
+		_, _ = runtime.MessageDialog(ctx, runtime.MessageDialogOptions{
+			Type: runtime.ErrorDialog, Title: "quotagate could not start", Message: a.err.Error(),
+		})
+		runtime.Quit(ctx)
+	}
+}
+
+// Shutdown is passed as OnShutdown: it stops the backend.
+func (a *App) Shutdown(context.Context) {
+	if a.srv != nil {
+		_ = a.srv.Close()
+	}
+}
+
+// Err returns the backend's start error, if any, once Startup has run.
+func (a *App) Err() error {
+	select {
+	case <-a.ready:
+		return a.err
+	default:
+		return nil
+	}
+}
+
+func (a *App) server() (*server.Server, error) {
+	<-a.ready
+	if a.err != nil {
+		return nil, errors.New("the backend did not start: " + a.err.Error())
+	}
+	return a.srv, nil
+}
+
+// Connection returns the backend's URL and admin token.
+func (a *App) Connection() (Connection, error) {
+	srv, err := a.server()
+	if err != nil {
+		return Connection{}, err
+	}
+	return Connection{URL: srv.URL(), Token: srv.AdminToken()}, nil
+}
+
+// message turns an error into a sentence for the dialog's caller.
+func message(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return errors.New(what + ": " + ledger.ErrorMessage(err))
+}

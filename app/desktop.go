@@ -1,0 +1,59 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	goruntime "runtime"
+	"time"
+
+	"github.com/wailsapp/wails/v2/pkg/runtime"
+)
+
+// SaveAuditCSV asks where to save the audit export (filters as in
+// GET /admin/api/audit.csv) and writes it there. It returns the chosen path,
+// or "" when the user cancelled the dialog.
+func (a *App) SaveAuditCSV(from, to, tenant string) (string, error) {
+	srv, err := a.server()
+	if err != nil {
+		return "", err
+	}
+	path, err := runtime.SaveFileDialog(a.ctx, runtime.SaveDialogOptions{
+		Title:           "Save audit log",
+		DefaultFilename: "quotagate-audit-" + time.Now().Format("2006-01-02") + ".csv",
+		Filters:         []runtime.FileFilter{{DisplayName: "CSV (*.csv)", Pattern: "*.csv"}},
+	})
+	if err != nil || path == "" {
+		return "", message("save dialog", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return "", message("save audit log", err)
+	}
+	if err := srv.WriteAuditCSV(a.ctx, f, from, to, tenant); err != nil {
+		f.Close()
+		return "", message("export audit log", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", message("save audit log", err)
+	}
+	return path, nil
+}
+
+// OpenDataDir shows the data directory (ledger, secrets) in the file manager.
+func (a *App) OpenDataDir() error {
+	srv, err := a.server()
+	if err != nil {
+		return err
+	}
+	opener := map[string]string{"darwin": "open", "windows": "explorer"}[goruntime.GOOS]
+	if opener == "" {
+		opener = "xdg-open"
+	}
+	cmd := exec.Command(opener, srv.DataDir())
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("open %s with %s: %w", srv.DataDir(), opener, err)
+	}
+	go cmd.Wait() // reap it; the file manager's exit status says nothing useful
+	return nil
+}

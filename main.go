@@ -1,0 +1,197 @@
+// Command quotagate runs the local LLM gateway: in a window (Wails), or
+// headless with `quotagate serve`. Both serve the same dashboard.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"syscall"
+
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/server"
+	"github.com/quotagate/quotagate/frontend"
+)
+
+// version is set at build time: -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `quotagate — a local, OpenAI-compatible LLM gateway with budgets, holds and quota guards.
+
+Usage:
+  quotagate [command] [flags]
+
+Commands:
+  (none)     open the window (without a display: says so and runs serve)
+  serve      run without a window; print the dashboard URL and the local key
+  verify     recompute every balance from the ledger; exit 1 on any difference
+  version    print the version
+  help       print this text
+
+Flags:
+  --addr ADDR     listen address, loopback only (default 127.0.0.1:8787)
+  --data DIR      data directory: ledger and secrets
+                  (default $XDG_DATA_HOME/quotagate, else ~/.local/share/quotagate)
+  --config FILE   YAML config (default: built in — tenant "local", the demo upstream)
+  --version       print the version
+  --help          print this text
+
+Point a tool at http://127.0.0.1:8787/v1 with the printed key as its API key.
+`
+
+// cli is the parsed command line.
+type cli struct {
+	command, addr, data, config string
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	c, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "quotagate: %v\n\n%s", err, usage)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	switch c.command {
+	case "version":
+		fmt.Fprintln(stdout, "quotagate", version)
+		return 0
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "serve":
+		return serve(c, stdout, stderr, log)
+	case "verify":
+		return verify(c, stdout, stderr)
+	case "":
+		return window(c, stdout, stderr, log)
+	}
+	fmt.Fprintf(stderr, "quotagate: unknown command %q\n\n%s", c.command, usage)
+	return 2
+}
+
+// parse accepts flags before and after the command.
+func parse(args []string, stderr io.Writer) (cli, error) {
+	var c cli
+	var showVersion bool
+	fs := flag.NewFlagSet("quotagate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.addr, "addr", "", "")
+	fs.StringVar(&c.data, "data", "", "")
+	fs.StringVar(&c.config, "config", "", "")
+	fs.BoolVar(&showVersion, "version", false, "")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		c.command = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return c, err
+		}
+		if fs.NArg() > 0 {
+			return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		}
+	}
+	if showVersion {
+		c.command = "version"
+	}
+	if c.data == "" {
+		c.data = defaultDataDir()
+	}
+	return c, nil
+}
+
+// defaultDataDir follows the XDG base directory spec.
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "quotagate")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "quotagate")
+	}
+	return "quotagate-data"
+}
+
+func (c cli) options(log *slog.Logger) (server.Options, error) {
+	cfg := config.Default()
+	if c.config != "" {
+		var err error
+		if cfg, err = config.Load(c.config); err != nil {
+			return server.Options{}, err
+		}
+	}
+	return wire(server.Options{Config: cfg, DataDir: c.data, Addr: c.addr, Version: version,
+		Frontend: frontend.FS(), Logger: log}), nil
+}
+
+// wire connects the parts built in parallel (ledger, gateway, quota) to the
+// server; see server.Options.
+func wire(o server.Options) server.Options { return o }
+
+func serve(c cli, stdout, stderr io.Writer, log *slog.Logger) int {
+	o, err := c.options(log)
+	if err != nil {
+		fmt.Fprintf(stderr, "quotagate: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := server.Open(ctx, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "quotagate: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "quotagate %s is running (Ctrl+C stops it)\n", version)
+	fmt.Fprintf(stdout, "  dashboard: %s\n", srv.DashboardURL())
+	fmt.Fprintf(stdout, "  base URL:  %s/v1\n", srv.URL())
+	keys := srv.GeneratedKeys()
+	ids := make([]string, 0, len(keys))
+	for id := range keys {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		fmt.Fprintf(stdout, "  %s key: %s\n", id, keys[id])
+	}
+	fmt.Fprintf(stdout, "  data:      %s\n", srv.DataDir())
+	<-ctx.Done()
+	if err := srv.Close(); err != nil {
+		fmt.Fprintf(stderr, "quotagate: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func verify(c cli, stdout, stderr io.Writer) int {
+	o, err := c.options(slog.New(slog.DiscardHandler))
+	if err != nil {
+		fmt.Fprintf(stderr, "quotagate: %v\n", err)
+		return 1
+	}
+	diffs, err := server.Verify(context.Background(), o)
+	if err != nil {
+		fmt.Fprintf(stderr, "quotagate: %v\n", err)
+		return 1
+	}
+	for _, d := range diffs {
+		fmt.Fprintln(stdout, d)
+	}
+	if len(diffs) > 0 {
+		fmt.Fprintf(stdout, "verify: %d differences\n", len(diffs))
+		return 1
+	}
+	fmt.Fprintln(stdout, "verify: ledger consistent")
+	return 0
+}

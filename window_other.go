@@ -1,0 +1,16 @@
+//go:build !desktop
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+)
+
+// window: a build without the desktop tag (plain `go build`, tests) has no
+// window, so it serves headless.
+func window(c cli, stdout, stderr io.Writer, log *slog.Logger) int {
+	fmt.Fprintln(stdout, "quotagate: this build has no window (built without -tags desktop), running `quotagate serve` instead")
+	return serve(c, stdout, stderr, log)
+}

@@ -30,19 +30,21 @@ var (
 
 // call is one admitted run in flight.
 type call struct {
-	g      *Gateway
-	id     ledger.RunID
-	tenant ledger.Tenant
-	up     Upstream
-	req    *meter.ChatRequest
-	est    meter.Estimate
-	ctx    context.Context // the upstream call's context; cancelled to close the connection
-	cancel context.CancelCauseFunc
-	stream *streamState // nil for non-streaming runs
+	g       *Gateway
+	id      ledger.RunID
+	tenant  ledger.Tenant
+	up      Upstream
+	req     *meter.ChatRequest
+	est     meter.Estimate
+	ctx     context.Context // the upstream call's context; cancelled to close the connection
+	cancel  context.CancelCauseFunc
+	stream  *streamState // nil for non-streaming runs
+	guarded bool         // the quota guard returned a check for this model
 
 	mu      sync.Mutex
 	rc      *http.ResponseController // set once the response started
 	writing bool                     // a write to the client is in progress
+	reason  error                    // the first abort's cause
 
 	out outcome // decided by the handler goroutine, applied by finish
 }
@@ -68,29 +70,30 @@ func (c *call) releaseHold(status ledger.RunStatus, evidence string) {
 	c.out = outcome{decided: true, release: true, status: status, evidence: evidence}
 }
 
-// abort cancels the upstream call with cause and, if a write to a client
-// that does not read is blocking, ends that write now.
+// abort cancels the upstream call with cause (the first cause wins) and,
+// if a write to a client that does not read is blocking, ends that write now.
 func (c *call) abort(cause error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.reason == nil {
+		c.reason = cause
+	}
 	c.cancel(cause)
 	if c.writing && c.rc != nil {
 		_ = c.rc.SetWriteDeadline(time.Now())
 	}
 }
 
-// cause says why the upstream context ended, or nil while it runs. A
-// cancelled request context (the client closed its connection) becomes
-// errClientGone.
+// cause says why the upstream context ended, or nil while it runs. Without
+// an abort, the request context ended: the client closed its connection.
 func (c *call) cause() error {
 	if c.ctx.Err() == nil {
 		return nil
 	}
-	cause := context.Cause(c.ctx)
-	for _, known := range []error{errCancelOwner, errCancelOperator, errWriteTimeout, errUpstreamIdle, errClientGone} {
-		if errors.Is(cause, known) {
-			return known
-		}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reason != nil {
+		return c.reason
 	}
 	return errClientGone
 }
@@ -123,7 +126,7 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 	if g.opts.RateLimiter != nil {
 		if ra, ok := g.opts.RateLimiter.Allow(t.ID); !ok {
 			err := &ledger.Error{Code: ledger.CodeRateLimited, RetryAfter: ra,
-				Message: fmt.Sprintf("tenant %s sent too many requests; retry after %s", t.ID, ceilSeconds(ra))}
+				Message: fmt.Sprintf("tenant %s sent too many requests; retry after the Retry-After seconds", t.ID)}
 			g.refuse(r.Context(), t.ID, "", "", err)
 			writeError(w, err)
 			return
@@ -170,7 +173,7 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
-	c := &call{g: g, id: g.opts.NewRunID(), tenant: t, up: up, req: req, est: est, ctx: ctx, cancel: cancel}
+	c := &call{g: g, id: g.opts.NewRunID(), tenant: t, up: up, req: req, est: est, ctx: ctx, cancel: cancel, guarded: quota != nil}
 	if req.Stream {
 		c.stream = &streamState{queueCap: g.opts.StreamQueueEvents}
 	}
@@ -375,7 +378,6 @@ func (c *call) finish(reqCtx context.Context) {
 		o = outcome{status: ledger.RunInterrupted, evidence: "the gateway ended the run without a decision"}
 	}
 	var (
-		run  ledger.Run
 		err  error
 		kind string
 	)
@@ -387,13 +389,13 @@ func (c *call) finish(reqCtx context.Context) {
 			evidence = fmt.Sprintf("%s; usage %d exceeds the reserve %d, settled at the reserve", evidence, spend, res)
 			spend = res
 		}
-		run, err = g.opts.Store.Settle(ctx, c.id, spend, evidence)
+		_, err = g.opts.Store.Settle(ctx, c.id, spend, evidence)
 		kind = EventSettle
 	case o.release:
-		run, err = g.opts.Store.ReleaseHold(ctx, c.id, o.status, o.evidence)
+		_, err = g.opts.Store.ReleaseHold(ctx, c.id, o.status, o.evidence)
 		kind = EventRelease
 	default:
-		run, err = g.opts.Store.KeepHold(ctx, c.id, o.status, o.evidence)
+		_, err = g.opts.Store.KeepHold(ctx, c.id, o.status, o.evidence)
 		kind = EventHold
 	}
 	if err != nil {
@@ -402,11 +404,9 @@ func (c *call) finish(reqCtx context.Context) {
 		return
 	}
 	g.emit(Event{Kind: kind, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
-	if g.opts.Quota != nil {
-		g.opts.Quota.Observe(run)
+	if c.guarded {
+		if err := g.opts.Quota.Observe(ctx, c.up.Name(), c.req.Model); err != nil {
+			g.log.Warn("gateway: quota observe", "run", c.id, "err", err)
+		}
 	}
-}
-
-func ceilSeconds(d time.Duration) time.Duration {
-	return (d + time.Second - 1) / time.Second * time.Second
 }

@@ -257,4 +257,3 @@ func (g *Gateway) internal(w http.ResponseWriter, err error, what string) {
 	}
 	writeError(w, err)
 }
-

@@ -246,10 +246,13 @@ func (c *call) send(w http.ResponseWriter, rc *http.ResponseController, b []byte
 	if err == nil {
 		return nil
 	}
-	if cause := c.cause(); cause != nil {
-		return cause // abort ended the write
-	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
+	c.mu.Lock()
+	reason := c.reason
+	c.mu.Unlock()
+	switch {
+	case reason != nil:
+		return reason // an abort ended the write
+	case errors.Is(err, os.ErrDeadlineExceeded):
 		c.abort(errWriteTimeout)
 		return errWriteTimeout
 	}

@@ -54,9 +54,10 @@ type GateTicket interface {
 // enforces the returned check atomically with the tenant's budget.
 type QuotaGuard interface {
 	Check(upstream, model string) (*ledger.QuotaCheck, error)
-	// Observe is told every run's final ledger state (settled, held or
-	// released), e.g. to trigger a burst balance sync. It must not block.
-	Observe(run ledger.Run)
+	// Observe is told that a guarded model's run ended (settled, held or
+	// released), so the guard re-reads today's usage, evicts at its walls
+	// and may ask for a burst balance sync. *quota.Guard satisfies it.
+	Observe(ctx context.Context, upstream, model string) error
 }
 
 // Event kinds passed to Options.OnEvent.

@@ -43,7 +43,7 @@ type Request struct {
 	IncludeUsage  bool
 	ChunksWritten int   // content parts written to the socket
 	BytesWritten  int64 // response body bytes written
-	BlockedWrites int   // writes slower than Options.BlockedWrite
+	BlockedWrites int   // writes still blocked after Options.BlockedWrite
 	Disconnected  bool  // the client went away before the plan finished
 	Done          bool  // the handler has returned
 }
@@ -468,23 +468,24 @@ func (x *exchange) event(c chunkJSON, content bool) bool {
 	return x.write(buf, content)
 }
 
-// write sends b and flushes it, recording how far the demo got.
+// write sends b and flushes it, recording how far the demo got. A write
+// still blocked after Options.BlockedWrite is counted at that moment, so a
+// test can wait for it while the write is still stuck.
 func (x *exchange) write(b []byte, content bool) bool {
-	start := time.Now()
+	blocked := time.AfterFunc(x.s.opts.BlockedWrite, func() {
+		x.s.update(func() { x.rec.BlockedWrites++ })
+	})
 	_, err := x.w.Write(b)
 	if err == nil {
 		err = x.rc.Flush()
 	}
-	slow := time.Since(start) > x.s.opts.BlockedWrite
+	blocked.Stop()
 	x.s.update(func() {
 		if err == nil {
 			x.rec.BytesWritten += int64(len(b))
 			if content {
 				x.rec.ChunksWritten++
 			}
-		}
-		if slow {
-			x.rec.BlockedWrites++
 		}
 	})
 	if err != nil {

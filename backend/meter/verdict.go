@@ -64,7 +64,7 @@ const (
 	ReasonNoUsage         = "no_usage_evidence"
 	ReasonNoDone          = "no_end_marker"
 	ReasonIncomplete      = "incomplete_body"
-	ReasonBadUsage        = "bad_usage"
+	ReasonBadEvidence     = "bad_evidence"       // a bad usage object, a chunk that did not parse, data after [DONE]
 	ReasonInconsistent    = "inconsistent_usage" // total ≠ prompt + completion, reasoning > completion
 	ReasonMismatch        = "usage_mismatch"     // usage contradicts what the gateway measured
 	ReasonPromptOutOfBand = "prompt_out_of_band"
@@ -119,7 +119,7 @@ func Judge(j Judgement) Verdict {
 	// Evidence present and complete?
 	switch {
 	case j.UsageProblem != "":
-		return v.hold(ReasonBadUsage, "the upstream's usage is not usable: %s", j.UsageProblem)
+		return v.hold(ReasonBadEvidence, "the upstream's evidence is not usable: %s", j.UsageProblem)
 	case u == nil:
 		return v.hold(ReasonNoUsage, "the upstream sent no usage object")
 	case j.Stream && !j.SawDone:
@@ -127,9 +127,9 @@ func Judge(j Judgement) Verdict {
 	case !j.Stream && !j.Complete:
 		return v.hold(ReasonIncomplete, "the response body did not arrive complete")
 	case u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 || u.ReasoningTokens < 0:
-		return v.hold(ReasonBadUsage, "the usage has a negative count")
+		return v.hold(ReasonBadEvidence, "the usage has a negative count")
 	case u.PromptTokens > int64(ledger.MaxUnits) || u.CompletionTokens > int64(ledger.MaxUnits)-u.PromptTokens:
-		return v.hold(ReasonBadUsage, "the usage counts are too large")
+		return v.hold(ReasonBadEvidence, "the usage counts are too large")
 	case u.HasTotal && u.TotalTokens != u.PromptTokens+u.CompletionTokens:
 		return v.hold(ReasonInconsistent, "total_tokens %d ≠ prompt_tokens %d + completion_tokens %d",
 			u.TotalTokens, u.PromptTokens, u.CompletionTokens)

@@ -48,9 +48,9 @@ func TestJudgeUTF8Bytes(t *testing.T) {
 		{"incomplete body holds",
 			Judgement{InputUnits: 6, Output: "你好 AI", Usage: usage(6, 9)}, false, 0, 15, ReasonIncomplete},
 		{"bad usage holds",
-			Judgement{InputUnits: 6, Output: "你好 AI", UsageProblem: "prompt_tokens: negative", Stream: true, SawDone: true}, false, 0, 15, ReasonBadUsage},
+			Judgement{InputUnits: 6, Output: "你好 AI", UsageProblem: "prompt_tokens: negative", Stream: true, SawDone: true}, false, 0, 15, ReasonBadEvidence},
 		{"negative usage that bypassed the parser holds",
-			Judgement{InputUnits: 0, Output: "", Usage: &Usage{PromptTokens: -1, CompletionTokens: 1}, Complete: true}, false, 0, 0, ReasonBadUsage},
+			Judgement{InputUnits: 0, Output: "", Usage: &Usage{PromptTokens: -1, CompletionTokens: 1}, Complete: true}, false, 0, 0, ReasonBadEvidence},
 		{"precounted output",
 			Judgement{InputUnits: 6, OutputUnits: 9, OutputCounted: true, Usage: usage(6, 9), Complete: true}, true, 15, 15, ReasonTrusted},
 		{"zero usage for zero work settles 0 (T13)",
@@ -107,7 +107,7 @@ func TestJudgeTiktoken(t *testing.T) {
 		{"zero prompt for a real prompt holds",
 			Judgement{InputUnits: 100, Output: out, Usage: usage(0, 6), Complete: true}, false, 0, ReasonPromptOutOfBand},
 		{"usage counts too large to add",
-			Judgement{InputUnits: 100, Output: out, Usage: &Usage{PromptTokens: int64(ledger.MaxUnits), CompletionTokens: 6}, Complete: true}, false, 0, ReasonBadUsage},
+			Judgement{InputUnits: 100, Output: out, Usage: &Usage{PromptTokens: int64(ledger.MaxUnits), CompletionTokens: 6}, Complete: true}, false, 0, ReasonBadEvidence},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.j.Meter, tc.j.Model = m, "gpt-4o"

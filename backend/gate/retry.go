@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -86,4 +88,73 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return maxDelay, true
 	}
 	return d, true
+}
+
+// Answer is one upstream answer Do saw with a retryable status: evidence
+// for the hold's release when the call finally fails.
+type Answer struct {
+	Status     int
+	RetryAfter string        // the header as sent, "" when absent
+	Waited     time.Duration // the wait Do took after it; 0 for the final answer
+}
+
+func (a Answer) String() string {
+	s := strconv.Itoa(a.Status)
+	if a.RetryAfter != "" {
+		s += " Retry-After=" + a.RetryAfter
+	}
+	if a.Waited > 0 {
+		s += " waited=" + a.Waited.String()
+	}
+	return s
+}
+
+// Do runs attempt until its answer is final: a status that is not
+// retryable, no retry left under p, or ctx ending during a wait (then Do
+// returns an error wrapping ctx.Err()). attempt returns the HTTP status,
+// the Retry-After header and discard, which Do calls only on an answer it
+// retries past (drain and close the body); the final answer stays the
+// caller's. An error from attempt ends Do at once with that error. answers
+// lists every retryable answer seen, the final one included.
+//
+// Do must only wrap the part of a call before any output reached the
+// client (see RetryPolicy).
+func (p RetryPolicy) Do(ctx context.Context, attempt func(ctx context.Context) (status int, retryAfter string, discard func(), err error)) (answers []Answer, err error) {
+	start := time.Now()
+	for n := 1; ; n++ {
+		status, ra, discard, err := attempt(ctx)
+		if err != nil {
+			return answers, err
+		}
+		if !Retryable(status) {
+			return answers, nil
+		}
+		answers = append(answers, Answer{Status: status, RetryAfter: ra})
+		wait, ok := p.Next(n, status, ra, time.Since(start))
+		if !ok {
+			return answers, nil
+		}
+		if discard != nil {
+			discard()
+		}
+		answers[len(answers)-1].Waited = wait
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return answers, fmt.Errorf("waiting %v to retry the upstream: %w", wait, ctx.Err())
+			}
+		}
+	}
+}
+
+// Evidence joins answers for an audit row: "429 Retry-After=1 waited=1s; 429; 429".
+func Evidence(answers []Answer) string {
+	parts := make([]string, len(answers))
+	for i, a := range answers {
+		parts[i] = a.String()
+	}
+	return strings.Join(parts, "; ")
 }

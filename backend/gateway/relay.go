@@ -18,7 +18,7 @@ import (
 // streamState is one stream's queue figures, read by tests and the admin state.
 type streamState struct {
 	queueCap     int
-	queueLen     atomic.Int64
+	queue        atomic.Pointer[chan []byte] // the live queue; its len is the occupancy
 	queuePeak    atomic.Int64
 	backpressure atomic.Int64 // times the reader found the queue full and stopped reading
 	relayed      atomic.Int64 // events written to the client
@@ -83,6 +83,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	writeErr := c.send(w, rc, nil) // headers and X-Run-Id out before the first event
 
 	queue := make(chan []byte, st.queueCap)
+	st.queue.Store(&queue)
 	var tally meter.Tally
 	var readErr error
 	readerDone := make(chan struct{})
@@ -171,13 +172,15 @@ func (c *call) readUpstream(body io.Reader, tally *meter.Tally, queue chan<- []b
 				g.emit(Event{Kind: EventBackpressure, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
 			}
 			g.stats.backpressure.Add(1)
+			raise(&st.queuePeak, int64(len(queue))) // seen full
 			select {
 			case queue <- raw:
 			case <-c.ctx.Done():
 				return c.cause()
 			}
 		}
-		n := st.queueLen.Add(1)
+		// len of the channel is the true occupancy: never above its capacity.
+		n := int64(len(queue))
 		raise(&st.queuePeak, n)
 		raise(&g.stats.queuePeak, n)
 	}
@@ -198,7 +201,6 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 			if !ok {
 				return nil
 			}
-			c.stream.queueLen.Add(-1)
 			if c.ctx.Err() != nil {
 				continue // cancelled: discard what is still queued
 			}

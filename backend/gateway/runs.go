@@ -54,8 +54,12 @@ func (g *Gateway) Stream(id ledger.RunID) (StreamState, bool) {
 
 func (c *call) streamState() StreamState {
 	s := c.stream
+	n := 0
+	if q := s.queue.Load(); q != nil {
+		n = len(*q)
+	}
 	return StreamState{RunID: c.id, TenantID: c.tenant.ID, QueueCap: s.queueCap,
-		QueueLen: int(s.queueLen.Load()), QueuePeak: int(s.queuePeak.Load()),
+		QueueLen: n, QueuePeak: int(s.queuePeak.Load()),
 		Backpressure: s.backpressure.Load(), Relayed: s.relayed.Load()}
 }
 

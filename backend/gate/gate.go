@@ -70,6 +70,7 @@ type Gate struct {
 	recentN    int // total recorded; recent[recentN%recentWaits] is next
 
 	holdEWMA time.Duration // smoothed slot hold time, for Retry-After
+	retryAt  time.Time     // latest moment a refused caller was told to come back
 }
 
 // waiter is a caller in the queue. granted and elem are guarded by Gate.mu;
@@ -286,15 +287,28 @@ func (g *Gate) recordWaitLocked(d time.Duration) {
 	g.recentN++
 }
 
-// busyLocked builds the refusal with a Retry-After estimating when a slot —
-// and so a place in the queue — frees: the smoothed hold time shared among
-// the slots, in whole seconds, between 1 s and max_wait.
+// busyLocked builds the refusal. Its Retry-After spreads refused callers
+// over the moments a queue place is expected to open, one every
+// holdEWMA/max_concurrent (a slot frees that often, and each freed slot
+// moves the queue up one place): the first refused caller is told one step,
+// the next one two steps, and so on, instead of sending them all back at
+// the same second to fight over one place (seed 003's fixed "Retry-After: 2"
+// did exactly that). Whole seconds, between 1 s and max_wait.
 func (g *Gate) busyLocked(why string) *ledger.Error {
-	ra := DefaultRetryAfter
+	now := time.Now()
+	step := DefaultRetryAfter
 	if g.holdEWMA > 0 {
-		ra = g.holdEWMA / time.Duration(g.opts.MaxConcurrent)
+		step = g.holdEWMA / time.Duration(g.opts.MaxConcurrent)
 	}
-	ra = min(ceilSeconds(ra), max(ceilSeconds(g.opts.MaxWait), time.Second))
+	at := now.Add(step)
+	if g.retryAt.After(now) {
+		at = g.retryAt.Add(step)
+	}
+	ra := min(ceilSeconds(at.Sub(now)), max(ceilSeconds(g.opts.MaxWait), time.Second))
+	g.retryAt = at
+	if capped := now.Add(ra); capped.Before(at) {
+		g.retryAt = capped
+	}
 	e := ledger.Errorf(ledger.CodeUpstreamBusy, "upstream %s is busy (%s); try again in %d s",
 		g.name, why, int64(ra/time.Second))
 	e.RetryAfter = ra

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"testing/synctest"
@@ -409,4 +410,34 @@ func TestGates(t *testing.T) {
 	if g := gs.Set("ark", gate.Options{MaxConcurrent: 5}); g.State().MaxConcurrent != 5 || len(gs.State()) != 2 {
 		t.Fatal("Set on an existing upstream must update it in place")
 	}
+}
+
+// Callers refused together are sent back one queue-place apart, not all at
+// the same second.
+func TestRetryAfterSpreadsRefusals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := gate.New("demo", gate.Options{MaxConcurrent: 2, MaxWaiters: -1}) // max_wait 8 s
+		rel := mustAcquire(t, g)
+		time.Sleep(3500 * time.Millisecond) // seed 003 call: one place opens every 1.75 s
+		rel()
+		a, b := mustAcquire(t, g), mustAcquire(t, g)
+		var got []time.Duration
+		for range 6 {
+			_, err := g.Acquire(t.Context())
+			got = append(got, wantBusy(t, err))
+		}
+		s := time.Second
+		// 1.75, 3.5, 5.25, 7, 8.75 → whole seconds rounded up, capped at max_wait.
+		if want := []time.Duration{2 * s, 4 * s, 6 * s, 7 * s, 8 * s, 8 * s}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("Retry-After of six refusals in a row = %v, want %v", got, want)
+		}
+		// Once the promised moments have passed, a refusal is one step again.
+		time.Sleep(9 * time.Second)
+		_, err := g.Acquire(t.Context())
+		if ra := wantBusy(t, err); ra != 2*s {
+			t.Fatalf("Retry-After after the spread passed = %v, want 2s", ra)
+		}
+		a()
+		b()
+	})
 }

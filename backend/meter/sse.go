@@ -48,7 +48,12 @@ type SSEReader struct {
 	// skipLF: the previous line ended in CR at the end of the buffered
 	// input; a LF arriving next completes that CRLF and is no line break.
 	skipLF bool
+	// bomDone: the stream's first bytes were checked for a UTF-8 BOM, which
+	// the SSE format says to ignore (it stays in the first event's Raw).
+	bomDone bool
 }
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // DefaultMaxEventBytes bounds one event when the caller passes 0.
 const DefaultMaxEventBytes = 1 << 20
@@ -70,6 +75,16 @@ func (s *SSEReader) Next() (Event, error) {
 	var ev Event
 	start := s.pos // the event's raw bytes are buf[start:s.pos]
 	lineStart := s.pos
+	if !s.bomDone {
+		for len(s.buf) < 3 && s.err == nil {
+			start, lineStart = s.fill(start, lineStart)
+		}
+		s.bomDone = true
+		if bytes.HasPrefix(s.buf, utf8BOM) {
+			s.pos += len(utf8BOM)
+			lineStart = s.pos
+		}
+	}
 	sawField := false   // a non-comment, non-blank line
 	sawComment := false // a comment line
 	var data []byte

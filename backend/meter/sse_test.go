@@ -70,6 +70,8 @@ func TestSSEReader(t *testing.T) {
 		{"data that looks like SSE inside JSON", "data: {\"t\":\"\\n\\ndata: [DONE]\"}\n\n", []wantEvent{
 			{raw: "data: {\"t\":\"\\n\\ndata: [DONE]\"}\n\n", data: "{\"t\":\"\\n\\ndata: [DONE]\"}", hasData: true}}},
 		{"empty stream", "", nil},
+		{"leading BOM is ignored but relayed", "\ufeffdata: x\n\n", []wantEvent{{raw: "\ufeffdata: x\n\n", data: "x", hasData: true}}},
+		{"BOM only at the start", "data: a\n\n\ufeffdata: x\n\n", []wantEvent{{raw: "data: a\n\n", data: "a", hasData: true}, {raw: "\ufeffdata: x\n\n"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Whole, one byte at a time (CR at a read boundary), and in halves.

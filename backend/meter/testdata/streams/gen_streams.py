@@ -1,3 +1,5 @@
+# Regenerates testdata/streams/*.sse (run from backend/meter): python3 testdata/streams/gen_streams.py
+# then: go test -run TestStreamGoldens -update . and review the diff.
 import json
 d='testdata/streams/'
 def chunk(content=None, reasoning=None, usage="null", choices=True, role=False):

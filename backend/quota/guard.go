@@ -241,7 +241,7 @@ func (g *Guard) refresh(ctx context.Context, m *model, full bool) error {
 				m.usageAtLast = last.UsageAtSync
 			}
 		}
-		if a.Day != m.usage.Day {
+		if m.usage.Day != "" && a.Day != m.usage.Day {
 			m.usageAtLast = 0 // a new day: the burst trigger counts from zero
 		}
 	}
@@ -496,6 +496,7 @@ func (g *Guard) loop(ctx context.Context, m *model) {
 	} else {
 		_ = g.refresh(ctx, m, true)
 	}
+	g.maybeTopUp(ctx, m)
 	for {
 		now := g.now()
 		wait := m.opts.NextDayStart(now).Sub(now)

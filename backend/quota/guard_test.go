@@ -444,3 +444,51 @@ func TestSyncProviderDownIsUpstreamError(t *testing.T) {
 		t.Fatalf("state after a failed first sync: %+v, %v (want the error shown and the model fail closed)", rows, err)
 	}
 }
+
+// The optional top-up planner (seed 002 §8.4): after 23:20 local, once a
+// day, a dry-run plan clamped by cap − usage and B0 − buffer − usage.
+func TestTopUpPlanDryRun(t *testing.T) {
+	c := &clock{t: at("2026-08-13", "10:00:00")}
+	st := openStore(t, c.Now)
+	o := quota.DefaultOptions()
+	o.TopUp.Enabled = true
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash, Options: o}}, nil, c.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := g.SetB0(ctx, ark, flash, 1_200_000); err != nil {
+		t.Fatal(err)
+	}
+	spend(t, st, g, 500_000)
+	if plan, err := g.PlanTopUp(ark, flash); err != nil || plan != 650_000 {
+		t.Fatalf("plan = %d, %v; want 1,200,000 − 50,000 − 500,000", plan, err)
+	}
+	c.Set(at("2026-08-13", "23:21:00"))
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); g.Run(runCtx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rows := auditKinds(t, st, ledger.AuditSync)
+		var plans []ledger.AuditEntry
+		for _, r := range rows {
+			if r.Reason == "topup_plan" {
+				plans = append(plans, r)
+			}
+		}
+		if len(plans) == 1 && plans[0].Units == 650_000 {
+			break
+		}
+		if len(plans) > 1 || time.Now().After(deadline) {
+			t.Fatalf("top-up plan audits: %+v", plans)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	rows, err := g.State(ctx)
+	if err != nil || rows[0].TopUpPlan != 650_000 {
+		t.Fatalf("state %+v, %v", rows, err)
+	}
+}

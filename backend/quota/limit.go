@@ -13,8 +13,13 @@ const (
 	SourceManualB0 = "manual-b0" // the day's true starting balance from the provider console
 )
 
-// lagWindow bounds how far back the lag fit and the B0 minimum look.
-const lagWindow = 24 * time.Hour
+// lagWindow bounds how far back the lag fit and the B0 minimum look;
+// lagPairs bounds the fit to the most recent pairs of readings (the lag is a
+// property of the provider's settlement now, and the fit runs at every sync).
+const (
+	lagWindow = 24 * time.Hour
+	lagPairs  = 48
+)
 
 // Limit is quotagate's cumulative daily limit: min(cap, B0 − small_buffer), ≥ 0.
 func Limit(o Options, b0 ledger.Units) ledger.Units {
@@ -45,7 +50,10 @@ func readings(snaps []ledger.Snapshot, now time.Time) []ledger.Snapshot {
 		}
 		out = append(out, s)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	less := func(i, j int) bool { return out[i].At.Before(out[j].At) }
+	if !sort.SliceIsSorted(out, less) {
+		sort.SliceStable(out, less)
+	}
 	return out
 }
 
@@ -54,10 +62,15 @@ func readings(snaps []ledger.Snapshot, now time.Time) []ledger.Snapshot {
 // equal the usage settled in [t1−Δ, t2−Δ). Pairs across a balance rise
 // (a refund) are skipped. With nothing to learn from, DefaultLag.
 func EstimateLag(o Options, snaps []ledger.Snapshot, s *Series, now time.Time) time.Duration {
-	rs := readings(snaps, now)
+	return estimateLag(o, readings(snaps, now), s)
+}
+
+func estimateLag(o Options, rs []ledger.Snapshot, s *Series) time.Duration {
+	// Pair ends as minute indexes into the series: shifting both by Δ whole
+	// minutes is then integer arithmetic (this runs at every sync).
 	type pair struct {
-		a, b time.Time
-		drop ledger.Units
+		ia, ib int
+		drop   ledger.Units
 	}
 	var pairs []pair
 	for i := 1; i < len(rs); i++ {
@@ -65,17 +78,20 @@ func EstimateLag(o Options, snaps []ledger.Snapshot, s *Series, now time.Time) t
 		if drop < 0 {
 			continue
 		}
-		pairs = append(pairs, pair{rs[i-1].At, rs[i].At, drop})
+		pairs = append(pairs, pair{s.index(rs[i-1].At), s.index(rs[i].At), drop})
 	}
 	if len(pairs) == 0 {
 		return o.DefaultLag
 	}
-	lo, hi := o.MinLag.Truncate(time.Minute), o.MaxLag.Truncate(time.Minute)
+	if len(pairs) > lagPairs {
+		pairs = pairs[len(pairs)-lagPairs:]
+	}
+	lo, hi := int(o.MinLag/time.Minute), int(o.MaxLag/time.Minute)
 	best, bestErr, informative := o.DefaultLag, ledger.Units(-1), false
-	for d := lo; d <= hi; d += time.Minute {
+	for d := lo; d <= hi; d++ {
 		var sum ledger.Units
 		for _, p := range pairs {
-			used := s.Between(p.a.Add(-d), p.b.Add(-d))
+			used := s.cumAt(p.ib-d) - s.cumAt(p.ia-d)
 			if used != 0 || p.drop != 0 {
 				informative = true
 			}
@@ -87,7 +103,7 @@ func EstimateLag(o Options, snaps []ledger.Snapshot, s *Series, now time.Time) t
 		}
 		// ≤: on a tie keep the larger Δ, whose B0 is the smaller.
 		if bestErr < 0 || sum <= bestErr {
-			best, bestErr = d, sum
+			best, bestErr = time.Duration(d)*time.Minute, sum
 		}
 	}
 	if !informative {
@@ -107,6 +123,10 @@ type B0Estimate struct {
 // smallest balance + usage_today(t − Δ) over the readings since the last rise
 // of the balance (each rise is a refund, which raises B0 for real).
 func EstimateB0(o Options, day string, snaps []ledger.Snapshot, s *Series, lag time.Duration, now time.Time) B0Estimate {
+	return estimateB0(o, day, snaps, readings(snaps, now), s, lag, now)
+}
+
+func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, lag time.Duration, now time.Time) B0Estimate {
 	var manual *ledger.Snapshot
 	for i := range snaps {
 		if snaps[i].Source == SourceManualB0 && snaps[i].Day == day && !snaps[i].At.After(now) {
@@ -118,7 +138,6 @@ func EstimateB0(o Options, day string, snaps []ledger.Snapshot, s *Series, lag t
 	if manual != nil {
 		return B0Estimate{Units: manual.B0Units, Known: true, Manual: true}
 	}
-	rs := readings(snaps, now)
 	if len(rs) == 0 {
 		return B0Estimate{}
 	}
@@ -155,8 +174,9 @@ type Assessment struct {
 // Assess derives the limit at now from the snapshots and the usage series.
 func Assess(o Options, now time.Time, snaps []ledger.Snapshot, s *Series) Assessment {
 	a := Assessment{Day: o.Day(now)}
-	a.Lag = EstimateLag(o, snaps, s, now)
-	a.B0 = EstimateB0(o, a.Day, snaps, s, a.Lag, now)
+	rs := readings(snaps, now)
+	a.Lag = estimateLag(o, rs, s)
+	a.B0 = estimateB0(o, a.Day, snaps, rs, s, a.Lag, now)
 	if a.B0.Known {
 		a.Limit = Limit(o, a.B0.Units)
 	}

@@ -57,5 +57,29 @@ func (s *Series) Cum(t time.Time) ledger.Units {
 	return s.cum[i]
 }
 
+// index is the number of whole minutes from the series start to t (may be
+// negative or past the end); cumAt(index(t)) == Cum(t).
+func (s *Series) index(t time.Time) int {
+	if s == nil || len(s.cum) == 0 {
+		return 0
+	}
+	d := t.Sub(s.start)
+	i := int(d / time.Minute)
+	if d < 0 && d%time.Minute != 0 {
+		i-- // floor, not truncation toward zero
+	}
+	return i
+}
+
+func (s *Series) cumAt(i int) ledger.Units {
+	if s == nil || len(s.cum) == 0 || i <= 0 {
+		return 0
+	}
+	if i >= len(s.cum) {
+		i = len(s.cum) - 1
+	}
+	return s.cum[i]
+}
+
 // Between is the usage settled in the whole minutes within [a, b).
 func (s *Series) Between(a, b time.Time) ledger.Units { return s.Cum(b) - s.Cum(a) }

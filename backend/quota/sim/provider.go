@@ -1,0 +1,103 @@
+package sim
+
+import (
+	"sort"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+const packageLife = 30 * 24 * time.Hour
+
+type pkg struct {
+	left    ledger.Units
+	granted time.Time
+	expires time.Time
+}
+
+type balancePoint struct {
+	at  time.Time
+	bal ledger.Units
+}
+
+// provider is the free quota of one model at the provider.
+type provider struct {
+	pkgs    []pkg // oldest grant first: consumption order
+	billed  ledger.Units
+	expired ledger.Units
+	hist    []balancePoint // true free balance after each change, in time order
+	settle  time.Time      // the balance API reflects the true balance as of here
+}
+
+func (p *provider) balance() ledger.Units {
+	var b ledger.Units
+	for _, k := range p.pkgs {
+		b += k.left
+	}
+	return b
+}
+
+func (p *provider) record(at time.Time) {
+	p.hist = append(p.hist, balancePoint{at, p.balance()})
+}
+
+func (p *provider) grant(at time.Time, units ledger.Units) {
+	if units <= 0 {
+		return
+	}
+	p.pkgs = append(p.pkgs, pkg{left: units, granted: at, expires: at.Add(packageLife)})
+	sort.SliceStable(p.pkgs, func(i, j int) bool { return p.pkgs[i].granted.Before(p.pkgs[j].granted) })
+	p.record(at)
+}
+
+// expire drops every package whose life ended by now.
+func (p *provider) expire(now time.Time) {
+	kept := p.pkgs[:0]
+	changed := false
+	for _, k := range p.pkgs {
+		if !k.expires.After(now) {
+			p.expired += k.left
+			changed = changed || k.left > 0
+			continue
+		}
+		kept = append(kept, k)
+	}
+	p.pkgs = kept
+	if changed {
+		p.record(now)
+	}
+}
+
+// consume takes units from the oldest packages first; what the free balance
+// cannot cover is billed. It returns the billed part.
+func (p *provider) consume(now time.Time, units ledger.Units) ledger.Units {
+	rest := units
+	for i := range p.pkgs {
+		if rest == 0 {
+			break
+		}
+		take := min(rest, p.pkgs[i].left)
+		p.pkgs[i].left -= take
+		rest -= take
+	}
+	kept := p.pkgs[:0]
+	for _, k := range p.pkgs {
+		if k.left > 0 {
+			kept = append(kept, k)
+		}
+	}
+	p.pkgs = kept
+	p.billed += rest
+	p.record(now)
+	return rest
+}
+
+// apiBalance is what the balance API answers: the true balance as of the
+// settle point (strictly before it).
+func (p *provider) apiBalance() ledger.Units {
+	i := sort.Search(len(p.hist), func(i int) bool { return !p.hist[i].at.Before(p.settle) })
+	if i == 0 {
+		return 0
+	}
+	return p.hist[i-1].bal
+}

@@ -1,0 +1,182 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/quota"
+)
+
+// Policy names a limit policy under test.
+type Policy string
+
+const (
+	V6        Policy = "v6"        // seed 002 §7.5/§7.6: snapshot-offset limit, walls, no in-flight holds
+	Quotagate Policy = "quotagate" // the guard: lag-aware B0, usage + held + reserve ≤ limit, walls
+)
+
+// Config of one simulated run.
+type Config struct {
+	Seed    uint64
+	Days    int            // simulated days (60)
+	Start   time.Time      // 00:00 local of the first day; zero: 2026-08-01 Asia/Shanghai
+	Options quota.Options  // the guard's options (also v6's cap, buffer, walls, sync schedule)
+	Trace   func(DayTrace) // optional: called at the end of every simulated day
+}
+
+// Result is what one run cost and refused.
+type Result struct {
+	Policy             Policy
+	Seed               uint64
+	Consumed           ledger.Units // everything the provider served
+	Billed             ledger.Units // consumed beyond the free balance: real money
+	FreeUsed           ledger.Units // Consumed − Billed
+	Collected          ledger.Units // Σ min(day's consumption, cap): tomorrow's refunds
+	Expired            ledger.Units // free units lost to the 30-day expiry
+	Requests           int
+	Admitted           int
+	Refused            int
+	RefusedWhileFree   int // refused although serving it would have been free and within the cap
+	DaysBelowCap       int // days whose B0 (pool at 00:00 + that day's refund) < the daily cap
+	DaysBilled         int
+	DaysBilledBelowCap int // billed days whose B0 was below the cap (v6's static wall cannot help)
+	// Days whose demand reached the free pool available (min(cap, B0)): how
+	// much of that pool each policy served free. The gap to 100% is what a
+	// policy leaves unused to stay safe.
+	SaturatedDays     int
+	SaturatedAvail    ledger.Units
+	SaturatedFreeUsed ledger.Units
+	MaxInflation      ledger.Units // largest v6 limit − true pool seen at a sync (seed 002's L)
+	Syncs             int
+}
+
+// request is one call of the traffic, identical under every policy.
+type request struct {
+	at       time.Time
+	reserve  ledger.Units // input + max(declared output, reasoning floor)
+	cost     ledger.Units // what the provider bills: ≤ reserve
+	duration time.Duration
+}
+
+// world is the randomness shared by both policies of a seed.
+type world struct {
+	start      time.Time
+	requests   []request
+	refundAt   []time.Duration // per day: offset after 00:00 of the T+1 refund
+	settleLag  time.Duration   // base lag of the balance API
+	settleStep time.Duration   // the API settles in steps of this size
+	stalls     []stall         // periods in which the API does not settle
+	initial    []pkg
+}
+
+type stall struct{ from, to time.Time }
+
+const reasoningFloor = 4096
+
+func newWorld(cfg Config) *world {
+	r := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	w := &world{start: cfg.Start}
+	day := 24 * time.Hour
+	w.settleLag = time.Duration(8+r.IntN(9)) * time.Minute // 8–16 min (seed 002: ≈14)
+	w.settleStep = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute}[r.IntN(3)]
+	// The pool the account starts with: below the cap on a third of the seeds.
+	pool := ledger.Units(800_000 + r.IntN(1_800_001))
+	age := time.Duration(r.IntN(30)) * day
+	w.initial = []pkg{{left: pool, granted: w.start.Add(-age), expires: w.start.Add(-age + packageLife)}}
+	for d := 0; d < cfg.Days; d++ {
+		w.refundAt = append(w.refundAt, time.Duration(5+r.IntN(595))*time.Minute) // 00:05–10:00
+		dayStart := w.start.Add(time.Duration(d) * day)
+		// A stall or two a day: the API stops settling for 10–30 minutes.
+		for k := r.IntN(3); k > 0; k-- {
+			from := dayStart.Add(time.Duration(r.IntN(24*60)) * time.Minute)
+			w.stalls = append(w.stalls, stall{from, from.Add(time.Duration(10+r.IntN(21)) * time.Minute)})
+		}
+		w.requests = append(w.requests, dayTraffic(r, dayStart, cfg.Options.DailyCap)...)
+	}
+	return w
+}
+
+// dayTraffic draws one day of bursty demand: quiet, normal or heavy days,
+// each made of a few sessions with Poisson arrivals.
+func dayTraffic(r *rand.Rand, dayStart time.Time, dailyCap ledger.Units) []request {
+	var demand float64
+	switch x := r.Float64(); {
+	case x < 0.2:
+		demand = 20_000 + r.Float64()*280_000
+	case x < 0.55:
+		demand = 600_000 + r.Float64()*1_000_000
+	default:
+		demand = float64(dailyCap) * (1.1 + r.Float64()*1.0) // more than the free quota can serve
+	}
+	type session struct{ from, minutes int }
+	var sessions []session
+	total := 0
+	for k := 1 + r.IntN(5); k > 0; k-- {
+		s := session{from: 7*60 + r.IntN(16*60+30), minutes: 15 + r.IntN(106)}
+		sessions = append(sessions, s)
+		total += s.minutes
+	}
+	const meanCost = 22_000.0 // ≈ the mean cost of newRequest's distribution
+	rate := demand / meanCost / float64(total)
+	var out []request
+	for _, s := range sessions {
+		for m := 0; m < s.minutes; m++ {
+			minute := s.from + m
+			if minute >= 24*60 {
+				break
+			}
+			for n := poisson(r, rate); n > 0; n-- {
+				out = append(out, newRequest(r, dayStart.Add(time.Duration(minute)*time.Minute)))
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].at.Before(out[j].at) }) // sessions overlap
+	return out
+}
+
+func newRequest(r *rand.Rand, at time.Time) request {
+	var input int
+	switch x := r.Float64(); {
+	case x < 0.70:
+		input = 500 + r.IntN(7_500)
+	case x < 0.95:
+		input = 10_000 + r.IntN(50_000)
+	default:
+		input = 100_000 + r.IntN(100_001) // seed 002 §7.6: 126k–200k inputs happen
+	}
+	declared := 256 + r.IntN(7_937)
+	out := max(declared, reasoningFloor)
+	cost := input + int(float64(out)*(0.2+0.8*r.Float64()))
+	return request{at: at, reserve: ledger.Units(input + out), cost: ledger.Units(cost),
+		duration: time.Duration(1+r.IntN(3)) * time.Minute}
+}
+
+func poisson(r *rand.Rand, lambda float64) int {
+	l, k, p := math.Exp(-lambda), 0, 1.0
+	for {
+		p *= r.Float64()
+		if p <= l {
+			return k
+		}
+		k++
+	}
+}
+
+// settlePoint is the API's settle point at now: now − lag, rounded down to
+// the settle step, frozen during stalls, never moving backwards.
+func (w *world) settlePoint(now, prev time.Time) time.Time {
+	for _, s := range w.stalls {
+		if !now.Before(s.from) && now.Before(s.to) {
+			return prev
+		}
+	}
+	p := now.Add(-w.settleLag)
+	p = w.start.Add(p.Sub(w.start) / w.settleStep * w.settleStep)
+	if p.Before(prev) {
+		return prev
+	}
+	return p
+}

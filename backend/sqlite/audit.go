@@ -74,7 +74,7 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 		q += " LIMIT ?"
 		args = append(args, f.Limit)
 	}
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read audit: %w", err)
 	}

@@ -22,7 +22,11 @@ func scanBalance(r rowScanner) (ledger.Balance, error) {
 
 // Balance returns one tenant's position (CodeInvalidAPIKey for an unknown tenant).
 func (s *Store) Balance(ctx context.Context, tenantID string) (ledger.Balance, error) {
-	b, err := scanBalance(s.rdb.QueryRowContext(ctx, balanceQuery+` WHERE id = ?`, tenantID))
+	st, err := s.read(ctx, balanceQuery+` WHERE id = ?`)
+	if err != nil {
+		return ledger.Balance{}, fmt.Errorf("balance of tenant %s: %w", tenantID, err)
+	}
+	b, err := scanBalance(st.QueryRowContext(ctx, tenantID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", tenantID)
 	}
@@ -35,7 +39,11 @@ func (s *Store) Balance(ctx context.Context, tenantID string) (ledger.Balance, e
 // Balances returns every tenant's position, ordered by tenant id, from one
 // consistent snapshot.
 func (s *Store) Balances(ctx context.Context) ([]ledger.Balance, error) {
-	rows, err := s.rdb.QueryContext(ctx, balanceQuery+` ORDER BY id`)
+	st, err := s.read(ctx, balanceQuery+` ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("balances: %w", err)
+	}
+	rows, err := st.QueryContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("balances: %w", err)
 	}

@@ -15,7 +15,7 @@ import (
 // QuotaUsage returns a guarded model's settled usage and in-flight holds for day.
 func (s *Store) QuotaUsage(ctx context.Context, upstream, model, day string) (ledger.QuotaUsage, error) {
 	u := ledger.QuotaUsage{Upstream: upstream, Model: model, Day: day}
-	err := s.rdb.QueryRowContext(ctx, `SELECT usage_units, held_units FROM quota_days
+	err := s.queryRow(ctx, `SELECT usage_units, held_units FROM quota_days
 		WHERE upstream = ? AND model = ? AND day = ?`, upstream, model, day).Scan(&u.UsageUnits, &u.HeldInFlight)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return u, fmt.Errorf("quota usage of %s/%s on %s: %w", upstream, model, day, err)
@@ -28,7 +28,7 @@ func (s *Store) QuotaUsage(ctx context.Context, upstream, model, day string) (le
 func (s *Store) UsageSeries(ctx context.Context, upstream, model string, from, to time.Time) ([]ledger.UsagePoint, error) {
 	// A minute belongs to the range when its start does.
 	lo := ceilUnix(from)
-	rows, err := s.rdb.QueryContext(ctx, `SELECT minute, units FROM usage_minutes
+	rows, err := s.query(ctx, `SELECT minute, units FROM usage_minutes
 		WHERE upstream = ? AND model = ? AND minute >= ? AND minute < ? ORDER BY minute`,
 		upstream, model, lo, ceilUnix(to))
 	if err != nil {
@@ -99,7 +99,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, snap ledger.Snapshot) (ledger.
 
 // Snapshots returns a guarded model's snapshots at or after since, oldest first.
 func (s *Store) Snapshots(ctx context.Context, upstream, model string, since time.Time) ([]ledger.Snapshot, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, upstream, model, day, at, balance_units, usage_at_sync,
+	rows, err := s.query(ctx, `SELECT id, upstream, model, day, at, balance_units, usage_at_sync,
 		limit_units, limit_v6, b0_units, lag_seconds, source, detail FROM snapshots
 		WHERE upstream = ? AND model = ? AND at >= ? ORDER BY at, id`, upstream, model, nanosOrMin(since))
 	if err != nil {

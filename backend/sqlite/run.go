@@ -407,7 +407,7 @@ func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
 	var n int
 	err := s.write(ctx, func(w *wtx) error {
 		n = 0
-		rows, err := w.tx.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE status IN ('queued', 'active') ORDER BY created_at, id`)
+		rows, err := w.query(ctx, `SELECT `+runColumns+` FROM runs WHERE status IN ('queued', 'active') ORDER BY created_at, id`)
 		if err != nil {
 			return fmt.Errorf("list open runs: %w", err)
 		}
@@ -444,7 +444,11 @@ func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
 
 // Run returns one run.
 func (s *Store) Run(ctx context.Context, id ledger.RunID) (ledger.Run, error) {
-	run, err := scanRun(s.rdb.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, string(id)))
+	st, err := s.read(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`)
+	if err != nil {
+		return ledger.Run{}, fmt.Errorf("read run %s: %w", id, err)
+	}
+	run, err := scanRun(st.QueryRowContext(ctx, string(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return run, ledger.Errorf(ledger.CodeRunNotFound, "run %s not found", id)
 	}
@@ -478,7 +482,7 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 	}
 	q += " ORDER BY created_at DESC, id DESC LIMIT ?"
 	args = append(args, limit)
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}

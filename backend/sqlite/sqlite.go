@@ -81,6 +81,42 @@ type Store struct {
 	done   chan struct{} // closed when the writer has drained ops
 
 	lastPrune time.Time // writer goroutine only
+	stmts     stmtCache // writer goroutine only
+
+	rmu   sync.Mutex
+	reads map[string]*sql.Stmt // prepared on the read pool
+}
+
+func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.read(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := s.read(ctx, query)
+	if err != nil {
+		return s.rdb.QueryRowContext(ctx, query, args...) // Scan reports the same error
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// read returns query prepared on the read pool (each pooled connection
+// prepares it once).
+func (s *Store) read(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	if st, ok := s.reads[query]; ok {
+		return st, nil
+	}
+	st, err := s.rdb.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.reads[query] = st
+	return st, nil
 }
 
 // Open opens (creating if needed) the ledger at path, applies pending
@@ -112,12 +148,14 @@ func Open(path string, opts Options) (*Store, error) {
 	rdb.SetMaxOpenConns(opts.ReadConns)
 	rdb.SetMaxIdleConns(opts.ReadConns)
 	s := &Store{
-		path: path,
-		opts: opts,
-		wdb:  wdb,
-		rdb:  rdb,
-		ops:  make(chan *writeOp, 4*opts.MaxBatch),
-		done: make(chan struct{}),
+		path:  path,
+		opts:  opts,
+		wdb:   wdb,
+		rdb:   rdb,
+		ops:   make(chan *writeOp, 4*opts.MaxBatch),
+		done:  make(chan struct{}),
+		stmts: stmtCache{ready: map[string]*sql.Stmt{}, wanted: map[string]bool{}},
+		reads: map[string]*sql.Stmt{},
 	}
 	go s.writer()
 	return s, nil
@@ -156,6 +194,11 @@ func (s *Store) Close() error {
 	close(s.ops)
 	s.mu.Unlock()
 	<-s.done
+	s.rmu.Lock()
+	for _, st := range s.reads {
+		st.Close()
+	}
+	s.rmu.Unlock()
 	err := errors.Join(s.rdb.Close(), s.wdb.Close())
 	if err != nil {
 		return fmt.Errorf("close ledger %s: %w", s.path, err)
@@ -218,7 +261,7 @@ func migrateFile(ctx context.Context, db *sql.DB, name string) error {
 
 // SchemaVersions lists the applied migrations in order.
 func (s *Store) SchemaVersions(ctx context.Context) ([]string, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT version FROM schema_version ORDER BY version`)
+	rows, err := s.query(ctx, `SELECT version FROM schema_version ORDER BY version`)
 	if err != nil {
 		return nil, fmt.Errorf("schema versions: %w", err)
 	}

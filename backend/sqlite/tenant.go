@@ -87,7 +87,7 @@ func validateTenants(tenants []ledger.Tenant) error {
 }
 
 func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor string) error {
-	existing, err := loadTenants(ctx, w.tx)
+	existing, err := loadTenants(ctx, w)
 	if err != nil {
 		return err
 	}
@@ -230,11 +230,11 @@ func nonNil(s []string) []string {
 }
 
 type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 func loadTenants(ctx context.Context, q querier) ([]tenantRow, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, budget_units, max_concurrent, allowed_models, per_minute, per_hour,
+	rows, err := q.query(ctx, `SELECT id, budget_units, max_concurrent, allowed_models, per_minute, per_hour,
 		spent_units, held_units FROM tenants ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("load tenants: %w", err)
@@ -261,7 +261,7 @@ func loadTenants(ctx context.Context, q querier) ([]tenantRow, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load tenants: %w", err)
 	}
-	keys, err := q.QueryContext(ctx, `SELECT tenant_id, key_hash FROM tenant_keys ORDER BY tenant_id, key_hash`)
+	keys, err := q.query(ctx, `SELECT tenant_id, key_hash FROM tenant_keys ORDER BY tenant_id, key_hash`)
 	if err != nil {
 		return nil, fmt.Errorf("load tenant keys: %w", err)
 	}
@@ -287,7 +287,7 @@ func loadTenants(ctx context.Context, q querier) ([]tenantRow, error) {
 
 // Tenants lists every tenant, with its key hashes, ordered by id.
 func (s *Store) Tenants(ctx context.Context) ([]ledger.Tenant, error) {
-	rows, err := loadTenants(ctx, s.rdb)
+	rows, err := loadTenants(ctx, s)
 	if err != nil {
 		return nil, err
 	}

@@ -25,15 +25,59 @@ type writeOp struct {
 
 // wtx is the writer's transaction as an op sees it, with the batch's clock.
 type wtx struct {
-	tx  *sql.Tx
-	now time.Time
+	tx    *sql.Tx
+	now   time.Time
+	stmts *stmtCache
+}
+
+// stmtCache holds the writer's statements prepared on its one connection:
+// parsing SQL is a good part of a small write's cost. A statement seen for
+// the first time runs unprepared and is prepared after the batch, when the
+// connection is free again.
+type stmtCache struct {
+	ready  map[string]*sql.Stmt
+	wanted map[string]bool
+}
+
+func (c *stmtCache) prepare(db *sql.DB) error {
+	for q := range c.wanted {
+		st, err := db.Prepare(q)
+		if err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+		c.ready[q] = st
+	}
+	clear(c.wanted)
+	return nil
+}
+
+func (c *stmtCache) close() {
+	for _, st := range c.ready {
+		st.Close()
+	}
 }
 
 func (w *wtx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st, ok := w.stmts.ready[query]; ok {
+		return w.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	w.stmts.wanted[query] = true
 	return w.tx.ExecContext(ctx, query, args...)
 }
 
+func (w *wtx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st, ok := w.stmts.ready[query]; ok {
+		return w.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	w.stmts.wanted[query] = true
+	return w.tx.QueryContext(ctx, query, args...)
+}
+
 func (w *wtx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if st, ok := w.stmts.ready[query]; ok {
+		return w.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	w.stmts.wanted[query] = true
 	return w.tx.QueryRowContext(ctx, query, args...)
 }
 
@@ -67,6 +111,7 @@ func (s *Store) write(ctx context.Context, apply func(w *wtx) error, refused fun
 // every caller: durability costs one fsync per batch, not per call.
 func (s *Store) writer() {
 	defer close(s.done)
+	defer s.stmts.close()
 	batch := make([]*writeOp, 0, s.opts.MaxBatch)
 	for op := range s.ops {
 		batch = append(batch[:0], op)
@@ -89,6 +134,10 @@ func (s *Store) writer() {
 func (s *Store) runBatch(batch []*writeOp) {
 	results := make([]error, len(batch))
 	err := s.applyBatch(batch, results)
+	if len(s.stmts.wanted) > 0 {
+		// A failure to prepare only costs speed: the statement runs unprepared.
+		_ = s.stmts.prepare(s.wdb)
+	}
 	for i, op := range batch {
 		if err != nil {
 			op.done <- err
@@ -105,7 +154,7 @@ func (s *Store) applyBatch(batch []*writeOp, results []error) error {
 		return fmt.Errorf("begin write: %w", err)
 	}
 	defer tx.Rollback()
-	w := &wtx{tx: tx, now: s.opts.Now().UTC()}
+	w := &wtx{tx: tx, now: s.opts.Now().UTC(), stmts: &s.stmts}
 	for i, op := range batch {
 		if err := op.ctx.Err(); err != nil {
 			results[i] = err // the caller gave up before anything was done

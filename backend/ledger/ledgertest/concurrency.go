@@ -198,10 +198,12 @@ func observe(t *testing.T, st ledger.Store, maxConc map[string]int) (stop func()
 					}
 				}
 				seen.Add(1)
+				// A short pause between polls leaves the CPU to the writer on
+				// small machines; it paces the observer, it waits for nothing.
 				select {
 				case <-done:
 					return
-				default:
+				case <-time.After(200 * time.Microsecond):
 				}
 			}
 		}()

@@ -107,7 +107,7 @@ CREATE TABLE audit (
 ) STRICT;
 CREATE INDEX audit_at ON audit (at);
 CREATE INDEX audit_tenant ON audit (tenant_id, seq);
-CREATE INDEX audit_run ON audit (run_id) WHERE run_id != '';
+CREATE INDEX audit_run ON audit (run_id, kind);
 
 CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
 BEGIN SELECT RAISE(ABORT, 'audit is append-only'); END;

@@ -2,6 +2,7 @@ package meter
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"sync"
 	"unicode"
@@ -56,6 +57,7 @@ func (utf8Bytes) Count(_, text string) ledger.Units { return ledger.Units(len(te
 // files embedded in tiktoken-go-loader.
 type tiktokenMeter struct {
 	o200k, cl100k *tiktoken.Tiktoken
+	cache         *countCache
 }
 
 func (*tiktokenMeter) Name() string { return NameTiktoken }
@@ -71,21 +73,33 @@ func (t *tiktokenMeter) count(model, text string) (ledger.Units, int) {
 	if text == "" {
 		return 0, 0
 	}
+	o200k := EncodingForModel(model) == EncodingO200k
 	enc := t.cl100k
-	if EncodingForModel(model) == EncodingO200k {
+	if o200k {
 		enc = t.o200k
+	}
+	var key cacheKey
+	useCache := t.cache != nil && len(text) >= cacheMinBytes
+	if useCache {
+		key = t.cache.key(text, o200k)
+		if c, ok := t.cache.get(key); ok {
+			return c.units, c.forced
+		}
 	}
 	var n ledger.Units
 	forced := 0
-	for text != "" {
-		seg, rest, cut := nextSegment(text, segmentBytes)
+	for rest := text; rest != ""; {
+		seg, tail, cut := nextSegment(rest, segmentBytes)
 		if cut {
 			forced++
 		}
 		// EncodeOrdinary: special-token strings such as "<|endoftext|>" in
 		// user text are ordinary text (Encode would panic on them).
 		n += ledger.Units(len(enc.EncodeOrdinary(seg)))
-		text = rest
+		rest = tail
+	}
+	if useCache {
+		t.cache.put(key, counted{n, forced})
 	}
 	return n, forced
 }
@@ -193,7 +207,69 @@ func newTiktoken() (Meter, error) {
 	if encErr != nil {
 		return nil, encErr
 	}
-	return &tiktokenMeter{o200k: encO200k, cl100k: encCL100k}, nil
+	return &tiktokenMeter{o200k: encO200k, cl100k: encCL100k, cache: sharedCache}, nil
+}
+
+// cacheMinBytes: shorter texts are counted afresh (a few µs); longer ones —
+// the earlier turns an agent resends with every request — are remembered.
+const (
+	cacheMinBytes = 512
+	cacheEntries  = 4096 // per generation; two generations are kept
+)
+
+var sharedCache = &countCache{seed: maphash.MakeSeed()}
+
+// countCache remembers token counts of long texts, keyed by a 64-bit hash
+// and the length (a collision would need both to match). Two generations
+// bound its size without tracking recency per entry.
+type countCache struct {
+	seed     maphash.Seed
+	mu       sync.Mutex
+	cur, old map[cacheKey]counted
+}
+
+type cacheKey struct {
+	sum   uint64
+	n     int
+	o200k bool
+}
+
+type counted struct {
+	units  ledger.Units
+	forced int
+}
+
+func (c *countCache) key(text string, o200k bool) cacheKey {
+	return cacheKey{sum: maphash.String(c.seed, text), n: len(text), o200k: o200k}
+}
+
+func (c *countCache) get(k cacheKey) (counted, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.cur[k]; ok {
+		return v, true
+	}
+	if v, ok := c.old[k]; ok {
+		c.putLocked(k, v)
+		return v, true
+	}
+	return counted{}, false
+}
+
+func (c *countCache) put(k cacheKey, v counted) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(k, v)
+}
+
+func (c *countCache) putLocked(k cacheKey, v counted) {
+	if c.cur == nil {
+		c.cur = make(map[cacheKey]counted)
+	}
+	if len(c.cur) >= cacheEntries {
+		c.old, c.cur = c.cur, make(map[cacheKey]counted)
+	}
+	c.cur[k] = v
 }
 
 // o200kFamilies are the model families that OpenAI tokenizes with o200k_base.

@@ -209,3 +209,37 @@ func offlineChild() {
 	}
 	fmt.Println("OFFLINE-OK", m.Count("gpt-4o", "hello world"), m.Count("gpt-4", "tiktoken is great!"))
 }
+
+func TestCountCache(t *testing.T) {
+	shared := tiktokenForTest(t)
+	c := &countCache{seed: shared.cache.seed}
+	m := &tiktokenMeter{o200k: shared.o200k, cl100k: shared.cl100k, cache: c}
+	long := strings.Repeat("The cache keeps long texts. ", 40)
+	first := m.Count("gpt-4o", long)
+	if first != direct(m, "gpt-4o", long) {
+		t.Fatalf("count %d differs from direct", first)
+	}
+	if _, ok := c.get(c.key(long, true)); !ok {
+		t.Fatal("long text not cached")
+	}
+	if _, ok := c.get(c.key(long, false)); ok {
+		t.Fatal("cached under the other encoding too")
+	}
+	if m.Count("gpt-4o", long) != first || m.Count("gpt-4", long) != direct(m, "gpt-4", long) {
+		t.Fatal("cached count differs")
+	}
+	m.Count("gpt-4o", "short text")
+	if _, ok := c.get(c.key("short text", true)); ok {
+		t.Fatal("short text cached")
+	}
+	// Bounded: two generations of cacheEntries at most.
+	for i := 0; i < 3*cacheEntries; i++ {
+		c.put(cacheKey{sum: uint64(i), n: i}, counted{units: 1})
+	}
+	if len(c.cur) > cacheEntries || len(c.old) > cacheEntries {
+		t.Fatalf("cache grew to %d + %d entries", len(c.cur), len(c.old))
+	}
+	if _, ok := c.get(cacheKey{sum: uint64(3*cacheEntries - 1), n: 3*cacheEntries - 1}); !ok {
+		t.Fatal("newest entry evicted")
+	}
+}

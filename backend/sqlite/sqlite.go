@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -80,6 +81,8 @@ type Store struct {
 	ops    chan *writeOp
 	done   chan struct{} // closed when the writer has drained ops
 
+	batches   atomic.Int64
+	writes    atomic.Int64
 	lastPrune time.Time // writer goroutine only
 	stmts     stmtCache // writer goroutine only
 

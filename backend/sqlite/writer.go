@@ -81,6 +81,17 @@ func (w *wtx) queryRow(ctx context.Context, query string, args ...any) *sql.Row 
 	return w.tx.QueryRowContext(ctx, query, args...)
 }
 
+// Stats counts the writer's work since Open.
+type Stats struct {
+	Batches int64 `json:"batches"` // transactions committed (or failed): one fsync each
+	Writes  int64 `json:"writes"`  // state changes applied in them
+}
+
+// Stats reports how many writes shared how many transactions.
+func (s *Store) Stats() Stats {
+	return Stats{Batches: s.batches.Load(), Writes: s.writes.Load()}
+}
+
 var errClosed = ledger.Errorf(ledger.CodeInternal, "the ledger is closed")
 
 // write queues op and waits for its outcome. Once the writer has taken the op
@@ -134,6 +145,8 @@ func (s *Store) writer() {
 func (s *Store) runBatch(batch []*writeOp) {
 	results := make([]error, len(batch))
 	err := s.applyBatch(batch, results)
+	s.batches.Add(1)
+	s.writes.Add(int64(len(batch)))
 	if len(s.stmts.wanted) > 0 {
 		// A failure to prepare only costs speed: the statement runs unprepared.
 		_ = s.stmts.prepare(s.wdb)

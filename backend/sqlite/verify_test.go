@@ -1,0 +1,104 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
+	"github.com/quotagate/quotagate/backend/sqlite"
+)
+
+// TestVerifyFindsTampering edits the file behind the store's back and
+// expects `quotagate verify` (sqlite.Verify) to name each difference.
+func TestVerifyFindsTampering(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sql  string
+		want string
+	}{
+		{"BalanceRowHeld", `UPDATE tenants SET held_units = held_units + 1 WHERE id = 't'`, "held 43 but its runs hold 42"},
+		{"BalanceRowSpent", `UPDATE tenants SET spent_units = spent_units + 2, budget_units = budget_units + 2 WHERE id = 't'`,
+			"spent 9 but its runs spent 7"},
+		{"BalanceRowActive", `UPDATE tenants SET active = 0 WHERE id = 't'`, "active 0 but 1 of its runs"},
+		{"RunSpent", `UPDATE runs SET spent_units = 6 WHERE id = 'settled'`, "spent 6, but 1 settle/reconcile audit rows (units 7)"},
+		{"RunDeleted", `DELETE FROM runs WHERE id = 'held'`, "admitted run held, which is missing"},
+		{"QuotaDay", `UPDATE quota_days SET usage_units = usage_units + 5`, "quota demo/demo-model 2026-11-29"},
+		{"BudgetWithoutAudit", `UPDATE tenants SET budget_units = 500 WHERE id = 't'`, "available 451 but replaying its audit rows gives 51"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tamperLedger(t)
+			raw, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := raw.Exec(tc.sql); err != nil {
+				t.Fatal(err)
+			}
+			raw.Close()
+			problems, err := sqlite.Verify(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, p := range problems {
+				found = found || strings.Contains(p, tc.want)
+			}
+			if !found {
+				t.Fatalf("verify said %q, want a line containing %q", problems, tc.want)
+			}
+		})
+	}
+}
+
+// tamperLedger writes a small consistent ledger and returns its path: tenant
+// t, budget 100: settled (7 of 20), held (22, unknown), active (20, guarded).
+func tamperLedger(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	st, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.MustApply(t, st, ledgertest.Tenant("t", 100, 4))
+	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "settled", TenantID: "t", ReserveUnits: 20})
+	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "held", TenantID: "t", ReserveUnits: 22})
+	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "active", TenantID: "t", ReserveUnits: 20,
+		Quota: &ledger.QuotaCheck{Day: "2026-11-29", LimitUnits: 1000}})
+	if _, err := st.Settle(ctx, "settled", 7, "usage"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut"); err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.WantVerified(t, st)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestAuditIsAppendOnly: the file itself refuses to edit or delete audit rows.
+func TestAuditIsAppendOnly(t *testing.T) {
+	path := tamperLedger(t)
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range []string{`UPDATE audit SET units = 0`, `DELETE FROM audit`} {
+		if _, err := raw.Exec(q); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: %v, want the append-only refusal", q, err)
+		}
+	}
+}
+
+func TestVerifyMissingFile(t *testing.T) {
+	if _, err := sqlite.Verify(context.Background(), filepath.Join(t.TempDir(), "absent.db")); err == nil {
+		t.Fatal("verify of a missing ledger succeeded (and would have created it)")
+	}
+}

@@ -47,7 +47,8 @@ type SSEReader struct {
 	err error // sticky read error
 	// skipLF: the previous line ended in CR at the end of the buffered
 	// input; a LF arriving next completes that CRLF and is no line break.
-	skipLF bool
+	skipLF  bool
+	scratch []byte // joined data of multi-line events
 	// bomDone: the stream's first bytes were checked for a UTF-8 BOM, which
 	// the SSE format says to ignore (it stays in the first event's Raw).
 	bomDone bool
@@ -72,51 +73,43 @@ func NewSSEReader(r io.Reader, maxEventBytes int) *SSEReader {
 // one); a read error from the underlying reader is returned as it is, after
 // the events read before it. Raw and Data are valid until the next call.
 func (s *SSEReader) Next() (Event, error) {
-	var ev Event
-	start := s.pos // the event's raw bytes are buf[start:s.pos]
-	lineStart := s.pos
+	st := eventState{start: s.pos, lineStart: s.pos}
 	if !s.bomDone {
 		for len(s.buf) < 3 && s.err == nil {
-			start, lineStart = s.fill(start, lineStart)
+			s.fill(&st)
 		}
 		s.bomDone = true
 		if bytes.HasPrefix(s.buf, utf8BOM) {
 			s.pos += len(utf8BOM)
-			lineStart = s.pos
+			st.lineStart = s.pos
 		}
 	}
-	sawField := false   // a non-comment, non-blank line
-	sawComment := false // a comment line
-	var data []byte
-	haveData := false
 	for {
-		// Find the next line terminator in the buffered input.
 		i := s.pos
 		if s.skipLF && i < len(s.buf) {
 			s.skipLF = false
 			if s.buf[i] == '\n' {
+				// The LF completes a CRLF already counted as a line break.
 				s.pos++
-				// The LF belongs to a CRLF already counted as a line break.
-				if lineStart == i {
-					lineStart = s.pos
+				if st.lineStart == i {
+					st.lineStart = s.pos
 				}
 				continue
 			}
 		}
-		j := bytes.IndexAny(s.buf[i:], "\r\n")
-		if j < 0 {
-			// Need more input.
-			if len(s.buf)-start > s.max {
-				return Event{}, s.tooLarge(len(s.buf) - start)
+		end := lineEnd(s.buf[i:])
+		if end < 0 {
+			if len(s.buf)-st.start > s.max {
+				return Event{}, s.tooLarge(len(s.buf) - st.start)
 			}
 			if s.err != nil {
-				return s.finish(start, lineStart, &ev, data, haveData, sawField, sawComment)
+				return s.finish(&st)
 			}
-			start, lineStart = s.fill(start, lineStart)
+			s.fill(&st)
 			continue
 		}
-		end := i + j // terminator position
-		line := s.buf[lineStart:end]
+		end += i
+		lineStart := st.lineStart
 		s.pos = end + 1
 		if s.buf[end] == '\r' {
 			if s.pos < len(s.buf) {
@@ -127,92 +120,101 @@ func (s *SSEReader) Next() (Event, error) {
 				s.skipLF = true // decide when more input arrives
 			}
 		}
-		lineStart = s.pos
-		if s.pos-start > s.max {
-			return Event{}, s.tooLarge(s.pos - start)
+		st.lineStart = s.pos
+		if s.pos-st.start > s.max {
+			return Event{}, s.tooLarge(s.pos - st.start)
 		}
-		if len(line) == 0 {
-			if !sawField && !sawComment {
-				continue // leading blank line: keep it in this event's Raw
+		if end == lineStart {
+			if !st.sawField && !st.sawComment {
+				continue // a leading blank line: it stays in this event's Raw
 			}
-			ev.Raw = s.buf[start:s.pos]
-			ev.Comment = sawComment && !sawField
-			if haveData {
-				ev.Data = data
-				if ev.Data == nil {
-					ev.Data = []byte{}
-				}
-			}
-			return ev, nil
+			return s.dispatch(&st, s.pos, false), nil
 		}
-		if line[0] == ':' {
-			sawComment = true
-			continue
-		}
-		sawField = true
-		name, value := line, []byte(nil)
-		if k := bytes.IndexByte(line, ':'); k >= 0 {
-			name, value = line[:k], line[k+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		}
-		switch string(name) {
-		case "data":
-			if haveData {
-				data = append(data, '\n')
-			}
-			data = append(data, value...)
-			haveData = true
-		case "event":
-			ev.Name = string(value)
+		s.line(&st, lineStart, end)
+	}
+}
+
+// lineEnd returns the index of the first CR or LF in b, or -1. Two
+// IndexByte calls (vectorised) beat IndexAny's byte-by-byte set test.
+func lineEnd(b []byte) int {
+	lf := bytes.IndexByte(b, '\n')
+	if lf < 0 {
+		return bytes.IndexByte(b, '\r')
+	}
+	if cr := bytes.IndexByte(b[:lf], '\r'); cr >= 0 {
+		return cr
+	}
+	return lf
+}
+
+// eventState is one event being read; offsets are relative to start, which
+// moves when fill slides the buffer.
+type eventState struct {
+	start, lineStart     int
+	sawField, sawComment bool
+	name                 string
+	dataLines            int
+	dataOff, dataLen     int // the only data line so far, relative to start
+}
+
+// line interprets one non-blank line buf[from:to].
+func (s *SSEReader) line(st *eventState, from, to int) {
+	line := s.buf[from:to]
+	if line[0] == ':' {
+		st.sawComment = true
+		return
+	}
+	st.sawField = true
+	name, value, valueAt := line, []byte(nil), to
+	if k := bytes.IndexByte(line, ':'); k >= 0 {
+		name, value, valueAt = line[:k], line[k+1:], from+k+1
+		if len(value) > 0 && value[0] == ' ' {
+			value, valueAt = value[1:], valueAt+1
 		}
 	}
+	switch string(name) {
+	case "data":
+		// One data line (the usual case) is handed out in place; more are
+		// joined in a reused scratch buffer.
+		switch st.dataLines {
+		case 0:
+			st.dataOff, st.dataLen = valueAt-st.start, len(value)
+		case 1:
+			first := s.buf[st.start+st.dataOff : st.start+st.dataOff+st.dataLen]
+			s.scratch = append(append(append(s.scratch[:0], first...), '\n'), value...)
+		default:
+			s.scratch = append(append(s.scratch, '\n'), value...)
+		}
+		st.dataLines++
+	case "event":
+		st.name = string(value)
+	}
+}
+
+// dispatch builds the event buf[st.start:end].
+func (s *SSEReader) dispatch(st *eventState, end int, incomplete bool) Event {
+	ev := Event{Raw: s.buf[st.start:end], Name: st.name, Comment: st.sawComment && !st.sawField, Incomplete: incomplete}
+	switch st.dataLines {
+	case 0:
+	case 1:
+		ev.Data = s.buf[st.start+st.dataOff : st.start+st.dataOff+st.dataLen : st.start+st.dataOff+st.dataLen]
+	default:
+		ev.Data = s.scratch
+	}
+	return ev
 }
 
 // finish handles the end of input: a partial event becomes an Incomplete
 // event (so Raw still round-trips), then the sticky error.
-func (s *SSEReader) finish(start, lineStart int, ev *Event, data []byte, haveData, sawField, sawComment bool) (Event, error) {
-	if s.pos >= len(s.buf) && start == len(s.buf) {
+func (s *SSEReader) finish(st *eventState) (Event, error) {
+	if st.start == len(s.buf) {
 		return Event{}, s.err
 	}
-	// A last line without terminator is still a line.
-	if lineStart < len(s.buf) {
-		line := s.buf[lineStart:]
-		if line[0] == ':' {
-			sawComment = true
-		} else {
-			sawField = true
-			name, value := line, []byte(nil)
-			if k := bytes.IndexByte(line, ':'); k >= 0 {
-				name, value = line[:k], line[k+1:]
-				if len(value) > 0 && value[0] == ' ' {
-					value = value[1:]
-				}
-			}
-			switch string(name) {
-			case "data":
-				if haveData {
-					data = append(data, '\n')
-				}
-				data = append(data, value...)
-				haveData = true
-			case "event":
-				ev.Name = string(value)
-			}
-		}
+	if st.lineStart < len(s.buf) { // a last line without terminator is still a line
+		s.line(st, st.lineStart, len(s.buf))
 	}
 	s.pos = len(s.buf)
-	ev.Raw = s.buf[start:]
-	ev.Comment = sawComment && !sawField
-	ev.Incomplete = sawField || sawComment
-	if haveData {
-		ev.Data = data
-		if ev.Data == nil {
-			ev.Data = []byte{}
-		}
-	}
-	return *ev, nil
+	return s.dispatch(st, len(s.buf), st.sawField || st.sawComment), nil
 }
 
 func (s *SSEReader) tooLarge(n int) error {
@@ -222,14 +224,14 @@ func (s *SSEReader) tooLarge(n int) error {
 }
 
 // fill reads more input, first sliding the current event to the front of
-// the buffer. It returns the event's new start and line start.
-func (s *SSEReader) fill(start, lineStart int) (int, int) {
-	if start > 0 {
-		n := copy(s.buf, s.buf[start:])
+// the buffer.
+func (s *SSEReader) fill(st *eventState) {
+	if st.start > 0 {
+		n := copy(s.buf, s.buf[st.start:])
 		s.buf = s.buf[:n]
-		s.pos -= start
-		lineStart -= start
-		start = 0
+		s.pos -= st.start
+		st.lineStart -= st.start
+		st.start = 0
 	}
 	if len(s.buf) == cap(s.buf) {
 		nb := make([]byte, len(s.buf), 2*cap(s.buf))
@@ -241,5 +243,4 @@ func (s *SSEReader) fill(start, lineStart int) (int, int) {
 	if err != nil {
 		s.err = err
 	}
-	return start, lineStart
 }

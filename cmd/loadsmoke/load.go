@@ -39,6 +39,7 @@ type Call struct {
 	User      int           `json:"user"`
 	Attempts  int           `json:"attempts"`
 	Statuses  []int         `json:"statuses"`          // every attempt's HTTP status (0: transport error)
+	Retries   []string      `json:"retry_after"`       // every refused attempt's Retry-After header
 	Final     int           `json:"final"`             // last attempt's status
 	Code      string        `json:"code,omitempty"`    // error code of the final answer, if any
 	RunID     string        `json:"run_id,omitempty"`  // X-Run-Id of the final answer
@@ -144,6 +145,7 @@ func (l Load) call(ctx context.Context, user int, key string, n int) Call {
 			raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 			resp.Body.Close()
 			c.Code = errorCode(raw)
+			c.Retries = append(c.Retries, resp.Header.Get("Retry-After"))
 			wait, ok := l.Retry.Next(c.Attempts, resp.StatusCode, resp.Header.Get("Retry-After"), time.Since(start))
 			if !ok {
 				c.Total = time.Since(start)

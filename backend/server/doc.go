@@ -12,8 +12,9 @@
 //
 // # Wiring still to come
 //
-// Parts written in parallel plug in through Options hooks: OpenStore (the
-// SQLite ledger), Gateway (the /v1 handler), Canceller and Quota (admin
-// actions) and QuotaState (the quota guard's rows in the snapshot). Until a
-// hook is set, its endpoints answer 501 and the snapshot shows config only.
+// The ledger is SQLite (<data>/ledger.db) unless Options.OpenStore says
+// otherwise. Parts written in parallel plug in through Options hooks: Gateway
+// (the /v1 handler), Canceller and Quota (admin actions) and QuotaState (the
+// quota guard's rows in the snapshot). Until a hook is set, its endpoints
+// answer 501 and the snapshot leaves its rows empty.
 package server

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
 // Options configure Open. DataDir is required; everything else has a default.
@@ -34,8 +36,7 @@ type Options struct {
 	Frontend fs.FS // the built dashboard (frontend.FS()); nil or unbuilt: a placeholder page
 	Logger   *slog.Logger
 
-	// OpenStore opens the ledger in the data dir. nil: no ledger yet — the
-	// snapshot shows configured budgets, and reconcile/audit answer 501.
+	// OpenStore opens the ledger in the data dir; nil means OpenLedger (SQLite).
 	OpenStore func(ctx context.Context, dataDir string) (ledger.Store, error)
 	// Gateway builds the /v1 handler from the assembled parts. nil: /v1 answers 501.
 	Gateway func(Parts) (http.Handler, error)
@@ -125,13 +126,20 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 			s.Close()
 		}
 	}()
-	if o.OpenStore != nil {
-		if s.store, err = o.OpenStore(ctx, o.DataDir); err != nil {
-			return nil, fmt.Errorf("open ledger: %w", err)
-		}
-		if err := s.store.ApplyTenants(ctx, tenantsForLedger(s.tenants), "config"); err != nil {
-			return nil, fmt.Errorf("apply configured tenants: %w", err)
-		}
+	openStore := o.OpenStore
+	if openStore == nil {
+		openStore = OpenLedger
+	}
+	if s.store, err = openStore(ctx, o.DataDir); err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	if n, err := s.store.RecoverInterrupted(ctx); err != nil {
+		return nil, fmt.Errorf("recover runs interrupted by the last exit: %w", err)
+	} else if n > 0 {
+		s.log.Warn("runs interrupted by the last exit keep their holds; reconcile them on the dashboard", "runs", n)
+	}
+	if err := s.store.ApplyTenants(ctx, tenantsForLedger(s.tenants), "config"); err != nil {
+		return nil, fmt.Errorf("apply configured tenants: %w", err)
 	}
 	for _, u := range cfg.Upstreams {
 		s.gates.Set(u.Name, gate.Options{MaxConcurrent: u.MaxConcurrent, MaxWaiters: u.Queue.MaxWaiters, MaxWait: u.Queue.MaxWait})
@@ -292,13 +300,25 @@ func (s *Server) Close() error {
 	return s.closeErr
 }
 
+// LedgerFile is the SQLite ledger's file name in the data dir.
+const LedgerFile = "ledger.db"
+
+// OpenLedger opens (creating if needed) the SQLite ledger in dataDir.
+func OpenLedger(_ context.Context, dataDir string) (ledger.Store, error) {
+	return sqlite.Open(filepath.Join(dataDir, LedgerFile), sqlite.Options{})
+}
+
 // Verify opens the ledger in o.DataDir and recomputes every balance from the
 // runs and the audit trail (`quotagate verify`); empty means consistent.
 func Verify(ctx context.Context, o Options) ([]string, error) {
-	if o.OpenStore == nil {
-		return nil, errors.New("verify: the ledger is not wired into this build yet")
+	openStore := o.OpenStore
+	if openStore == nil {
+		openStore = OpenLedger
 	}
-	store, err := o.OpenStore(ctx, o.DataDir)
+	if _, err := os.Stat(filepath.Join(o.DataDir, LedgerFile)); o.OpenStore == nil && err != nil {
+		return nil, fmt.Errorf("no ledger at %s: %w", filepath.Join(o.DataDir, LedgerFile), err)
+	}
+	store, err := openStore(ctx, o.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}

@@ -255,7 +255,7 @@ func TestStateAndApplyTenants(t *testing.T) {
 	}
 }
 
-func TestVerifyNeedsALedger(t *testing.T) {
+func TestVerifyNeedsALedger(t *testing.T) { // an empty data dir is not a ledger
 	if _, err := server.Verify(context.Background(), server.Options{DataDir: t.TempDir()}); err == nil {
 		t.Fatal("Verify without a ledger succeeded")
 	}

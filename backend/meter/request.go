@@ -263,8 +263,9 @@ func parseContent(raw json.RawMessage, m *Message) error {
 		return nil
 	}
 	var parts []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
+		Type    string  `json:"type"`
+		Text    *string `json:"text"`
+		Refusal *string `json:"refusal"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return invalid("content must be a string or an array of parts")
@@ -277,6 +278,10 @@ func parseContent(raw json.RawMessage, m *Message) error {
 				return invalid("content[%d] is a text part without text", i)
 			}
 			b.WriteString(*p.Text)
+		case "refusal": // an assistant's earlier refusal is text too
+			if p.Refusal != nil {
+				b.WriteString(*p.Refusal)
+			}
 		case "image_url":
 			m.Images++ // never downloaded: a configured number of units instead
 		case "":

@@ -1,6 +1,7 @@
 package meter
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -56,6 +57,9 @@ type Judgement struct {
 	SawDone      bool // streams: the [DONE] marker arrived after the usage
 	Complete     bool // non-streaming: the whole JSON body arrived and parsed
 	Band         PromptBand
+	// ReserveUnits, when > 0, is the run's reserve; a trusted spend above it
+	// sets Verdict.ExceedsReserve (ledger.Store.Settle refuses units > reserve).
+	ReserveUnits ledger.Units
 }
 
 // Reasons a verdict gives; Trusted verdicts say ReasonTrusted.
@@ -81,6 +85,11 @@ type Verdict struct {
 	MeasuredUnits ledger.Units
 	Reason        string // one of the Reason* constants
 	Detail        string // a sentence for the audit row and the dashboard
+	// ExceedsReserve: trusted usage is above the run's reserve (a reasoning
+	// model past its floor, a prompt the gateway under-counted). The ledger
+	// cannot settle more than the reserve; the caller decides (settle the
+	// reserve and record the excess in the evidence, or keep the hold).
+	ExceedsReserve bool
 }
 
 // Evidence is the verdict in one line, for ledger.Store.Settle / KeepHold.
@@ -118,14 +127,14 @@ func Judge(j Judgement) Verdict {
 
 	// Evidence present and complete?
 	switch {
+	case !j.Stream && !j.Complete:
+		return v.hold(ReasonIncomplete, "the response body did not arrive complete")
 	case j.UsageProblem != "":
 		return v.hold(ReasonBadEvidence, "the upstream's evidence is not usable: %s", j.UsageProblem)
 	case u == nil:
 		return v.hold(ReasonNoUsage, "the upstream sent no usage object")
 	case j.Stream && !j.SawDone:
 		return v.hold(ReasonNoDone, "the stream ended without [DONE]")
-	case !j.Stream && !j.Complete:
-		return v.hold(ReasonIncomplete, "the response body did not arrive complete")
 	case u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 || u.ReasoningTokens < 0:
 		return v.hold(ReasonBadEvidence, "the usage has a negative count")
 	case u.PromptTokens > int64(ledger.MaxUnits) || u.CompletionTokens > int64(ledger.MaxUnits)-u.PromptTokens:
@@ -161,6 +170,10 @@ func Judge(j Judgement) Verdict {
 	v.Trusted = true
 	v.Reason = ReasonTrusted
 	v.Detail = fmt.Sprintf("usage %d in + %d out under %s", u.PromptTokens, u.CompletionTokens, j.Meter.Name())
+	if j.ReserveUnits > 0 && v.SpendUnits > j.ReserveUnits {
+		v.ExceedsReserve = true
+		v.Detail += fmt.Sprintf(", %d above the reserve of %d", v.SpendUnits-j.ReserveUnits, j.ReserveUnits)
+	}
 	return v
 }
 
@@ -168,4 +181,20 @@ func (v Verdict) hold(reason, format string, args ...any) Verdict {
 	v.Trusted, v.SpendUnits = false, 0
 	v.Reason, v.Detail = reason, fmt.Sprintf(format, args...)
 	return v
+}
+
+// CompletionJudgement parses a non-streaming response body that arrived
+// whole and returns it with its judgement. A body that does not parse is
+// not complete evidence; a bad usage object is unusable evidence.
+func CompletionJudgement(m Meter, model string, inputUnits, uncertainUnits ledger.Units, body []byte, band PromptBand) (Completion, Judgement) {
+	c, err := ParseCompletion(body)
+	j := Judgement{Meter: m, Model: model, InputUnits: inputUnits, UncertainUnits: uncertainUnits,
+		Output: c.Text(), Usage: c.Usage, Complete: true, Band: band}
+	switch {
+	case errors.Is(err, ErrBadUsage):
+		j.Usage, j.UsageProblem = nil, err.Error()
+	case err != nil:
+		j.Complete, j.Usage = false, nil
+	}
+	return c, j
 }

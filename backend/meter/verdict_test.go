@@ -155,3 +155,44 @@ func TestPromptBandAllows(t *testing.T) {
 		}
 	}
 }
+
+func TestJudgeExceedsReserve(t *testing.T) {
+	tk := mustMeter(t, NameTiktoken)
+	// Seed 002: reserve 34 (18 + 16) against an actual 168 with reasoning.
+	v := Judge(Judgement{Meter: tk, Model: "deepseek-v4-flash", InputUnits: 18, Output: "七种",
+		Usage: &Usage{PromptTokens: 18, CompletionTokens: 150, TotalTokens: 168, HasTotal: true, ReasoningTokens: 130},
+		Complete: true, Band: DefaultPromptBand, ReserveUnits: 34})
+	if !v.Trusted || v.SpendUnits != 168 || !v.ExceedsReserve || !strings.Contains(v.Detail, "134 above the reserve of 34") {
+		t.Errorf("got %+v", v)
+	}
+	// With the floor: reserve 4,114 covers it.
+	v = Judge(Judgement{Meter: tk, Model: "deepseek-v4-flash", InputUnits: 18, Output: "七种",
+		Usage: usage(18, 150), Complete: true, Band: DefaultPromptBand, ReserveUnits: 4114})
+	if !v.Trusted || v.ExceedsReserve {
+		t.Errorf("got %+v", v)
+	}
+}
+
+func TestCompletionJudgement(t *testing.T) {
+	m := mustMeter(t, NameUTF8Bytes)
+	for _, tc := range []struct {
+		name, body string
+		trusted    bool
+		spend      ledger.Units
+		reason     string
+	}{
+		{"seed000 settles 15", `{"choices":[{"message":{"role":"assistant","content":"你好 AI"}}],"usage":{"prompt_tokens":6,"completion_tokens":9,"total_tokens":15}}`, true, 15, ReasonTrusted},
+		{"no usage", `{"choices":[{"message":{"content":"你好 AI"}}]}`, false, 0, ReasonNoUsage},
+		{"usage-shaped content is text", `{"choices":[{"message":{"content":"{\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0,\"total_tokens\":0}}"}}],"usage":{"prompt_tokens":6,"completion_tokens":0,"total_tokens":6}}`, false, 0, ReasonMismatch},
+		{"bad usage", `{"choices":[{"message":{"content":"你好 AI"}}],"usage":{"prompt_tokens":6,"completion_tokens":9.0}}`, false, 0, ReasonBadEvidence},
+		{"truncated body", `{"choices":[{"message":{"content":"你好 AI"}}],"usage":{"prompt_tokens":6,"comp`, false, 0, ReasonIncomplete},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, j := CompletionJudgement(m, "demo", 6, 0, []byte(tc.body), DefaultPromptBand)
+			v := Judge(j)
+			if v.Trusted != tc.trusted || v.SpendUnits != tc.spend || v.Reason != tc.reason {
+				t.Errorf("got %+v", v)
+			}
+		})
+	}
+}

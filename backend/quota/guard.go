@@ -17,6 +17,12 @@ type BalanceSource interface {
 	Balance(ctx context.Context, model string) (ledger.Units, error)
 }
 
+// ExpirySource is an optional BalanceSource that also lists when its free
+// packages expire; the guard then leaves soon-expiring units out of the limit.
+type ExpirySource interface {
+	Expiries(ctx context.Context, model string) ([]Expiry, error)
+}
+
 // PublishKind is what the guard passes to publish after a change.
 const PublishKind = "quota"
 
@@ -45,6 +51,8 @@ type model struct {
 	usage       ledger.QuotaUsage
 	evicted     bool
 	reason      string
+	expiries    []Expiry // from the last sync of an ExpirySource
+	expiriesAt  time.Time
 	lastSync    time.Time
 	usageAtLast ledger.Units // usage when the last snapshot was taken (burst trigger)
 	lastSource  string       // source of the latest snapshot
@@ -134,6 +142,7 @@ func (g *Guard) Check(upstream, model string) (*ledger.QuotaCheck, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.a.At(m.opts, now, m.usage.UsageUnits) // packages may have come within the expiry horizon since the sync
 	if m.evicted {
 		return nil, &ledger.Error{Code: ledger.CodeQuotaGuard, RetryAfter: m.retryAfter(now),
 			Message: fmt.Sprintf("model %s on upstream %s is paused by its quota guard (%s)", model, upstream, m.reason)}
@@ -226,6 +235,9 @@ func (g *Guard) refresh(ctx context.Context, m *model, full bool) error {
 		snaps = append([]ledger.Snapshot(nil), m.snaps...)
 		m.mu.Unlock()
 		a = Assess(m.opts, now, snaps, series)
+		m.mu.Lock()
+		a.SetExpiries(m.opts, m.expiries, m.expiriesAt, series)
+		m.mu.Unlock()
 	}
 	u, err := g.store.QuotaUsage(ctx, m.key.upstream, m.key.model, day)
 	if err != nil {
@@ -246,6 +258,7 @@ func (g *Guard) refresh(ctx context.Context, m *model, full bool) error {
 		}
 	}
 	m.usage = u
+	m.a.At(m.opts, now, u.UsageUnits)
 	change := m.judge()
 	m.mu.Unlock()
 	g.announce(ctx, m, change)
@@ -328,6 +341,19 @@ func (g *Guard) Sync(ctx context.Context, upstream, model string) (ledger.Snapsh
 	if err := ledger.CheckUnits("balance", bal); err != nil {
 		return ledger.Snapshot{}, fmt.Errorf("sync %s/%s: %w", upstream, model, err)
 	}
+	if es, ok := m.source.(ExpirySource); ok {
+		exp, err := es.Expiries(ctx, model)
+		if err != nil {
+			m.mu.Lock()
+			m.syncErr = err.Error()
+			m.mu.Unlock()
+			return ledger.Snapshot{}, &ledger.Error{Code: ledger.CodeUpstreamError,
+				Message: fmt.Sprintf("could not read the package expiries of %s on %s: %v", model, upstream, err)}
+		}
+		m.mu.Lock()
+		m.expiries, m.expiriesAt = exp, g.now()
+		m.mu.Unlock()
+	}
 	return g.record(ctx, m, bal, 0, sourceKind(m.source))
 }
 
@@ -391,11 +417,14 @@ func (g *Guard) record(ctx context.Context, m *model, balance, b0 ledger.Units, 
 	}
 	m.mu.Lock()
 	snaps := append(append([]ledger.Snapshot(nil), m.snaps...), s)
+	exp, expAt := m.expiries, m.expiriesAt
 	m.mu.Unlock()
 	a := Assess(m.opts, now, snaps, series)
+	a.SetExpiries(m.opts, exp, expAt, series)
+	a.At(m.opts, now, u.UsageUnits)
 	s.LimitUnits, s.LimitV6Units, s.B0Units, s.LagSeconds = a.Limit, a.LimitV6, a.B0.Units, int64(a.Lag/time.Second)
 	if source != SourceManualB0 {
-		s.Detail = fmt.Sprintf("v6 inflation vs limit: %d", a.LimitV6-a.Limit)
+		s.Detail = fmt.Sprintf("v6 − limit: %d; expiring within %s: %d", a.LimitV6-a.Limit, m.opts.ExpiryHorizon, a.ExpiringUnits)
 	}
 	saved, err := g.store.SaveSnapshot(ctx, s)
 	if err != nil {

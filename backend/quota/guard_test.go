@@ -32,7 +32,7 @@ type clock struct {
 func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
-func openStore(t *testing.T, now func() time.Time) *sqlite.Store {
+func openStore(t testing.TB, now func() time.Time) *sqlite.Store {
 	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF", Now: now})
 	if err != nil {
@@ -490,5 +490,60 @@ func TestTopUpPlanDryRun(t *testing.T) {
 	rows, err := g.State(ctx)
 	if err != nil || rows[0].TopUpPlan != 650_000 {
 		t.Fatalf("state %+v, %v", rows, err)
+	}
+}
+
+// provider is a balance source with package expiries, as the volcengine
+// source is (that one is tested against a loopback fake in upstream/balance).
+type provider struct {
+	bal ledger.Units
+	exp []quota.Expiry
+}
+
+func (p provider) Balance(context.Context, string) (ledger.Units, error) { return p.bal, nil }
+func (p provider) Expiries(context.Context, string) ([]quota.Expiry, error) {
+	return p.exp, nil
+}
+func (p provider) Kind() string { return "test-provider" }
+
+// Seed 002 §7.5 residual risk 2 (packages expiring between syncs): units of
+// packages expiring within the horizon stop counting, less what usage has
+// already drawn from them (oldest packages are consumed first).
+func TestExpiringPackagesLeaveTheLimit(t *testing.T) {
+	c := &clock{t: at("2026-08-13", "22:00:00")}
+	st := openStore(t, c.Now)
+	src := provider{bal: 1_000_000, exp: []quota.Expiry{{At: at("2026-08-14", "00:00:00"), Units: 600_000}}}
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash}},
+		map[string]quota.BalanceSource{ark: src}, c.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Sync(context.Background(), ark, flash); err != nil {
+		t.Fatal(err)
+	}
+	limit := func() ledger.Units {
+		t.Helper()
+		qc, err := g.Check(ark, flash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return qc.LimitUnits
+	}
+	if got := limit(); got != 950_000 {
+		t.Fatalf("limit two hours before the expiry = %d, want 950,000", got)
+	}
+	c.Set(at("2026-08-13", "23:00:00"))
+	spend(t, st, g, 200_000)
+	c.Set(at("2026-08-13", "23:50:00"))
+	if got := limit(); got != 1_000_000-50_000-(600_000-200_000) {
+		t.Fatalf("limit 10 min before the expiry = %d, want 550,000", got)
+	}
+	spend(t, st, g, 350_000) // usage 550,000: 50,000 of the package is left to lose
+	if got := limit(); got != 900_000 {
+		t.Fatalf("limit = %d, want 900,000", got)
+	}
+	spend(t, st, g, 100_000) // the expiring package is used up: nothing left to lose
+	if got := limit(); got != 950_000 {
+		t.Fatalf("limit once the expiring package is spent = %d, want 950,000", got)
 	}
 }

@@ -158,6 +158,25 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 	return est
 }
 
+// Expiry is a free package's expiry: its available units vanish at At. The
+// type is an alias of an unnamed struct so that a balance source can return
+// the same type without importing this package.
+type Expiry = struct {
+	At    time.Time
+	Units ledger.Units
+}
+
+// ExpiringBy sums the units of exp that expire at or before t.
+func ExpiringBy(exp []Expiry, t time.Time) ledger.Units {
+	var u ledger.Units
+	for _, e := range exp {
+		if !e.At.After(t) {
+			u += e.Units
+		}
+	}
+	return u
+}
+
 // Assessment is a guarded model's position at one instant.
 type Assessment struct {
 	Day           string
@@ -165,6 +184,10 @@ type Assessment struct {
 	B0            B0Estimate
 	Limit         ledger.Units // quotagate's limit; 0 when B0 is unknown
 	LimitV6       ledger.Units
+	Expiring      []Expiry     // the source's package expiries at the last sync
+	ExpiryBase    ledger.Units // usage_today when the listed units were current
+	ExpiringUnits ledger.Units // units expiring within the horizon, left out of Limit
+	at            time.Time
 	BalanceAtSync ledger.Units // latest reading (or manual B0 − usage)
 	UsageAtSync   ledger.Units
 	SyncedAt      time.Time
@@ -173,13 +196,11 @@ type Assessment struct {
 
 // Assess derives the limit at now from the snapshots and the usage series.
 func Assess(o Options, now time.Time, snaps []ledger.Snapshot, s *Series) Assessment {
-	a := Assessment{Day: o.Day(now)}
+	a := Assessment{Day: o.Day(now), at: now}
 	rs := readings(snaps, now)
 	a.Lag = estimateLag(o, rs, s)
 	a.B0 = estimateB0(o, a.Day, snaps, rs, s, a.Lag, now)
-	if a.B0.Known {
-		a.Limit = Limit(o, a.B0.Units)
-	}
+	a.At(o, now, 0)
 	var last *ledger.Snapshot
 	for i := range snaps {
 		if !snaps[i].At.After(now) && (last == nil || !snaps[i].At.Before(last.At)) {
@@ -194,6 +215,30 @@ func Assess(o Options, now time.Time, snaps []ledger.Snapshot, s *Series) Assess
 		a.LimitV6 = LimitV6(o, last.BalanceUnits, last.UsageAtSync)
 	}
 	return a
+}
+
+// SetExpiries attaches a source's package expiries listed at listedAt (a
+// lagged listing: the units are as of listedAt − Lag) to the assessment.
+func (a *Assessment) SetExpiries(o Options, exp []Expiry, listedAt time.Time, s *Series) {
+	a.Expiring = exp
+	a.ExpiryBase = 0
+	if len(exp) > 0 {
+		a.ExpiryBase = UsageToday(s, o.DayStart(a.at), listedAt.Add(-a.Lag))
+	}
+}
+
+// At recomputes Limit for now and today's usage: min(cap, B0 − small_buffer
+// − E), where E is what the packages expiring by now + ExpiryHorizon still
+// hold. Packages are consumed oldest first, and the oldest expire first, so
+// the usage since the listing has already eaten into them: E = max(0,
+// listed units − (usage − ExpiryBase)). Requests admitted now may finish
+// after the expiry, so E is left out of the limit from the horizon on.
+func (a *Assessment) At(o Options, now time.Time, usage ledger.Units) {
+	a.ExpiringUnits = max(0, ExpiringBy(a.Expiring, now.Add(o.ExpiryHorizon))-max(0, usage-a.ExpiryBase))
+	a.Limit = 0
+	if a.B0.Known {
+		a.Limit = Limit(o, a.B0.Units-a.ExpiringUnits)
+	}
 }
 
 // Admits reports whether a reserve fits under the limit given the day so far:

@@ -11,19 +11,20 @@ import (
 
 // Defaults from seed 002 (Volcengine Ark's free daily token packages).
 const (
-	DefaultDailyCap     ledger.Units = 2_000_000 // collection cap per model per day
-	DefaultSmallBuffer  ledger.Units = 50_000    // covers package expiry and settlement residue, not lag
-	DefaultUsageWall    ledger.Units = 1_950_000 // §7.6 soft-evict usage wall
-	DefaultBalanceWall  ledger.Units = 100_000   // §7.6 soft-evict balance wall
-	DefaultBurstSync    ledger.Units = 100_000   // sync again after this much usage since the last sync
-	DefaultLowBalance   ledger.Units = 300_000   // below it (balance or headroom) sync every SyncEveryLow
-	DefaultTimezone                  = "Asia/Shanghai"
-	DefaultSyncEvery                 = 30 * time.Minute
-	DefaultSyncEveryLow              = 5 * time.Minute
-	DefaultLag                       = 15 * time.Minute // §4.2 measured ≈14 min
-	DefaultMinLag                    = 1 * time.Minute
-	DefaultMaxLag                    = 45 * time.Minute
-	DefaultTopUpAt                   = 23*time.Hour + 20*time.Minute
+	DefaultDailyCap      ledger.Units = 2_000_000 // collection cap per model per day
+	DefaultSmallBuffer   ledger.Units = 50_000    // covers package expiry and settlement residue, not lag
+	DefaultUsageWall     ledger.Units = 1_950_000 // §7.6 soft-evict usage wall
+	DefaultBalanceWall   ledger.Units = 100_000   // §7.6 soft-evict balance wall
+	DefaultBurstSync     ledger.Units = 100_000   // sync again after this much usage since the last sync
+	DefaultLowBalance    ledger.Units = 300_000   // below it (balance or headroom) sync every SyncEveryLow
+	DefaultTimezone                   = "Asia/Shanghai"
+	DefaultSyncEvery                  = 30 * time.Minute
+	DefaultSyncEveryLow               = 5 * time.Minute
+	DefaultLag                        = 15 * time.Minute // §4.2 measured ≈14 min
+	DefaultMinLag                     = 1 * time.Minute
+	DefaultMaxLag                     = 45 * time.Minute
+	DefaultTopUpAt                    = 23*time.Hour + 20*time.Minute
+	DefaultExpiryHorizon              = 15 * time.Minute // ≥ the longest call: Check re-applies it at every request
 )
 
 // Options configure one guarded model. Zero fields take the defaults above.
@@ -40,7 +41,10 @@ type Options struct {
 	DefaultLag   time.Duration // used until snapshots and usage can tell
 	MinLag       time.Duration // bounds of the online lag estimate
 	MaxLag       time.Duration
-	TopUp        TopUpOptions
+	// ExpiryHorizon: free units of packages expiring within it no longer count
+	// toward the limit (seed 002 §7.5 residual risk 2), when the source lists them.
+	ExpiryHorizon time.Duration
+	TopUp         TopUpOptions
 }
 
 // TopUpOptions configure the nightly top-up planner (seed 002 §1.1). Off by
@@ -86,6 +90,7 @@ func (o Options) withDefaults() Options {
 	defD(&o.MinLag, DefaultMinLag)
 	defD(&o.MaxLag, DefaultMaxLag)
 	defD(&o.TopUp.At, DefaultTopUpAt)
+	defD(&o.ExpiryHorizon, DefaultExpiryHorizon)
 	return o
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/quota"
 )
 
 const packageLife = 30 * 24 * time.Hour
@@ -13,6 +14,21 @@ type pkg struct {
 	left    ledger.Units
 	granted time.Time
 	expires time.Time
+	hist    []balancePoint // left after each change
+}
+
+func (k *pkg) set(at time.Time, left ledger.Units) {
+	k.left = left
+	k.hist = append(k.hist, balancePoint{at, left})
+}
+
+// leftBefore is the package's remaining units as of just before t.
+func (k *pkg) leftBefore(t time.Time) ledger.Units {
+	i := sort.Search(len(k.hist), func(i int) bool { return !k.hist[i].at.Before(t) })
+	if i == 0 {
+		return 0
+	}
+	return k.hist[i-1].bal
 }
 
 type balancePoint struct {
@@ -22,7 +38,8 @@ type balancePoint struct {
 
 // provider is the free quota of one model at the provider.
 type provider struct {
-	pkgs    []pkg // oldest grant first: consumption order
+	pkgs    []*pkg // live packages, oldest grant first: consumption order
+	all     []*pkg // every package ever granted (the lagged listing needs the gone ones)
 	billed  ledger.Units
 	expired ledger.Units
 	hist    []balancePoint // true free balance after each change, in time order
@@ -41,11 +58,18 @@ func (p *provider) record(at time.Time) {
 	p.hist = append(p.hist, balancePoint{at, p.balance()})
 }
 
+func (p *provider) add(k *pkg) {
+	p.pkgs = append(p.pkgs, k)
+	p.all = append(p.all, k)
+}
+
 func (p *provider) grant(at time.Time, units ledger.Units) {
 	if units <= 0 {
 		return
 	}
-	p.pkgs = append(p.pkgs, pkg{left: units, granted: at, expires: at.Add(packageLife)})
+	k := &pkg{granted: at, expires: at.Add(packageLife)}
+	k.set(at, units)
+	p.add(k)
 	sort.SliceStable(p.pkgs, func(i, j int) bool { return p.pkgs[i].granted.Before(p.pkgs[j].granted) })
 	p.record(at)
 }
@@ -58,6 +82,7 @@ func (p *provider) expire(now time.Time) {
 		if !k.expires.After(now) {
 			p.expired += k.left
 			changed = changed || k.left > 0
+			k.set(now, 0)
 			continue
 		}
 		kept = append(kept, k)
@@ -77,7 +102,9 @@ func (p *provider) consume(now time.Time, units ledger.Units) ledger.Units {
 			break
 		}
 		take := min(rest, p.pkgs[i].left)
-		p.pkgs[i].left -= take
+		if take > 0 {
+			p.pkgs[i].set(now, p.pkgs[i].left-take)
+		}
 		rest -= take
 	}
 	kept := p.pkgs[:0]
@@ -100,4 +127,19 @@ func (p *provider) apiBalance() ledger.Units {
 		return 0
 	}
 	return p.hist[i-1].bal
+}
+
+// apiExpiries is the package listing's expiries as the lagged API shows them:
+// packages live at the settle point, with their units as of then.
+func (p *provider) apiExpiries() []quota.Expiry {
+	var out []quota.Expiry
+	for _, k := range p.all {
+		if !k.granted.Before(p.settle) || !k.expires.After(p.settle) {
+			continue
+		}
+		if u := k.leftBefore(p.settle); u > 0 {
+			out = append(out, quota.Expiry{At: k.expires, Units: u})
+		}
+	}
+	return out
 }

@@ -11,7 +11,7 @@ import (
 type policy interface {
 	admit(now time.Time, reserve ledger.Units) bool
 	settle(now time.Time, reserve, cost ledger.Units)
-	sync(now time.Time, balance ledger.Units)
+	sync(now time.Time, balance ledger.Units, expiries []quota.Expiry)
 	rollover(now time.Time)
 	syncDue(now time.Time) bool
 }
@@ -66,7 +66,7 @@ func (p *v6) settle(_ time.Time, reserve, cost ledger.Units) {
 	p.judge()
 }
 
-func (p *v6) sync(now time.Time, balance ledger.Units) {
+func (p *v6) sync(now time.Time, balance ledger.Units, _ []quota.Expiry) {
 	p.balAtSync, p.usageAtSync = balance, p.usage
 	p.lastSync, p.usageAtLast = now, p.usage
 	p.judge()
@@ -84,9 +84,11 @@ func (p *v6) syncDue(now time.Time) bool { return p.syncDueWith(now, p.limit()) 
 // guard drives quotagate's pure core exactly as the runtime Guard does.
 type guard struct {
 	common
-	snaps  []ledger.Snapshot
-	series *quota.Series
-	a      quota.Assessment
+	snaps      []ledger.Snapshot
+	series     *quota.Series
+	a          quota.Assessment
+	expiries   []quota.Expiry
+	expiriesAt time.Time
 }
 
 func (p *guard) assess(now time.Time) {
@@ -96,12 +98,15 @@ func (p *guard) assess(now time.Time) {
 	}
 	p.snaps = p.snaps[cut:]
 	p.a = quota.Assess(p.o, now, p.snaps, p.series)
+	p.a.SetExpiries(p.o, p.expiries, p.expiriesAt, p.series)
+	p.a.At(p.o, now, p.usage)
 	p.judge()
 }
 
 func (p *guard) judge() { p.evicted, _ = quota.Verdict(p.o, p.a, p.usage) }
 
-func (p *guard) admit(_ time.Time, reserve ledger.Units) bool {
+func (p *guard) admit(now time.Time, reserve ledger.Units) bool {
+	p.a.At(p.o, now, p.usage) // as Guard.Check: expiries may have entered the horizon
 	if p.evicted {
 		return false
 	}
@@ -116,10 +121,12 @@ func (p *guard) settle(now time.Time, reserve, cost ledger.Units) {
 	p.held -= reserve
 	p.usage += cost
 	p.series.Add(now, cost)
+	p.a.At(p.o, now, p.usage)
 	p.judge()
 }
 
-func (p *guard) sync(now time.Time, balance ledger.Units) {
+func (p *guard) sync(now time.Time, balance ledger.Units, expiries []quota.Expiry) {
+	p.expiries, p.expiriesAt = expiries, now
 	p.snaps = append(p.snaps, ledger.Snapshot{Day: p.o.Day(now), At: now, BalanceUnits: balance,
 		UsageAtSync: p.usage, Source: "sim"})
 	p.balAtSync, p.lastSync, p.usageAtLast = balance, now, p.usage
@@ -157,7 +164,9 @@ func Run(cfg Config, pol Policy) Result {
 
 	prov := &provider{}
 	for _, k := range w.initial {
-		prov.pkgs = append(prov.pkgs, k)
+		c := *k
+		c.hist = append([]balancePoint(nil), k.hist...)
+		prov.add(&c)
 	}
 	prov.record(cfg.Start.Add(-time.Hour))
 	prov.settle = cfg.Start.Add(-time.Minute)
@@ -257,7 +266,7 @@ func Run(cfg Config, pol Policy) Result {
 			if l := api - prov.balance(); l > res.MaxInflation {
 				res.MaxInflation = l // v6's limit exceeds the true pool by exactly this much
 			}
-			p.sync(now, api)
+			p.sync(now, api, prov.apiExpiries())
 			res.Syncs++
 			if debugHook != nil {
 				debugHook(now, "sync", p, int64(api), int64(prov.balance()))

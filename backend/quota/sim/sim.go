@@ -69,7 +69,7 @@ type world struct {
 	settleLag  time.Duration   // base lag of the balance API
 	settleStep time.Duration   // the API settles in steps of this size
 	stalls     []stall         // periods in which the API does not settle
-	initial    []pkg
+	initial    []*pkg
 }
 
 type stall struct{ from, to time.Time }
@@ -85,7 +85,9 @@ func newWorld(cfg Config) *world {
 	// The pool the account starts with: below the cap on a third of the seeds.
 	pool := ledger.Units(800_000 + r.IntN(1_800_001))
 	age := time.Duration(r.IntN(30)) * day
-	w.initial = []pkg{{left: pool, granted: w.start.Add(-age), expires: w.start.Add(-age + packageLife)}}
+	seedPack := &pkg{granted: w.start.Add(-age), expires: w.start.Add(-age + packageLife)}
+	seedPack.set(seedPack.granted, pool)
+	w.initial = []*pkg{seedPack}
 	for d := 0; d < cfg.Days; d++ {
 		w.refundAt = append(w.refundAt, time.Duration(5+r.IntN(595))*time.Minute) // 00:05–10:00
 		dayStart := w.start.Add(time.Duration(d) * day)

@@ -299,3 +299,57 @@ func FuzzParseUnits(f *testing.F) {
 		}
 	})
 }
+
+func TestVolcengineExpiriesReuseTheListing(t *testing.T) {
+	f := &fakeBilling{pkgs: []map[string]string{
+		pkg("1", "deepseek-v4-flash", "Effective", "188310"),
+		pkg("2", "deepseek-v4-flash", "Effective", "761966.5"),
+		pkg("3", "deepseek-v4-flash", "Expired", "5"),
+		pkg("4", "other-model", "Effective", "7"),
+	}}
+	f.pkgs[0]["ExpiryTime"] = "2026-08-02T00:00:00+08:00"
+	f.pkgs[1]["ExpiryTime"] = "2026-09-01 09:30:00"
+	src, err := balance.NewVolcengine(balance.Config{AccessKey: "a", SecretKey: "s", BaseURL: serve(t, f)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if b, err := src.Balance(ctx, "deepseek-v4-flash"); err != nil || b != 188_310+761_966 {
+		t.Fatalf("balance = %d, %v", b, err)
+	}
+	exp, err := src.Expiries(ctx, "deepseek-v4-flash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cst := time.FixedZone("CST", 8*3600)
+	want := []balance.Expiry{{At: time.Date(2026, 8, 2, 0, 0, 0, 0, cst), Units: 188_310},
+		{At: time.Date(2026, 9, 1, 9, 30, 0, 0, cst), Units: 761_966}}
+	if len(exp) != 2 || !exp[0].At.Equal(want[0].At) || exp[0].Units != want[0].Units ||
+		!exp[1].At.Equal(want[1].At) || exp[1].Units != want[1].Units {
+		t.Fatalf("expiries %v, want %v", exp, want)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.requests) != 1 {
+		t.Fatalf("%d listings for one sync, want 1", len(f.requests))
+	}
+}
+
+func TestParseExpiry(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		ok    bool
+		fails bool
+	}{
+		{"2026-08-02T00:00:00Z", true, false},
+		{"2026-08-02 00:00:00", true, false},
+		{"2026-08-02", true, false},
+		{"", false, false},
+		{"next tuesday", false, true},
+	} {
+		_, ok, err := balance.ParseExpiry(tc.in)
+		if ok != tc.ok || (err != nil) != tc.fails {
+			t.Errorf("ParseExpiry(%q) = %v, %v", tc.in, ok, err)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/volcengine/volcengine-go-sdk/service/billing"
 	"github.com/volcengine/volcengine-go-sdk/volcengine"
@@ -33,7 +35,15 @@ type Volcengine struct {
 	product      string
 	resourceType string
 	modelField   string
+
+	mu     sync.Mutex // guards the listing the last Balance read, reused by Expiries
+	last   []Package
+	lastAt time.Time
 }
+
+// listingReuse: Expiries right after Balance (one sync) reuses its listing
+// instead of paging the API again (10 queries a second at most).
+const listingReuse = 10 * time.Second
 
 // NewVolcengine builds the source; AccessKey and SecretKey are required.
 func NewVolcengine(cfg Config, client *http.Client) (*Volcengine, error) {
@@ -141,6 +151,9 @@ func (v *Volcengine) Balance(ctx context.Context, model string) (ledger.Units, e
 	if err != nil {
 		return 0, fmt.Errorf("volcengine balance of %s: %w", model, err)
 	}
+	v.mu.Lock()
+	v.last, v.lastAt = pkgs, time.Now()
+	v.mu.Unlock()
 	var sum ledger.Units
 	for _, p := range pkgs {
 		if p.Status != "" && p.Status != statusEffective {
@@ -179,4 +192,64 @@ func (v *Volcengine) matches(p Package, model string) bool {
 		}
 	}
 	return false
+}
+
+// Expiry is when a package's available units vanish (the quota guard's
+// quota.Expiry is the same unnamed struct type).
+type Expiry = struct {
+	At    time.Time
+	Units ledger.Units
+}
+
+// expiryLayouts: the page does not fix the format of ExpiryTime.
+var expiryLayouts = []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05", time.DateOnly}
+
+// providerZone is where a time without an offset is read (the provider is in China).
+var providerZone = time.FixedZone("CST", 8*60*60)
+
+// ParseExpiry reads a package's ExpiryTime; "" means no expiry.
+func ParseExpiry(s string) (time.Time, bool, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, false, nil
+	}
+	for _, l := range expiryLayouts {
+		if t, err := time.ParseInLocation(l, s, providerZone); err == nil {
+			return t, true, nil
+		}
+	}
+	return time.Time{}, false, fmt.Errorf("expiry time %q has an unknown format", s)
+}
+
+// Expiries lists when the model's effective packages expire, with their
+// available units, so that the guard stops counting units about to vanish.
+func (v *Volcengine) Expiries(ctx context.Context, model string) ([]Expiry, error) {
+	v.mu.Lock()
+	pkgs, fresh := v.last, time.Since(v.lastAt) < listingReuse
+	v.mu.Unlock()
+	if !fresh {
+		var err error
+		if pkgs, err = v.Packages(ctx); err != nil {
+			return nil, fmt.Errorf("volcengine expiries of %s: %w", model, err)
+		}
+	}
+	var out []Expiry
+	for _, p := range pkgs {
+		if (p.Status != "" && p.Status != statusEffective) || !v.matches(p, model) {
+			continue
+		}
+		at, ok, err := ParseExpiry(p.ExpiryTime)
+		if err != nil {
+			return nil, fmt.Errorf("volcengine expiries of %s: package %s: %w", model, p.InstanceNo, err)
+		}
+		if !ok {
+			continue
+		}
+		u, err := ParseUnits(p.AvailableAmount)
+		if err != nil {
+			return nil, fmt.Errorf("volcengine expiries of %s: package %s AvailableAmount: %w", model, p.InstanceNo, err)
+		}
+		out = append(out, Expiry{At: at, Units: u})
+	}
+	return out, nil
 }

@@ -40,6 +40,7 @@ type envOpts struct {
 	modify   func(*gateway.Options)
 	connCtx  func(context.Context, net.Conn) context.Context
 	upstream upstream.Options // overrides for the client (timeouts)
+	demo     func(*demo.Options, meter.Meter)
 }
 
 // tenant returns a tenant whose key is "key-"+id.
@@ -63,7 +64,15 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if err := store.ApplyTenants(context.Background(), o.tenants, "test"); err != nil {
 		t.Fatal(err)
 	}
-	d, err := demo.Start(demo.Options{Plan: o.plan})
+	m, err := meter.New(o.meter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dopts := demo.Options{Plan: o.plan}
+	if o.demo != nil {
+		o.demo(&dopts, m)
+	}
+	d, err := demo.Start(dopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,10 +80,6 @@ func newEnv(t *testing.T, o envOpts) *env {
 	uo := o.upstream
 	uo.Name, uo.BaseURL, uo.Models = "demo", d.URL(), d.Models()
 	up, err := upstream.New(uo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := meter.New(o.meter)
 	if err != nil {
 		t.Fatal(err)
 	}

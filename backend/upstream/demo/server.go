@@ -25,9 +25,11 @@ type Options struct {
 	// PromptUnits and CompletionUnits count the usage the demo reports. The
 	// default counts UTF-8 bytes of the message contents and of the output
 	// text, which is exactly what utf8-bytes-v1 measures (seed 000: 6 + 9).
-	// A server on the tiktoken meter passes the meter's own counters.
-	PromptUnits     func(contents []string) int64
-	CompletionUnits func(text string) int64
+	// A server on the tiktoken meter passes the meter's own counts (the
+	// request's input estimate, the tokens of the text for the model), so
+	// that the demo's usage is trusted there too.
+	PromptUnits     func(body []byte) int64
+	CompletionUnits func(model, text string) int64
 	// BlockedWrite is how long one write+flush may take before it counts as
 	// blocked by a reader that does not read (default 50ms).
 	BlockedWrite time.Duration
@@ -77,17 +79,8 @@ func Start(opts Options) (*Server, error) {
 	if len(opts.Models) == 0 {
 		opts.Models = DefaultModels
 	}
-	if opts.PromptUnits == nil {
-		opts.PromptUnits = func(cs []string) int64 {
-			var n int64
-			for _, c := range cs {
-				n += int64(len(c))
-			}
-			return n
-		}
-	}
 	if opts.CompletionUnits == nil {
-		opts.CompletionUnits = func(s string) int64 { return int64(len(s)) }
+		opts.CompletionUnits = func(_, s string) int64 { return int64(len(s)) }
 	}
 	if opts.BlockedWrite <= 0 {
 		opts.BlockedWrite = 50 * time.Millisecond
@@ -401,8 +394,15 @@ func (x *exchange) id() string { return fmt.Sprintf("chatcmpl-demo-%d", x.rec.Se
 
 // usage is what the plan reports for the text it sends.
 func (x *exchange) usage() *usage {
-	prompt := x.s.opts.PromptUnits(x.req.contents())
-	completion := x.s.opts.CompletionUnits(x.plan.text())
+	var prompt int64
+	if x.s.opts.PromptUnits != nil {
+		prompt = x.s.opts.PromptUnits(x.rec.Body)
+	} else {
+		for _, c := range x.req.contents() {
+			prompt += int64(len(c))
+		}
+	}
+	completion := x.s.opts.CompletionUnits(x.req.Model, x.plan.text())
 	u := &usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 	if x.plan.Kind == KindFalseUsage {
 		// Contradicts the relayed text: claims nothing was generated.

@@ -1,0 +1,45 @@
+package gateway_test
+
+import (
+	"io"
+	"testing"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/upstream/demo"
+)
+
+// Under the tiktoken meter (the default of `make run`), a demo upstream that
+// reports the meter's own counts is trusted: the run settles prompt +
+// completion tokens.
+func TestTiktokenMeterSettlesDemoUsage(t *testing.T) {
+	e := newEnv(t, envOpts{
+		meter:   meter.NameTiktoken,
+		tenants: []ledger.Tenant{tenant("a", 10_000, 2)},
+		plan:    demo.Plan{Text: "Hello there, this is a simulated answer."},
+		demo: func(o *demo.Options, m meter.Meter) {
+			o.PromptUnits = func(body []byte) int64 {
+				req, err := meter.ParseChatRequest(body)
+				if err != nil {
+					return 0
+				}
+				in, _ := meter.ReservePolicy{}.Reserve(m, req)
+				return int64(in)
+			}
+			o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
+		},
+	})
+	m, _ := meter.New(meter.NameTiktoken)
+	for _, stream := range []string{"true", "false"} {
+		resp := e.chat(ctxT(t), "key-a", `{"model":"demo-chat","stream":`+stream+`,"max_tokens":50,"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Say hello."}]}`, "")
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		run := e.waitEnd(runID(t, resp))
+		req, _ := meter.ParseChatRequest([]byte(`{"model":"demo-chat","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Say hello."}]}`))
+		in, _ := meter.ReservePolicy{}.Reserve(m, req)
+		want := in + m.Count("demo-chat", "Hello there, this is a simulated answer.")
+		if run.Usage != ledger.UsageTrusted || run.SpentUnits != want {
+			t.Errorf("stream=%s: run %+v, want trusted %d", stream, run, want)
+		}
+	}
+}

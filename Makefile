@@ -1,0 +1,60 @@
+# quotagate — `make run` opens the window (or serves headless without a
+# display); `make test` runs every test layer. `make help` lists the targets.
+SHELL    := /bin/bash
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+TAGS     := desktop,production,webkit2_41
+BIN      := build/bin/quotagate
+FUZZTIME ?= 30s
+LDFLAGS  := -w -s -X main.version=$(VERSION)
+NODE_OK  := frontend/node_modules/.package-lock.json
+DIST     := frontend/dist/index.html
+FRONTEND_SRC := $(shell find frontend/src frontend/public -type f 2>/dev/null) \
+                frontend/index.html frontend/vite.config.ts frontend/tsconfig.json
+
+.PHONY: help deps frontend build run serve test smoke bench fuzz soak clean
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-9s %s\n", $$1, $$2}'
+
+deps: ## install missing apt packages (GTK, WebKitGTK 4.1, Xvfb, Chromium, ImageMagick)
+	@scripts/deps.sh
+
+$(NODE_OK): frontend/package-lock.json
+	npm --prefix frontend ci --no-audit --no-fund
+
+$(DIST): $(NODE_OK) $(FRONTEND_SRC)
+	npm --prefix frontend run build
+
+frontend: $(DIST) ## build the dashboard (npm ci when node_modules is stale)
+
+build: deps frontend ## build the desktop binary into build/bin/quotagate
+	CGO_ENABLED=1 go build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
+
+run: build ## open the window; without a display it says so and runs serve
+	./$(BIN)
+
+serve: build ## run headless and print the dashboard URL and the local key
+	./$(BIN) serve
+
+test: build ## vet, frontend tests + typecheck, go test -race (browser e2e), desktop smoke
+	npm --prefix frontend test
+	npm --prefix frontend run typecheck
+	go vet ./...
+	E2E_REQUIRED=1 go test -race -count=1 ./...
+	scripts/smoke.sh
+
+smoke: build ## the desktop smoke test alone (screenshot in build/smoke/)
+	scripts/smoke.sh
+
+bench: ## benchmarks, each against its baseline
+	go test -run '^$$' -bench . -benchmem ./...
+
+fuzz: ## every fuzz target for FUZZTIME (default 30s)
+	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+soak: ## long-running tests (QUOTAGATE_LONG=1)
+	QUOTAGATE_LONG=1 go test -race -count=1 -timeout 60m ./...
+
+clean: ## remove build output (binary, smoke artifacts, built dashboard)
+	rm -rf build/bin build/smoke
+	find frontend/dist -mindepth 1 ! -name .gitkeep -delete

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the apt packages quotagate needs to build the window and run every
+# test layer, only those missing; through sudo when not root, or prints the
+# exact command when sudo is not there. Also checks Go and npm are on PATH.
+set -euo pipefail
+pkgs=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev
+      xvfb xauth imagemagick xdotool chromium fonts-dejavu-core)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+  if [ "$(id -u)" = 0 ]; then
+    echo "deps: installing ${missing[*]}"
+    bash -c "$cmd"
+  elif command -v sudo >/dev/null; then
+    echo "deps: installing ${missing[*]} (sudo)"
+    sudo bash -c "$cmd"
+  else
+    echo "deps: missing ${missing[*]}; run as root:"
+    echo "  $cmd"
+    exit 1
+  fi
+fi
+for tool in go npm; do
+  command -v "$tool" >/dev/null || { echo "deps: $tool is not on PATH (quotagate needs Go ≥ 1.26 and Node 20 with npm)"; exit 1; }
+done

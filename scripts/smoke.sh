@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Desktop smoke test: the real window under Xvfb. Passes when the page inside
+# the webview has called the backend (its WebSocket logs Origin wails://wails)
+# and a screenshot of the screen is not blank. The screenshot and the app log
+# are kept in build/smoke/ as test artifacts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${SMOKE_BIN:-build/bin/quotagate}
+out=${SMOKE_OUT:-build/smoke}
+min_colours=${SMOKE_MIN_COLOURS:-64}
+mkdir -p "$out"
+rm -f "$out/app.log" "$out/screenshot.png"
+data=$(mktemp -d)
+trap 'rm -rf "$data"' EXIT
+export bin out data min_colours
+
+# Port 0: the window learns the real port through its Connection() binding.
+xvfb-run -a -s "-screen 0 1280x1024x24" bash -c '
+  "$bin" --addr 127.0.0.1:0 --data "$data" >"$out/app.log" 2>&1 & pid=$!
+  for _ in $(seq 1 240); do
+    grep -Eq "admin ws connected.* origin=\"?wails://wails" "$out/app.log" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.25
+  done
+  # The state is on the wire; retake the screenshot until the page has painted it.
+  for _ in $(seq 1 40); do
+    import -window root "$out/screenshot.png" 2>/dev/null || true
+    n=$(/usr/bin/convert "$out/screenshot.png" -format "%k" info: 2>/dev/null || echo 0)
+    [ "$n" -ge "$min_colours" ] && break
+    sleep 0.25
+  done
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true'
+
+cat "$out/app.log"
+fail() { echo "smoke: FAIL: $*"; echo "smoke: 0 passed, 1 failed"; exit 1; }
+grep -Eq 'admin ws connected.* origin="?wails://wails' "$out/app.log" ||
+  fail "the window never connected its WebSocket with Origin wails://wails"
+[ -s "$out/screenshot.png" ] || fail "no screenshot"
+colours=$(/usr/bin/convert "$out/screenshot.png" -format "%k" info:)
+sd=$(/usr/bin/convert "$out/screenshot.png" -colorspace gray -format "%[fx:standard_deviation]" info:)
+echo "smoke: screenshot $out/screenshot.png: $colours colours, grey standard deviation $sd"
+[ "$colours" -ge "$min_colours" ] || fail "screenshot looks blank ($colours colours < $min_colours)"
+echo "smoke: 1 passed"

@@ -22,6 +22,11 @@
 // Δ overstates B0 by exactly the consumption v6 forgets. A manual B0 for the
 // day (read from the provider console) takes precedence.
 //
+// Free packages expire after 30 days. When the source lists expiries, the
+// units that the packages expiring within ExpiryHorizon still hold — less
+// what today's usage has drawn from them since the listing, since the oldest
+// packages are consumed first — are left out of the limit at every Check.
+//
 // # Admission and eviction
 //
 // Admission is the ledger's atomic check usage_today + held_in_flight +

@@ -470,6 +470,7 @@ type Row struct {
 	BalanceWall   ledger.Units `json:"balance_wall"`
 	SmallBuffer   ledger.Units `json:"small_buffer"`
 	TopUpPlan     ledger.Units `json:"topup_plan,omitempty"`
+	ExpiringUnits ledger.Units `json:"expiring_units"` // left out of limit: packages expiring within the horizon
 }
 
 // State returns one row per guarded model, in configuration order, with
@@ -487,7 +488,7 @@ func (g *Guard) State(ctx context.Context) ([]Row, error) {
 			LagSeconds: int64(m.a.Lag / time.Second), B0Estimate: m.a.B0.Units, B0Manual: m.a.B0.Manual,
 			Limit: m.a.Limit, LimitV6: m.a.LimitV6, Evicted: m.evicted, EvictedReason: m.reason,
 			Source: m.lastSource, SyncError: m.syncErr, DailyCap: m.opts.DailyCap, UsageWall: m.opts.UsageWall,
-			BalanceWall: m.opts.BalanceWall, SmallBuffer: m.opts.SmallBuffer}
+			BalanceWall: m.opts.BalanceWall, SmallBuffer: m.opts.SmallBuffer, ExpiringUnits: m.a.ExpiringUnits}
 		if m.topUpDay == m.a.Day {
 			r.TopUpPlan = m.topUpPlan
 		}

@@ -79,6 +79,7 @@ func StartInProcess(ctx context.Context, o SpawnOptions) (*Fleet, error) {
 					return nil, err
 				}
 				closers = append(closers, d.Close)
+				f.demos = append(f.demos, d)
 				c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: d.URL(), Models: u.Models})
 				if err != nil {
 					return nil, err
@@ -108,5 +109,6 @@ func StartInProcess(ctx context.Context, o SpawnOptions) (*Fleet, error) {
 	}
 	closers = append(closers, srv.Close)
 	f.BaseURL = srv.URL()
+	f.store = srv.Store()
 	return f, nil
 }

@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
 // Fleet is the gateway under test and how to reach it.
@@ -22,6 +25,10 @@ type Fleet struct {
 	PID        int    // gateway process, for RSS; 0: not measured
 	RSSSource  string // how PID was found
 	stop       func() error
+
+	// In-process only: the ledger and the demo upstreams, for tests.
+	store ledger.Store
+	demos []*demo.Server
 }
 
 // Close stops what the loadsmoke started (nothing for an external gateway).

@@ -507,7 +507,7 @@ func (x *exchange) complete() {
 	}
 	resp := completionJSON{ID: x.id(), Object: "chat.completion", Created: time.Now().Unix(), Model: x.req.Model,
 		SystemFingerprint: "quotagate-demo-simulated",
-		Choices: []choiceFull{{Index: 0, Message: message{Role: "assistant", Content: text}, FinishReason: "stop"}}}
+		Choices:           []choiceFull{{Index: 0, Message: message{Role: "assistant", Content: text}, FinishReason: "stop"}}}
 	if x.plan.Kind != KindNoUsage {
 		resp.Usage = x.usage()
 	}

@@ -51,9 +51,15 @@ type cli struct {
 	command, addr, data, config string
 }
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
 
-func run(args []string, stdout, stderr io.Writer) int {
+// run executes one command line; ctx ends `serve`.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, err := parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, usage)
@@ -72,11 +78,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "serve":
-		return serve(c, stdout, stderr, log)
+		return serve(ctx, c, stdout, stderr, log)
 	case "verify":
-		return verify(c, stdout, stderr)
+		return verify(ctx, c, stdout, stderr)
 	case "":
-		return window(c, stdout, stderr, log)
+		return window(ctx, c, stdout, stderr, log)
 	}
 	fmt.Fprintf(stderr, "quotagate: unknown command %q\n\n%s", c.command, usage)
 	return 2
@@ -132,22 +138,16 @@ func (c cli) options(log *slog.Logger) (server.Options, error) {
 			return server.Options{}, err
 		}
 	}
-	return wire(server.Options{Config: cfg, DataDir: c.data, Addr: c.addr, Version: version,
-		Frontend: frontend.FS(), Logger: log}), nil
+	return server.Options{Config: cfg, DataDir: c.data, Addr: c.addr, Version: version,
+		Frontend: frontend.FS(), Logger: log}, nil
 }
 
-// wire connects the parts built in parallel (ledger, gateway, quota) to the
-// server; see server.Options.
-func wire(o server.Options) server.Options { return o }
-
-func serve(c cli, stdout, stderr io.Writer, log *slog.Logger) int {
+func serve(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logger) int {
 	o, err := c.options(log)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotagate: %v\n", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	srv, err := server.Open(ctx, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotagate: %v\n", err)
@@ -174,13 +174,13 @@ func serve(c cli, stdout, stderr io.Writer, log *slog.Logger) int {
 	return 0
 }
 
-func verify(c cli, stdout, stderr io.Writer) int {
+func verify(ctx context.Context, c cli, stdout, stderr io.Writer) int {
 	o, err := c.options(slog.New(slog.DiscardHandler))
 	if err != nil {
 		fmt.Fprintf(stderr, "quotagate: %v\n", err)
 		return 1
 	}
-	diffs, err := server.Verify(context.Background(), o)
+	diffs, err := server.Verify(ctx, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotagate: %v\n", err)
 		return 1

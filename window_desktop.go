@@ -26,10 +26,10 @@ var icon []byte
 
 // window opens the Wails window. Without a display (GTK would panic) it says
 // so in one line and serves headless instead.
-func window(c cli, stdout, stderr io.Writer, log *slog.Logger) int {
+func window(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logger) int {
 	if (runtime.GOOS == "linux" || runtime.GOOS == "freebsd") && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
 		fmt.Fprintln(stdout, "quotagate: no display (DISPLAY and WAYLAND_DISPLAY are unset), running `quotagate serve` instead")
-		return serve(c, stdout, stderr, log)
+		return serve(ctx, c, stdout, stderr, log)
 	}
 	o, err := c.options(log)
 	if err != nil {

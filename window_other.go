@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,7 +11,7 @@ import (
 
 // window: a build without the desktop tag (plain `go build`, tests) has no
 // window, so it serves headless.
-func window(c cli, stdout, stderr io.Writer, log *slog.Logger) int {
+func window(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logger) int {
 	fmt.Fprintln(stdout, "quotagate: this build has no window (built without -tags desktop), running `quotagate serve` instead")
-	return serve(c, stdout, stderr, log)
+	return serve(ctx, c, stdout, stderr, log)
 }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", "/xdg")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want cli
+	}{
+		{"Window", nil, cli{data: "/xdg/quotagate"}},
+		{"FlagsAfterCommand", []string{"serve", "--addr", "127.0.0.1:9", "--data", "/d"}, cli{command: "serve", addr: "127.0.0.1:9", data: "/d"}},
+		{"FlagsBeforeCommand", []string{"--config", "c.yaml", "verify"}, cli{command: "verify", config: "c.yaml", data: "/xdg/quotagate"}},
+		{"SingleDash", []string{"-addr=127.0.0.1:1", "serve"}, cli{command: "serve", addr: "127.0.0.1:1", data: "/xdg/quotagate"}},
+		{"VersionFlag", []string{"--version"}, cli{command: "version", data: "/xdg/quotagate"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parse(tc.args, io.Discard)
+			if err != nil || got != tc.want {
+				t.Fatalf("parse(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
+			}
+		})
+	}
+	t.Setenv("XDG_DATA_HOME", "relative/ignored")
+	t.Setenv("HOME", "/home/u")
+	if got, _ := parse(nil, io.Discard); got.data != "/home/u/.local/share/quotagate" {
+		t.Fatalf("data dir %q, want ~/.local/share/quotagate when XDG_DATA_HOME is not absolute", got.data)
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		stdout   string
+		stderrIn string
+	}{
+		{[]string{"--help"}, 0, "Commands:", ""},
+		{[]string{"help"}, 0, "--config FILE", ""},
+		{[]string{"version"}, 0, "quotagate dev", ""},
+		{[]string{"bogus"}, 2, "", `unknown command "bogus"`},
+		{[]string{"serve", "extra"}, 2, "", `unexpected argument "extra"`},
+		{[]string{"--nope"}, 2, "", "flag provided but not defined"},
+		{[]string{"serve", "--addr", "0.0.0.0:0", "--data", "DATA"}, 1, "", "loopback only"},
+		{[]string{"serve", "--config", "/does/not/exist.yaml", "--data", "DATA"}, 1, "", "read config"},
+		{[]string{"verify", "--data", "DATA"}, 1, "", "no ledger"},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string(nil), tc.args...)
+		for i, a := range args {
+			if a == "DATA" {
+				args[i] = t.TempDir()
+			}
+		}
+		code := run(context.Background(), args, &out, &errb)
+		if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.stderrIn) {
+			t.Errorf("run(%q) = %d\nstdout %q\nstderr %q\nwant %d, stdout ∋ %q, stderr ∋ %q", tc.args, code, out.String(), errb.String(), tc.code, tc.stdout, tc.stderrIn)
+		}
+	}
+}
+
+// TestServe runs `quotagate serve` in-process: it prints the dashboard URL
+// with the token and the local key, answers /healthz there, and exits 0
+// when its context ends (Ctrl+C).
+func TestServe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	data := filepath.Join(t.TempDir(), "data")
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", data}, pw, io.Discard)
+		pw.Close()
+	}()
+	lines := map[string]string{}
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ": "); ok {
+			lines[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+		if _, ok := lines["data"]; ok {
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	dash, key := lines["dashboard"], lines["local key"]
+	if !strings.Contains(dash, "/#token=") || !strings.HasPrefix(key, "sk-qg-local-") || lines["data"] != data {
+		t.Fatalf("serve printed %v", lines)
+	}
+	base, _, _ := strings.Cut(dash, "/#token=")
+	if lines["base URL"] != base+"/v1" {
+		t.Fatalf("base URL %q, want %q", lines["base URL"], base+"/v1")
+	}
+	resp, err := http.Get(base + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited %d after Ctrl+C, want 0", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}

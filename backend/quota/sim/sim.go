@@ -25,6 +25,11 @@ type Config struct {
 	Start   time.Time      // 00:00 local of the first day; zero: 2026-08-01 Asia/Shanghai
 	Options quota.Options  // the guard's options (also v6's cap, buffer, walls, sync schedule)
 	Trace   func(DayTrace) // optional: called at the end of every simulated day
+	// MaxStall: the longest balance-API stall (default 30 min; the lag then
+	// reaches ≈ 50 min, beyond the guard's MaxLag of 45).
+	MaxStall time.Duration
+	// BaseLag overrides the balance API's base lag (default 8–16 min by seed).
+	BaseLag time.Duration
 }
 
 // Result is what one run cost and refused.
@@ -81,6 +86,9 @@ func newWorld(cfg Config) *world {
 	w := &world{start: cfg.Start}
 	day := 24 * time.Hour
 	w.settleLag = time.Duration(8+r.IntN(9)) * time.Minute // 8–16 min (seed 002: ≈14)
+	if cfg.BaseLag > 0 {
+		w.settleLag = cfg.BaseLag
+	}
 	w.settleStep = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute}[r.IntN(3)]
 	// The pool the account starts with: below the cap on a third of the seeds.
 	pool := ledger.Units(800_000 + r.IntN(1_800_001))
@@ -94,7 +102,11 @@ func newWorld(cfg Config) *world {
 		// A stall or two a day: the API stops settling for 10–30 minutes.
 		for k := r.IntN(3); k > 0; k-- {
 			from := dayStart.Add(time.Duration(r.IntN(24*60)) * time.Minute)
-			w.stalls = append(w.stalls, stall{from, from.Add(time.Duration(10+r.IntN(21)) * time.Minute)})
+			n := 10 + r.IntN(21)
+			if cfg.MaxStall > 0 {
+				n = 10 + r.IntN(int(cfg.MaxStall/time.Minute)-9)
+			}
+			w.stalls = append(w.stalls, stall{from, from.Add(time.Duration(n) * time.Minute)})
 		}
 		w.requests = append(w.requests, dayTraffic(r, dayStart, cfg.Options.DailyCap)...)
 	}

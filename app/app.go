@@ -83,10 +83,7 @@ func (a *App) Connection() (Connection, error) {
 	return Connection{URL: srv.URL(), Token: srv.AdminToken()}, nil
 }
 
-// message turns an error into a sentence for the dialog's caller.
+// message turns an error into a person's sentence (never SQL or a secret).
 func message(what string, err error) error {
-	if err == nil {
-		return nil
-	}
 	return errors.New(what + ": " + ledger.ErrorMessage(err))
 }

@@ -23,8 +23,11 @@ func (a *App) SaveAuditCSV(from, to, tenant string) (string, error) {
 		DefaultFilename: "quotagate-audit-" + time.Now().Format("2006-01-02") + ".csv",
 		Filters:         []runtime.FileFilter{{DisplayName: "CSV (*.csv)", Pattern: "*.csv"}},
 	})
-	if err != nil || path == "" {
+	if err != nil {
 		return "", message("save dialog", err)
+	}
+	if path == "" { // cancelled
+		return "", nil
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -46,10 +49,7 @@ func (a *App) OpenDataDir() error {
 	if err != nil {
 		return err
 	}
-	opener := map[string]string{"darwin": "open", "windows": "explorer"}[goruntime.GOOS]
-	if opener == "" {
-		opener = "xdg-open"
-	}
+	opener := map[string]string{"linux": "xdg-open", "darwin": "open", "windows": "explorer"}[goruntime.GOOS]
 	cmd := exec.Command(opener, srv.DataDir())
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("open %s with %s: %w", srv.DataDir(), opener, err)

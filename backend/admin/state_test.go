@@ -1,0 +1,80 @@
+package admin_test
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/admin"
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// goldenState has a row in every list, with figures from the seeds: 102
+// reserved and 15 settled (000), a 1002-unit hold, the 2,242,178 b0 (002).
+func goldenState() admin.State {
+	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	held := ledger.Run{ID: "run_01JQ7UNKNOWN000000000000", TenantID: "local", Upstream: "ark", Model: "deepseek-v4-flash",
+		QuotaDay: "2026-11-29", Status: ledger.RunInterrupted, Usage: ledger.UsageUnknown, ReserveUnits: 1002,
+		HeldUnits: 1002, Evidence: "stream cut before [DONE]", CreatedAt: t0.Add(40 * time.Minute), UpdatedAt: t0.Add(40*time.Minute + 12*time.Second)}
+	done := ledger.Run{ID: "run_01JQ7DONE000000000000000", TenantID: "tenant-a", Upstream: "demo", Model: "demo-chat",
+		Status: ledger.RunCompleted, Usage: ledger.UsageTrusted, ReserveUnits: 102, SpentUnits: 15,
+		CreatedAt: t0.Add(-time.Minute), UpdatedAt: t0.Add(-58 * time.Second)}
+	return admin.State{
+		Version: "0.1.0", StartedAt: t0, UptimeSeconds: 3725, DataDir: "/root/.local/share/quotagate",
+		Addr: "127.0.0.1:8787", Meter: "tiktoken", Demo: true,
+		Tenants: []admin.TenantState{
+			{Tenant: "local", BudgetUnits: 1_000_000, SpentUnits: 0, HeldUnits: 1002, AvailableUnits: 998_998, Active: 0, MaxConcurrent: 4},
+			{Tenant: "tenant-a", BudgetUnits: 110, SpentUnits: 15, AvailableUnits: 95, MaxConcurrent: 1, PerMinute: 10, PerHour: 120},
+		},
+		Runs:  []ledger.Run{held, done},
+		Holds: []ledger.Run{held},
+		Gates: []admin.GateState{{Upstream: "demo", MaxConcurrent: 2, InFlight: 1, Queued: 0, MaxWaiters: 4, MaxWaitMS: 8000, Admitted: 1234}},
+		Quota: []admin.QuotaState{{Upstream: "ark", Model: "deepseek-v4-flash", Day: "2026-11-29", UsageToday: 1_696_135,
+			HeldInFlight: 1002, BalanceAtSync: 1_726_526, UsageAtSync: 515_652, SyncedAt: t0.Add(time.Hour), LagSeconds: 840,
+			B0Estimate: 2_242_178, Limit: 2_192_178, LimitV6: 2_192_128, Evicted: true, EvictedReason: "usage wall reached"}},
+		Snapshots: []ledger.Snapshot{{ID: 2, Upstream: "ark", Model: "deepseek-v4-flash", Day: "2026-11-29", At: t0.Add(time.Hour),
+			BalanceUnits: 1_726_526, UsageAtSync: 515_652, LimitUnits: 2_192_178, LimitV6Units: 2_192_128, B0Units: 2_242_178,
+			LagSeconds: 840, Source: "volcengine"}},
+	}
+}
+
+// TestStateGolden pins the state JSON; the dashboard's contract test reads
+// the same file (STYLE §9), so a renamed field fails on both sides.
+func TestStateGolden(t *testing.T) {
+	got, err := json.MarshalIndent(goldenState(), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "state.golden.json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("state JSON differs from %s (if intended, go test -update and tell the dashboard):\n%s", path, got)
+	}
+}
+
+func TestNormalizeGivesEmptyLists(t *testing.T) {
+	var s admin.State
+	s.Normalize()
+	b, _ := json.Marshal(s)
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(b, &m)
+	for _, k := range []string{"tenants", "runs", "holds", "gates", "quota", "snapshots"} {
+		if string(m[k]) != "[]" {
+			t.Errorf("%s = %s, want []", k, m[k])
+		}
+	}
+}

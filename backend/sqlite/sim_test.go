@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"sync/atomic"
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -64,25 +62,24 @@ func TestSimulation(t *testing.T) {
 }
 
 // FuzzLedgerOps decodes the input as a program of ledger operations and runs
-// it against a real store, checking the model and the invariants after every
-// step. One store serves the whole fuzzing process; each input gets its own
-// tenants.
+// it against a fresh real store, checking the model and the invariants after
+// every step and Verify at the end.
 func FuzzLedgerOps(f *testing.F) {
 	for seed := range uint64(8) {
 		f.Add(ledgertest.Program(seed, 16))
 	}
 	f.Add([]byte{})
 	f.Add([]byte{200, 0, 255, 255, 0, 0, 0, 0, 0})
-	st, reopen := openReopenable(f)
-	var n atomic.Int64
-	f.Cleanup(func() { st.Close() })
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		if len(prog) > 400 {
 			prog = prog[:400]
 		}
-		m := &ledgertest.Machine{Store: st, Reopen: reopen, Prefix: "f" + strconv.FormatInt(n.Add(1), 10)}
+		st, reopen := openReopenable(t)
+		m := &ledgertest.Machine{Store: st, Reopen: reopen, Prefix: "f"}
 		err := m.Run(prog)
-		st = m.Store
+		if cerr := m.Store.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -105,9 +105,14 @@ type Quota struct {
 	SyncEvery    time.Duration `yaml:"sync_every"`
 	SyncEveryLow time.Duration `yaml:"sync_every_low"`
 	BurstSync    ledger.Units  `yaml:"burst_sync"`
-	Lag          time.Duration `yaml:"lag"`
-	TopUp        TopUp         `yaml:"top_up"`
-	Balance      Balance       `yaml:"balance"`
+	LowBalance   ledger.Units  `yaml:"low_balance"` // below it, sync every sync_every_low
+	Lag          time.Duration `yaml:"lag"`         // the balance API's lag until history tells
+	MinLag       time.Duration `yaml:"min_lag"`     // bounds of the online lag estimate
+	MaxLag       time.Duration `yaml:"max_lag"`
+	// ExpiryHorizon: free units of packages expiring within it no longer count.
+	ExpiryHorizon time.Duration `yaml:"expiry_horizon"`
+	TopUp         TopUp         `yaml:"top_up"`
+	Balance       Balance       `yaml:"balance"`
 }
 
 // TopUp is the optional nightly top-up job of seed 002 (off by default).
@@ -119,14 +124,17 @@ type TopUp struct {
 
 // Balance names where a guarded model's provider balance is read.
 type Balance struct {
-	Kind      string `yaml:"kind"` // volcengine, http-json, manual
-	AccessKey string `yaml:"access_key"`
-	SecretKey string `yaml:"secret_key"`
-	BaseURL   string `yaml:"base_url"`
-	Region    string `yaml:"region"`
-	Product   string `yaml:"product"`
-	URL       string `yaml:"url"`
-	Field     string `yaml:"field"`
+	Kind         string `yaml:"kind"` // volcengine, http-json, manual
+	AccessKey    string `yaml:"access_key"`
+	SecretKey    string `yaml:"secret_key"`
+	BaseURL      string `yaml:"base_url"`
+	Region       string `yaml:"region"`
+	Product      string `yaml:"product"`       // volcengine package product filter
+	ResourceType string `yaml:"resource_type"` // volcengine, default Package
+	ModelField   string `yaml:"model_field"`   // volcengine package field naming the model
+	URL          string `yaml:"url"`           // http-json; may contain {model}
+	Field        string `yaml:"field"`         // http-json dotted path, e.g. data.available
+	Token        string `yaml:"token"`         // http-json optional bearer token
 }
 
 // Limits are gateway-wide bounds.
@@ -312,6 +320,18 @@ func (q *Quota) fillDefaults() {
 	}
 	if q.Lag == 0 {
 		q.Lag = DefaultQuotaLag
+	}
+	if q.MinLag == 0 {
+		q.MinLag = time.Minute
+	}
+	if q.MaxLag == 0 {
+		q.MaxLag = 45 * time.Minute
+	}
+	if q.ExpiryHorizon == 0 {
+		q.ExpiryHorizon = 15 * time.Minute
+	}
+	if q.LowBalance == 0 {
+		q.LowBalance = 300_000
 	}
 	if q.TopUp.At == "" {
 		q.TopUp.At = "23:20"

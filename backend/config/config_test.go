@@ -112,6 +112,7 @@ func TestParseRefuses(t *testing.T) {
 		{"BufferOverCap", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {daily_cap: 10, small_buffer: 10}}\n", "below daily_cap"},
 		{"VolcNoKeys", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {balance: {kind: volcengine}}}\n", "access_key"},
 		{"HTTPJSONNoField", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {balance: {kind: http-json, url: 'http://h/b'}}}\n", "field"},
+		{"LagOutsideBounds", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {lag: 50m, max_lag: 45m}}\n", "min_lag ≤ lag ≤ max_lag"},
 		{"BadMaxWait", "upstreams:\n  - {name: x, kind: demo, models: [m], queue: {max_wait: 1h}}\n", "max_wait"},
 		{"TinyBodyLimit", "limits: {request_bytes_max: 10}\n", "request_bytes_max"},
 	}

@@ -145,7 +145,8 @@ func (c *Config) validateUpstreams() error {
 
 func (q *Quota) validate(where string) error {
 	for _, f := range []namedUnits{{"daily_cap", q.DailyCap}, {"small_buffer", q.SmallBuffer},
-		{"usage_wall", q.UsageWall}, {"balance_wall", q.BalanceWall}, {"burst_sync", q.BurstSync}} {
+		{"usage_wall", q.UsageWall}, {"balance_wall", q.BalanceWall}, {"burst_sync", q.BurstSync},
+		{"low_balance", q.LowBalance}} {
 		if err := ledger.CheckUnits(where+" quota."+f.name, f.units); err != nil {
 			return fmt.Errorf("%s", ledger.ErrorMessage(err))
 		}
@@ -159,8 +160,12 @@ func (q *Quota) validate(where string) error {
 	if q.SyncEvery < time.Minute || q.SyncEveryLow < time.Minute {
 		return fmt.Errorf("%s: quota sync intervals must be at least 1m", where)
 	}
-	if q.Lag < 0 || q.Lag > 2*time.Hour {
-		return fmt.Errorf("%s: quota.lag must be between 0 and 2h", where)
+	if q.MinLag < 0 || q.MaxLag > 2*time.Hour || q.MinLag > q.MaxLag || q.Lag < q.MinLag || q.Lag > q.MaxLag {
+		return fmt.Errorf("%s: quota lags must satisfy 0 ≤ min_lag ≤ lag ≤ max_lag ≤ 2h (got %s, %s, %s)",
+			where, q.MinLag, q.Lag, q.MaxLag)
+	}
+	if q.ExpiryHorizon < 0 || q.ExpiryHorizon > 24*time.Hour {
+		return fmt.Errorf("%s: quota.expiry_horizon must be between 0 and 24h", where)
 	}
 	if _, err := time.Parse("15:04", q.TopUp.At); err != nil {
 		return fmt.Errorf("%s: quota.top_up.at %q: want HH:MM", where, q.TopUp.At)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -172,6 +173,11 @@ func dsn(path string, opts Options, readOnly bool) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+strings.ToUpper(opts.Synchronous)+")")
 	q.Add("_pragma", "foreign_keys(1)")
+	if runtime.GOOS == "darwin" {
+		// macOS's fsync does not flush the drive's cache; F_FULLFSYNC does.
+		q.Add("_pragma", "fullfsync(1)")
+		q.Add("_pragma", "checkpoint_fullfsync(1)")
+	}
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	} else {

@@ -144,7 +144,7 @@ func (s *Store) writer() {
 
 func (s *Store) runBatch(batch []*writeOp) {
 	results := make([]error, len(batch))
-	err := s.applyBatch(batch, results)
+	err := s.applyBatchSafely(batch, results)
 	s.batches.Add(1)
 	s.writes.Add(int64(len(batch)))
 	if len(s.stmts.wanted) > 0 {
@@ -158,6 +158,18 @@ func (s *Store) runBatch(batch []*writeOp) {
 			op.done <- results[i]
 		}
 	}
+}
+
+// applyBatchSafely turns a panic in an op into an error for the whole batch
+// (its transaction is rolled back), so that one bug cannot leave every
+// caller waiting on a dead writer.
+func (s *Store) applyBatchSafely(batch []*writeOp, results []error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("ledger writer: panic: %v", p)
+		}
+	}()
+	return s.applyBatch(batch, results)
 }
 
 func (s *Store) applyBatch(batch []*writeOp, results []error) error {

@@ -385,8 +385,9 @@ func (c *call) finish(reqCtx context.Context) {
 	case o.verdict.Trusted:
 		spend, evidence := o.verdict.SpendUnits, o.evidence
 		if res := c.est.ReserveUnits; spend > res {
-			// The ledger never spends beyond the hold (available ≥ 0).
-			evidence = fmt.Sprintf("%s; usage %d exceeds the reserve %d, settled at the reserve", evidence, spend, res)
+			// The ledger never spends beyond the hold (available ≥ 0); the
+			// provider's figure stays in the evidence for reconciliation.
+			evidence = fmt.Sprintf("%s; settled at the reserve %d", evidence, res)
 			spend = res
 		}
 		_, err = g.opts.Store.Settle(ctx, c.id, spend, evidence)

@@ -99,7 +99,9 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	}
 	<-readerDone
 
-	v := meter.Judge(tally.Judgement(g.opts.Meter, c.req.Model, c.est.InputUnits, c.est.UncertainUnits, g.opts.Band))
+	j := tally.Judgement(g.opts.Meter, c.req.Model, c.est.InputUnits, c.est.UncertainUnits, g.opts.Band)
+	j.ReserveUnits = c.est.ReserveUnits
+	v := meter.Judge(j)
 	cause := c.cause()
 	var tell error // the terminal error event, if the client can still hear it
 	switch {
@@ -280,15 +282,8 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 		writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
 		return
 	}
-	comp, perr := meter.ParseCompletion(b)
-	j := meter.Judgement{
-		Meter: g.opts.Meter, Model: c.req.Model,
-		InputUnits: c.est.InputUnits, UncertainUnits: c.est.UncertainUnits,
-		Output: comp.Text(), Usage: comp.Usage, Complete: perr == nil, Band: g.opts.Band,
-	}
-	if errors.Is(perr, meter.ErrBadUsage) {
-		j.UsageProblem, j.Complete = perr.Error(), true
-	}
+	_, j := meter.CompletionJudgement(g.opts.Meter, c.req.Model, c.est.InputUnits, c.est.UncertainUnits, b, g.opts.Band)
+	j.ReserveUnits = c.est.ReserveUnits
 	v := meter.Judge(j)
 	if v.Trusted {
 		c.settle(v)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
@@ -280,4 +279,16 @@ func TestSeed000UsageShapedTextIsCountedAsText(t *testing.T) {
 	}
 }
 
-var _ = gateway.EventSettle
+
+// Trusted usage above the reserve settles at the reserve (the ledger never
+// spends more than it holds) and the evidence keeps the provider's figure.
+func TestUsageAboveReserveSettlesAtReserve(t *testing.T) {
+	e := newEnv(t, envOpts{plan: demo.Plan{Text: "你好 AI"}})
+	resp := e.chat(ctxT(t), "key-a", `{"model":"demo-chat","stream":true,"max_tokens":2,"messages":[{"role":"user","content":"hi"}]}`, "")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	run := e.waitEnd(runID(t, resp))
+	if run.Usage != ledger.UsageTrusted || run.ReserveUnits != 4 || run.SpentUnits != 4 || !strings.Contains(run.Evidence, "above the reserve") {
+		t.Errorf("run %+v, want trusted, settled at the reserve 4, evidence naming the excess", run)
+	}
+}

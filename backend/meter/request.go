@@ -94,6 +94,11 @@ var knownFields = map[string]bool{
 	"max_tokens": true, "max_completion_tokens": true, "n": true, "tools": true,
 }
 
+// foldKey is the form under which encoding/json — and so any upstream
+// written in Go — matches a member name to a field: case-insensitively,
+// with Unicode folding ("ſ" is "s", the Kelvin sign "K" is "k").
+func foldKey(k string) string { return strings.ToLower(strings.ToUpper(k)) }
+
 func invalid(format string, args ...any) error {
 	return ledger.Errorf(ledger.CodeInvalidRequest, format, args...)
 }
@@ -109,7 +114,7 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 	seen := make(map[string]string, len(fields))
 	var haveModel, haveMessages bool
 	for _, f := range fields {
-		lower := strings.ToLower(f.key)
+		lower := foldKey(f.key)
 		if prev, dup := seen[lower]; dup {
 			return nil, invalid("the field %q appears twice (also as %q); send it once", f.key, prev)
 		}
@@ -222,7 +227,7 @@ func parseMessage(raw json.RawMessage) (Message, error) {
 	}
 	seen := make(map[string]bool, len(fields))
 	for _, f := range fields {
-		lower := strings.ToLower(f.key)
+		lower := foldKey(f.key)
 		if seen[lower] {
 			return m, invalid("the field %q appears twice", f.key)
 		}

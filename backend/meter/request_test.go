@@ -128,6 +128,10 @@ func TestParseChatRequestRefuses(t *testing.T) {
 		// The gateway and a case-insensitive upstream must read the same cap.
 		{"duplicate max_tokens", `{"model":"m",` + msgs + `,"max_tokens":1,"max_tokens":100000}`, "appears twice"},
 		{"case twin of max_tokens", `{"model":"m",` + msgs + `,"max_tokens":1,"MAX_TOKENS":100000}`, "appears twice"},
+		{"long s folds to s", `{"model":"m",` + msgs + `,"max_tokenſ":100000}`, `must be spelled "max_tokens"`},
+		{"Kelvin sign folds to k", `{"model":"m",` + msgs + `,"max_Kokens":100000}`, `must be spelled "max_tokens"`},
+		{"usage with a long s", `{"model":"m",` + msgs + `,"uſage":{"prompt_tokens":0}}`, "is not allowed"},
+		{"escaped usage", `{"model":"m",` + msgs + `,"\u0075sage":{"prompt_tokens":0}}`, "is not allowed"},
 		{"known field in other case", `{"model":"m",` + msgs + `,"Max_Tokens":100000}`, `must be spelled "max_tokens"`},
 		{"duplicate content in a message", `{"model":"m","messages":[{"role":"user","content":"a","content":"bbbb"}]}`, "appears twice"},
 		{"tools not an array", `{"model":"m",` + msgs + `,"tools":{}}`, "tools must be an array"},

@@ -129,7 +129,7 @@ func TestParseChatRequestRefuses(t *testing.T) {
 		{"duplicate max_tokens", `{"model":"m",` + msgs + `,"max_tokens":1,"max_tokens":100000}`, "appears twice"},
 		{"case twin of max_tokens", `{"model":"m",` + msgs + `,"max_tokens":1,"MAX_TOKENS":100000}`, "appears twice"},
 		{"long s folds to s", `{"model":"m",` + msgs + `,"max_tokenſ":100000}`, `must be spelled "max_tokens"`},
-		{"Kelvin sign folds to k", `{"model":"m",` + msgs + `,"max_Kokens":100000}`, `must be spelled "max_tokens"`},
+		{"Kelvin sign folds to k", `{"model":"m",` + msgs + `,"max_toKens":100000}`, `must be spelled "max_tokens"`},
 		{"usage with a long s", `{"model":"m",` + msgs + `,"uſage":{"prompt_tokens":0}}`, "is not allowed"},
 		{"escaped usage", `{"model":"m",` + msgs + `,"\u0075sage":{"prompt_tokens":0}}`, "is not allowed"},
 		{"known field in other case", `{"model":"m",` + msgs + `,"Max_Tokens":100000}`, `must be spelled "max_tokens"`},

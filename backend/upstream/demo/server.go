@@ -30,6 +30,9 @@ type Options struct {
 	// that the demo's usage is trusted there too.
 	PromptUnits     func(body []byte) int64
 	CompletionUnits func(model, text string) int64
+	// KeepRequests bounds the request records kept for Stats (the newest are
+	// kept; default 1000), so a long-running demo does not grow.
+	KeepRequests int
 	// BlockedWrite is how long one write+flush may take before it counts as
 	// blocked by a reader that does not read (default 50ms).
 	BlockedWrite time.Duration
@@ -52,7 +55,8 @@ type Request struct {
 
 // Stats is a consistent copy of what the demo observed so far.
 type Stats struct {
-	Requests    []Request
+	Requests    []Request // the newest Options.KeepRequests records, oldest first
+	Received    int       // requests received since start
 	Disconnects int
 	InFlight    int
 }
@@ -66,6 +70,7 @@ type Server struct {
 	mu      sync.Mutex
 	plan    Plan
 	reqs    []*Request
+	seq     int
 	discs   int
 	flight  int
 	changed chan struct{} // closed and replaced on every observation
@@ -81,6 +86,9 @@ func Start(opts Options) (*Server, error) {
 	}
 	if opts.CompletionUnits == nil {
 		opts.CompletionUnits = func(_, s string) int64 { return int64(len(s)) }
+	}
+	if opts.KeepRequests <= 0 {
+		opts.KeepRequests = 1000
 	}
 	if opts.BlockedWrite <= 0 {
 		opts.BlockedWrite = 50 * time.Millisecond
@@ -118,7 +126,7 @@ func (s *Server) SetPlan(p Plan) {
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Disconnects: s.discs, InFlight: s.flight, Requests: make([]Request, len(s.reqs))}
+	st := Stats{Disconnects: s.discs, InFlight: s.flight, Received: s.seq, Requests: make([]Request, len(s.reqs))}
 	for i, r := range s.reqs {
 		st.Requests[i] = *r
 	}
@@ -150,13 +158,13 @@ func (s *Server) WaitDisconnects(ctx context.Context, n int) error {
 
 // WaitRequests waits until at least n requests were received.
 func (s *Server) WaitRequests(ctx context.Context, n int) error {
-	return s.Wait(ctx, func(st Stats) bool { return len(st.Requests) >= n })
+	return s.Wait(ctx, func(st Stats) bool { return st.Received >= n })
 }
 
 func (s *Server) summary() string {
 	st := s.Stats()
 	var b strings.Builder
-	fmt.Fprintf(&b, "requests=%d disconnects=%d in_flight=%d", len(st.Requests), st.Disconnects, st.InFlight)
+	fmt.Fprintf(&b, "requests=%d disconnects=%d in_flight=%d", st.Received, st.Disconnects, st.InFlight)
 	for _, r := range st.Requests {
 		fmt.Fprintf(&b, " [#%d %s chunks=%d bytes=%d blocked=%d disc=%v done=%v]",
 			r.Seq, r.Plan.Kind, r.ChunksWritten, r.BytesWritten, r.BlockedWrites, r.Disconnected, r.Done)
@@ -287,8 +295,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	rec := &Request{Header: r.Header.Clone(), Body: body, Plan: plan, Stream: req.Stream,
 		IncludeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
 	s.update(func() {
+		s.seq++
+		rec.Seq = s.seq
+		if len(s.reqs) >= s.opts.KeepRequests {
+			s.reqs = append(s.reqs[:0:0], s.reqs[len(s.reqs)-s.opts.KeepRequests+1:]...)
+		}
 		s.reqs = append(s.reqs, rec)
-		rec.Seq = len(s.reqs)
 		s.flight++
 	})
 	x := &exchange{s: s, w: w, rc: http.NewResponseController(w), ctx: r.Context(), rec: rec, plan: plan, req: &req}

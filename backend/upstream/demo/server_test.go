@@ -232,3 +232,16 @@ func TestDirectiveChoosesPlan(t *testing.T) {
 		t.Errorf("recorded plan %q", got)
 	}
 }
+
+func TestKeepsOnlyNewestRecords(t *testing.T) {
+	s := start(t, demo.Options{KeepRequests: 2, Plan: demo.Plan{Text: "ok"}})
+	for range 3 {
+		resp := post(t, waitCtx(t), s, "", `{"model":"demo-chat","messages":[{"role":"user","content":"hi"}]}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	st := s.Stats()
+	if st.Received != 3 || len(st.Requests) != 2 || st.Requests[0].Seq != 2 || st.Requests[1].Seq != 3 {
+		t.Errorf("received %d, records %+v", st.Received, st.Requests)
+	}
+}

@@ -41,6 +41,7 @@ var streamCases = map[string]streamCase{
 	"upstream_error_event":           {NameUTF8Bytes, "demo", 6, false},
 	"reasoning_then_content":         {NameUTF8Bytes, "demo", 6, false},
 	"cumulative_usage_last_wins":     {NameUTF8Bytes, "demo", 6, true},
+	"cut_inside_event":               {NameUTF8Bytes, "demo", 6, false},
 	"tiktoken_trusted":               {NameTiktoken, "gpt-4o", 20, false},
 	"tiktoken_completion_below_text": {NameTiktoken, "gpt-4o", 20, false},
 	"tiktoken_prompt_out_of_band":    {NameTiktoken, "gpt-4o", 20, false},
@@ -69,9 +70,11 @@ type streamGolden struct {
 		Detail  string       `json:"detail"`
 	} `json:"verdict"`
 	// What a gateway following the relay rule sends the client: every event
-	// unchanged, except the usage-only chunk when the client did not ask.
-	RelayedBytes int    `json:"relayed_bytes"`
-	Relayed      string `json:"relayed"`
+	// unchanged, except the usage-only chunk when the client did not ask and
+	// an incomplete last event.
+	RelayedBytes      int    `json:"relayed_bytes"`
+	DroppedIncomplete int    `json:"dropped_incomplete_bytes,omitempty"`
+	Relayed           string `json:"relayed"`
 }
 
 // runStream reads a stream as the gateway does: relay, tally, judge.
@@ -99,6 +102,10 @@ func runStream(t *testing.T, name string, c streamCase, r io.Reader) (streamGold
 			g.DataEvents++
 		}
 		ch, _ := tally.Observe(ev) // errors are recorded in the tally
+		if ev.Incomplete {
+			g.DroppedIncomplete += len(ev.Raw)
+			continue // a client would drop it; an error event follows a cut
+		}
 		if ch.UsageOnly() && !c.ClientIncludeUsage {
 			continue
 		}
@@ -139,7 +146,7 @@ func TestStreamGoldens(t *testing.T) {
 			if !bytes.Equal(raw, in) {
 				t.Errorf("Raw concatenation differs from the stream")
 			}
-			if c.ClientIncludeUsage && got.Relayed != string(in) {
+			if c.ClientIncludeUsage && got.Relayed != string(in[:len(in)-got.DroppedIncomplete]) {
 				t.Errorf("client asked for usage, but the relay changed the stream")
 			}
 			// Read one byte at a time, the verdict is the same.
@@ -204,6 +211,7 @@ func TestStreamGoldenSeedFigures(t *testing.T) {
 		{"upstream_error_event", false, 0, 12, ReasonNoUsage},
 		{"reasoning_then_content", true, 24, 24, ReasonTrusted},
 		{"cumulative_usage_last_wins", true, 15, 15, ReasonTrusted},
+		{"cut_inside_event", false, 0, 12, ReasonNoUsage}, // " AI" never reached the client
 		{"tiktoken_trusted", true, 26, 26, ReasonTrusted},
 		{"tiktoken_completion_below_text", false, 0, 26, ReasonMismatch},
 		{"tiktoken_prompt_out_of_band", false, 0, 26, ReasonPromptOutOfBand},

@@ -35,14 +35,17 @@ func (t *Tally) Observe(ev Event) (Chunk, error) {
 		t.setProblem("a data event did not parse: " + err.Error())
 		return c, err
 	}
+	if ev.Incomplete {
+		// Cut before its blank line: a client drops such an event (and the
+		// gateway does not relay it), so neither its text nor its [DONE] nor
+		// its usage counts.
+		return c, nil
+	}
 	t.output.WriteString(c.Text())
 	if c.Error != "" {
 		t.UpstreamError = c.Error
 	}
 	switch {
-	case ev.Incomplete:
-		// Cut before its blank line: neither its [DONE] nor its usage counts.
-		return c, nil
 	case t.sawDone:
 		t.setProblem("data arrived after [DONE]")
 	case c.Done:

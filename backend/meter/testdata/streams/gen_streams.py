@@ -41,3 +41,4 @@ w("cumulative_usage_last_wins", ev(chunk("你好",usage=U(6,6)))+ev(chunk(" AI",
 w("tiktoken_trusted", ev(chunk("",role=True))+ev(chunk("tiktoken"))+ev(chunk(" is"))+ev(chunk(" great!"))+ev(chunk(usage=U(20,6),choices=False))+ev("[DONE]"))
 w("tiktoken_completion_below_text", ev(chunk("tiktoken"))+ev(chunk(" is"))+ev(chunk(" great!"))+ev(chunk(usage=U(20,3),choices=False))+ev("[DONE]"))
 w("tiktoken_prompt_out_of_band", ev(chunk("tiktoken is great!"))+ev(chunk(usage=U(1,6),choices=False))+ev("[DONE]"))
+w("cut_inside_event", ev(chunk("你好"))+"data: "+chunk(" AI")+"\n")

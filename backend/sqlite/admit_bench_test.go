@@ -43,6 +43,7 @@ func benchAdmit(b *testing.B, opts sqlite.Options, callers int) {
 	}
 	var next atomic.Int64
 	lat := make([][]time.Duration, callers)
+	before := st.Stats()
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -78,4 +79,6 @@ func benchAdmit(b *testing.B, opts sqlite.Options, callers int) {
 	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "admits/s")
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+	after := st.Stats()
+	b.ReportMetric(float64(after.Writes-before.Writes)/float64(max(1, after.Batches-before.Batches)), "admits/commit")
 }

@@ -56,7 +56,7 @@ func TestSimulation(t *testing.T) {
 		n *= 20
 	}
 	ledgertest.Simulate(t, ledgertest.SimOptions{
-		FirstSeed: first, Seeds: n, Ops: *simOps, Open: openReopenable, Workers: runtime.GOMAXPROCS(0),
+		FirstSeed: first, Seeds: n, Ops: *simOps, Open: openReopenable, Workers: runtime.GOMAXPROCS(0), SeedsPerStore: 20,
 		Replay: "go test ./backend/sqlite -run 'TestSimulation$' -seed %d -v",
 	})
 }

@@ -3,22 +3,57 @@ package meter
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// PromptBand is how far an upstream's prompt_tokens may stray from the
-// gateway's own count under the tiktoken meter and still be trusted:
-// |prompt − own| ≤ own × Percent / 100 + Slack + the request's uncertain
-// units (tool definitions, media). Providers with their own tokenizer
-// (DeepSeek, Doubao, …) need a wide Percent.
+// PromptBand is how far an upstream's figures may stray from the gateway's
+// own counts under the tiktoken meter and still be trusted:
+//
+//	|prompt − own| ≤ own × Percent / 100 + Slack + the request's uncertain
+//	                 units (tool definitions, media)
+//	completion ≥ relayed × (100 − OutputShortfallPercent) / 100
+//
+// For OpenAI models the meter counts with the model's own encoding and the
+// band is narrow (DefaultPromptBand). Models with their own tokenizer
+// (DeepSeek, Doubao, Qwen, …) are counted with cl100k_base, which gives
+// Chinese text up to about twice the tokens those tokenizers do, so their
+// band must be wide on both sides (ForeignPromptBand); BandFor picks one.
 type PromptBand struct {
 	Percent int64
 	Slack   ledger.Units
+	// OutputShortfallPercent is how far completion_tokens may fall below
+	// the gateway's count of the relayed text (0: not at all).
+	OutputShortfallPercent int64
 }
 
-// DefaultPromptBand suits OpenAI models counted with their own encoding.
-var DefaultPromptBand = PromptBand{Percent: 10, Slack: 16}
+var (
+	// DefaultPromptBand suits OpenAI models counted with their own encoding.
+	DefaultPromptBand = PromptBand{Percent: 10, Slack: 16}
+	// ForeignPromptBand suits models whose tokenizer the meter does not
+	// have: the provider may count 40 %–160 % of the gateway's prompt and
+	// as little as 40 % of its count of the relayed text. A zero
+	// completion for text that was relayed is still refused.
+	ForeignPromptBand = PromptBand{Percent: 60, Slack: 32, OutputShortfallPercent: 60}
+)
+
+// BandFor returns DefaultPromptBand for models the tiktoken meter counts
+// with their own encoding (OpenAI's gpt-3.5/gpt-4/gpt-4o/gpt-4.1/gpt-5 and
+// o-series families) and ForeignPromptBand for every other model.
+func BandFor(model string) PromptBand {
+	if EncodingForModel(model) == EncodingO200k {
+		return DefaultPromptBand
+	}
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	if strings.HasPrefix(m, "gpt-4") || strings.HasPrefix(m, "gpt-3.5") {
+		return DefaultPromptBand // cl100k_base is their own encoding
+	}
+	return ForeignPromptBand
+}
 
 // Allows reports whether prompt is within the band around own.
 func (b PromptBand) Allows(own, uncertain ledger.Units, prompt int64) bool {
@@ -28,6 +63,16 @@ func (b PromptBand) Allows(own, uncertain ledger.Units, prompt int64) bool {
 		d = -d
 	}
 	return d <= tol
+}
+
+// OutputFloor is the least completion_tokens that can be trusted for
+// relayed text the gateway counted as relayed tokens.
+func (b PromptBand) OutputFloor(relayed ledger.Units) ledger.Units {
+	p := min(max(b.OutputShortfallPercent, 0), 100)
+	if p == 0 {
+		return relayed
+	}
+	return mulUnits(relayed, 100-p) / 100
 }
 
 // Judgement is everything the verdict depends on, gathered by the gateway
@@ -155,9 +200,9 @@ func Judge(j Judgement) Verdict {
 		}
 		v.SpendUnits = v.MeasuredUnits
 	case NameTiktoken:
-		if u.CompletionTokens < int64(out-slack) {
-			return v.hold(ReasonMismatch, "completion_tokens %d are fewer than the %d tokens the gateway relayed",
-				u.CompletionTokens, out)
+		if floor := j.Band.OutputFloor(out) - slack; u.CompletionTokens < int64(floor) {
+			return v.hold(ReasonMismatch, "completion_tokens %d are fewer than the %d the gateway's count of the relayed text (%d) allows",
+				u.CompletionTokens, floor, out)
 		}
 		if !j.Band.Allows(j.InputUnits, j.UncertainUnits, u.PromptTokens) {
 			return v.hold(ReasonPromptOutOfBand, "prompt_tokens %d are outside the band around the gateway's count %d",

@@ -160,7 +160,7 @@ func TestJudgeExceedsReserve(t *testing.T) {
 	tk := mustMeter(t, NameTiktoken)
 	// Seed 002: reserve 34 (18 + 16) against an actual 168 with reasoning.
 	v := Judge(Judgement{Meter: tk, Model: "deepseek-v4-flash", InputUnits: 18, Output: "七种",
-		Usage: &Usage{PromptTokens: 18, CompletionTokens: 150, TotalTokens: 168, HasTotal: true, ReasoningTokens: 130},
+		Usage:    &Usage{PromptTokens: 18, CompletionTokens: 150, TotalTokens: 168, HasTotal: true, ReasoningTokens: 130},
 		Complete: true, Band: DefaultPromptBand, ReserveUnits: 34})
 	if !v.Trusted || v.SpendUnits != 168 || !v.ExceedsReserve || !strings.Contains(v.Detail, "134 above the reserve of 34") {
 		t.Errorf("got %+v", v)
@@ -194,5 +194,62 @@ func TestCompletionJudgement(t *testing.T) {
 				t.Errorf("got %+v", v)
 			}
 		})
+	}
+}
+
+func TestBandFor(t *testing.T) {
+	for model, want := range map[string]PromptBand{
+		"gpt-4o": DefaultPromptBand, "gpt-4.1-mini": DefaultPromptBand, "o3": DefaultPromptBand,
+		"gpt-4": DefaultPromptBand, "gpt-4-turbo": DefaultPromptBand, "gpt-3.5-turbo": DefaultPromptBand,
+		"openai/gpt-4o-mini": DefaultPromptBand,
+		"deepseek-v4-flash":  ForeignPromptBand, "doubao-seed-1.6": ForeignPromptBand, "qwen-max": ForeignPromptBand,
+		"demo-chat": ForeignPromptBand, "": ForeignPromptBand,
+	} {
+		if got := BandFor(model); got != want {
+			t.Errorf("BandFor(%q) = %+v, want %+v", model, got, want)
+		}
+	}
+}
+
+func TestOutputFloor(t *testing.T) {
+	for _, tc := range []struct {
+		b       PromptBand
+		relayed ledger.Units
+		want    ledger.Units
+	}{
+		{DefaultPromptBand, 100, 100}, {ForeignPromptBand, 100, 40}, {ForeignPromptBand, 9, 3},
+		{PromptBand{OutputShortfallPercent: 100}, 100, 0}, {PromptBand{OutputShortfallPercent: 250}, 100, 0},
+		{PromptBand{OutputShortfallPercent: -5}, 100, 100},
+	} {
+		if got := tc.b.OutputFloor(tc.relayed); got != tc.want {
+			t.Errorf("%+v.OutputFloor(%d) = %d, want %d", tc.b, tc.relayed, got, tc.want)
+		}
+	}
+}
+
+// A provider with its own tokenizer (seed 002's deepseek-v4-flash) counts
+// Chinese in fewer tokens than cl100k_base: trusted under its band, held
+// under OpenAI's; a zero completion is held under both.
+func TestJudgeForeignTokenizer(t *testing.T) {
+	tk := mustMeter(t, NameTiktoken)
+	answer := "彩虹通常有七种颜色：红、橙、黄、绿、蓝、靛、紫。"
+	own := tk.Count("deepseek-v4-flash", answer)
+	in := tk.Count("deepseek-v4-flash", "彩虹有几种颜色") + 7
+	provider := func(c int64) *Usage { return usage(int64(in)*6/10, c) } // ~60 % of ours
+	for _, tc := range []struct {
+		name    string
+		band    PromptBand
+		u       *Usage
+		trusted bool
+	}{
+		{"foreign band trusts the provider's smaller counts", BandFor("deepseek-v4-flash"), provider(int64(own) * 6 / 10), true},
+		{"OpenAI's band holds them", DefaultPromptBand, provider(int64(own) * 6 / 10), false},
+		{"zero completion for relayed text is held even so", BandFor("deepseek-v4-flash"), provider(0), false},
+	} {
+		v := Judge(Judgement{Meter: tk, Model: "deepseek-v4-flash", InputUnits: in, Output: answer,
+			Usage: tc.u, Stream: true, SawDone: true, Band: tc.band})
+		if v.Trusted != tc.trusted {
+			t.Errorf("%s: %+v (own output %d, input %d)", tc.name, v, own, in)
+		}
 	}
 }

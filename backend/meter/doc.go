@@ -32,6 +32,29 @@
 //
 // Judge never settles on the gateway's own count alone: under
 // utf8-bytes-v1 the upstream's usage must agree exactly with it, under
-// tiktoken it must be complete, consistent and plausible. Anything else
-// keeps the hold (RELIABILITY I3).
+// tiktoken it must be complete, consistent and plausible — within a
+// PromptBand of the gateway's counts, narrow for OpenAI models (counted
+// with their own encoding) and wide for models with their own tokenizer
+// (BandFor). Anything else keeps the hold (RELIABILITY I3).
+//
+// # The gateway's path
+//
+//	req, err := ParseChatRequest(body)          // 400 on any error
+//	est := policy.Estimate(m, req)              // est.ReserveUnits → ledger Admit
+//	up, _ := req.UpstreamBody()                 // always asks for usage when streaming
+//	sr := NewSSEReader(resp.Body, max)          // relay ev.Raw unchanged, except
+//	ch, _ := tally.Observe(ev)                  // ch.UsageOnly() && !req.IncludeUsage,
+//	                                            // and ev.Incomplete
+//	v := Judge(tally.Judgement(m, req.Model, est.InputUnits, est.UncertainUnits, BandFor(req.Model)))
+//	// v.Trusted → Settle(v.SpendUnits, v.Evidence()); else KeepHold(…, v.Evidence())
+//
+// Non-streaming bodies go through CompletionJudgement instead of a Tally.
+//
+// # Cost
+//
+// tiktoken-go's byte-pair merge is quadratic in the length of one
+// pre-token piece, so the tiktoken meter cuts long text where both
+// encodings start a new piece anyway (and by force only inside a
+// pathological run), and it remembers counts of long texts, which agents
+// resend every turn. See docs/bench/meter.md.
 package meter

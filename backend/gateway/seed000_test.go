@@ -292,3 +292,46 @@ func TestUsageAboveReserveSettlesAtReserve(t *testing.T) {
 		t.Errorf("run %+v, want trusted, settled at the reserve 4, evidence naming the excess", run)
 	}
 }
+
+// Seed 000 §15.1: six clients at once cannot overspend. Each reserves 22 of
+// 110; however the scheduler orders them, no more than five are admitted
+// while the others hold, nothing goes negative, and the ledger verifies.
+func TestSeed000ParallelReservationCannotOverspend(t *testing.T) {
+	e := newEnv(t, envOpts{tenants: []ledger.Tenant{tenant("a", 110, 10)},
+		plan: demo.Plan{Parts: []string{"a", "b", "c"}, ChunkDelay: 20 * time.Millisecond}})
+	type result struct {
+		status int
+		id     ledger.RunID
+	}
+	results := make(chan result, 6)
+	for range 6 {
+		go func() {
+			resp := e.chat(ctxT(t), "key-a", hiBody, "")
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			results <- result{resp.StatusCode, ledger.RunID(resp.Header.Get("X-Run-Id"))}
+		}()
+	}
+	admitted := 0
+	for range 6 {
+		r := <-results
+		switch r.status {
+		case 200:
+			admitted++
+			e.waitEnd(r.id)
+		case http.StatusPaymentRequired:
+		default:
+			t.Errorf("status %d, want 200 or 402", r.status)
+		}
+	}
+	if admitted < 1 || admitted > 5 {
+		t.Errorf("%d calls admitted, want 1..5 (5 × 22 = 110)", admitted)
+	}
+	b := e.balance("a")
+	if err := b.Check(); err != nil || b.AvailableUnits < 0 || b.SpentUnits != ledger.Units(admitted*5) {
+		t.Errorf("balance %+v (%v), want spent %d (each 2 in + 3 out)", b, err, admitted*5)
+	}
+	if diffs, err := e.store.Verify(context.Background()); err != nil || len(diffs) != 0 {
+		t.Errorf("verify: %v %v", diffs, err)
+	}
+}

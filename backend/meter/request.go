@@ -23,7 +23,7 @@ type ChatRequest struct {
 	// it, and relays the usage chunk only when the client asked.
 	IncludeUsage bool
 	// MaxCompletionTokens and MaxTokens are the client's output caps; nil
-	// when absent. max_completion_tokens wins when both are given.
+	// when absent. OutputCap combines them.
 	MaxCompletionTokens *int64
 	MaxTokens           *int64
 	// N is the number of choices asked for (default 1); each choice may
@@ -57,12 +57,16 @@ type Message struct {
 func (r *ChatRequest) Raw() []byte { return r.raw }
 
 // OutputCap returns the client's output cap and whether one was given:
-// max_completion_tokens, else max_tokens.
+// max_completion_tokens or max_tokens, and the larger of the two when both
+// are given — OpenAI honours the first, many compatible providers only the
+// second, and the reserve must cover whichever the upstream obeys.
 func (r *ChatRequest) OutputCap() (int64, bool) {
-	if r.MaxCompletionTokens != nil {
+	switch {
+	case r.MaxCompletionTokens != nil && r.MaxTokens != nil:
+		return max(*r.MaxCompletionTokens, *r.MaxTokens), true
+	case r.MaxCompletionTokens != nil:
 		return *r.MaxCompletionTokens, true
-	}
-	if r.MaxTokens != nil {
+	case r.MaxTokens != nil:
 		return *r.MaxTokens, true
 	}
 	return 0, false

@@ -38,9 +38,21 @@ func TestParseChatRequestAccepts(t *testing.T) {
 					t.Errorf("got %+v", m)
 				}
 			}},
-		{"max_completion_tokens wins over max_tokens", `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":5,"max_completion_tokens":7}`,
+		{"both caps: the larger (max_completion_tokens)", `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":5,"max_completion_tokens":7}`,
 			func(t *testing.T, r *ChatRequest) {
 				if c, _ := r.OutputCap(); c != 7 {
+					t.Errorf("cap %d", c)
+				}
+			}},
+		{"both caps: the larger (max_tokens, which many providers obey)", `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":9,"max_completion_tokens":7}`,
+			func(t *testing.T, r *ChatRequest) {
+				if c, _ := r.OutputCap(); c != 9 {
+					t.Errorf("cap %d", c)
+				}
+			}},
+		{"only max_completion_tokens", `{"model":"m","messages":[{"role":"user","content":"x"}],"max_completion_tokens":3}`,
+			func(t *testing.T, r *ChatRequest) {
+				if c, ok := r.OutputCap(); c != 3 || !ok {
 					t.Errorf("cap %d", c)
 				}
 			}},

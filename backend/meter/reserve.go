@@ -49,8 +49,8 @@ type Estimate struct {
 }
 
 // Reserve returns the gateway's count of the request's input and the units
-// to hold at admission: input + output cap (max_completion_tokens, else
-// max_tokens, else p.DefaultOutputUnits), the cap raised to
+// to hold at admission: input + output cap (ChatRequest.OutputCap, else
+// p.DefaultOutputUnits), the cap raised to
 // p.ReasoningFloorUnits for reasoning models, times n.
 func (p ReservePolicy) Reserve(m Meter, req *ChatRequest) (inputUnits, reserveUnits ledger.Units) {
 	e := p.Estimate(m, req)

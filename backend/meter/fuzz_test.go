@@ -166,3 +166,18 @@ func checkUsage(t *testing.T, u *Usage) {
 		}
 	}
 }
+
+// FuzzJSONString: the fast path of jsonString agrees with json.Unmarshal.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{`"hi"`, `"问题"`, `"a\"b"`, `"\u00e9"`, "\"\xff\"", "\"tab\there\"", `""`, `"a`, `"\/"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var want, got string
+		werr := json.Unmarshal(raw, &want)
+		gerr := jsonString(raw, &got)
+		if (werr == nil) != (gerr == nil) || got != want {
+			t.Fatalf("jsonString(%q) = %q, %v; json.Unmarshal = %q, %v", raw, got, gerr, want, werr)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
@@ -205,22 +206,48 @@ func parseCount(name string, raw json.RawMessage) (*int64, error) {
 }
 
 func parseMessages(raw json.RawMessage) ([]Message, error) {
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil || isNull(raw) {
-		return nil, invalid("messages must be an array of message objects")
+	notArray := invalid("messages must be an array of message objects")
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, notArray
 	}
-	if len(items) == 0 {
-		return nil, invalid("messages must not be empty")
-	}
-	msgs := make([]Message, 0, len(items))
-	for i, it := range items {
-		m, err := parseMessage(it)
+	var msgs []Message
+	for dec.More() {
+		var item json.RawMessage
+		if err := dec.Decode(&item); err != nil {
+			return nil, notArray
+		}
+		m, err := parseMessage(item)
 		if err != nil {
-			return nil, invalid("messages[%d]: %s", i, ledger.ErrorMessage(err))
+			return nil, invalid("messages[%d]: %s", len(msgs), ledger.ErrorMessage(err))
 		}
 		msgs = append(msgs, m)
 	}
+	if _, err := dec.Token(); err != nil { // closing ']'
+		return nil, notArray
+	}
+	if len(msgs) == 0 {
+		return nil, invalid("messages must not be empty")
+	}
 	return msgs, nil
+}
+
+// jsonString decodes a JSON string. Most message contents need no
+// unescaping: those are taken as they are (one validity pass instead of
+// json.Unmarshal's two); anything else goes through json.Unmarshal.
+func jsonString(raw []byte, s *string) error {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		body := raw[1 : n-1]
+		plain := bytes.IndexByte(body, '\\') < 0 && bytes.IndexByte(body, '"') < 0 && utf8.Valid(body)
+		for i := 0; plain && i < len(body); i++ {
+			plain = body[i] >= 0x20
+		}
+		if plain {
+			*s = string(body)
+			return nil
+		}
+	}
+	return json.Unmarshal(raw, s)
 }
 
 func parseMessage(raw json.RawMessage) (Message, error) {
@@ -266,7 +293,7 @@ func parseMessage(raw json.RawMessage) (Message, error) {
 
 func parseContent(raw json.RawMessage, m *Message) error {
 	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &m.Text); err != nil {
+		if err := jsonString(raw, &m.Text); err != nil {
 			return invalid("content must be a string or an array of parts")
 		}
 		return nil

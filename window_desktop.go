@@ -51,7 +51,7 @@ func window(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logg
 		Linux:            &linux.Options{Icon: icon, ProgramName: "quotagate", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},
 	})
 	if err == nil {
-		err = a.Err()
+		err = app.StartError(a)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "quotagate: %v\n", err)

@@ -56,8 +56,9 @@ func (a *App) Shutdown(context.Context) {
 	}
 }
 
-// Err returns the backend's start error, if any, once Startup has run.
-func (a *App) Err() error {
+// StartError returns the backend's start error, if any, once Startup has
+// run. A function, not a method: every method of App becomes a JS binding.
+func StartError(a *App) error {
 	select {
 	case <-a.ready:
 		return a.err

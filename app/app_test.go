@@ -29,8 +29,8 @@ func TestConnection(t *testing.T) {
 	a.Startup(context.Background())
 	defer a.Shutdown(context.Background())
 	c := <-got
-	if a.Err() != nil || c.URL != srv.URL() || c.Token != srv.AdminToken() {
-		t.Fatalf("Connection = %+v (err %v), want %s and the admin token", c, a.Err(), srv.URL())
+	if app.StartError(a) != nil || c.URL != srv.URL() || c.Token != srv.AdminToken() {
+		t.Fatalf("Connection = %+v (err %v), want %s and the admin token", c, app.StartError(a), srv.URL())
 	}
 	req, _ := http.NewRequest("GET", c.URL+"/admin/api/state", nil)
 	req.Header.Set("Authorization", "Bearer "+c.Token)

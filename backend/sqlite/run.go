@@ -480,7 +480,7 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 	if limit <= 0 {
 		limit = DefaultRunsLimit
 	}
-	q += " ORDER BY created_at DESC, id DESC LIMIT ?"
+	q += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
 	args = append(args, limit)
 	rows, err := s.query(ctx, q, args...)
 	if err != nil {

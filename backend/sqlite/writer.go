@@ -185,6 +185,7 @@ func (s *Store) applyBatch(batch []*writeOp, results []error) error {
 			results[i] = err // the caller gave up before anything was done
 			continue
 		}
+		w.now = s.opts.Now().UTC() // each change carries its own time
 		opErr, fatal := s.applyOp(ctx, w, op)
 		if fatal != nil {
 			return fatal

@@ -781,6 +781,11 @@ func testRunsFilter(t *testing.T, st ledger.Store) {
 	if err != nil || len(runs) != 5 {
 		t.Fatalf("runs of a = %d, %v", len(runs), err)
 	}
+	for i, r := range runs {
+		if want := ledger.RunID(fmt.Sprint("a", 4-i)); r.ID != want {
+			t.Fatalf("runs[%d] = %s, want %s (newest first)", i, r.ID, want)
+		}
+	}
 	holding, _ := st.Runs(ctx, ledger.RunFilter{HoldingOnly: true})
 	ids := map[ledger.RunID]bool{}
 	for _, r := range holding {

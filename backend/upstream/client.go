@@ -131,6 +131,9 @@ func (e *SendError) Unwrap() error { return e.Err }
 // Evidence is the sentence recorded in the ledger when a hold is released on
 // this error.
 func (e *SendError) Evidence() string {
+	if errors.Is(e.Err, context.Canceled) {
+		return fmt.Sprintf("upstream_not_sent: cancelled before the request reached %s", e.Upstream)
+	}
 	return fmt.Sprintf("upstream_connect_error: %s: %v", e.Upstream, e.Err)
 }
 

@@ -112,3 +112,18 @@ func TestNewRejectsBadBaseURL(t *testing.T) {
 		}
 	}
 }
+
+func TestCancelledBeforeSendIsNotSent(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	c := newClient(t, upstream.Options{Name: "demo", BaseURL: d.URL()})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.Send(ctx, []byte(body), nil)
+	var se *upstream.SendError
+	if !errors.As(err, &se) || se.Sent || !strings.HasPrefix(se.Evidence(), "upstream_not_sent") {
+		t.Fatalf("err %v, want SendError not sent with upstream_not_sent evidence", err)
+	}
+	if n := d.Stats().Received; n != 0 {
+		t.Errorf("demo received %d requests", n)
+	}
+}

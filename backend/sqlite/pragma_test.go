@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,5 +75,26 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 		if p["synchronous"] != 2 || p["busy_timeout"] != 5000 || p["foreign_keys"] != 1 || p["query_only"] != wantQueryOnly {
 			t.Errorf("connection %d pragmas %v", i, p)
 		}
+	}
+}
+
+// TestOddPath: the data directory may contain spaces, '#', '?', '%' or
+// non-ASCII letters (a user's home); the DSN must still name that file.
+func TestOddPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "My Data #1 ?50% 数据")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "ledger.db")
+	st, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ApplyTenants(context.Background(), nil, "test"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("ledger not at %q: %v", path, err)
 	}
 }

@@ -594,6 +594,14 @@ func testApplyTenants(t *testing.T, st ledger.Store) {
 	if ts, _ := st.Tenants(ctx); len(ts) != 2 {
 		t.Fatalf("refused config created a tenant: %+v", ts)
 	}
+	// A key may move from one tenant to another in one config change.
+	moved := ledger.Tenant{ID: "b", BudgetUnits: 50, MaxConcurrent: 2, KeyHashes: []string{ledger.HashKey("key-a2")}}
+	a.KeyHashes = []string{ledger.HashKey("key-a")}
+	MustApply(t, st, a, moved)
+	ts, _ = st.Tenants(ctx)
+	if len(ts) != 2 || ts[0].MatchesKey("key-a2") || !ts[1].MatchesKey("key-a2") || !ts[0].MatchesKey("key-a") {
+		t.Fatalf("tenants after moving a key = %+v", ts)
+	}
 	for _, bad := range []ledger.Tenant{
 		{ID: "", BudgetUnits: 1},
 		{ID: "x", BudgetUnits: -1},

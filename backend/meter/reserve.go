@@ -20,6 +20,20 @@ type ReservePolicy struct {
 	ReasoningModels []string
 }
 
+// Check reports a policy figure that is negative or too large, as a
+// *ledger.Error with CodeInvalidRequest (for config validation).
+func (p ReservePolicy) Check() error {
+	for _, f := range []struct {
+		what string
+		u    ledger.Units
+	}{{"default output units", p.DefaultOutputUnits}, {"reasoning floor units", p.ReasoningFloorUnits}, {"image units", p.ImageUnits}} {
+		if err := ledger.CheckUnits(f.what, f.u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // IsReasoning reports whether model is one of p.ReasoningModels.
 func (p ReservePolicy) IsReasoning(model string) bool {
 	for _, m := range p.ReasoningModels {

@@ -100,3 +100,14 @@ func TestIsReasoning(t *testing.T) {
 		}
 	}
 }
+
+func TestReservePolicyCheck(t *testing.T) {
+	if err := (ReservePolicy{DefaultOutputUnits: 1000, ReasoningFloorUnits: 4096, ImageUnits: 85}).Check(); err != nil {
+		t.Errorf("valid policy: %v", err)
+	}
+	for _, p := range []ReservePolicy{{DefaultOutputUnits: -1}, {ReasoningFloorUnits: ledger.MaxUnits + 1}, {ImageUnits: -5}} {
+		if err := p.Check(); ledger.ErrorCode(err) != ledger.CodeInvalidRequest {
+			t.Errorf("%+v: %v", p, err)
+		}
+	}
+}

@@ -31,15 +31,15 @@ func (t *Tally) Observe(ev Event) (Chunk, error) {
 	}
 	t.Events++
 	c, err := ParseChunk(ev.Data)
+	if ev.Incomplete {
+		// Cut before its blank line (often mid-JSON): a client drops such an
+		// event and the gateway does not relay it, so neither its text nor
+		// its [DONE] nor its usage counts — and its half JSON is no problem.
+		return c, nil
+	}
 	if err != nil && !errors.Is(err, ErrBadUsage) {
 		t.setProblem("a data event did not parse: " + err.Error())
 		return c, err
-	}
-	if ev.Incomplete {
-		// Cut before its blank line: a client drops such an event (and the
-		// gateway does not relay it), so neither its text nor its [DONE] nor
-		// its usage counts.
-		return c, nil
 	}
 	t.output.WriteString(c.Text())
 	if c.Error != "" {

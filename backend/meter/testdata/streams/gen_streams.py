@@ -42,3 +42,4 @@ w("tiktoken_trusted", ev(chunk("",role=True))+ev(chunk("tiktoken"))+ev(chunk(" i
 w("tiktoken_completion_below_text", ev(chunk("tiktoken"))+ev(chunk(" is"))+ev(chunk(" great!"))+ev(chunk(usage=U(20,3),choices=False))+ev("[DONE]"))
 w("tiktoken_prompt_out_of_band", ev(chunk("tiktoken is great!"))+ev(chunk(usage=U(1,6),choices=False))+ev("[DONE]"))
 w("cut_inside_event", ev(chunk("你好"))+"data: "+chunk(" AI")+"\n")
+w("cut_mid_json", ev(chunk("你好"))+'data: {"choices":[{"delta":{"content":" A')

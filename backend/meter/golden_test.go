@@ -43,6 +43,7 @@ var streamCases = map[string]streamCase{
 	"cumulative_usage_last_wins":     {NameUTF8Bytes, "demo", 6, true},
 	"cut_inside_event":               {NameUTF8Bytes, "demo", 6, false},
 	"cut_mid_json":                   {NameUTF8Bytes, "demo", 6, false},
+	"tool_call_arguments":            {NameUTF8Bytes, "demo", 6, false},
 	"tiktoken_trusted":               {NameTiktoken, "gpt-4o", 20, false},
 	"tiktoken_completion_below_text": {NameTiktoken, "gpt-4o", 20, false},
 	"tiktoken_prompt_out_of_band":    {NameTiktoken, "gpt-4o", 20, false},
@@ -212,8 +213,9 @@ func TestStreamGoldenSeedFigures(t *testing.T) {
 		{"upstream_error_event", false, 0, 12, ReasonNoUsage},
 		{"reasoning_then_content", true, 24, 24, ReasonTrusted},
 		{"cumulative_usage_last_wins", true, 15, 15, ReasonTrusted},
-		{"cut_inside_event", false, 0, 12, ReasonNoUsage}, // " AI" never reached the client
-		{"cut_mid_json", false, 0, 12, ReasonNoUsage},     // a cut, not bad evidence
+		{"cut_inside_event", false, 0, 12, ReasonNoUsage},            // " AI" never reached the client
+		{"cut_mid_json", false, 0, 12, ReasonNoUsage},                // a cut, not bad evidence
+		{"tool_call_arguments", true, 6 + 28, 6 + 28, ReasonTrusted}, // get_weather + {"city": + "巴黎"}
 		{"tiktoken_trusted", true, 26, 26, ReasonTrusted},
 		{"tiktoken_completion_below_text", false, 0, 26, ReasonMismatch},
 		{"tiktoken_prompt_out_of_band", false, 0, 26, ReasonPromptOutOfBand},

@@ -43,3 +43,10 @@ w("tiktoken_completion_below_text", ev(chunk("tiktoken"))+ev(chunk(" is"))+ev(ch
 w("tiktoken_prompt_out_of_band", ev(chunk("tiktoken is great!"))+ev(chunk(usage=U(1,6),choices=False))+ev("[DONE]"))
 w("cut_inside_event", ev(chunk("你好"))+"data: "+chunk(" AI")+"\n")
 w("cut_mid_json", ev(chunk("你好"))+'data: {"choices":[{"delta":{"content":" A')
+def tool_chunk(name, args):
+    fn={}
+    if name is not None: fn["name"]=name
+    fn["arguments"]=args
+    obj={"id":"chatcmpl-demo","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"type":"function","function":fn}]},"finish_reason":None}],"usage":None}
+    return json.dumps(obj,ensure_ascii=False,separators=(',',':'))
+w("tool_call_arguments", ev(tool_chunk("get_weather",""))+ev(tool_chunk(None,'{"city":'))+ev(tool_chunk(None,'"巴黎"}'))+ev(chunk(usage=U(6,11+9+8),choices=False))+ev("[DONE]"))

@@ -8,7 +8,9 @@ import (
 )
 
 // Tally gathers, event by event, what the gateway relayed of one stream
-// and the evidence the upstream gave, for Judge. The zero value is ready.
+// and the evidence the upstream gave, for Judge. The zero value is ready;
+// it is not safe for concurrent use (one reader goroutine observes, and
+// Judgement is taken after that goroutine is done).
 type Tally struct {
 	output  strings.Builder
 	usage   *Usage

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/quota"
 )
 
 // State is the whole live snapshot the dashboard shows (CONTRACTS.md, "Admin
@@ -58,23 +59,9 @@ type GateState struct {
 	WaitP95MS     int64  `json:"wait_p95_ms"`
 }
 
-// QuotaState is one guarded model's quota guard (seed 002).
-type QuotaState struct {
-	Upstream      string       `json:"upstream"`
-	Model         string       `json:"model"`
-	Day           string       `json:"day"`
-	UsageToday    ledger.Units `json:"usage_today"`
-	HeldInFlight  ledger.Units `json:"held_in_flight"`
-	BalanceAtSync ledger.Units `json:"balance_at_sync"`
-	UsageAtSync   ledger.Units `json:"usage_at_sync"`
-	SyncedAt      time.Time    `json:"synced_at"`
-	LagSeconds    int64        `json:"lag_seconds"`
-	B0Estimate    ledger.Units `json:"b0_estimate"`
-	Limit         ledger.Units `json:"limit"`
-	LimitV6       ledger.Units `json:"limit_v6"`
-	Evicted       bool         `json:"evicted"`
-	EvictedReason string       `json:"evicted_reason"`
-}
+// QuotaState is one guarded model's quota guard (seed 002), as the guard
+// reports it.
+type QuotaState = quota.Row
 
 // StateSource builds the current State; the server assembles it from the
 // ledger, the gates and the quota guards.

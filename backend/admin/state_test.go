@@ -35,7 +35,7 @@ func goldenState() admin.State {
 		Holds: []ledger.Run{held},
 		Gates: []admin.GateState{{Upstream: "demo", MaxConcurrent: 2, InFlight: 1, Queued: 0, MaxWaiters: 4, MaxWaitMS: 8000, Admitted: 1234}},
 		Quota: []admin.QuotaState{{Upstream: "ark", Model: "deepseek-v4-flash", Day: "2026-11-29", UsageToday: 1_696_135,
-			HeldInFlight: 1002, BalanceAtSync: 1_726_526, UsageAtSync: 515_652, SyncedAt: t0.Add(time.Hour), LagSeconds: 840,
+			HeldInFlight: 1002, BalanceAtSync: 1_726_526, UsageAtSync: 515_652, SyncedAt: ptr(t0.Add(time.Hour)), LagSeconds: 840,
 			B0Estimate: 2_242_178, Limit: 2_192_178, LimitV6: 2_192_128, Evicted: true, EvictedReason: "usage wall reached"}},
 		Snapshots: []ledger.Snapshot{{ID: 2, Upstream: "ark", Model: "deepseek-v4-flash", Day: "2026-11-29", At: t0.Add(time.Hour),
 			BalanceUnits: 1_726_526, UsageAtSync: 515_652, LimitUnits: 2_192_178, LimitV6Units: 2_192_128, B0Units: 2_242_178,
@@ -78,3 +78,5 @@ func TestNormalizeGivesEmptyLists(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -10,11 +10,12 @@
 // check (exact loopback names with our port: DNS rebinding), then the admin
 // API applies its Origin policy and token (see package admin).
 //
-// # Wiring still to come
+// # Wiring
 //
 // The ledger is SQLite (<data>/ledger.db) unless Options.OpenStore says
-// otherwise. Parts written in parallel plug in through Options hooks: Gateway
-// (the /v1 handler), Canceller and Quota (admin actions) and QuotaState (the
-// quota guard's rows in the snapshot). Until a hook is set, its endpoints
-// answer 501 and the snapshot leaves its rows empty.
+// otherwise. The default assembly (assemble.go) builds the /v1 gateway from
+// the config: the meter, the upstreams (the demo upstream on its own loopback
+// listener), per-tenant rate limits, the per-upstream gates, and the quota
+// guards with their balance sources; the guard's sync loop runs until Close.
+// Options.Gateway, Canceller, Quota and QuotaState replace parts of it.
 package server

@@ -38,7 +38,9 @@ type Options struct {
 
 	// OpenStore opens the ledger in the data dir; nil means OpenLedger (SQLite).
 	OpenStore func(ctx context.Context, dataDir string) (ledger.Store, error)
-	// Gateway builds the /v1 handler from the assembled parts. nil: /v1 answers 501.
+	// Gateway builds the /v1 handler from the assembled parts. nil: the
+	// default assembly (meter, upstreams with the demo, rate limits, gates,
+	// quota guards) — what both front doors use.
 	Gateway func(Parts) (http.Handler, error)
 	// Canceller, Quota and QuotaState back the admin's run and quota actions.
 	Canceller  admin.Canceller
@@ -68,6 +70,7 @@ type Server struct {
 	gates    *gate.Gates
 	hub      *live.Hub
 	admin    *admin.Handler
+	assembly *assembly // the default gateway wiring; nil when Options.Gateway built it
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	ln       net.Listener
@@ -154,22 +157,35 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	port := s.ln.Addr().(*net.TCPAddr).Port
+	parts := Parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry, Logger: s.log}
+	var gw http.Handler
+	canceller, quotaActions := o.Canceller, o.Quota
+	if o.Gateway != nil {
+		if gw, err = o.Gateway(parts); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+	} else {
+		if s.assembly, err = assemble(parts); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		gw = s.assembly.gateway
+		if canceller == nil {
+			canceller = s.assembly
+		}
+		if g := s.assembly.guard; g != nil && quotaActions == nil {
+			quotaActions = quotaAdmin{g}
+		}
+	}
 	s.admin = admin.New(admin.Options{
 		Token:     s.token,
 		Origins:   admin.AllowedOrigins(addr, port),
 		State:     admin.StateFunc(s.State),
 		Store:     s.store,
-		Canceller: o.Canceller,
-		Quota:     o.Quota,
+		Canceller: canceller,
+		Quota:     quotaActions,
 		Hub:       s.hub,
 		Logger:    s.log,
 	})
-	var gw http.Handler = notWiredGateway()
-	if o.Gateway != nil {
-		if gw, err = o.Gateway(Parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry, Logger: s.log}); err != nil {
-			return nil, fmt.Errorf("gateway: %w", err)
-		}
-	}
 	s.http = &http.Server{
 		Handler:           hostCheck(allowedHosts(addr, port), s.routes(gw)),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -202,14 +218,6 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q}\n", s.opts.Version)
-}
-
-func notWiredGateway() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotImplemented)
-		_, _ = io.WriteString(w, `{"error":{"message":"the gateway is not wired into this build yet","type":"api_error","code":"not_implemented"}}`+"\n")
-	})
 }
 
 // checkLoopback refuses to listen anywhere but loopback (RELIABILITY T22).
@@ -290,6 +298,9 @@ func (s *Server) Close() error {
 			<-s.served
 		} else if s.ln != nil {
 			_ = s.ln.Close()
+		}
+		if s.assembly != nil {
+			s.assembly.close()
 		}
 		if s.store != nil {
 			if err := s.store.Close(); err != nil && s.closeErr == nil {

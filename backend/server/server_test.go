@@ -194,7 +194,7 @@ func TestRoutes(t *testing.T) {
 		{"/metrics", "", 200, `quotagate_build_info{version="test"} 1`},
 		{"/admin/api/state", "", 401, "invalid_api_key"},
 		{"/admin/api/state", s.AdminToken(), 200, `"tenants":[{"tenant":"local","budget_units":1000000`},
-		{"/v1/models", "", 501, "not_implemented"},
+		{"/v1/models", "", 401, "invalid_api_key"}, // the gateway is wired; no tenant key
 	} {
 		resp := get(t, s, tc.path, tc.tok)
 		b, _ := io.ReadAll(resp.Body)

@@ -100,8 +100,12 @@ func (s *Server) State(ctx context.Context) (admin.State, error) {
 			Rejected: int64(g.Rejected), TimedOut: int64(g.TimedOut), WaitP95MS: g.WaitP95MS,
 		})
 	}
-	if s.opts.QuotaState != nil {
-		if st.Quota, err = s.opts.QuotaState(ctx); err != nil {
+	quotaState := s.opts.QuotaState
+	if quotaState == nil && s.assembly != nil && s.assembly.guard != nil {
+		quotaState = s.assembly.guard.State
+	}
+	if quotaState != nil {
+		if st.Quota, err = quotaState(ctx); err != nil {
 			return st, fmt.Errorf("quota state: %w", err)
 		}
 	}

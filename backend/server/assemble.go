@@ -1,0 +1,217 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/admin"
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/gateway"
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/metrics"
+	"github.com/quotagate/quotagate/backend/quota"
+	"github.com/quotagate/quotagate/backend/ratelimit"
+	"github.com/quotagate/quotagate/backend/upstream"
+	"github.com/quotagate/quotagate/backend/upstream/balance"
+	"github.com/quotagate/quotagate/backend/upstream/demo"
+)
+
+// assembly is the default wiring of the /v1 gateway: meter, upstreams (the
+// demo upstream on its own loopback listener), rate limits, gates, quota
+// guards, and their hooks into the live hub, the admin API and /metrics.
+type assembly struct {
+	store   ledger.Store
+	gateway *gateway.Gateway
+	limiter *ratelimit.Limiter
+	guard   *quota.Guard // nil when no model is guarded
+	demos   []*demo.Server
+	stop    context.CancelFunc
+}
+
+// assemble builds the default gateway from p. Its background work (quota
+// syncs) runs until close.
+func assemble(p Parts) (_ *assembly, err error) {
+	cfg := p.Config
+	a := &assembly{store: p.Store, stop: func() {}}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	m, err := meter.New(cfg.Meter)
+	if err != nil {
+		return nil, err
+	}
+	reserve := meter.ReservePolicy{
+		DefaultOutputUnits:  cfg.Limits.DefaultOutputUnits,
+		ReasoningFloorUnits: cfg.Limits.ReasoningFloorUnits,
+		ImageUnits:          cfg.Limits.ImageUnits,
+	}
+	var forward []string
+	ups := make([]gateway.Upstream, 0, len(cfg.Upstreams))
+	for _, u := range cfg.Upstreams {
+		reserve.ReasoningModels = append(reserve.ReasoningModels, u.ReasoningModels...)
+		baseURL, key := u.BaseURL, u.APIKey
+		if u.Kind == config.KindDemo {
+			d, err := demo.Start(demoOptions(u, m))
+			if err != nil {
+				return nil, fmt.Errorf("start demo upstream %s: %w", u.Name, err)
+			}
+			a.demos = append(a.demos, d)
+			baseURL = d.URL()
+			forward = []string{demo.PlanHeader} // lets a caller script the demo's faults
+		}
+		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models})
+		if err != nil {
+			return nil, fmt.Errorf("upstream %s: %w", u.Name, err)
+		}
+		ups = append(ups, c)
+	}
+
+	a.limiter = ratelimit.New(ratelimit.Options{})
+	a.limiter.Replace(rateLimits(cfg.Tenants))
+	if err := metrics.Register(p.Registry, p.Gates, a.limiter); err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+
+	var guard gateway.QuotaGuard
+	if a.guard, err = newGuard(p); err != nil {
+		return nil, err
+	}
+	if a.guard != nil {
+		guard = a.guard
+		ctx, stop := context.WithCancel(context.Background())
+		a.stop = stop
+		go a.guard.Run(ctx)
+	}
+
+	a.gateway = gateway.New(gateway.Options{
+		Store:             p.Store,
+		Meter:             m,
+		Reserve:           reserve,
+		Upstreams:         ups,
+		RequestBytesMax:   cfg.Limits.RequestBytesMax,
+		StreamQueueEvents: cfg.Limits.StreamQueueEvents,
+		WriteTimeout:      cfg.Limits.WriteTimeout,
+		UpstreamTimeout:   cfg.Limits.UpstreamTimeout,
+		ForwardHeaders:    forward,
+		RateLimiter:       a.limiter,
+		Gate:              gateway.FromGates(p.Gates),
+		Quota:             guard,
+		OnEvent:           publishEvent(p.Hub),
+		Logger:            p.Logger,
+	})
+	return a, nil
+}
+
+// demoOptions makes the demo report usage in the configured meter's own
+// units, so that its answers settle as trusted under either meter.
+func demoOptions(u config.Upstream, m meter.Meter) demo.Options {
+	o := demo.Options{Models: u.Models}
+	if m.Name() == config.MeterUTF8Bytes {
+		return o // the demo's default usage is UTF-8 bytes
+	}
+	o.PromptUnits = func(body []byte) int64 {
+		req, err := meter.ParseChatRequest(body)
+		if err != nil {
+			return 0
+		}
+		in, _ := meter.ReservePolicy{}.Reserve(m, req)
+		return int64(in)
+	}
+	o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
+	return o
+}
+
+func rateLimits(ts []config.Tenant) map[string]ratelimit.Limits {
+	out := make(map[string]ratelimit.Limits, len(ts))
+	for _, t := range ts {
+		out[t.ID] = ratelimit.Limits{PerMinute: t.RateLimits.PerMinute, PerHour: t.RateLimits.PerHour}
+	}
+	return out
+}
+
+// newGuard builds the quota guard of every upstream model with a quota
+// section, or returns nil when there is none.
+func newGuard(p Parts) (*quota.Guard, error) {
+	var models []quota.ModelOptions
+	sources := map[string]quota.BalanceSource{}
+	for _, u := range p.Config.Upstreams {
+		q := u.Quota
+		if q == nil {
+			continue
+		}
+		at, _ := time.Parse("15:04", q.TopUp.At) // validated by config
+		o := quota.Options{
+			DailyCap: q.DailyCap, SmallBuffer: q.SmallBuffer, UsageWall: q.UsageWall, BalanceWall: q.BalanceWall,
+			Timezone: q.Timezone, SyncEvery: q.SyncEvery, SyncEveryLow: q.SyncEveryLow, LowBalance: q.LowBalance,
+			BurstSync: q.BurstSync, DefaultLag: q.Lag, MinLag: q.MinLag, MaxLag: q.MaxLag,
+			ExpiryHorizon: q.ExpiryHorizon,
+			TopUp:         quota.TopUpOptions{Enabled: q.TopUp.Enabled, At: time.Duration(at.Hour())*time.Hour + time.Duration(at.Minute())*time.Minute},
+		}
+		for _, m := range u.Models {
+			models = append(models, quota.ModelOptions{Upstream: u.Name, Model: m, Options: o})
+		}
+		b := q.Balance
+		src, err := balance.New(balance.Config{Kind: b.Kind, AccessKey: b.AccessKey, SecretKey: b.SecretKey,
+			BaseURL: b.BaseURL, Region: b.Region, Product: b.Product, ResourceType: b.ResourceType,
+			ModelField: b.ModelField, URL: b.URL, Field: b.Field, Token: b.Token}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("balance source of upstream %s: %w", u.Name, err)
+		}
+		sources[u.Name] = src
+	}
+	if len(models) == 0 {
+		return nil, nil
+	}
+	hub := p.Hub
+	g, err := quota.NewGuard(p.Store, models, sources, nil, func(string) { hub.Publish(live.Change{Kind: live.KindQuota}) })
+	if err != nil {
+		return nil, fmt.Errorf("quota guard: %w", err)
+	}
+	return g, nil
+}
+
+// publishEvent tells the dashboards that a run or a gate moved.
+func publishEvent(hub *live.Hub) func(gateway.Event) {
+	return func(e gateway.Event) {
+		hub.Publish(live.Change{Kind: live.KindRun, TenantID: e.TenantID, RunID: e.RunID, Upstream: e.Upstream, Model: e.Model})
+	}
+}
+
+// Cancel is the operator's cancel from the dashboard (admin.Canceller).
+func (a *assembly) Cancel(ctx context.Context, id ledger.RunID, actor string) (ledger.Run, error) {
+	if err := a.gateway.Cancel(ctx, id); err != nil {
+		return ledger.Run{}, err
+	}
+	return a.store.Run(ctx, id)
+}
+
+// quotaAdmin adapts the guard to the admin API's quota actions.
+type quotaAdmin struct{ g *quota.Guard }
+
+func (q quotaAdmin) Sync(ctx context.Context, upstream, model string) (ledger.Snapshot, error) {
+	return q.g.Sync(ctx, upstream, model)
+}
+
+func (q quotaAdmin) RecordBalance(ctx context.Context, upstream, model string, r admin.BalanceReading) (ledger.Snapshot, error) {
+	switch {
+	case r.Balance != nil && r.B0 != nil:
+		return ledger.Snapshot{}, ledger.Errorf(ledger.CodeInvalidRequest, `send either "balance" or "b0", not both`)
+	case r.Balance != nil:
+		return q.g.SetBalance(ctx, upstream, model, *r.Balance)
+	case r.B0 != nil:
+		return q.g.SetB0(ctx, upstream, model, *r.B0)
+	}
+	return ledger.Snapshot{}, ledger.Errorf(ledger.CodeInvalidRequest, `send {"balance": N} (a reading taken now) or {"b0": N} (today's starting balance)`)
+}
+
+func (a *assembly) close() {
+	a.stop()
+	for _, d := range a.demos {
+		_ = d.Close()
+	}
+}

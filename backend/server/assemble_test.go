@@ -1,0 +1,175 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/server"
+)
+
+func do(t *testing.T, method, url, tok, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// The embedded default (`make run`) serves a real completion: the local key,
+// the demo upstream over loopback, tiktoken metering, a trusted settlement,
+// and the dashboard's state showing it.
+func TestDefaultAssemblyStreamsAndSettles(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "data"), nil)
+	key := s.GeneratedKeys()["local"]
+
+	resp, body := do(t, "POST", s.URL()+"/v1/chat/completions", key,
+		`{"model":"demo-chat","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"Say hello."}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("chat: %d %s", resp.StatusCode, body)
+	}
+	id := resp.Header.Get("X-Run-Id")
+	if id == "" || !bytes.HasSuffix(bytes.TrimSpace(body), []byte("data: [DONE]")) {
+		t.Fatalf("run id %q, stream tail %q", id, body[max(0, len(body)-80):])
+	}
+	run := waitRun(t, s, key, id)
+	if run.Status != ledger.RunCompleted || run.Usage != ledger.UsageTrusted || run.SpentUnits <= 0 || run.HeldUnits != 0 {
+		t.Fatalf("run = %+v, want completed, trusted, spent > 0, nothing held", run)
+	}
+
+	_, b := do(t, "GET", s.URL()+"/admin/api/state", s.AdminToken(), "")
+	var st struct {
+		Tenants []ledger.Balance `json:"tenants"`
+		Gates   []struct {
+			Upstream string `json:"upstream"`
+			Admitted int    `json:"admitted"`
+		} `json:"gates"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Tenants) != 1 || st.Tenants[0].SpentUnits != run.SpentUnits || st.Tenants[0].Check() != nil {
+		t.Errorf("state tenants = %+v, want local with spent %d", st.Tenants, run.SpentUnits)
+	}
+	if len(st.Gates) != 1 || st.Gates[0].Upstream != "demo" || st.Gates[0].Admitted != 1 {
+		t.Errorf("state gates = %+v, want demo with one admitted call", st.Gates)
+	}
+}
+
+// The operator's cancel from the dashboard reaches a run in flight: the demo
+// stalls, the admin API cancels, the run ends cancelled with its hold kept.
+func TestAdminCancelsRunInFlight(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "data"), nil)
+	key := s.GeneratedKeys()["local"]
+	req, _ := http.NewRequest("POST", s.URL()+"/v1/chat/completions",
+		strings.NewReader(`{"model":"demo-chat","stream":true,"max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("X-Demo-Plan", "kind=stall")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	id := resp.Header.Get("X-Run-Id")
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("chat: %d, run id %q", resp.StatusCode, id)
+	}
+	cr, b := do(t, "POST", s.URL()+"/admin/api/runs/"+id+"/cancel", s.AdminToken(), "")
+	if cr.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel: %d %s", cr.StatusCode, b)
+	}
+	rest, _ := io.ReadAll(bufio.NewReader(resp.Body))
+	if bytes.Contains(rest, []byte("[DONE]")) {
+		t.Errorf("a cancelled stream ended with [DONE]: %q", rest)
+	}
+	run := waitRun(t, s, key, id)
+	if run.Status != ledger.RunCancelled || run.Usage != ledger.UsageUnknown || run.HeldUnits != run.ReserveUnits {
+		t.Fatalf("run = %+v, want cancelled, usage unknown, reserve held", run)
+	}
+}
+
+// A guarded model refuses until its balance is known, then admits against
+// the limit the manual reading gives, and shows it in the admin state.
+func TestGuardedModelFollowsManualBalance(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+meter: utf8-bytes-v1
+tenants: [{id: a, key: sk-test-aaaaaaaa, budget_units: 100000, max_concurrent: 2}]
+upstreams:
+  - {name: demo, kind: demo, models: [demo-chat], quota: {daily_cap: 2000000, timezone: UTC}}
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+	chat := `{"model":"demo-chat","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
+
+	resp, b := do(t, "POST", s.URL()+"/v1/chat/completions", "sk-test-aaaaaaaa", chat)
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(b), "quota_guard") {
+		t.Fatalf("before any balance reading: %d %s, want 429 quota_guard", resp.StatusCode, b)
+	}
+	resp, b = do(t, "POST", s.URL()+"/admin/api/quota/demo/demo-chat/balance", s.AdminToken(), `{"b0": 1000000}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("record b0: %d %s", resp.StatusCode, b)
+	}
+	resp, b = do(t, "POST", s.URL()+"/v1/chat/completions", "sk-test-aaaaaaaa", chat)
+	if resp.StatusCode != 200 {
+		t.Fatalf("after b0: %d %s", resp.StatusCode, b)
+	}
+	_, b = do(t, "GET", s.URL()+"/admin/api/state", s.AdminToken(), "")
+	var st struct {
+		Quota []struct {
+			Upstream   string       `json:"upstream"`
+			Limit      ledger.Units `json:"limit"`
+			UsageToday ledger.Units `json:"usage_today"`
+			Evicted    bool         `json:"evicted"`
+		} `json:"quota"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	// limit = min(cap, B0 − small buffer 50,000)
+	if len(st.Quota) != 1 || st.Quota[0].Limit != 950_000 || st.Quota[0].UsageToday <= 0 || st.Quota[0].Evicted {
+		t.Fatalf("quota state = %+v, want limit 950000 and today's usage counted", st.Quota)
+	}
+}
+
+func waitRun(t *testing.T, s *server.Server, key, id string) ledger.Run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		_, b := do(t, "GET", s.URL()+"/v1/runs/"+id, key, "")
+		var run ledger.Run
+		if err := json.Unmarshal(b, &run); err != nil {
+			t.Fatalf("run %s: %v (%s)", id, err, b)
+		}
+		if run.Status.Ended() {
+			return run
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("run %s did not end: %+v", id, run)
+		case <-time.After(10 * time.Millisecond): // polling an observable state, with a deadline
+		}
+	}
+}

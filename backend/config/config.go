@@ -40,7 +40,7 @@ const (
 	DefaultImageUnits          = 1024
 	DefaultStreamQueueEvents   = 8
 	DefaultWriteTimeout        = 30 * time.Second
-	DefaultUpstreamTimeout     = 10 * time.Minute
+	DefaultUpstreamTimeout     = 120 * time.Second // longest silence from a streaming upstream
 	DefaultGateConcurrent      = 2 // seed 003
 	DefaultMaxWaiters          = 4
 	DefaultMaxWait             = 8 * time.Second
@@ -145,7 +145,7 @@ type Limits struct {
 	ImageUnits          ledger.Units  `yaml:"image_units"`
 	StreamQueueEvents   int           `yaml:"stream_queue_events"`
 	WriteTimeout        time.Duration `yaml:"write_timeout"`
-	UpstreamTimeout     time.Duration `yaml:"upstream_timeout"`
+	UpstreamTimeout     time.Duration `yaml:"upstream_timeout"` // longest upstream silence mid-stream
 }
 
 //go:embed default.yaml

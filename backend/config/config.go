@@ -41,7 +41,7 @@ const (
 	DefaultStreamQueueEvents   = 8
 	DefaultWriteTimeout        = 30 * time.Second
 	DefaultUpstreamTimeout     = 120 * time.Second // longest silence from a streaming upstream
-	DefaultGateConcurrent      = 2 // seed 003
+	DefaultGateConcurrent      = 2                 // seed 003
 	DefaultMaxWaiters          = 4
 	DefaultMaxWait             = 8 * time.Second
 	DefaultQuotaLag            = 15 * time.Minute // seed 002: the balance API lags ~14 min

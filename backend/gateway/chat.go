@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
 	"github.com/quotagate/quotagate/backend/upstream"
@@ -262,14 +262,14 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 			hdr[http.CanonicalHeaderKey(k)] = v
 		}
 	}
-	resp, err := c.up.Send(c.ctx, body, hdr)
+	resp, refusals, err := g.send(c, body, hdr)
 	if err != nil {
 		c.sendFailed(w, err)
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		c.upstreamRefused(w, resp)
+		c.upstreamRefused(w, resp, refusals)
 		return
 	}
 	if c.req.Stream {
@@ -277,6 +277,37 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 	} else {
 		c.relayComplete(w, resp)
 	}
+}
+
+// send calls the upstream, retrying a 429/503 per Options.Retry. It returns
+// the final answer and the refusals that came before it. When the wait for a
+// retry is cancelled, the provider has still done no work: the error says
+// the request was not sent, so the hold is released.
+func (g *Gateway) send(c *call, body []byte, hdr http.Header) (*upstream.Response, []gate.Answer, error) {
+	var resp *upstream.Response
+	answers, err := g.opts.Retry.Do(c.ctx, func(ctx context.Context) (int, string, func(), error) {
+		r, err := c.up.Send(ctx, body, hdr)
+		if err != nil {
+			return 0, "", nil, err
+		}
+		resp = r
+		discard := func() {
+			_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, upstreamErrorBytes))
+			r.Body.Close()
+		}
+		return r.StatusCode, r.Header.Get("Retry-After"), discard, nil
+	})
+	if err != nil {
+		var se *upstream.SendError
+		if len(answers) > 0 && !errors.As(err, &se) { // cancelled while waiting to retry
+			err = &upstream.SendError{Upstream: c.up.Name(), Err: fmt.Errorf("after %s: %w", gate.Evidence(answers), err)}
+		}
+		return nil, answers, err
+	}
+	if gate.Retryable(resp.StatusCode) && len(answers) > 0 {
+		answers = answers[:len(answers)-1] // the final answer is resp itself
+	}
+	return resp, answers, nil
 }
 
 // sendFailed handles a Send that got no response. A request that never left
@@ -314,17 +345,21 @@ const upstreamErrorBytes = 64 << 10
 
 // upstreamRefused handles an HTTP error answer before any output: the
 // provider did no work, so the hold is released with the answer as evidence.
-func (c *call) upstreamRefused(w http.ResponseWriter, resp *upstream.Response) {
+func (c *call) upstreamRefused(w http.ResponseWriter, resp *upstream.Response, refusals []gate.Answer) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, upstreamErrorBytes))
 	sum := sha256.Sum256(b)
 	msg := upstreamMessage(b)
-	c.releaseHold(ledger.RunFailed, fmt.Sprintf("upstream_status=%d body_sha256=%x: %s", resp.StatusCode, sum[:8], truncate(msg, 200)))
+	evidence := fmt.Sprintf("upstream_status=%d body_sha256=%x: %s", resp.StatusCode, sum[:8], truncate(msg, 200))
+	if len(refusals) > 0 {
+		evidence = fmt.Sprintf("retried after %s; final %s", gate.Evidence(refusals), evidence)
+	}
+	c.releaseHold(ledger.RunFailed, evidence)
 	var err *ledger.Error
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests:
 		err = &ledger.Error{Code: ledger.CodeUpstreamBusy, Message: fmt.Sprintf("the upstream %s is busy: %s", c.up.Name(), msg)}
-		if s, perr := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); perr == nil && s > 0 {
-			err.RetryAfter = time.Duration(s) * time.Second
+		if d, ok := gate.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > 0 {
+			err.RetryAfter = d
 		}
 	case http.StatusGatewayTimeout:
 		err = ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s timed out: %s", c.up.Name(), msg)

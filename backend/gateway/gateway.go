@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
 )
@@ -45,9 +46,13 @@ type Options struct {
 	// "X-Demo-Plan" for the demo upstream); nothing else is forwarded.
 	ForwardHeaders []string
 
-	RateLimiter RateLimiter // per-tenant request windows, before any reserve (helper T)
-	Gate        Gate        // per-upstream concurrency + FIFO queue (helper T)
-	Quota       QuotaGuard  // provider daily quota guard (helper Q)
+	RateLimiter RateLimiter // per-tenant request windows, before any reserve (seed 003)
+	Gate        Gate        // per-upstream concurrency + FIFO queue (seed 003)
+	Quota       QuotaGuard  // provider daily quota guard (seed 002)
+	// Retry retries an upstream 429/503 answered before any output, honouring
+	// its Retry-After (gate.DefaultRetryPolicy: 2 retries, 15 s in all). The
+	// zero value never retries. Nothing is retried once output has started.
+	Retry gate.RetryPolicy
 
 	OnEvent  func(Event)  // live hub hook; must not block
 	Logger   *slog.Logger // default slog.Default()

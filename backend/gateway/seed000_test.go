@@ -279,7 +279,6 @@ func TestSeed000UsageShapedTextIsCountedAsText(t *testing.T) {
 	}
 }
 
-
 // Trusted usage above the reserve settles at the reserve (the ledger never
 // spends more than it holds) and the evidence keeps the provider's figure.
 func TestUsageAboveReserveSettlesAtReserve(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
@@ -64,7 +65,9 @@ func assemble(p Parts) (_ *assembly, err error) {
 			baseURL = d.URL()
 			forward = []string{demo.PlanHeader} // lets a caller script the demo's faults
 		}
-		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models})
+		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models,
+			// a non-streaming reasoning call sends its headers only when done
+			ResponseHeaderTimeout: cfg.Limits.UpstreamTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("upstream %s: %w", u.Name, err)
 		}
@@ -100,6 +103,7 @@ func assemble(p Parts) (_ *assembly, err error) {
 		ForwardHeaders:    forward,
 		RateLimiter:       a.limiter,
 		Gate:              gateway.FromGates(p.Gates),
+		Retry:             gate.DefaultRetryPolicy,
 		Quota:             guard,
 		OnEvent:           publishEvent(p.Hub),
 		Logger:            p.Logger,

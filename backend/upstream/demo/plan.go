@@ -42,12 +42,16 @@ type Plan struct {
 	Status     int    // KindError: HTTP status (default 503)
 	Body       string // KindError: response body (default an OpenAI-shaped error)
 	RetryAfter string // KindError: Retry-After header value, if any
+	// Times limits KindError to the first Times requests that carry this same
+	// plan (0: every one); later ones are answered normally. It scripts
+	// "429, then success" for a caller that retries with the same plan.
+	Times int
 }
 
 // PlanHeader is the request header that chooses a plan per request, written
 // as a URL query: "kind=cut&after=1&parts=part,more". Keys: kind, text (URL-escaped),
 // parts (comma-separated), chunks, repeat, delay, latency ("2s" or "2s-5s"),
-// after, status, body, retry_after.
+// after, status, body, retry_after, times.
 const PlanHeader = "X-Demo-Plan"
 
 // DirectivePrefix starts a last user message that chooses the plan in-band,
@@ -77,7 +81,7 @@ func ParsePlan(s string) (Plan, error) {
 	ints := []struct {
 		key string
 		dst *int
-	}{{"chunks", &p.Chunks}, {"repeat", &p.Repeat}, {"after", &p.CutAfter}, {"status", &p.Status}}
+	}{{"chunks", &p.Chunks}, {"repeat", &p.Repeat}, {"after", &p.CutAfter}, {"status", &p.Status}, {"times", &p.Times}}
 	for _, f := range ints {
 		if v := q.Get(f.key); v != "" {
 			n, err := strconv.Atoi(v)
@@ -119,7 +123,7 @@ func (p Plan) Encode() string {
 	if len(p.Parts) > 0 {
 		q.Set("parts", strings.Join(p.Parts, ","))
 	}
-	for k, v := range map[string]int{"chunks": p.Chunks, "repeat": p.Repeat, "after": p.CutAfter, "status": p.Status} {
+	for k, v := range map[string]int{"chunks": p.Chunks, "repeat": p.Repeat, "after": p.CutAfter, "status": p.Status, "times": p.Times} {
 		if v != 0 {
 			q.Set(k, strconv.Itoa(v))
 		}

@@ -73,7 +73,8 @@ type Server struct {
 	seq     int
 	discs   int
 	flight  int
-	changed chan struct{} // closed and replaced on every observation
+	changed chan struct{}  // closed and replaced on every observation
+	errored map[string]int // Plan.Times: errors answered per plan string
 }
 
 // Start listens and serves until Close.
@@ -275,16 +276,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	plan := s.plan
 	s.mu.Unlock()
-	if h := r.Header.Get(PlanHeader); h != "" {
-		if plan, err = ParsePlan(h); err != nil {
+	planText := r.Header.Get(PlanHeader)
+	if d, ok := strings.CutPrefix(req.lastUser(), DirectivePrefix); ok && planText == "" {
+		planText = d
+	}
+	if planText != "" {
+		if plan, err = ParsePlan(planText); err != nil {
 			writeJSON(w, http.StatusBadRequest, errorBody(err.Error(), "invalid_request_error", "invalid_request"))
 			return
 		}
-	} else if d, ok := strings.CutPrefix(req.lastUser(), DirectivePrefix); ok {
-		if plan, err = ParsePlan(d); err != nil {
-			writeJSON(w, http.StatusBadRequest, errorBody(err.Error(), "invalid_request_error", "invalid_request"))
-			return
-		}
+	}
+	if plan.Kind == KindError && plan.Times > 0 && !s.countError(planText, plan.Times) {
+		plan.Kind = KindNormal // this plan's errors are spent
 	}
 	if plan.Kind == "" {
 		plan.Kind = KindNormal
@@ -309,6 +312,24 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.flight--
 	})
 	x.run()
+}
+
+// countError reports whether the request with this plan still gets its
+// error: the first `times` requests carrying it do.
+func (s *Server) countError(plan string, times int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.errored == nil {
+		s.errored = map[string]int{}
+	}
+	if s.errored[plan] >= times {
+		return false
+	}
+	if len(s.errored) >= s.opts.KeepRequests { // bounded: forget the oldest scripts wholesale
+		clear(s.errored)
+	}
+	s.errored[plan]++
+	return true
 }
 
 func (s *Server) serves(model string) bool {

@@ -245,3 +245,23 @@ func TestKeepsOnlyNewestRecords(t *testing.T) {
 		t.Errorf("received %d, records %+v", st.Received, st.Requests)
 	}
 }
+
+// times=N scripts "N errors, then success" for a caller that retries with
+// the same plan; another plan string has its own count.
+func TestErrorTimesThenNormal(t *testing.T) {
+	s := start(t, demo.Options{})
+	const plan = "kind=error&status=429&retry_after=0&times=2"
+	for i, want := range []int{429, 429, 200, 200} {
+		resp := post(t, waitCtx(t), s, plan, streamBody)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("request %d: status %d, want %d", i+1, resp.StatusCode, want)
+		}
+	}
+	resp := post(t, waitCtx(t), s, plan+"&text=other", streamBody)
+	resp.Body.Close()
+	if resp.StatusCode != 429 {
+		t.Fatalf("a different plan string: status %d, want its own first 429", resp.StatusCode)
+	}
+}

@@ -36,11 +36,12 @@ run: build ## open the window; without a display it says so and runs serve
 serve: build ## run headless and print the dashboard URL and the local key
 	./$(BIN) serve
 
-test: build ## vet, frontend tests + typecheck, go test -race (browser e2e), desktop smoke
+test: build ## vet, frontend tests + typecheck, go test -race (browser e2e), short fuzz, desktop smoke
 	npm --prefix frontend test
 	npm --prefix frontend run typecheck
 	go vet ./...
 	E2E_REQUIRED=1 go test -race -count=1 ./...
+	FUZZTIME=1s scripts/fuzz.sh
 	scripts/smoke.sh
 
 smoke: build ## the desktop smoke test alone (screenshot in build/smoke/)

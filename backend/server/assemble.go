@@ -27,8 +27,8 @@ type assembly struct {
 	store   ledger.Store
 	gateway *gateway.Gateway
 	limiter *ratelimit.Limiter
-	guard   *quota.Guard // nil when no model is guarded
-	demos   []*demo.Server
+	guard   *quota.Guard            // nil when no model is guarded
+	demos   map[string]*demo.Server // by upstream name
 	stop    context.CancelFunc
 }
 
@@ -36,7 +36,7 @@ type assembly struct {
 // syncs) runs until close.
 func assemble(p Parts) (_ *assembly, err error) {
 	cfg := p.Config
-	a := &assembly{store: p.Store, stop: func() {}}
+	a := &assembly{store: p.Store, demos: map[string]*demo.Server{}, stop: func() {}}
 	defer func() {
 		if err != nil {
 			a.close()
@@ -61,7 +61,7 @@ func assemble(p Parts) (_ *assembly, err error) {
 			if err != nil {
 				return nil, fmt.Errorf("start demo upstream %s: %w", u.Name, err)
 			}
-			a.demos = append(a.demos, d)
+			a.demos[u.Name] = d
 			baseURL = d.URL()
 			forward = []string{demo.PlanHeader} // lets a caller script the demo's faults
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
 	"github.com/quotagate/quotagate/backend/sqlite"
+	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
 // Options configure Open. DataDir is required; everything else has a default.
@@ -264,6 +265,15 @@ func (s *Server) GeneratedKeys() map[string]string {
 
 // Hub returns the live hub; producers publish their changes there.
 func (s *Server) Hub() *live.Hub { return s.hub }
+
+// Demo returns the built-in demo upstream serving upstream name, or nil: its
+// Stats tell tests and the load smoke what the upstream observed.
+func (s *Server) Demo(upstream string) *demo.Server {
+	if s.assembly == nil {
+		return nil
+	}
+	return s.assembly.demos[upstream]
+}
 
 // Store returns the ledger, or nil when none is wired.
 func (s *Server) Store() ledger.Store { return s.store }

@@ -25,7 +25,7 @@ func TestSSEReaderDispatchesWithoutReadAhead(t *testing.T) {
 		{"data: two\r\n\r", "two"}, // the LF of the CRLF comes later
 		{"\n: ping\n\n", ""},       // a comment event; its own
 		{"data: thr", ""},
-		{"ee\r\r", "three"},         // CR-only line endings
+		{"ee\r\r", "three"}, // CR-only line endings
 		{"data: {\"a\":\ndata: 1}\n\n", "{\"a\":\n1}"},
 		{"data: [DONE]\n\n", "[DONE]"},
 	}

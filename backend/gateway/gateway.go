@@ -33,7 +33,7 @@ type Options struct {
 	Store     ledger.Store
 	Meter     meter.Meter
 	Reserve   meter.ReservePolicy // output cap default, reasoning floor, image units
-	Band      meter.PromptBand    // tiktoken prompt band; zero → meter.DefaultPromptBand
+	Band      meter.PromptBand    // tiktoken prompt band; zero → meter.BandFor(model), per call
 	Upstreams []Upstream          // in config order; a model goes to the first that serves it
 
 	RequestBytesMax   int64         // request body limit (413); default 8 MiB
@@ -97,9 +97,6 @@ func New(opts Options) *Gateway {
 	if opts.KeepAlive == 0 {
 		opts.KeepAlive = DefaultKeepAlive
 	}
-	if opts.Band == (meter.PromptBand{}) {
-		opts.Band = meter.DefaultPromptBand
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -130,6 +127,17 @@ func newRunID() ledger.RunID {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return ledger.RunID("run_" + hex.EncodeToString(b[:]))
+}
+
+// band is the tolerance between the gateway's own prompt count and the
+// upstream's: tight for models tiktoken counts with their own encoding,
+// wider for the others (a DeepSeek answer in Chinese is about half its
+// cl100k count), unless Options.Band fixes one.
+func (g *Gateway) band(model string) meter.PromptBand {
+	if g.opts.Band != (meter.PromptBand{}) {
+		return g.opts.Band
+	}
+	return meter.BandFor(model)
 }
 
 func (g *Gateway) emit(e Event) {

@@ -99,7 +99,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	}
 	<-readerDone
 
-	j := tally.Judgement(g.opts.Meter, c.req.Model, c.est.InputUnits, c.est.UncertainUnits, g.opts.Band)
+	j := tally.Judgement(g.opts.Meter, c.req.Model, c.est.InputUnits, c.est.UncertainUnits, g.band(c.req.Model))
 	j.ReserveUnits = c.est.ReserveUnits
 	v := meter.Judge(j)
 	cause := c.cause()
@@ -282,7 +282,7 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 		writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
 		return
 	}
-	_, j := meter.CompletionJudgement(g.opts.Meter, c.req.Model, c.est.InputUnits, c.est.UncertainUnits, b, g.opts.Band)
+	_, j := meter.CompletionJudgement(g.opts.Meter, c.req.Model, c.est.InputUnits, c.est.UncertainUnits, b, g.band(c.req.Model))
 	j.ReserveUnits = c.est.ReserveUnits
 	v := meter.Judge(j)
 	if v.Trusted {

@@ -2,8 +2,10 @@ package gateway_test
 
 import (
 	"io"
+	"strings"
 	"testing"
 
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
@@ -41,5 +43,43 @@ func TestTiktokenMeterSettlesDemoUsage(t *testing.T) {
 		if run.Usage != ledger.UsageTrusted || run.SpentUnits != want {
 			t.Errorf("stream=%s: run %+v, want trusted %d", stream, run, want)
 		}
+	}
+}
+
+// A model tiktoken does not count with its own encoding (demo-chat, like
+// DeepSeek or Doubao) gets the wider band by default: a provider count 40 %
+// above the gateway's is still trusted; with the tight band it is held.
+func TestPromptBandFollowsModel(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		band  meter.PromptBand
+		usage ledger.UsageStatus
+	}{
+		{"DefaultForeignBandTrusts", meter.PromptBand{}, ledger.UsageTrusted},
+		{"TightBandHolds", meter.DefaultPromptBand, ledger.UsageUnknown},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, envOpts{
+				meter:   meter.NameTiktoken,
+				tenants: []ledger.Tenant{tenant("a", 10_000, 2)},
+				plan:    demo.Plan{Text: "A simulated answer."},
+				modify:  func(o *gateway.Options) { o.Band = tt.band },
+				demo: func(o *demo.Options, m meter.Meter) {
+					o.PromptUnits = func(body []byte) int64 {
+						req, _ := meter.ParseChatRequest(body)
+						in, _ := meter.ReservePolicy{}.Reserve(m, req)
+						return int64(in) * 14 / 10
+					}
+					o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
+				},
+			})
+			long := strings.Repeat("Please summarise the design of a ledger. ", 20)
+			resp := e.chat(ctxT(t), "key-a", `{"model":"demo-chat","max_tokens":50,"messages":[{"role":"user","content":"`+long+`"}]}`, "")
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if run := e.waitEnd(runID(t, resp)); run.Usage != tt.usage {
+				t.Errorf("run %+v, want usage %s", run, tt.usage)
+			}
+		})
 	}
 }

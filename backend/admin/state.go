@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/quota"
 )
@@ -45,19 +46,8 @@ type TenantState struct {
 	PerHour        int          `json:"per_hour"`
 }
 
-// GateState is one upstream gate's queue (seed 003).
-type GateState struct {
-	Upstream      string `json:"upstream"`
-	MaxConcurrent int    `json:"max_concurrent"`
-	InFlight      int    `json:"in_flight"`
-	Queued        int    `json:"queued"`
-	MaxWaiters    int    `json:"max_waiters"`
-	MaxWaitMS     int64  `json:"max_wait_ms"`
-	Admitted      int64  `json:"admitted"`
-	Rejected      int64  `json:"rejected"`
-	TimedOut      int64  `json:"timed_out"`
-	WaitP95MS     int64  `json:"wait_p95_ms"`
-}
+// GateState is one upstream gate's queue (seed 003), as the gate reports it.
+type GateState = gate.State
 
 // QuotaState is one guarded model's quota guard (seed 002), as the guard
 // reports it.

@@ -131,38 +131,3 @@ func Register(reg prometheus.Registerer, gs *gate.Gates, l *ratelimit.Limiter) e
 	}
 	return nil
 }
-
-// GateState is one gate in the admin snapshot's "gates" list, with the
-// exact JSON names of CONTRACTS.md (admin.GateState has the same shape).
-type GateState struct {
-	Upstream      string `json:"upstream"`
-	MaxConcurrent int    `json:"max_concurrent"`
-	InFlight      int    `json:"in_flight"`
-	Queued        int    `json:"queued"`
-	MaxWaiters    int    `json:"max_waiters"`
-	MaxWaitMS     int64  `json:"max_wait_ms"`
-	Admitted      int64  `json:"admitted"`
-	Rejected      int64  `json:"rejected"`
-	TimedOut      int64  `json:"timed_out"`
-	WaitP95MS     int64  `json:"wait_p95_ms"`
-}
-
-// Gates returns the admin snapshot's "gates" entries, in config order. The
-// server converts each with admin.GateState(metrics.GateState) — the two
-// structs are identical, so a plain conversion compiles.
-func Gates(gs *gate.Gates) []GateState {
-	if gs == nil {
-		return []GateState{}
-	}
-	st := gs.State()
-	out := make([]GateState, 0, len(st))
-	for _, s := range st {
-		out = append(out, GateState{
-			Upstream: s.Upstream, MaxConcurrent: s.MaxConcurrent, InFlight: s.InFlight, Queued: s.Queued,
-			MaxWaiters: s.MaxWaiters, MaxWaitMS: s.MaxWaitMS,
-			Admitted: int64(s.Admitted), Rejected: int64(s.Rejected), TimedOut: int64(s.TimedOut),
-			WaitP95MS: s.WaitP95MS,
-		})
-	}
-	return out
-}

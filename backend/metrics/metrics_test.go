@@ -1,7 +1,6 @@
 package metrics_test
 
 import (
-	"encoding/json"
 	"maps"
 	"slices"
 	"testing"
@@ -202,26 +201,3 @@ func TestOwnRegistryOnly(t *testing.T) {
 	}
 }
 
-// The admin snapshot's "gates" entries carry exactly CONTRACTS.md's names.
-func TestGatesAdminJSON(t *testing.T) {
-	gs := gate.NewGates()
-	gs.Set("demo", gate.Options{})
-	rel, _ := gs.Acquire(t.Context(), "demo")
-	defer rel()
-	b, err := json.Marshal(metrics.Gates(gs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]any{"upstream": "demo", "max_concurrent": 2.0, "in_flight": 1.0, "queued": 0.0,
-		"max_waiters": 4.0, "max_wait_ms": 8000.0, "admitted": 1.0, "rejected": 0.0, "timed_out": 0.0, "wait_p95_ms": 0.0}
-	if len(got) != 1 || !maps.Equal(got[0], want) {
-		t.Fatalf("gates JSON %s, want %v", b, want)
-	}
-	if b, _ := json.Marshal(metrics.Gates(nil)); string(b) != "[]" {
-		t.Fatalf("no gates encodes as %s, want []", b)
-	}
-}

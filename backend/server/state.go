@@ -93,13 +93,7 @@ func (s *Server) State(ctx context.Context) (admin.State, error) {
 			return st, err
 		}
 	}
-	for _, g := range s.gates.State() {
-		st.Gates = append(st.Gates, admin.GateState{
-			Upstream: g.Upstream, MaxConcurrent: g.MaxConcurrent, InFlight: g.InFlight, Queued: g.Queued,
-			MaxWaiters: g.MaxWaiters, MaxWaitMS: g.MaxWaitMS, Admitted: int64(g.Admitted),
-			Rejected: int64(g.Rejected), TimedOut: int64(g.TimedOut), WaitP95MS: g.WaitP95MS,
-		})
-	}
+	st.Gates = s.gates.State()
 	quotaState := s.opts.QuotaState
 	if quotaState == nil && s.assembly != nil && s.assembly.guard != nil {
 		quotaState = s.assembly.guard.State

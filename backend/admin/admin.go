@@ -49,9 +49,12 @@ type Options struct {
 	Canceller Canceller
 	Quota     Quota
 	Hub       *live.Hub
-	Logger    *slog.Logger
-	Coalesce  time.Duration // minimum gap between two pushed snapshots; default 100ms
-	Refresh   time.Duration // a snapshot at least this often (uptime, keepalive); default 5s
+	// Reconciled is told of every reconciled run, so that a guarded model's
+	// quota guard counts the settled units at once (its walls may now evict).
+	Reconciled func(ctx context.Context, run ledger.Run)
+	Logger     *slog.Logger
+	Coalesce   time.Duration // minimum gap between two pushed snapshots; default 100ms
+	Refresh    time.Duration // a snapshot at least this often (uptime, keepalive); default 5s
 }
 
 // Actor is recorded in the audit trail for changes made through this API.
@@ -191,6 +194,9 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
 	run, err := h.o.Store.Reconcile(r.Context(), ledger.RunID(r.PathValue("run_id")), *b.Units, b.Evidence, Actor)
 	if err != nil {
 		return err
+	}
+	if h.o.Reconciled != nil {
+		h.o.Reconciled(r.Context(), run)
 	}
 	h.o.Hub.Publish(live.Change{Kind: live.KindRun, RunID: run.ID, TenantID: run.TenantID})
 	writeJSON(w, http.StatusOK, run)

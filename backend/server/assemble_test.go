@@ -173,3 +173,53 @@ func waitRun(t *testing.T, s *server.Server, key, id string) ledger.Run {
 		}
 	}
 }
+
+// Units settled by a reconciliation count toward a guarded model's usage at
+// once: reconciling a held run past the usage wall evicts the model.
+func TestReconcileReachesQuotaGuard(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+meter: utf8-bytes-v1
+tenants: [{id: a, key: sk-test-aaaaaaaa, budget_units: 100000, max_concurrent: 2}]
+upstreams:
+  - {name: demo, kind: demo, models: [demo-chat],
+     quota: {daily_cap: 1000, small_buffer: 10, usage_wall: 500, balance_wall: 1, burst_sync: 1000000, timezone: UTC}}
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+	if resp, b := do(t, "POST", s.URL()+"/admin/api/quota/demo/demo-chat/balance", s.AdminToken(), `{"b0": 1000}`); resp.StatusCode != 200 {
+		t.Fatalf("record b0: %d %s", resp.StatusCode, b)
+	}
+	req, _ := http.NewRequest("POST", s.URL()+"/v1/chat/completions",
+		strings.NewReader(`{"model":"demo-chat","stream":true,"max_tokens":600,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer sk-test-aaaaaaaa")
+	req.Header.Set("X-Demo-Plan", "kind=cut&after=1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get("X-Run-Id")
+	if run := waitRun(t, s, "sk-test-aaaaaaaa", id); run.HeldUnits != 602 {
+		t.Fatalf("cut run %+v, want 602 held", run)
+	}
+	if resp, b := do(t, "POST", s.URL()+"/admin/api/holds/"+id+"/reconcile", s.AdminToken(),
+		`{"units": 600, "evidence": "provider console: 600 tokens"}`); resp.StatusCode != 200 {
+		t.Fatalf("reconcile: %d %s", resp.StatusCode, b)
+	}
+	_, b := do(t, "GET", s.URL()+"/admin/api/state", s.AdminToken(), "")
+	var st struct {
+		Quota []struct {
+			UsageToday ledger.Units `json:"usage_today"`
+			Evicted    bool         `json:"evicted"`
+		} `json:"quota"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Quota) != 1 || st.Quota[0].UsageToday != 600 || !st.Quota[0].Evicted {
+		t.Fatalf("quota after reconcile = %+v, want usage 600 and evicted at the 500 wall", st.Quota)
+	}
+}

@@ -161,6 +161,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	parts := Parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry, Logger: s.log}
 	var gw http.Handler
 	canceller, quotaActions := o.Canceller, o.Quota
+	var reconciled func(context.Context, ledger.Run)
 	if o.Gateway != nil {
 		if gw, err = o.Gateway(parts); err != nil {
 			return nil, fmt.Errorf("gateway: %w", err)
@@ -173,19 +174,29 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		if canceller == nil {
 			canceller = s.assembly
 		}
-		if g := s.assembly.guard; g != nil && quotaActions == nil {
-			quotaActions = quotaAdmin{g}
+		if g := s.assembly.guard; g != nil {
+			if quotaActions == nil {
+				quotaActions = quotaAdmin{g}
+			}
+			reconciled = func(ctx context.Context, run ledger.Run) {
+				if run.QuotaDay != "" {
+					if err := g.Observe(ctx, run.Upstream, run.Model); err != nil {
+						s.log.Warn("quota guard after a reconcile", "run", run.ID, "err", err)
+					}
+				}
+			}
 		}
 	}
 	s.admin = admin.New(admin.Options{
-		Token:     s.token,
-		Origins:   admin.AllowedOrigins(addr, port),
-		State:     admin.StateFunc(s.State),
-		Store:     s.store,
-		Canceller: canceller,
-		Quota:     quotaActions,
-		Hub:       s.hub,
-		Logger:    s.log,
+		Token:      s.token,
+		Origins:    admin.AllowedOrigins(addr, port),
+		State:      admin.StateFunc(s.State),
+		Store:      s.store,
+		Canceller:  canceller,
+		Quota:      quotaActions,
+		Reconciled: reconciled,
+		Hub:        s.hub,
+		Logger:     s.log,
 	})
 	s.http = &http.Server{
 		Handler:           hostCheck(allowedHosts(addr, port), s.routes(gw)),

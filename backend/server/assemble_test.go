@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +209,16 @@ upstreams:
 	if resp, b := do(t, "POST", s.URL()+"/admin/api/holds/"+id+"/reconcile", s.AdminToken(),
 		`{"units": 600, "evidence": "provider console: 600 tokens"}`); resp.StatusCode != 200 {
 		t.Fatalf("reconcile: %d %s", resp.StatusCode, b)
+	}
+	// The eviction is audited by the reconcile itself, before any reader
+	// (the dashboard's state, the next call) looks at the guard.
+	audit, err := s.Store().Audit(context.Background(), ledger.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := slices.IndexFunc(audit, func(e ledger.AuditEntry) bool { return e.Kind == ledger.AuditReconcile })
+	if at < 0 || !slices.ContainsFunc(audit[at:], func(e ledger.AuditEntry) bool { return e.Kind == ledger.AuditEvict }) {
+		t.Fatalf("no eviction audited after the reconcile: %+v", audit)
 	}
 	_, b := do(t, "GET", s.URL()+"/admin/api/state", s.AdminToken(), "")
 	var st struct {

@@ -26,6 +26,7 @@ func TestReliabilityBadInputReservesNothing(t *testing.T) {
 		"InvalidUTF8": "BUG: invalid UTF-8 in a JSON string is accepted (decoded to U+FFFD, forwarded raw) instead of 400 — owner backend/meter",
 	}
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	leaked := 0 // bad requests a known bug let through to the provider
 	for _, tc := range []struct {
 		name   string
 		ct     string
@@ -57,12 +58,15 @@ func TestReliabilityBadInputReservesNothing(t *testing.T) {
 		{"ClientExtraHeaders", "application/json", `{"model":"demo-chat",` + msgs + `,"extra_headers":{"Authorization":"Bearer x"}}`, 400, "invalid_request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if why, ok := knownBugs[tc.name]; ok {
-				t.Skip(why)
-			}
 			before := r.counts()
 			start := time.Now()
 			got := r.do("POST", "/v1/chat/completions", r.keyA, tc.ct, tc.body)
+			if why, ok := knownBugs[tc.name]; ok && got.status != tc.status {
+				if got.runID() != "" {
+					leaked++
+				}
+				t.Skipf("%s (got %d)", why, got.status)
+			}
 			if took := time.Since(start); took > time.Second {
 				t.Errorf("answered after %v, want within 1s", took)
 			}
@@ -88,7 +92,7 @@ func TestReliabilityBadInputReservesNothing(t *testing.T) {
 			}
 		})
 	}
-	if n := r.demo.Stats().Received; n != 0 {
+	if n := r.demo.Stats().Received; n != leaked {
 		t.Errorf("the provider received %d requests; bad input must never leave the gateway", n)
 	}
 

@@ -429,4 +429,3 @@ func closedPort(t *testing.T) string {
 	ln.Close()
 	return addr
 }
-

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Desktop smoke test: the real window under Xvfb. Passes when the page inside
-# the webview has called the backend (its WebSocket logs Origin wails://wails)
-# and a screenshot of the screen is not blank. The screenshot and the app log
+# the webview has called the backend (its WebSocket logs Origin wails://wails),
+# has told the backend it painted the pushed state, and a screenshot of the
+# screen is not blank. The screenshot and the app log
 # are kept in build/smoke/ as test artifacts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,11 +19,11 @@ export bin out data min_colours
 xvfb-run -a -s "-screen 0 1280x1024x24" bash -c '
   "$bin" --addr 127.0.0.1:0 --data "$data" >"$out/app.log" 2>&1 & pid=$!
   for _ in $(seq 1 240); do
-    grep -Eq "admin ws connected.* origin=\"?wails://wails" "$out/app.log" && break
+    grep -Eq "admin ws page rendered the state.* origin=\"?wails://wails" "$out/app.log" && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.25
   done
-  # The state is on the wire; retake the screenshot until the page has painted it.
+  # The page has painted live state; retake until the screen shows more than a blank window.
   for _ in $(seq 1 40); do
     import -window root "$out/screenshot.png" 2>/dev/null || true
     n=$(/usr/bin/convert "$out/screenshot.png" -format "%k" info: 2>/dev/null || echo 0)
@@ -36,6 +37,8 @@ cat "$out/app.log"
 fail() { echo "smoke: FAIL: $*"; echo "smoke: 0 passed, 1 failed"; exit 1; }
 grep -Eq 'admin ws connected.* origin="?wails://wails' "$out/app.log" ||
   fail "the window never connected its WebSocket with Origin wails://wails"
+grep -Eq 'admin ws page rendered the state.* origin="?wails://wails' "$out/app.log" ||
+  fail "the window connected but never painted a pushed state"
 [ -s "$out/screenshot.png" ] || fail "no screenshot"
 colours=$(/usr/bin/convert "$out/screenshot.png" -format "%k" info:)
 sd=$(/usr/bin/convert "$out/screenshot.png" -colorspace gray -format "%[fx:standard_deviation]" info:)

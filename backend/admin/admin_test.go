@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -460,5 +461,49 @@ func TestAllowedOrigins(t *testing.T) {
 	}
 	if got := admin.AllowedOrigins("127.0.0.1:0", 4242); len(got) != 4 {
 		t.Fatalf("port 0 config added an origin: %v", got)
+	}
+}
+
+// logSink hands every log record's message to a channel, so a test waits on
+// what the server logged instead of sleeping.
+type logSink chan string
+
+func (s logSink) Enabled(context.Context, slog.Level) bool      { return true }
+func (s logSink) Handle(_ context.Context, r slog.Record) error { s <- r.Message; return nil }
+func (s logSink) WithAttrs([]slog.Attr) slog.Handler            { return s }
+func (s logSink) WithGroup(string) slog.Handler                 { return s }
+
+// The page's {"type":"rendered"} is logged once per connection (the desktop
+// smoke test waits for it); a malformed message neither counts nor closes
+// the socket.
+func TestWebSocketPageRendered(t *testing.T) {
+	sink := make(logSink, 64)
+	f := newFixture(t, func(o *admin.Options) { o.Logger = slog.New(sink) })
+	c, _, err := dial(t, f, "wails://wails", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readState(t, c)
+	for _, m := range []string{`{not json`, `{"type":"rendered"}`, `{"type":"rendered"}`} {
+		if err := c.WriteMessage(websocket.TextMessage, []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.hub.Publish(live.Change{Kind: live.KindTenant})
+	readState(t, c) // still open after the malformed message
+	c.Close()
+	var rendered int
+	deadline := time.After(10 * time.Second)
+	for done := false; !done; {
+		select {
+		case msg := <-sink:
+			rendered += map[bool]int{true: 1}[msg == "admin ws page rendered the state"]
+			done = strings.HasPrefix(msg, "admin ws disconnected") || strings.HasPrefix(msg, "admin ws closed")
+		case <-deadline:
+			t.Fatal("the server never logged the socket's end")
+		}
+	}
+	if rendered != 1 {
+		t.Fatalf("logged %d renders, want exactly 1", rendered)
 	}
 }

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -11,7 +12,8 @@ import (
 	"github.com/quotagate/quotagate/backend/live"
 )
 
-// Message is what the WebSocket sends.
+// Message is what the WebSocket sends. The page sends one message back,
+// {"type":"rendered"}, once it has painted the first pushed state.
 type Message struct {
 	Type  string `json:"type"` // "state"
 	State State  `json:"state"`
@@ -40,11 +42,23 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	conn.SetReadLimit(4 << 10)
 	gone := make(chan struct{})
-	go func() { // reads only to see control frames and the close
+	go func() { // reads control frames, the close, and the page's "rendered"
 		defer close(gone)
+		told := false
 		for {
-			if _, _, err := conn.NextReader(); err != nil {
+			var m struct {
+				Type string `json:"type"`
+			}
+			if err := conn.ReadJSON(&m); err != nil {
+				var syntax *json.SyntaxError
+				if errors.As(err, &syntax) {
+					continue // a malformed message is ignored, not fatal
+				}
 				return
+			}
+			if m.Type == "rendered" && !told {
+				told = true // the page painted a pushed state (the desktop smoke waits for this)
+				h.log.Info("admin ws page rendered the state", "origin", origin)
 			}
 		}
 	}()

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, connectLive, parseMessage, type ConnStatus, type SocketLike } from './live';
+import { backoffDelay, connectLive, parseMessage, RENDERED, type ConnStatus, type SocketLike } from './live';
 import type { State } from './types';
 import fixture from '../fixtures/state.json';
 
@@ -13,7 +13,11 @@ class FakeSocket implements SocketLike {
   onclose: ((ev: unknown) => void) | null = null;
   onerror: ((ev: unknown) => void) | null = null;
   closed = false;
+  sent: string[] = [];
   constructor(readonly url: string) {}
+  send(data: string) {
+    this.sent.push(data);
+  }
   close() {
     this.closed = true;
   }
@@ -63,6 +67,7 @@ function harness(fetches: (() => Promise<State>)[]) {
   const statuses: ConnStatus[] = [];
   const errors: string[] = [];
   const timers = new Timers();
+  const paints: (() => void)[] = [];
   let calls = 0;
   const live = connectLive({
     wsURL: 'ws://127.0.0.1:8787/admin/ws?token=t',
@@ -83,8 +88,10 @@ function harness(fetches: (() => Promise<State>)[]) {
     maxDelayMs: 1000,
     setTimer: timers.set,
     clearTimer: timers.clear,
+    afterPaint: (fn) => paints.push(fn),
   });
-  return { live, sockets, states, statuses, errors, timers, fetchCalls: () => calls };
+  return {
+    paints, live, sockets, states, statuses, errors, timers, fetchCalls: () => calls };
 }
 
 describe('parseMessage', () => {
@@ -124,6 +131,19 @@ describe('connectLive', () => {
     h.sockets[0].push(withVersion('pushed-2'));
     expect(h.states).toEqual(['fetched', 'pushed-1', 'pushed-2']);
     expect(h.statuses).toEqual(['connecting', 'live', 'live']);
+    h.live.close();
+  });
+
+  it('tells the server once, after painting the first pushed state', async () => {
+    const h = harness([async () => withVersion('fetched')]);
+    await until(() => h.sockets.length === 1, 'socket');
+    expect(h.paints).toHaveLength(0); // the fetched state is not a pushed one
+    h.sockets[0].push(withVersion('pushed-1'));
+    h.sockets[0].push(withVersion('pushed-2'));
+    expect(h.sockets[0].sent).toEqual([]); // not before the paint
+    expect(h.paints).toHaveLength(1);
+    h.paints[0]();
+    expect(h.sockets[0].sent).toEqual([RENDERED]);
     h.live.close();
   });
 

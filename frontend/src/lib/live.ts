@@ -13,6 +13,7 @@ export interface SocketLike {
   onclose: ((ev: unknown) => void) | null;
   onerror: ((ev: unknown) => void) | null;
   close(code?: number, reason?: string): void;
+  send?(data: string): void;
 }
 
 export type SocketFactory = (url: string) => SocketLike;
@@ -28,6 +29,19 @@ export interface LiveOptions {
   maxDelayMs?: number;
   setTimer?: (fn: () => void, ms: number) => unknown;
   clearTimer?: (t: unknown) => void;
+  afterPaint?: (fn: () => void) => void; // runs fn once the browser has painted
+}
+
+/**
+ * RENDERED is what the page tells the server once it has painted the first
+ * pushed state: the desktop smoke test waits for the server's log of it
+ * instead of guessing when the window shows live data.
+ */
+export const RENDERED = JSON.stringify({ type: 'rendered' });
+
+function defaultAfterPaint(fn: () => void) {
+  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => setTimeout(fn, 0));
+  else setTimeout(fn, 0);
 }
 
 export interface Live {
@@ -129,6 +143,7 @@ export function connectLive(o: LiveOptions): Live {
       return;
     }
     ws = s;
+    let told = false;
     s.onmessage = (ev) => {
       if (closed || myGen !== gen) return;
       const st = parseMessage(ev.data);
@@ -136,6 +151,17 @@ export function connectLive(o: LiveOptions): Live {
       attempt = 0; // a delivered state proves the pipe works again
       o.onState(st);
       status('live');
+      if (!told) {
+        told = true;
+        (o.afterPaint ?? defaultAfterPaint)(() => {
+          if (closed || myGen !== gen) return;
+          try {
+            s.send?.(RENDERED);
+          } catch {
+            // the socket closed meanwhile; the reconnect will tell again
+          }
+        });
+      }
     };
     s.onclose = () => scheduleReconnect(myGen);
     s.onerror = () => scheduleReconnect(myGen);

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	_ "time/tzdata" // quota time zones must load on machines without a zoneinfo database
 
 	"gopkg.in/yaml.v3"
 
@@ -115,12 +116,18 @@ type Quota struct {
 	Balance       Balance       `yaml:"balance"`
 }
 
-// TopUp is the optional nightly top-up job of seed 002 (off by default).
+// TopUp is the optional nightly top-up job of seed 002 (off by default): at
+// At, it spends what is left of the day's free quota with filler calls, so
+// that free packages do not expire unused. DryRun only audits the plan.
 type TopUp struct {
 	Enabled bool   `yaml:"enabled"`
 	At      string `yaml:"at"` // HH:MM local, default 23:20
 	DryRun  bool   `yaml:"dry_run"`
+	Prompt  string `yaml:"prompt"` // the filler call's user message
 }
+
+// DefaultTopUpPrompt asks for long output, which is what the top-up spends.
+const DefaultTopUpPrompt = "Write a long, detailed essay on the history of arithmetic. Keep writing until you are stopped."
 
 // Balance names where a guarded model's provider balance is read.
 type Balance struct {
@@ -335,6 +342,9 @@ func (q *Quota) fillDefaults() {
 	}
 	if q.TopUp.At == "" {
 		q.TopUp.At = "23:20"
+	}
+	if q.TopUp.Prompt == "" {
+		q.TopUp.Prompt = DefaultTopUpPrompt
 	}
 	if q.Balance.Kind == "" {
 		q.Balance.Kind = "manual"

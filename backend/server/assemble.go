@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/admin"
@@ -86,9 +87,14 @@ func assemble(p Parts) (_ *assembly, err error) {
 	}
 	if a.guard != nil {
 		guard = a.guard
+		top, err := newTopUp(p, a.guard, m, reserve)
+		if err != nil {
+			return nil, err
+		}
 		ctx, stop := context.WithCancel(context.Background())
 		a.stop = stop
 		go a.guard.Run(ctx)
+		go top.Run(ctx)
 	}
 
 	a.gateway = gateway.New(gateway.Options{
@@ -177,6 +183,30 @@ func newGuard(p Parts) (*quota.Guard, error) {
 		return nil, fmt.Errorf("quota guard: %w", err)
 	}
 	return g, nil
+}
+
+// newTopUp builds the nightly top-up executor of the guarded models whose
+// config enables it; it does nothing for the others. Models with dry_run
+// only audit their plan.
+func newTopUp(p Parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolicy) (*quota.TopUp, error) {
+	spend := map[string]bool{}
+	prompts := map[string]string{}
+	for _, u := range p.Config.Upstreams {
+		if q := u.Quota; q != nil && q.TopUp.Enabled {
+			spend[u.Name] = !q.TopUp.DryRun
+			prompts[u.Name] = q.TopUp.Prompt
+		}
+	}
+	var caller quota.Caller
+	if p.TopUpKey != "" {
+		caller = topUpCaller{base: p.URL, key: p.TopUpKey, meter: m, reserve: reserve, prompts: prompts,
+			client: &http.Client{Timeout: p.Config.Limits.UpstreamTimeout + time.Minute}}
+	}
+	top, err := quota.NewTopUp(g, caller, quota.TopUpRunOptions{Spend: spend})
+	if err != nil {
+		return nil, fmt.Errorf("quota top-up: %w", err)
+	}
+	return top, nil
 }
 
 // publishEvent tells the dashboards that a run or a gate moved.

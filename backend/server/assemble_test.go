@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -232,5 +234,86 @@ upstreams:
 	}
 	if len(st.Quota) != 1 || st.Quota[0].UsageToday != 600 || !st.Quota[0].Evicted {
 		t.Fatalf("quota after reconcile = %+v, want usage 600 and evicted at the 500 wall", st.Quota)
+	}
+}
+
+// The nightly top-up spends what is left of the day's free quota through the
+// gateway itself, as the system tenant, and stops below the usage wall. The
+// quota's zone is chosen so that it is about noon there, and top_up.at 06:00
+// is then past, whatever the time of the run; the balance comes from a
+// loopback http-json source.
+func TestTopUpSpendsThroughTheGateway(t *testing.T) {
+	bal := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, `{"data":{"available":20000}}`)
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go bal.Serve(ln)
+	t.Cleanup(func() { bal.Close() })
+	offset := 12 - time.Now().UTC().Hour()     // hours east of UTC where it is about noon
+	zone := fmt.Sprintf("Etc/GMT%+d", -offset) // POSIX sign: Etc/GMT-3 is UTC+3
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(`
+meter: utf8-bytes-v1
+tenants: [{id: a, key: sk-test-aaaaaaaa, budget_units: 100000}]
+upstreams:
+  - name: demo
+    kind: demo
+    models: [demo-chat]
+    quota:
+      daily_cap: 20000
+      small_buffer: 100
+      usage_wall: 19000
+      balance_wall: 1
+      timezone: `+zone+`
+      top_up: {enabled: true, at: "06:00"}
+      balance: {kind: http-json, url: "http://`+ln.Addr().String()+`/b", field: data.available}
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+	if _, ok := s.GeneratedKeys()["topup"]; ok {
+		t.Error("the top-up tenant's key is printed with the generated keys")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var done ledger.AuditEntry
+	for done.Seq == 0 {
+		audit, err := s.Store().Audit(ctx, ledger.AuditFilter{TenantID: "topup"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range audit {
+			if e.Reason == "topup_done" {
+				done = e
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no topup_done audited; audit so far: %+v", audit)
+		case <-time.After(20 * time.Millisecond): // polling the audit log, with a deadline
+		}
+	}
+	b, err := s.Store().Balance(ctx, "topup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Now().In(loc).Format("2006-01-02")
+	q, err := s.Store().QuotaUsage(ctx, "demo", "demo-chat", day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each filler call needs 4,608 units of room below the wall (19,000 − 1).
+	if b.SpentUnits <= 0 || q.UsageUnits != b.SpentUnits || q.UsageUnits > 19_000-1 || q.UsageUnits < 19_000-1-4608-1000 {
+		t.Fatalf("top-up spent %d, quota usage %d; want it to fill up to the wall (done: %+v)", b.SpentUnits, q.UsageUnits, done)
+	}
+	if diffs, err := s.Store().Verify(ctx); err != nil || len(diffs) > 0 {
+		t.Fatalf("verify: %v %v", diffs, err)
 	}
 }

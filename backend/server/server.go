@@ -57,6 +57,8 @@ type Parts struct {
 	Hub      *live.Hub
 	Registry *prometheus.Registry
 	Logger   *slog.Logger
+	URL      string // where this server answers, e.g. http://127.0.0.1:8787
+	TopUpKey string // the quota top-up tenant's key; empty when no top-up spends
 }
 
 // Server is a running quotagate backend.
@@ -67,6 +69,7 @@ type Server struct {
 	started  time.Time
 	token    string
 	keys     map[string]string // tenant → generated key, printed by `serve`
+	topUpKey string            // the system tenant of the quota top-up job, never printed
 	store    ledger.Store
 	gates    *gate.Gates
 	hub      *live.Hub
@@ -125,6 +128,11 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	if err := s.ensureTenantKeys(); err != nil {
 		return nil, err
 	}
+	if topUpSpends(cfg) {
+		if err := s.addTopUpTenant(); err != nil {
+			return nil, err
+		}
+	}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -158,7 +166,8 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	port := s.ln.Addr().(*net.TCPAddr).Port
-	parts := Parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry, Logger: s.log}
+	parts := Parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry, Logger: s.log,
+		URL: s.URL(), TopUpKey: s.topUpKey}
 	var gw http.Handler
 	canceller, quotaActions := o.Canceller, o.Quota
 	var reconciled func(context.Context, ledger.Run)

@@ -405,3 +405,42 @@ func TestReliabilityVerifyAfterLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestReliabilityReserveSizing is T08 on the assembled server: the reserve
+// a call holds follows the configured policy — input + max_tokens (seed
+// 000: "hi" + 100 = 102), the default output cap when none is given, the
+// larger of two caps, × n, image units per image, and the reasoning floor
+// (seed 002: 18 + max(16, 4096) = 4,114). No call reserves "all the
+// remaining headroom".
+func TestReliabilityReserveSizing(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOptions{extraUpstreams: `  - {name: reason, kind: demo, models: [demo-reasoner], reasoning_models: [demo-reasoner]}`})
+	const hi = `"messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct {
+		name string
+		body string
+		want int64
+	}{
+		{"Seed000Cap100", `{"model":"demo-chat","max_tokens":100,` + hi + `}`, 102},
+		{"NoCapDefaultOutput", `{"model":"demo-chat",` + hi + `}`, 2 + 4096},
+		{"LargerOfTwoCaps", `{"model":"demo-chat","max_tokens":5,"max_completion_tokens":7,` + hi + `}`, 9},
+		{"TimesN", `{"model":"demo-chat","max_tokens":10,"n":3,` + hi + `}`, 2 + 30},
+		{"ImageUnits", `{"model":"demo-chat","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"https://example.invalid/a.png"}}]}]}`, 2 + 1024 + 10},
+		{"Seed002ReasoningFloor", `{"model":"demo-reasoner","max_tokens":16,"messages":[{"role":"user","content":"abcdefghijklmnopqr"}]}`, 18 + 4096},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := r.chat(r.keyA, tc.body)
+			if got.status != 200 {
+				t.Fatalf("%d %s", got.status, got.body)
+			}
+			run := r.waitRun(got.runID())
+			if int64(run.ReserveUnits) != tc.want {
+				t.Fatalf("reserve %d, want %d", run.ReserveUnits, tc.want)
+			}
+		})
+	}
+	if b := r.balance("a"); b.HeldUnits < 0 || b.AvailableUnits < b.BudgetUnits-10_000 {
+		t.Fatalf("balance after six small calls %+v: a call held far more than its reserve", b)
+	}
+	r.verify()
+}

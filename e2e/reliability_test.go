@@ -8,8 +8,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/ledger"
 )
 
 // TestReliabilityBadInputReservesNothing is RELIABILITY T30 (body limit) and
@@ -443,4 +447,93 @@ func TestReliabilityReserveSizing(t *testing.T) {
 		t.Fatalf("balance after six small calls %+v: a call held far more than its reserve", b)
 	}
 	r.verify()
+}
+
+// TestReliabilityConfigEditsLoseNoSettlement is T07 (new-api
+// GHSA-j6gc-4893-qwmp): 200 config applies — tenant a's budget and tenant
+// b's limits rewritten each time — race 100 settling calls of tenant a.
+// Afterwards no settlement is lost (a's spent is the sum of its runs, the
+// ledger verifies) and the budget is the last one applied.
+func TestReliabilityConfigEditsLoseNoSettlement(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOptions{})
+	const calls, edits = 100, 200
+	var startSeq int64 // the last audit row before the race
+	if pre, err := r.s.Store().Audit(context.Background(), ledger.AuditFilter{Limit: 1_000_000}); err == nil && len(pre) > 0 {
+		startSeq = pre[len(pre)-1].Seq
+	}
+	var wg sync.WaitGroup
+	ids := make(chan string, calls)
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := r.chat(r.keyA, chatBody("hello", i%2 == 0, 16))
+			if got.status != 200 {
+				t.Errorf("call %d: %d %s", i, got.status, got.body)
+				return
+			}
+			ids <- got.header.Get("X-Run-Id")
+		}()
+	}
+	var lastBudget ledger.Units
+	for k := range edits {
+		ts := append([]config.Tenant(nil), r.cfg.Tenants...)
+		ts[0].BudgetUnits = 100_000_000 + ledger.Units(k)
+		ts[1].MaxConcurrent = 1 + k%5
+		ts[1].RateLimits.PerHour = 100 + k
+		if err := r.s.ApplyTenants(context.Background(), ts); err != nil {
+			t.Fatalf("apply %d: %v", k, err)
+		}
+		lastBudget = ts[0].BudgetUnits
+	}
+	wg.Wait()
+	close(ids)
+	n := 0
+	for id := range ids {
+		if run := r.waitRun(ledgerRunID(id)); run.Usage != ledger.UsageTrusted {
+			t.Errorf("run %s not settled: %+v", id, run)
+		}
+		n++
+	}
+	if n != calls {
+		t.Fatalf("%d of %d calls settled", n, calls)
+	}
+	r.verify()
+	runs, err := r.s.Store().Runs(context.Background(), ledgerRunFilter("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spent ledger.Units
+	for _, run := range runs {
+		spent += run.SpentUnits
+	}
+	if b := r.balance("a"); b.SpentUnits != spent || b.BudgetUnits != lastBudget || b.HeldUnits != 0 {
+		t.Fatalf("tenant a %+v; runs spent %d, last budget %d", b, spent, lastBudget)
+	}
+	// The race happened: settlements committed between the first and the
+	// last config change.
+	trail, err := r.s.Store().Audit(context.Background(), ledger.AuditFilter{Limit: 1_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, last int64
+	for _, e := range trail {
+		if e.Kind == ledger.AuditConfig && e.Seq > startSeq {
+			if first == 0 {
+				first = e.Seq
+			}
+			last = e.Seq
+		}
+	}
+	interleaved := 0
+	for _, e := range trail {
+		if e.Kind == ledger.AuditSettle && e.Seq > first && e.Seq < last {
+			interleaved++
+		}
+	}
+	if interleaved == 0 {
+		t.Fatalf("no settlement landed between the config changes (seq %d..%d): the test raced nothing", first, last)
+	}
+	t.Logf("%d of %d settlements landed between config changes", interleaved, calls)
 }

@@ -25,6 +25,7 @@ type rawUpstream struct {
 	ln       net.Listener
 	received atomic.Int64
 	wg       sync.WaitGroup
+	redirect string // Location of the raw:redirect fault
 }
 
 func startRawUpstream(t *testing.T) *rawUpstream {
@@ -78,6 +79,9 @@ func (u *rawUpstream) serve(c *net.TCPConn) {
 		case "raw:rst-before-headers":
 			rst()
 			return
+		case "raw:redirect": // a provider (or a rebound name) pointing the call elsewhere
+			fmt.Fprintf(c, "HTTP/1.1 307 Temporary Redirect\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n", u.redirect)
+			continue
 		case "raw:rst-mid-stream":
 			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
 			for i := range 2 {
@@ -121,6 +125,9 @@ type faultCase struct {
 func TestReliabilityUpstreamFaults(t *testing.T) {
 	t.Parallel()
 	raw := startRawUpstream(t)
+	// Where a redirect points: it must never be called, least of all with the key.
+	thief := startRawUpstream(t)
+	raw.redirect = thief.url() + "/chat/completions"
 	gone := closedPort(t)
 	r := newRig(t, rigOptions{upstreamTimeout: "1s", extraUpstreams: fmt.Sprintf(
 		"  - {name: raw, kind: openai, base_url: %q, models: [raw-chat]}\n  - {name: gone, kind: openai, base_url: %q, models: [gone-chat]}",
@@ -148,6 +155,8 @@ func TestReliabilityUpstreamFaults(t *testing.T) {
 			runStatus: ledger.RunFailed, usage: ledger.UsageReleased, evidence: "upstream_connect_error"},
 		{name: "RSTBeforeHeaders", model: "raw-chat", content: "raw:rst-before-headers", stream: true, status: 502, code: "upstream_error", content_n: -1,
 			runStatus: ledger.RunFailed, usage: ledger.UsageUnknown, evidence: "upstream_no_response"},
+		{name: "RedirectNotFollowed", model: "raw-chat", content: "raw:redirect", stream: true, status: 502, code: "upstream_error", content_n: -1,
+			runStatus: ledger.RunFailed, usage: ledger.UsageReleased, evidence: "upstream_status=307"},
 		{name: "RSTMidStream", model: "raw-chat", content: "raw:rst-mid-stream", stream: true, status: 200, code: "upstream_interrupted", content_n: 2,
 			runStatus: ledger.RunInterrupted, usage: ledger.UsageUnknown},
 		{name: "StallAfterHeaders", model: "demo-chat", content: "/demo kind=stall", stream: true, status: 200, code: "upstream_timeout", content_n: 0,
@@ -238,6 +247,9 @@ func TestReliabilityUpstreamFaults(t *testing.T) {
 				t.Errorf("provider calls %d, want exactly %d (a call that may have run is never retried)", calls, want)
 			}
 		})
+	}
+	if n := thief.received.Load(); n != 0 {
+		t.Errorf("a redirect target received %d calls (T29: redirects are not followed)", n)
 	}
 	// The stalled upstream's connection was closed when the run was cut.
 	if err := r.demo.WaitDisconnects(ctxTimeout(t, 10*time.Second), 1); err != nil {

@@ -5,11 +5,14 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
@@ -97,6 +100,10 @@ func TestReliabilityRestartKeepsHolds(t *testing.T) {
 	c2 := r2.counts()
 	if err := r2.s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	// A clean close checkpoints the WAL into the database and removes it.
+	if fi, err := os.Stat(filepath.Join(dir, server.LedgerFile+"-wal")); err == nil && fi.Size() > 0 {
+		t.Errorf("after Close the WAL still holds %d bytes: not checkpointed", fi.Size())
 	}
 
 	for i := range 2 {

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,7 +19,10 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/server"
+	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
 // guardedUpstream adds a quota-guarded model (manual balance) so that the
@@ -428,4 +432,88 @@ func closedPort(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// TestReliabilityIssuedKeysNotStored is T26's grep with 100 issued keys:
+// quotagate generates a key for each of 100 keyless tenants; each key is
+// used once; the ledger files (db, WAL, SHM), the server log, the audit
+// export and the admin state hold no key and no 12-byte piece of one. The
+// keys live only in keys/<tenant>.key (mode 0600), which is how a key
+// printed at first start stays valid.
+func TestReliabilityIssuedKeysNotStored(t *testing.T) {
+	t.Parallel()
+	d, err := demo.Start(demo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	var y strings.Builder
+	fmt.Fprintf(&y, "meter: utf8-bytes-v1\nadmin_token: %q\ntenants:\n", canaryAdmin)
+	for i := range 100 {
+		fmt.Fprintf(&y, "  - {id: t%03d, budget_units: 100000, max_concurrent: 2}\n", i)
+	}
+	fmt.Fprintf(&y, "upstreams:\n  - {name: up, kind: openai, base_url: %q, models: [demo-chat], max_concurrent: 16}\n", d.URL())
+	cfg, err := config.Parse([]byte(y.String()), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	logs := &syncBuffer{}
+	s, err := server.Open(context.Background(), server.Options{Config: cfg, DataDir: dir, Addr: "127.0.0.1:0",
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	r := &rig{t: t, s: s, demo: d, cfg: cfg, dir: dir, logs: logs}
+	keys := s.GeneratedKeys()
+	if len(keys) != 100 {
+		t.Fatalf("%d keys generated, want 100", len(keys))
+	}
+	var seen bytes.Buffer
+	for tenant, key := range keys {
+		if got := r.chat(key, chatBody("hello "+tenant, false, 8)); got.status != 200 {
+			t.Fatalf("tenant %s: %d %s", tenant, got.status, got.body)
+		} else {
+			seen.Write(got.body)
+		}
+		seen.Write(r.chat(key[:len(key)-1]+"!", chatBody("wrong key", false, 8)).body)
+	}
+	seen.Write(r.admin("GET", "/admin/api/audit.csv", "").body)
+	seen.Write(r.admin("GET", "/admin/api/state", "").body)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	artefacts := map[string][]byte{"responses, export and state": seen.Bytes(), "server log": []byte(logs.String())}
+	for _, f := range []string{server.LedgerFile, server.LedgerFile + "-wal", server.LedgerFile + "-shm"} {
+		if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil {
+			artefacts[f] = b
+		}
+	}
+	if _, ok := artefacts[server.LedgerFile]; !ok {
+		t.Fatal("no ledger file")
+	}
+	for tenant, key := range keys {
+		tail, ok := strings.CutPrefix(key, "sk-qg-"+tenant+"-") // the visible prefix and id, then the secret
+		if !ok || len(tail) < 43 {
+			t.Fatalf("key %.10s…: random part of %d characters, want ≥ 32 random bytes", key, len(tail))
+		}
+		for name, b := range artefacts {
+			for i := 0; i+12 <= len(tail); i += 4 {
+				if bytes.Contains(b, []byte(tail[i:i+12])) {
+					t.Errorf("%s contains a piece of %s's key", name, tenant)
+					break
+				}
+			}
+		}
+		kf := filepath.Join(dir, "keys", tenant+".key")
+		fi, err := os.Stat(kf)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("keys/%s.key: %v; want mode 0600", tenant, err)
+		}
+		// Positive control: the same grep finds the key where it is meant to be.
+		if b, _ := os.ReadFile(kf); !bytes.Contains(b, []byte(tail[:12])) {
+			t.Errorf("keys/%s.key does not hold the key: the grep proves nothing", tenant)
+		}
+	}
 }

@@ -1,0 +1,209 @@
+package e2e_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/server"
+	"github.com/quotagate/quotagate/backend/upstream/demo"
+)
+
+const (
+	fullChildDir  = "QG_E2E_FULL_CHILD_DIR"
+	fullChildDemo = "QG_E2E_FULL_CHILD_DEMO"
+)
+
+// TestReliabilityDiskFullChild is not a test on its own: run by
+// TestReliabilityDiskFull as a child process, it serves quotagate and, on
+// SIGUSR2, sets its file-size limit to 0 — every write to a regular file
+// then fails with EFBIG, as on a full disk — and on SIGUSR1 lifts it.
+func TestReliabilityDiskFullChild(t *testing.T) {
+	dir, demoURL := os.Getenv(fullChildDir), os.Getenv(fullChildDemo)
+	if dir == "" {
+		t.Skip("child process of TestReliabilityDiskFull")
+	}
+	yaml := fmt.Sprintf(rigConfig, canaryAdmin, canaryKeyA, canaryKeyB, 1000, demoURL, canaryUpstream, "", "30s", "120s")
+	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		fmt.Println("ERROR", err)
+		os.Exit(2)
+	}
+	s, err := server.Open(context.Background(), server.Options{Config: cfg, DataDir: dir, Addr: "127.0.0.1:0",
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		fmt.Println("ERROR", err)
+		os.Exit(2)
+	}
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2)
+	fmt.Println("URL", s.URL())
+	for x := range sig {
+		var lim syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+			fmt.Println("ERROR", err)
+			continue
+		}
+		if x == syscall.SIGUSR2 {
+			lim.Cur = 0 // SIGXFSZ is ignored by the Go runtime: writes fail with EFBIG
+		} else {
+			lim.Cur = lim.Max
+		}
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+			fmt.Println("ERROR", err)
+			continue
+		}
+		fmt.Println("LIMIT", x)
+	}
+}
+
+// TestReliabilityDiskFull is T20: when the ledger cannot write (the disk is
+// full), calls are refused with a 5xx and none reaches the provider; reads
+// still answer; when space returns, the gateway admits and settles again
+// without a restart; the file passes integrity_check and Verify, with no
+// run for any refused call.
+func TestReliabilityDiskFull(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(fullChildDir) != "" {
+		t.Skip("in the child")
+	}
+	d, err := demo.Start(demo.Options{APIKey: canaryUpstream})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReliabilityDiskFullChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), fullChildDir+"="+dir, fullChildDemo+"="+d.URL())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	childLog := &syncBuffer{}
+	cmd.Stderr = childLog
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("child stderr:\n%s", childLog.String())
+		}
+	})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func(prefix string) string {
+		t.Helper()
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("child exited while waiting for %s", prefix)
+				}
+				if v, ok := strings.CutPrefix(l, prefix+" "); ok {
+					return v
+				}
+				if strings.HasPrefix(l, "ERROR") {
+					t.Fatal(l)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("no %s line from the child", prefix)
+			}
+		}
+	}
+	base := next("URL")
+	call := func(content string, stream bool) reply {
+		t.Helper()
+		return doURL(t, base, "POST", "/v1/chat/completions", canaryKeyA, chatBody(content, stream, 16))
+	}
+	if got := call("before the disk fills", false); got.status != 200 {
+		t.Fatalf("warm-up: %d %s", got.status, got.body)
+	}
+
+	cmd.Process.Signal(syscall.SIGUSR2)
+	next("LIMIT")
+	received := d.Stats().Received
+	for i, stream := range []bool{false, true, false} {
+		got := call("while the disk is full", stream)
+		if got.status < 500 || got.status == 502 || got.status == 504 || got.runID() != "" {
+			t.Errorf("call %d on a full disk: %d %s (run id %q), want a ledger 5xx and no run", i, got.status, got.body, got.runID())
+		}
+	}
+	if n := d.Stats().Received - received; n != 0 {
+		t.Fatalf("the provider received %d calls the ledger could not record", n)
+	}
+	if got := doURL(t, base, "GET", "/v1/balance", canaryKeyA, ""); got.status != 200 {
+		t.Errorf("a read on a full disk: %d %s", got.status, got.body)
+	}
+
+	cmd.Process.Signal(syscall.SIGUSR1)
+	next("LIMIT")
+	deadline := time.Now().Add(time.Second)
+	var after reply
+	for { // "recovers within 1 s after the fault clears"; polling the gateway itself
+		after = call("after space returns", true)
+		if after.status == 200 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if after.status != 200 {
+		t.Fatalf("1 s after space returned: %d %s, want 200 without a restart", after.status, after.body)
+	}
+	// Let the settle commit before the kill: the last byte reaches the
+	// client before the ledger write.
+	for end := time.Now().Add(10 * time.Second); ; {
+		var run struct{ Status ledger.RunStatus }
+		got := doURL(t, base, "GET", "/v1/runs/"+string(after.runID()), canaryKeyA, "")
+		if json.Unmarshal(got.body, &run) == nil && run.Status.Ended() {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("run %s did not end: %s", after.runID(), got.body)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, server.LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var integrity string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
+		t.Fatalf("integrity_check: %q %v", integrity, err)
+	}
+	db.Close()
+	r := newRig(t, rigOptions{dir: dir, demo: d})
+	r.verify()
+	runs, err := r.s.Store().Runs(context.Background(), ledger.RunFilter{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d runs in the ledger, want the 2 admitted ones (no partial rows for refused calls): %+v", len(runs), runs)
+	}
+	for _, run := range runs {
+		if run.Usage != ledger.UsageTrusted {
+			t.Errorf("run %+v not settled", run)
+		}
+	}
+}

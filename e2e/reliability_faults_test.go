@@ -262,12 +262,12 @@ func TestReliabilityUpstreamFaults(t *testing.T) {
 	t.Run("StallAfterHeadersNonStreaming", func(t *testing.T) {
 		req, _ := http.NewRequest("POST", r.s.URL()+"/v1/chat/completions", strings.NewReader(chatBody("/demo kind=stall", false, 10)))
 		req.Header.Set("Authorization", "Bearer "+r.keyA)
-		client := &http.Client{Timeout: 4 * time.Second}
+		client := &http.Client{Timeout: 3 * time.Second}
 		resp, err := client.Do(req)
 		if err != nil {
 			runs, _ := r.s.Store().Runs(context.Background(), ledger.RunFilter{TenantID: "a", HoldingOnly: true, Limit: 1})
 			if len(runs) == 1 && runs[0].Status == ledger.RunActive {
-				t.Skipf("BUG: a non-streaming call whose upstream sends headers then nothing is never cut (upstream_timeout 1s; still %s after 4 s) — owner backend/gateway (relayComplete reads the body without an idle bound)", runs[0].Status)
+				t.Skipf("BUG: a non-streaming call whose upstream sends headers then nothing is never cut (upstream_timeout 1s; still %s after 3 s) — owner backend/gateway (relayComplete reads the body without an idle bound)", runs[0].Status)
 			}
 			t.Fatal(err)
 		}

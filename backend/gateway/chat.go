@@ -46,7 +46,9 @@ type call struct {
 	writing bool                     // a write to the client is in progress
 	reason  error                    // the first abort's cause
 
-	out outcome // decided by the handler goroutine, applied by finish
+	out       outcome // decided by the handler goroutine, applied by finish
+	finished  bool    // finish ran (it runs once: before the end marker, or in the defer)
+	doneEvent []byte  // the upstream's [DONE], held back until the outcome is committed
 }
 
 // outcome is what finish writes to the ledger.
@@ -196,7 +198,7 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	g.emit(Event{Kind: EventAdmit, RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: req.Model})
 	w.Header().Set("X-Run-Id", string(c.id))
-	defer c.finish(r.Context())
+	defer func() { _ = c.finish(r.Context()) }()
 	c.serve(w, r, ticket, run.Status == ledger.RunQueued)
 }
 
@@ -400,10 +402,17 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// finish writes the decided outcome to the ledger. It runs in a defer, so a
+// finish writes the decided outcome to the ledger, once. The relay calls it
+// before the client sees the end of the answer (a [DONE] or the last byte of
+// a body), so an answer the client received whole is settled on disk even if
+// the process dies next (RELIABILITY T16). It also runs in a defer, so a
 // panic or an early return still ends the run — with its hold kept unless
 // there is evidence.
-func (c *call) finish(reqCtx context.Context) {
+func (c *call) finish(reqCtx context.Context) error {
+	if c.finished {
+		return nil
+	}
+	c.finished = true
 	g := c.g
 	g.unregister(c)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(reqCtx), 30*time.Second)
@@ -437,7 +446,7 @@ func (c *call) finish(reqCtx context.Context) {
 	if err != nil {
 		// The run stays open in the ledger; RecoverInterrupted keeps its hold at the next start.
 		g.log.Error("gateway: end run", "run", c.id, "outcome", kind, "err", err)
-		return
+		return fmt.Errorf("end run %s: %w", c.id, err)
 	}
 	g.emit(Event{Kind: kind, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
 	if c.guarded {
@@ -445,4 +454,5 @@ func (c *call) finish(reqCtx context.Context) {
 			g.log.Warn("gateway: quota observe", "run", c.id, "err", err)
 		}
 	}
+	return nil
 }

@@ -126,11 +126,19 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 		// ledger keeps the hold (DESIGN: missing or contradictory usage).
 		c.keep(ledger.RunCompleted, v.Evidence())
 	}
-	if tell != nil && writeErr == nil {
+	// The end marker goes out only once the outcome is on disk.
+	if err := c.finish(c.ctx); err != nil && tell == nil {
+		tell = ledger.Errorf(ledger.CodeInternal, "the answer was relayed but the ledger could not record it (run %s); its reservation stays held", c.id)
+	}
+	end := c.doneEvent
+	if tell != nil {
+		end = sseError(tell)
+	}
+	if end != nil && writeErr == nil {
 		c.mu.Lock()
 		_ = rc.SetWriteDeadline(time.Now().Add(g.opts.WriteTimeout))
 		c.mu.Unlock()
-		if _, err := w.Write(sseError(tell)); err == nil {
+		if _, err := w.Write(end); err == nil {
 			_ = rc.Flush()
 		}
 	}
@@ -161,6 +169,10 @@ func (c *call) readUpstream(body io.Reader, tally *meter.Tally, queue chan<- []b
 		if ev.Incomplete {
 			// A half event at a cut is never relayed: a client would drop it,
 			// and the error event that follows must start on a clean line.
+			continue
+		}
+		if chunk.Done {
+			c.doneEvent = bytes.Clone(ev.Raw) // relayed once the outcome is committed
 			continue
 		}
 		if chunk.UsageOnly() && !c.req.IncludeUsage {
@@ -289,6 +301,10 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 		c.settle(v)
 	} else {
 		c.keep(ledger.RunCompleted, v.Evidence())
+	}
+	if err := c.finish(c.ctx); err != nil { // the body goes out only once the outcome is on disk
+		writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	rc := http.NewResponseController(w)

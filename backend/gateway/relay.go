@@ -234,6 +234,21 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 
 var keepAlive = []byte(": keepalive\n\n")
 
+// idleReader restarts an idle timer on every read that returns bytes.
+type idleReader struct {
+	r    io.Reader
+	idle *time.Timer
+	d    time.Duration
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.idle.Reset(r.d)
+	}
+	return n, err
+}
+
 // send writes b (nil: just flush) under a fresh write deadline. A failed
 // write cancels the upstream call: a client that left or stopped reading
 // must not keep the provider generating.
@@ -280,7 +295,11 @@ func (c *call) send(w http.ResponseWriter, rc *http.ResponseController, b []byte
 // first, so an upstream failure can still be an HTTP error.
 func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	g := c.g
-	b, err := io.ReadAll(io.LimitReader(resp.Body, DefaultResponseBytesMax+1))
+	// The same silence bound as a stream: an upstream that sent its headers
+	// and then nothing must not hold the run (and its gate slot) forever.
+	idle := time.AfterFunc(g.opts.UpstreamTimeout, func() { c.abort(errUpstreamIdle) })
+	b, err := io.ReadAll(io.LimitReader(idleReader{resp.Body, idle, g.opts.UpstreamTimeout}, DefaultResponseBytesMax+1))
+	idle.Stop()
 	if err == nil && len(b) > DefaultResponseBytesMax {
 		err = fmt.Errorf("the upstream body is larger than %d bytes", DefaultResponseBytesMax)
 	}

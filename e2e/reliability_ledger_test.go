@@ -236,7 +236,7 @@ func TestReliabilityDoneOnlyAfterSettle(t *testing.T) {
 	select {
 	case <-done:
 		sawDoneWhileLocked = true
-	case <-time.After(3 * time.Second): // the stream takes ~0.5 s; a withheld [DONE] is the right answer
+	case <-time.After(2 * time.Second): // the stream takes ~0.5 s; a withheld [DONE] is the right answer
 	}
 	var runWhileLocked ledger.Run
 	if sawDoneWhileLocked {

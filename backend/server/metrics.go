@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bufio"
+	"net"
 	"net/http"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -45,8 +48,52 @@ func metricsHandler(r *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(r, promhttp.HandlerOpts{Registry: r})
 }
 
-// instrument counts requests per group; promhttp's wrapper keeps Flusher and
-// Hijacker, which SSE and the WebSocket need.
+// instrument counts requests per group and status code. It does not use
+// promhttp's wrapper: that one implements Flush() without an error, so a
+// failed flush (a client that stopped reading, past its write deadline)
+// would look like a success to http.ResponseController. statusRecorder
+// only unwraps, so the controller reaches the real connection.
 func (s *Server) instrument(group string, h http.Handler) http.Handler {
-	return promhttp.InstrumentHandlerCounter(s.requests.MustCurryWith(prometheus.Labels{"group": group}), h)
+	counter := s.requests.MustCurryWith(prometheus.Labels{"group": group})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			if rec.code == 0 {
+				rec.code = http.StatusOK
+			}
+			counter.WithLabelValues(strconv.Itoa(rec.code)).Inc()
+		}()
+		h.ServeHTTP(rec, r)
+	})
+}
+
+// statusRecorder remembers the status code. Flush reaches the underlying
+// writer through Unwrap (http.ResponseController), with its error; Hijack is
+// implemented because gorilla/websocket asserts http.Hijacker directly.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if r.code == 0 {
+		r.code = http.StatusSwitchingProtocols
+	}
+	return http.NewResponseController(r.ResponseWriter).Hijack()
 }

@@ -111,6 +111,12 @@ func invalid(format string, args ...any) error {
 // ParseChatRequest parses and checks an OpenAI chat-completions body. Every
 // error is a *ledger.Error with CodeInvalidRequest and a message for a person.
 func ParseChatRequest(body []byte) (*ChatRequest, error) {
+	// JSON is UTF-8 (RFC 8259). encoding/json would quietly turn invalid bytes
+	// into U+FFFD while the raw body goes upstream as sent, so the gateway
+	// would meter one text and forward another.
+	if !utf8.Valid(body) {
+		return nil, invalid("the request body is not valid UTF-8")
+	}
 	fields, err := objectFields(body)
 	if err != nil {
 		return nil, invalid("the request body is not a JSON object: %v", err)

@@ -115,6 +115,7 @@ func TestParseChatRequestRefuses(t *testing.T) {
 		{"usage in other case", `{"model":"m",` + msgs + `,"Usage":null}`, `"Usage" is not allowed`},
 		{"api_base (T29)", `{"model":"m",` + msgs + `,"api_base":"http://evil"}`, "not allowed"},
 		{"malformed JSON", `{"model":"m",`, "not a JSON object"},
+		{"invalid UTF-8 in a string", "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"h\xffi\"}]}", "not valid UTF-8"},
 		{"not an object", `["model"]`, "not a JSON object"},
 		{"trailing data", `{"model":"m",` + msgs + `} {}`, "data after the object"},
 		{"empty body", ``, "not a JSON object"},

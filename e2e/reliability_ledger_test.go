@@ -249,7 +249,7 @@ func TestReliabilityDoneOnlyAfterSettle(t *testing.T) {
 		t.Fatalf("run after the lock %+v, want settled on the trusted usage", run)
 	}
 	if sawDoneWhileLocked && runWhileLocked.Usage != ledger.UsageTrusted {
-		t.Skipf("BUG: the client received [DONE] while the settlement was not committed (run %s/%s): a crash then loses an acknowledged settlement — owner backend/gateway (relay [DONE] after Settle commits)",
+		t.Fatalf("the client received [DONE] while the settlement was not committed (run %s/%s): a crash then loses an acknowledged settlement",
 			runWhileLocked.Status, runWhileLocked.Usage)
 	}
 }

@@ -167,11 +167,11 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 				}
 			}
 		case "max_tokens":
-			if req.MaxTokens, err = parseCount("max_tokens", f.val); err != nil {
+			if req.MaxTokens, err = parseOutputCap("max_tokens", f.val); err != nil {
 				return nil, err
 			}
 		case "max_completion_tokens":
-			if req.MaxCompletionTokens, err = parseCount("max_completion_tokens", f.val); err != nil {
+			if req.MaxCompletionTokens, err = parseOutputCap("max_completion_tokens", f.val); err != nil {
 				return nil, err
 			}
 		case "n":
@@ -209,6 +209,16 @@ func parseCount(name string, raw json.RawMessage) (*int64, error) {
 		return nil, invalid("%s must be a non-negative integer: %v", name, err)
 	}
 	return &v, nil
+}
+
+// parseOutputCap reads an output cap, which must be at least 1: a provider
+// that ignores a 0 would answer in full against a reserve of the input alone.
+func parseOutputCap(name string, raw json.RawMessage) (*int64, error) {
+	v, err := parseCount(name, raw)
+	if err == nil && *v < 1 {
+		err = invalid("%s must be at least 1 (got %d)", name, *v)
+	}
+	return v, err
 }
 
 func parseMessages(raw json.RawMessage) ([]Message, error) {

@@ -115,6 +115,8 @@ func TestParseChatRequestRefuses(t *testing.T) {
 		{"usage in other case", `{"model":"m",` + msgs + `,"Usage":null}`, `"Usage" is not allowed`},
 		{"api_base (T29)", `{"model":"m",` + msgs + `,"api_base":"http://evil"}`, "not allowed"},
 		{"malformed JSON", `{"model":"m",`, "not a JSON object"},
+		{"max_tokens 0", `{"model":"m",` + msgs + `,"max_tokens":0}`, "max_tokens must be at least 1"},
+		{"max_completion_tokens 0", `{"model":"m",` + msgs + `,"max_completion_tokens":0}`, "max_completion_tokens must be at least 1"},
 		{"invalid UTF-8 in a string", "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"h\xffi\"}]}", "not valid UTF-8"},
 		{"not an object", `["model"]`, "not a JSON object"},
 		{"trailing data", `{"model":"m",` + msgs + `} {}`, "data after the object"},

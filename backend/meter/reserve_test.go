@@ -40,10 +40,10 @@ func TestReserveSeedFigures(t *testing.T) {
 		{"reasoning cap above the floor is kept", userBody("deepseek-v4-flash", eighteen, `,"max_tokens":5000`), 18, 5018},
 		{"reasoning prefix entry", userBody("o3-mini", "hi", `,"max_tokens":1`), 2, 4098},
 		{"no cap uses the default", userBody("demo", "hi", ``), 2, 1002},
-		{"zero cap is a cap", userBody("demo", "hi", `,"max_tokens":0`), 2, 2},
+		{"smallest cap", userBody("demo", "hi", `,"max_tokens":1`), 2, 3},
 		{"n multiplies the output", userBody("demo", "hi", `,"max_tokens":10,"n":3`), 2, 32},
 		{"images are units, never fetched", `{"model":"demo","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"http://127.0.0.1:1/never.png"}},{"type":"image_url","image_url":{"url":"data:,"}}]}]}`, 2 + 2*85, 2 + 2*85 + 10},
-		{"roles and tool calls do not count under utf8", `{"model":"demo","max_tokens":0,"messages":[{"role":"system","content":"ab"},{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"f","arguments":"{}"}}]},{"role":"user","name":"bob","content":"cd"}]}`, 4, 4},
+		{"roles and tool calls do not count under utf8", `{"model":"demo","max_tokens":1,"messages":[{"role":"system","content":"ab"},{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"f","arguments":"{}"}}]},{"role":"user","name":"bob","content":"cd"}]}`, 4, 5},
 		{"hostile cap saturates instead of wrapping", userBody("demo", "hi", `,"max_tokens":9007199254740991,"n":128`), 2, ledger.MaxUnits},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

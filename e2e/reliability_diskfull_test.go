@@ -71,7 +71,7 @@ func TestReliabilityDiskFullChild(t *testing.T) {
 }
 
 // TestReliabilityDiskFull is T20: when the ledger cannot write (the disk is
-// full), calls are refused with a 5xx and none reaches the provider; reads
+// full), calls are refused with 503 ledger_unavailable and none reaches the provider; reads
 // still answer; when space returns, the gateway admits and settles again
 // without a restart; the file passes integrity_check and Verify, with no
 // run for any refused call.
@@ -144,8 +144,8 @@ func TestReliabilityDiskFull(t *testing.T) {
 	received := d.Stats().Received
 	for i, stream := range []bool{false, true, false} {
 		got := call("while the disk is full", stream)
-		if got.status < 500 || got.status == 502 || got.status == 504 || got.runID() != "" {
-			t.Errorf("call %d on a full disk: %d %s (run id %q), want a ledger 5xx and no run", i, got.status, got.body, got.runID())
+		if got.status != 503 || got.errorCode() != "ledger_unavailable" || got.runID() != "" {
+			t.Errorf("call %d on a full disk: %d %s (run id %q), want 503 ledger_unavailable and no run", i, got.status, got.body, got.runID())
 		}
 	}
 	if n := d.Stats().Received - received; n != 0 {

@@ -192,8 +192,15 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 		if ticket != nil {
 			ticket.Abandon()
 		}
+		if ledger.ErrorCode(err) == ledger.CodeInternal {
+			// A disk that is full, or a file another program locked: the call
+			// was neither recorded nor sent, and may well succeed in a moment.
+			g.log.Error("gateway: admit", "err", err)
+			err = &ledger.Error{Code: ledger.CodeLedgerUnavailable, RetryAfter: time.Second,
+				Message: "quotagate could not record this call in its ledger just now; nothing was charged or sent — try again shortly"}
+		}
 		g.emit(Event{Kind: EventReject, TenantID: t.ID, Upstream: up.Name(), Model: req.Model, Code: ledger.ErrorCode(err)})
-		g.internal(w, err, "admit")
+		writeError(w, err)
 		return
 	}
 	g.emit(Event{Kind: EventAdmit, RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: req.Model})

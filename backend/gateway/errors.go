@@ -33,6 +33,8 @@ func statusOf(code string) int {
 		return http.StatusBadGateway
 	case ledger.CodeUpstreamTimeout:
 		return http.StatusGatewayTimeout
+	case ledger.CodeLedgerUnavailable:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
@@ -50,7 +52,7 @@ func typeOf(code string) string {
 		return "rate_limit_error"
 	case ledger.CodeUpstreamError, ledger.CodeUpstreamTimeout, ledger.CodeUpstreamInterrupt:
 		return "upstream_error"
-	case ledger.CodeInternal:
+	case ledger.CodeInternal, ledger.CodeLedgerUnavailable:
 		return "server_error"
 	}
 	return "invalid_request_error"
@@ -78,11 +80,11 @@ func errorBody(err error) errorJSON {
 
 // writeError is the one renderer of gateway errors: status from the code,
 // OpenAI-shaped body, Retry-After (whole seconds, at least 1) for the 429
-// family. Internal errors never carry their text to the client.
+// family and a 503. Internal errors never carry their text to the client.
 func writeError(w http.ResponseWriter, err error) {
 	code := ledger.ErrorCode(err)
 	status := statusOf(code)
-	if status == http.StatusTooManyRequests {
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		ra := ledger.RetryAfter(err)
 		if ra <= 0 {
 			ra = DefaultRetryAfter

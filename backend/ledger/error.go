@@ -22,11 +22,12 @@ const (
 	CodeUpstreamError      = "upstream_error"
 	CodeUpstreamTimeout    = "upstream_timeout"
 	CodeUpstreamInterrupt  = "upstream_interrupted"
-	CodeRunEnded           = "run_ended" // 409: the run already ended
-	CodeNotHeld            = "not_held"  // 409: reconcile of a run that holds nothing
-	CodeConflict           = "conflict"  // 409: any other state conflict
-	CodeForbidden          = "forbidden" // 403
-	CodeInternal           = "internal"  // 500; the message never carries SQL or secrets
+	CodeLedgerUnavailable  = "ledger_unavailable" // 503: the ledger could not record an admission; nothing charged
+	CodeRunEnded           = "run_ended"          // 409: the run already ended
+	CodeNotHeld            = "not_held"           // 409: reconcile of a run that holds nothing
+	CodeConflict           = "conflict"           // 409: any other state conflict
+	CodeForbidden          = "forbidden"          // 403
+	CodeInternal           = "internal"           // 500; the message never carries SQL or secrets
 )
 
 // Error is the one domain error: a code from the table above and a sentence

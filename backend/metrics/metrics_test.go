@@ -200,4 +200,3 @@ func TestOwnRegistryOnly(t *testing.T) {
 		}
 	}
 }
-

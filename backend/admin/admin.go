@@ -55,6 +55,10 @@ type Options struct {
 	Logger     *slog.Logger
 	Coalesce   time.Duration // minimum gap between two pushed snapshots; default 100ms
 	Refresh    time.Duration // a snapshot at least this often (uptime, keepalive); default 5s
+	// Idle closes a dashboard socket that has answered no ping for this long
+	// (a peer that vanished without a close); pings go out at half of it.
+	// Default 60s.
+	Idle time.Duration
 }
 
 // Actor is recorded in the audit trail for changes made through this API.
@@ -78,6 +82,9 @@ type Handler struct {
 func New(o Options) *Handler {
 	if o.Coalesce <= 0 {
 		o.Coalesce = 100 * time.Millisecond
+	}
+	if o.Idle <= 0 {
+		o.Idle = 60 * time.Second
 	}
 	if o.Refresh <= 0 {
 		o.Refresh = 5 * time.Second

@@ -507,3 +507,62 @@ func TestWebSocketPageRendered(t *testing.T) {
 		t.Fatalf("logged %d renders, want exactly 1", rendered)
 	}
 }
+
+// A dashboard socket whose peer answers no ping is closed after Idle; one
+// that reads (and so answers pings) stays open past several Idle periods.
+func TestWebSocketIdlePeerClosed(t *testing.T) {
+	sink := make(logSink, 256)
+	const idle = 300 * time.Millisecond
+	f := newFixture(t, func(o *admin.Options) { o.Logger = slog.New(sink); o.Idle = idle })
+
+	reader, _, err := dial(t, f, "wails://wails", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := make(chan admin.State, 16)
+	go func() { // a live page: reads everything, so gorilla answers the pings
+		defer close(states)
+		for {
+			var m admin.Message
+			if err := reader.ReadJSON(&m); err != nil {
+				return
+			}
+			states <- m.State
+		}
+	}()
+	<-states
+
+	if _, _, err := dial(t, f, "wails://wails", token); err != nil { // never reads: no pong goes back
+		t.Fatal(err)
+	}
+	start := time.Now()
+	deadline := time.After(10 * time.Second)
+	for closed := false; !closed; {
+		select {
+		case msg := <-sink:
+			closed = strings.HasPrefix(msg, "admin ws disconnected")
+		case <-deadline:
+			t.Fatal("the silent socket was never closed")
+		}
+	}
+	if took := time.Since(start); took < idle {
+		t.Fatalf("closed after %v, before the %v idle bound", took, idle)
+	}
+	// The reading page outlives several idle periods: what is tested here is
+	// that nothing happens for a while, so this one wait is the property.
+	time.Sleep(3 * idle)
+	f.hub.Publish(live.Change{Kind: live.KindTenant})
+	for {
+		select {
+		case s, ok := <-states:
+			if !ok {
+				t.Fatal("the reading page was closed too")
+			}
+			if s.Version == "test" {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no state reached the reading page")
+		}
+	}
+}

@@ -41,8 +41,11 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	conn.SetReadLimit(4 << 10)
+	alive := func() { _ = conn.SetReadDeadline(time.Now().Add(h.o.Idle)) }
+	alive()
+	conn.SetPongHandler(func(string) error { alive(); return nil })
 	gone := make(chan struct{})
-	go func() { // reads control frames, the close, and the page's "rendered"
+	go func() { // reads pongs, the close, and the page's "rendered"
 		defer close(gone)
 		told := false
 		for {
@@ -56,6 +59,7 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 				}
 				return
 			}
+			alive()
 			if m.Type == "rendered" && !told {
 				told = true // the page painted a pushed state (the desktop smoke waits for this)
 				h.log.Info("admin ws page rendered the state", "origin", origin)
@@ -87,6 +91,8 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	pending := false
 	refresh := time.NewTicker(h.o.Refresh)
 	defer refresh.Stop()
+	ping := time.NewTicker(h.o.Idle / 2) // a browser answers pings by itself
+	defer ping.Stop()
 	for {
 		var err error
 		select {
@@ -109,6 +115,12 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 			if pending {
 				continue
 			}
+		case <-ping.C:
+			if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsWriteTimeout)); err != nil {
+				h.log.Info("admin ws closed", "origin", origin, "err", err)
+				return
+			}
+			continue
 		case <-gone:
 			h.log.Info("admin ws disconnected", "origin", origin)
 			return

@@ -404,6 +404,19 @@ func TestRunSyncsOnStartAndBurst(t *testing.T) {
 		}
 	}
 	waitSnapshots(1)
+	// The snapshot is stored a moment before the guard adopts it: wait until
+	// the guard admits, as a caller would see it.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := g.Check(ark, flash); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the guard still refuses 10s after the first sync: %v", err)
+		}
+		select {
+		case <-ev.ch:
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	spend(t, st, g, 60_000)
 	spend(t, st, g, 40_000) // +100,000 since the sync: burst
 	waitSnapshots(2)

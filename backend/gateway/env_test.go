@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -116,59 +117,73 @@ func (l *eventLog) add(e gateway.Event) {
 	l.mu.Unlock()
 }
 
-// wait returns the first event matching kind and run (run "" matches any).
-func (l *eventLog) wait(t *testing.T, kind string, run ledger.RunID) gateway.Event {
+// until waits (10 s at most) for cond to hold over the events so far and
+// returns them; what names the condition in the failure.
+func (l *eventLog) until(t *testing.T, what string, cond func([]gateway.Event) bool) []gateway.Event {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
 		l.mu.Lock()
 		ch := l.changed
-		for _, e := range l.events {
-			if e.Kind == kind && (run == "" || e.RunID == run) {
-				l.mu.Unlock()
-				return e
-			}
-		}
+		evs := append([]gateway.Event(nil), l.events...)
 		l.mu.Unlock()
+		if cond(evs) {
+			return evs
+		}
 		select {
 		case <-ch:
 		case <-deadline:
-			t.Fatalf("no %s event for run %q within 10s; events: %+v", kind, run, l.snapshot())
+			t.Fatalf("no %s within 10s; events: %+v", what, evs)
 		}
 	}
 }
 
-func (l *eventLog) snapshot() []gateway.Event {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]gateway.Event(nil), l.events...)
+// kinds returns the events of kind, in order.
+func kinds(evs []gateway.Event, kind string) []gateway.Event {
+	var out []gateway.Event
+	for _, e := range evs {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// wait returns the first event matching kind and run (run "" matches any).
+func (l *eventLog) wait(t *testing.T, kind string, run ledger.RunID) gateway.Event {
+	t.Helper()
+	var got gateway.Event
+	l.until(t, fmt.Sprintf("%s event for run %q", kind, run), func(evs []gateway.Event) bool {
+		for _, e := range kinds(evs, kind) {
+			if run == "" || e.RunID == run {
+				got = e
+				return true
+			}
+		}
+		return false
+	})
+	return got
 }
 
 // waitEnd waits until the run's outcome is in the ledger and returns the run.
 func (e *env) waitEnd(id ledger.RunID) ledger.Run {
 	e.t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		for _, k := range []string{gateway.EventSettle, gateway.EventHold, gateway.EventRelease} {
-			for _, ev := range e.log.snapshot() {
-				if ev.Kind == k && ev.RunID == id {
-					run, err := e.store.Run(context.Background(), id)
-					if err != nil {
-						e.t.Fatal(err)
-					}
-					return run
+	e.log.until(e.t, fmt.Sprintf("end of run %s", id), func(evs []gateway.Event) bool {
+		for _, ev := range evs {
+			switch ev.Kind {
+			case gateway.EventSettle, gateway.EventHold, gateway.EventRelease:
+				if ev.RunID == id {
+					return true
 				}
 			}
 		}
-		e.log.mu.Lock()
-		ch := e.log.changed
-		e.log.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			e.t.Fatalf("run %s did not end within 10s; events %+v", id, e.log.snapshot())
-		}
+		return false
+	})
+	run, err := e.store.Run(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
 	}
+	return run
 }
 
 func ctxT(t *testing.T) context.Context {

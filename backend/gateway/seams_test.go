@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -144,24 +145,8 @@ func TestQuotaCheckIsEnforcedInAdmit(t *testing.T) {
 // waitEvents waits for n events of kind and returns them.
 func waitEvents(t *testing.T, e *env, kind string, n int) []gateway.Event {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		e.log.mu.Lock()
-		ch := e.log.changed
-		var got []gateway.Event
-		for _, ev := range e.log.events {
-			if ev.Kind == kind {
-				got = append(got, ev)
-			}
-		}
-		e.log.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("%d %s events, want %d", len(got), kind, n)
-		}
-	}
+	evs := e.log.until(t, fmt.Sprintf("%d %s events", n, kind), func(evs []gateway.Event) bool {
+		return len(kinds(evs, kind)) >= n
+	})
+	return kinds(evs, kind)
 }

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/upstream"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
@@ -292,12 +294,33 @@ func TestUsageAboveReserveSettlesAtReserve(t *testing.T) {
 	}
 }
 
+// heldUpstream holds every Send until open is closed, so that calls admitted
+// together are still in flight while the others are decided.
+type heldUpstream struct {
+	gateway.Upstream
+	open <-chan struct{}
+}
+
+func (u heldUpstream) Send(ctx context.Context, body []byte, hdr http.Header) (*upstream.Response, error) {
+	select {
+	case <-u.open:
+	case <-ctx.Done():
+		return nil, &upstream.SendError{Upstream: u.Name(), Err: ctx.Err()}
+	}
+	return u.Upstream.Send(ctx, body, hdr)
+}
+
 // Seed 000 §15.1: six clients at once cannot overspend. Each reserves 22 of
-// 110; however the scheduler orders them, no more than five are admitted
-// while the others hold, nothing goes negative, and the ledger verifies.
+// 110; while the admitted calls are held before the upstream, exactly five
+// are admitted and the sixth is refused, nothing goes negative, and the
+// ledger verifies once they settle.
 func TestSeed000ParallelReservationCannotOverspend(t *testing.T) {
+	open := make(chan struct{})
 	e := newEnv(t, envOpts{tenants: []ledger.Tenant{tenant("a", 110, 10)},
-		plan: demo.Plan{Parts: []string{"a", "b", "c"}, ChunkDelay: 20 * time.Millisecond}})
+		plan: demo.Plan{Parts: []string{"a", "b", "c"}},
+		modify: func(o *gateway.Options) {
+			o.Upstreams = []gateway.Upstream{heldUpstream{Upstream: o.Upstreams[0], open: open}}
+		}})
 	type result struct {
 		status int
 		id     ledger.RunID
@@ -311,6 +334,14 @@ func TestSeed000ParallelReservationCannotOverspend(t *testing.T) {
 			results <- result{resp.StatusCode, ledger.RunID(resp.Header.Get("X-Run-Id"))}
 		}()
 	}
+	// Every call is decided (admitted, or refused) before any can settle.
+	e.log.until(t, "6 admissions or refusals", func(evs []gateway.Event) bool {
+		return len(kinds(evs, gateway.EventAdmit))+len(kinds(evs, gateway.EventReject)) == 6
+	})
+	if b := e.balance("a"); b.HeldUnits != 110 || b.AvailableUnits != 0 || b.Active != 5 {
+		t.Errorf("with five held in flight: balance %+v, want 110 held, 0 available, 5 active", b)
+	}
+	close(open)
 	admitted := 0
 	for range 6 {
 		r := <-results
@@ -323,8 +354,8 @@ func TestSeed000ParallelReservationCannotOverspend(t *testing.T) {
 			t.Errorf("status %d, want 200 or 402", r.status)
 		}
 	}
-	if admitted < 1 || admitted > 5 {
-		t.Errorf("%d calls admitted, want 1..5 (5 × 22 = 110)", admitted)
+	if admitted != 5 {
+		t.Errorf("%d calls admitted, want 5 (5 × 22 = 110)", admitted)
 	}
 	b := e.balance("a")
 	if err := b.Check(); err != nil || b.AvailableUnits < 0 || b.SpentUnits != ledger.Units(admitted*5) {

@@ -35,9 +35,9 @@ func (evictedGuard) Check(up, model string) (*ledger.QuotaCheck, error) {
 }
 func (evictedGuard) Observe(context.Context, string, string) error { return nil }
 
-// TestErrorBodies pins every error the gateway can answer before its first
-// byte: status, OpenAI-shaped body (golden file per code), Retry-After for
-// the 429 family, and no ledger write for a refused request.
+// TestErrorBodies pins the errors the gateway answers before its first
+// byte: status, OpenAI-shaped body (golden file per code) and Retry-After
+// for the 429 family.
 func TestErrorBodies(t *testing.T) {
 	tests := []struct {
 		code   string

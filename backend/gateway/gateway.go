@@ -212,17 +212,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// handle runs a handler that returns an error before writing anything.
-func handle(w http.ResponseWriter, err error) {
-	if err != nil {
-		writeError(w, err)
-	}
-}
-
 func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
 	t, err := g.authenticate(r)
 	if err != nil {
-		handle(w, err)
+		g.internal(w, err, "authenticate")
 		return
 	}
 	type model struct {
@@ -251,7 +244,7 @@ func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) balance(w http.ResponseWriter, r *http.Request) {
 	t, err := g.authenticate(r)
 	if err != nil {
-		handle(w, err)
+		g.internal(w, err, "authenticate")
 		return
 	}
 	b, err := g.opts.Store.Balance(r.Context(), t.ID)

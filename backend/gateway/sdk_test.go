@@ -72,9 +72,7 @@ func TestOpenAIGoSDKStreamsThroughGateway(t *testing.T) {
 	_, err = wrong.Chat.Completions.New(ctxT(t), openai.ChatCompletionNewParams{
 		Model: "demo-chat", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
 	var apiErr *openai.Error
-	if !asError(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Code != "invalid_api_key" {
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Code != "invalid_api_key" {
 		t.Errorf("SDK error %v", err)
 	}
 }
-
-func asError(err error, target **openai.Error) bool { return errors.As(err, target) }

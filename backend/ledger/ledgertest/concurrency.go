@@ -39,6 +39,7 @@ func RunConcurrency(t *testing.T, open Opener) {
 		if admitted != 1 || codes[ledger.CodeConcurrencyLimit] != 5 {
 			t.Fatalf("admitted %d, refusals %v; want 1 and five concurrency_limit", admitted, codes)
 		}
+		WantBalance(t, st, ledger.Balance{TenantID: "tenant-a", BudgetUnits: 110, HeldUnits: 22, AvailableUnits: 88, Active: 1})
 		WantVerified(t, st)
 	})
 	t.Run("TwoHundredGoroutines", func(t *testing.T) {

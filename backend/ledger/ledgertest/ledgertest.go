@@ -7,6 +7,7 @@ package ledgertest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -101,7 +102,8 @@ func WantVerified(tb testing.TB, st ledger.Store) {
 	}
 }
 
-func auditKinds(tb testing.TB, st ledger.Store, tenant string) []ledger.AuditEntry {
+// tenantAudit returns the tenant's audit rows in sequence order.
+func tenantAudit(tb testing.TB, st ledger.Store, tenant string) []ledger.AuditEntry {
 	tb.Helper()
 	rows, err := st.Audit(context.Background(), ledger.AuditFilter{TenantID: tenant})
 	if err != nil {
@@ -112,7 +114,7 @@ func auditKinds(tb testing.TB, st ledger.Store, tenant string) []ledger.AuditEnt
 
 func lastAudit(tb testing.TB, st ledger.Store, tenant string) ledger.AuditEntry {
 	tb.Helper()
-	rows := auditKinds(tb, st, tenant)
+	rows := tenantAudit(tb, st, tenant)
 	if len(rows) == 0 {
 		tb.Fatalf("no audit rows for %s", tenant)
 	}
@@ -171,12 +173,12 @@ func testSeed000(t *testing.T, st ledger.Store) {
 		e.AvailableBefore != 88 || e.AvailableAfter != 104 || e.RunID != "r-22" {
 		t.Fatalf("reconcile audit row = %+v", e)
 	}
-	rows := len(auditKinds(t, st, "tenant-a"))
+	rows := len(tenantAudit(t, st, "tenant-a"))
 
 	_, err = st.Reconcile(ctx, "r-22", 6, "the same bill again", "operator")
 	WantCode(t, err, ledger.CodeNotHeld)
 	WantBalance(t, st, after)
-	if got := len(auditKinds(t, st, "tenant-a")); got != rows {
+	if got := len(tenantAudit(t, st, "tenant-a")); got != rows {
 		t.Fatalf("second reconcile wrote audit rows: %d → %d", rows, got)
 	}
 	if run2 := mustRun(t, st, "r-22"); run2.SpentUnits != 6 || run2.Evidence != run.Evidence {
@@ -195,7 +197,7 @@ func testReconcileBounds(t *testing.T, st ledger.Store) {
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "running", TenantID: "t", ReserveUnits: 10})
 	want := ledger.Balance{TenantID: "t", BudgetUnits: 110, HeldUnits: 32, AvailableUnits: 78, Active: 1}
 	WantBalance(t, st, want)
-	rows := len(auditKinds(t, st, "t"))
+	rows := len(tenantAudit(t, st, "t"))
 	for _, tc := range []struct {
 		name     string
 		id       ledger.RunID
@@ -214,7 +216,7 @@ func testReconcileBounds(t *testing.T, st ledger.Store) {
 			_, err := st.Reconcile(ctx, tc.id, tc.units, tc.evidence, "operator")
 			WantCode(t, err, tc.code)
 			WantBalance(t, st, want)
-			if got := len(auditKinds(t, st, "t")); got != rows {
+			if got := len(tenantAudit(t, st, "t")); got != rows {
 				t.Fatalf("refused reconcile wrote audit rows: %d → %d", rows, got)
 			}
 			if run := mustRun(t, st, "held"); run.Usage != ledger.UsageUnknown || run.HeldUnits != 22 {
@@ -298,7 +300,7 @@ func testAdmitRefusals(t *testing.T, open Opener) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows := auditKinds(t, st, tc.req.TenantID)
+			rows := tenantAudit(t, st, tc.req.TenantID)
 			tc.req.Upstream, tc.req.Model, tc.req.Actor = "demo", "demo-model", "gateway"
 			run, err := st.Admit(ctx, tc.req)
 			if tc.code == "" {
@@ -318,7 +320,7 @@ func testAdmitRefusals(t *testing.T, open Opener) {
 				}
 			}
 			WantBalance(t, st, before)
-			after := auditKinds(t, st, tc.req.TenantID)
+			after := tenantAudit(t, st, tc.req.TenantID)
 			if !tc.audited {
 				if len(after) != len(rows) {
 					t.Fatalf("invalid request wrote %d audit rows", len(after)-len(rows))
@@ -366,11 +368,11 @@ func testQueuedCountsAsActive(t *testing.T, st ledger.Store) {
 		t.Fatalf("start audit row = %+v", e)
 	}
 	// Starting an active run again is a no-op, not a second audit row.
-	rows := len(auditKinds(t, st, "t"))
+	rows := len(tenantAudit(t, st, "t"))
 	if run, err := st.Start(ctx, "q"); err != nil || run.Status != ledger.RunActive {
 		t.Fatalf("second start: %+v %v", run, err)
 	}
-	if got := len(auditKinds(t, st, "t")); got != rows {
+	if got := len(tenantAudit(t, st, "t")); got != rows {
 		t.Fatalf("second start wrote %d audit rows", got-rows)
 	}
 	// Giving up while queued is proof the provider did no work.
@@ -455,7 +457,7 @@ func testEndedRun(t *testing.T, st ledger.Store) {
 			}
 			before, _ := st.Balance(ctx, "t")
 			run := mustRun(t, st, id)
-			rows := len(auditKinds(t, st, "t"))
+			rows := len(tenantAudit(t, st, "t"))
 			for name, try := range map[string]func() error{
 				"settle":  func() error { _, err := st.Settle(ctx, id, 1, "late usage"); return err },
 				"keep":    func() error { _, err := st.KeepHold(ctx, id, ledger.RunCancelled, "late"); return err },
@@ -470,7 +472,7 @@ func testEndedRun(t *testing.T, st ledger.Store) {
 			if got := mustRun(t, st, id); got != run {
 				t.Fatalf("refused transitions changed the run:\n%+v\n%+v", run, got)
 			}
-			if got := len(auditKinds(t, st, "t")); got != rows {
+			if got := len(tenantAudit(t, st, "t")); got != rows {
 				t.Fatalf("refused transitions wrote %d audit rows", got-rows)
 			}
 		})
@@ -545,7 +547,7 @@ func testApplyTenants(t *testing.T, st ledger.Store) {
 	configRows := func() int {
 		n := 0
 		for _, tid := range []string{"a", "b"} {
-			for _, e := range auditKinds(t, st, tid) {
+			for _, e := range tenantAudit(t, st, tid) {
 				if e.Kind == ledger.AuditConfig {
 					n++
 				}
@@ -680,6 +682,12 @@ func testQuota(t *testing.T, st ledger.Store) {
 	if u, _ := st.QuotaUsage(ctx, "ark", "deepseek-v4-flash", "2026-11-30"); u.UsageUnits != 0 || u.HeldInFlight != 0 {
 		t.Fatalf("another day = %+v", u)
 	}
+	MustAdmit(t, st, ledger.AdmitRequest{RunID: "unguarded", TenantID: "t", Upstream: "ark", Model: "deepseek-v4-flash",
+		ReserveUnits: 400})
+	if _, err := st.Settle(ctx, "unguarded", 100, "usage"); err != nil {
+		t.Fatal(err)
+	}
+	want(2200, 2800)
 	series, err := st.UsageSeries(ctx, "ark", "deepseek-v4-flash", timeZero(), farFuture())
 	if err != nil {
 		t.Fatal(err)
@@ -766,11 +774,23 @@ func testAuditFilter(t *testing.T, st ledger.Store) {
 	if len(after) != 1 || after[0].Seq != all[3].Seq {
 		t.Fatalf("after seq = %+v", after)
 	}
-	window, _ := st.Audit(ctx, ledger.AuditFilter{From: all[0].At, To: all[4].At})
-	for _, e := range window {
-		if e.At.Before(all[0].At) || !e.At.Before(all[4].At) {
-			t.Fatalf("row outside [from, to): %+v", e)
+	// [from, to): the first row is in, the last is out.
+	window, err := st.Audit(ctx, ledger.AuditFilter{From: all[0].At, To: all[4].At})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for _, e := range all {
+		if !e.At.Before(all[0].At) && e.At.Before(all[4].At) {
+			want = append(want, e.Seq)
 		}
+	}
+	var got []int64
+	for _, e := range window {
+		got = append(got, e.Seq)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("audit in [%s, %s) = seqs %v, want %v", all[0].At, all[4].At, got, want)
 	}
 	WantVerified(t, st)
 }
@@ -782,9 +802,15 @@ func testRunsFilter(t *testing.T, st ledger.Store) {
 		MustAdmit(t, st, ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprint("a", i)), TenantID: "a", ReserveUnits: 10})
 	}
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "b0", TenantID: "b", ReserveUnits: 10})
-	st.Settle(ctx, "a0", 1, "usage")
-	st.KeepHold(ctx, "a1", ledger.RunInterrupted, "cut")
-	st.ReleaseHold(ctx, "a2", ledger.RunFailed, "HTTP 500 before output")
+	if _, err := st.Settle(ctx, "a0", 1, "usage"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.KeepHold(ctx, "a1", ledger.RunInterrupted, "cut"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ReleaseHold(ctx, "a2", ledger.RunFailed, "HTTP 500 before output"); err != nil {
+		t.Fatal(err)
+	}
 	runs, err := st.Runs(ctx, ledger.RunFilter{TenantID: "a"})
 	if err != nil || len(runs) != 5 {
 		t.Fatalf("runs of a = %d, %v", len(runs), err)

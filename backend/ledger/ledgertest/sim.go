@@ -106,7 +106,8 @@ func (m *Machine) upstream() string { return "up-" + m.Prefix }
 const quotaDay = "2026-11-29"
 
 // Run executes prog from a fresh set of tenants and returns the first
-// divergence. The first two bytes choose the tenants' policies.
+// divergence. The first five bytes choose the two tenants' budgets and
+// concurrency limits and the guarded model's daily limit.
 func (m *Machine) Run(prog []byte) error {
 	ctx := context.Background()
 	m.prog, m.pos, m.byID = prog, 0, map[ledger.RunID]*mRun{}

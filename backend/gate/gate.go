@@ -156,14 +156,11 @@ func (t *Ticket) Queued() bool { return t.w != nil }
 // an error wrapping ctx.Err() when ctx ends first; in both cases the caller
 // holds nothing.
 func (t *Ticket) Wait(ctx context.Context) (release func(), err error) {
-	if t.w == nil {
-		if !t.ended.CompareAndSwap(false, true) {
-			return nil, fmt.Errorf("gate %s: ticket already used", t.g.name)
-		}
-		return t.releaser(), nil
-	}
 	if !t.ended.CompareAndSwap(false, true) {
 		return nil, fmt.Errorf("gate %s: ticket already used", t.g.name)
+	}
+	if t.w == nil {
+		return t.releaser(), nil
 	}
 	if ctx.Err() == nil {
 		timer := time.NewTimer(time.Until(t.deadline))

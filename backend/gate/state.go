@@ -6,7 +6,7 @@ import (
 )
 
 // State is one gate as the admin snapshot shows it (CONTRACTS.md "gates";
-// cancelled and wait_count are additions). Counters are totals since start.
+// cancelled is an addition). Counters are totals since start.
 type State struct {
 	Upstream      string `json:"upstream"`
 	MaxConcurrent int    `json:"max_concurrent"`

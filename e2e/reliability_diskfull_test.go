@@ -1,22 +1,18 @@
 package e2e_test
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
@@ -36,21 +32,9 @@ func TestReliabilityDiskFullChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("child process of TestReliabilityDiskFull")
 	}
-	yaml := fmt.Sprintf(rigConfig, canaryAdmin, canaryKeyA, canaryKeyB, 1000, demoURL, canaryUpstream, "", "30s", "120s")
-	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
-	if err != nil {
-		fmt.Println("ERROR", err)
-		os.Exit(2)
-	}
-	s, err := server.Open(context.Background(), server.Options{Config: cfg, DataDir: dir, Addr: "127.0.0.1:0",
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		fmt.Println("ERROR", err)
-		os.Exit(2)
-	}
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2)
-	fmt.Println("URL", s.URL())
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2) // before the URL: the parent signals once it has it
+	serveChild(dir, demoURL, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	for x := range sig {
 		var lim syscall.Rlimit
 		if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
@@ -86,51 +70,8 @@ func TestReliabilityDiskFull(t *testing.T) {
 	}
 	t.Cleanup(func() { d.Close() })
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReliabilityDiskFullChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fullChildDir+"="+dir, fullChildDemo+"="+d.URL())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	childLog := &syncBuffer{}
-	cmd.Stderr = childLog
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("child stderr:\n%s", childLog.String())
-		}
-	})
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	next := func(prefix string) string {
-		t.Helper()
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("child exited while waiting for %s", prefix)
-				}
-				if v, ok := strings.CutPrefix(l, prefix+" "); ok {
-					return v
-				}
-				if strings.HasPrefix(l, "ERROR") {
-					t.Fatal(l)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatalf("no %s line from the child", prefix)
-			}
-		}
-	}
-	base := next("URL")
+	c := startChild(t, "TestReliabilityDiskFullChild", fullChildDir+"="+dir, fullChildDemo+"="+d.URL())
+	base := c.url
 	call := func(content string, stream bool) reply {
 		t.Helper()
 		return doURL(t, base, "POST", "/v1/chat/completions", canaryKeyA, chatBody(content, stream, 16))
@@ -139,8 +80,8 @@ func TestReliabilityDiskFull(t *testing.T) {
 		t.Fatalf("warm-up: %d %s", got.status, got.body)
 	}
 
-	cmd.Process.Signal(syscall.SIGUSR2)
-	next("LIMIT")
+	c.cmd.Process.Signal(syscall.SIGUSR2)
+	c.next(t, "LIMIT")
 	received := d.Stats().Received
 	for i, stream := range []bool{false, true, false} {
 		got := call("while the disk is full", stream)
@@ -155,8 +96,8 @@ func TestReliabilityDiskFull(t *testing.T) {
 		t.Errorf("a read on a full disk: %d %s", got.status, got.body)
 	}
 
-	cmd.Process.Signal(syscall.SIGUSR1)
-	next("LIMIT")
+	c.cmd.Process.Signal(syscall.SIGUSR1)
+	c.next(t, "LIMIT")
 	deadline := time.Now().Add(time.Second)
 	var after reply
 	for { // "recovers within 1 s after the fault clears"; polling the gateway itself
@@ -180,8 +121,8 @@ func TestReliabilityDiskFull(t *testing.T) {
 			t.Fatalf("run %s did not end: %s", after.runID(), got.body)
 		}
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	c.cmd.Process.Signal(syscall.SIGKILL)
+	c.cmd.Wait()
 
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, server.LedgerFile))
 	if err != nil {

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
@@ -39,19 +36,7 @@ func TestReliabilityKill9Child(t *testing.T) {
 	if dir == "" {
 		t.Skip("child process of TestReliabilityKill9UnderLoad")
 	}
-	yaml := fmt.Sprintf(rigConfig, canaryAdmin, canaryKeyA, canaryKeyB, 1000, demoURL, canaryUpstream, "", "30s", "120s")
-	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
-	if err != nil {
-		fmt.Println("ERROR", err)
-		os.Exit(2)
-	}
-	s, err := server.Open(context.Background(), server.Options{Config: cfg, DataDir: dir, Addr: "127.0.0.1:0",
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		fmt.Println("ERROR", err)
-		os.Exit(2)
-	}
-	fmt.Println("URL", s.URL())
+	serveChild(dir, demoURL, slog.New(slog.DiscardHandler))
 	select {} // until SIGKILL
 }
 
@@ -111,38 +96,8 @@ func killRound(t *testing.T, d *demo.Server, dir string, rng *rand.Rand, round i
 	t.Helper()
 	killAfter := 40 + rng.IntN(80) // completed responses before the kill
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReliabilityKill9Child$", "-test.count=1")
-	cmd.Env = append(os.Environ(), killChildDir+"="+dir, killChildDemo+"="+d.URL())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
-	lines := bufio.NewScanner(out)
-	var base string
-	for lines.Scan() {
-		if u, ok := strings.CutPrefix(lines.Text(), "URL "); ok {
-			base = u
-			break
-		}
-		if strings.HasPrefix(lines.Text(), "ERROR") {
-			t.Fatal(lines.Text())
-		}
-	}
-	if base == "" {
-		t.Fatal("the child printed no URL")
-	}
-	go io.Copy(io.Discard, out)
+	c := startChild(t, "TestReliabilityKill9Child", killChildDir+"="+dir, killChildDemo+"="+d.URL())
+	base := c.url
 
 	// The load: three clients hold a stalled stream open until the kill;
 	// thirteen loop over the other plans until the server dies.
@@ -199,12 +154,11 @@ func killRound(t *testing.T, d *demo.Server, dir string, rng *rand.Rand, round i
 	case <-time.After(30 * time.Second):
 		t.Fatalf("only %d responses completed in 30 s", completed.Load())
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	killed = true
-	werr := cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+	werr := c.cmd.Wait()
+	if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("child did not die by SIGKILL: %v", werr)
 	}
 	wg.Wait()

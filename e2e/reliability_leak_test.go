@@ -3,10 +3,8 @@ package e2e_test
 import (
 	"bufio"
 	"context"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +20,7 @@ import (
 // before the headers, meet a cut or a refusing upstream. Its own /metrics
 // (go_goroutines, process_open_fds) must not grow from the first burst to
 // the third: a leak of one goroutine or descriptor per disconnect would add
-// 80 of each.
+// 32 of each (16 a burst).
 func TestReliabilityNoLeakAfterLoad(t *testing.T) {
 	t.Parallel()
 	if os.Getenv(killChildDir) != "" {
@@ -39,28 +37,7 @@ func TestReliabilityNoLeakAfterLoad(t *testing.T) {
 		}
 		return d
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReliabilityKill9Child$", "-test.count=1")
-	cmd.Env = append(os.Environ(), killChildDir+"="+t.TempDir(), killChildDemo+"=http://"+demoAddr+"/v1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	sc := bufio.NewScanner(out)
-	var base string
-	for sc.Scan() {
-		if u, ok := strings.CutPrefix(sc.Text(), "URL "); ok {
-			base = u
-			break
-		}
-	}
-	if base == "" {
-		t.Fatal("the child printed no URL")
-	}
-	go io.Copy(io.Discard, out)
+	base := startChild(t, "TestReliabilityKill9Child", killChildDir+"="+t.TempDir(), killChildDemo+"=http://"+demoAddr+"/v1").url
 
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}} // no idle conns held in the child
 	gauges := func() (goroutines, fds float64) {
@@ -132,9 +109,9 @@ func TestReliabilityNoLeakAfterLoad(t *testing.T) {
 			t.Fatalf("the provider received %d of the burst's 40 calls", n)
 		}
 	}
-	// settle waits (polling the child's own gauges, with a deadline) until
+	// steady waits (polling the child's own gauges, with a deadline) until
 	// two readings a moment apart agree, and returns them.
-	settle := func() (float64, float64) {
+	steady := func() (float64, float64) {
 		deadline := time.Now().Add(10 * time.Second)
 		g, f := gauges()
 		for {
@@ -147,10 +124,10 @@ func TestReliabilityNoLeakAfterLoad(t *testing.T) {
 		}
 	}
 	burst()
-	g1, f1 := settle()
+	g1, f1 := steady()
 	burst()
 	burst()
-	g3, f3 := settle()
+	g3, f3 := steady()
 	t.Logf("after burst 1: %v goroutines, %v fds; after burst 3: %v goroutines, %v fds", g1, f1, g3, f3)
 	if g3 > g1+5 || f3 > f1+5 {
 		t.Fatalf("resources grew over two more bursts of 40 (16 disconnects each): goroutines %v → %v, fds %v → %v", g1, g3, f1, f3)

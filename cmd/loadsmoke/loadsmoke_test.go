@@ -141,3 +141,16 @@ func TestConfigYAML(t *testing.T) {
 		t.Fatalf("loaded config %+v", cfg)
 	}
 }
+
+// Both renderings list the status mix in status order.
+func TestReportStatusMixOrder(t *testing.T) {
+	r := Report{StatusMix: map[string]int{"429 upstream_busy": 1, "200": 3, "200-incomplete": 2}}
+	var b strings.Builder
+	r.Write(&b)
+	if want := "status mix      200: 3, 200-incomplete: 2, 429 upstream_busy: 1\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, b.String())
+	}
+	if row, want := r.MarkdownRow(), "| 200×3, 200-incomplete×2, 429 upstream_busy×1 |"; !strings.Contains(row, want) {
+		t.Errorf("row %q lacks %q", row, want)
+	}
+}

@@ -126,16 +126,7 @@ func (r Report) Verdict() []string {
 func (r Report) Write(w io.Writer) {
 	fmt.Fprintf(w, "users %d × %d calls = %d calls in %v (%d attempts, %d calls retried, %d first-attempt 429s)\n",
 		r.Users, r.CallsPerUser, r.Calls, r.Wall.Round(time.Millisecond), r.Attempts, r.Retried, r.First429)
-	keys := make([]string, 0, len(r.StatusMix))
-	for k := range r.StatusMix {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var mix []string
-	for _, k := range keys {
-		mix = append(mix, fmt.Sprintf("%s: %d", k, r.StatusMix[k]))
-	}
-	fmt.Fprintf(w, "status mix      %s\n", strings.Join(mix, ", "))
+	fmt.Fprintf(w, "status mix      %s\n", r.mix("%s: %d"))
 	fmt.Fprintf(w, "first byte      p50 %v  p95 %v\n", r.TTFB50.Round(time.Millisecond), r.TTFB95.Round(time.Millisecond))
 	fmt.Fprintf(w, "whole call      p50 %v  p95 %v\n", r.Total50.Round(time.Millisecond), r.Total95.Round(time.Millisecond))
 	fmt.Fprintf(w, "final 429       %d (%.1f %%)   5xx answers %d   transport errors %d   incomplete streams %d\n",
@@ -161,23 +152,29 @@ func (r Report) Write(w io.Writer) {
 	}
 }
 
-// MarkdownRow is one line of the table in docs/bench/traffic.md.
-func (r Report) MarkdownRow() string {
+// mix is the status mix in status order, each entry formatted with format
+// (status, count), joined by commas.
+func (r Report) mix(format string) string {
 	keys := make([]string, 0, len(r.StatusMix))
 	for k := range r.StatusMix {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var mix []string
+	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		mix = append(mix, fmt.Sprintf("%s×%d", k, r.StatusMix[k]))
+		parts = append(parts, fmt.Sprintf(format, k, r.StatusMix[k]))
 	}
+	return strings.Join(parts, ", ")
+}
+
+// MarkdownRow is one line of the table in docs/bench/traffic.md.
+func (r Report) MarkdownRow() string {
 	verdict := "PASS"
 	if len(r.Verdict()) > 0 {
 		verdict = "FAIL"
 	}
 	return fmt.Sprintf("| %d | %d | %s | %v / %v | %v | %.1f %% (%d) | %d | %d MiB | %s |",
-		r.Users, r.Calls, strings.Join(mix, ", "),
+		r.Users, r.Calls, r.mix("%s×%d"),
 		r.TTFB50.Round(100*time.Millisecond), r.TTFB95.Round(100*time.Millisecond), r.Total95.Round(100*time.Millisecond),
 		100*r.Final429Share(), r.Final429, r.Any5xx, r.RSS.PeakKB/1024, verdict)
 }

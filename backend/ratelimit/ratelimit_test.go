@@ -22,7 +22,7 @@ func newClock() *clock { return &clock{t: time.Date(2026, 10, 14, 9, 0, 0, 0, ti
 
 func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
-// at moves the clock to start+d.
+// set moves the clock to t.
 func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 func newLimiter(t *testing.T, lim ratelimit.Limits) (*ratelimit.Limiter, *clock, time.Time) {

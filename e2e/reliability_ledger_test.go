@@ -220,21 +220,32 @@ func TestReliabilityDoneOnlyAfterSettle(t *testing.T) {
 	}
 	defer unlock()
 
-	done := make(chan struct{})
+	usage, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
+		sawUsage := false
 		for {
 			line, err := br.ReadString('\n')
 			if err != nil || strings.HasPrefix(line, "data: [DONE]") {
 				return
 			}
+			if !sawUsage && strings.HasPrefix(line, "data: ") && strings.Contains(line, `"usage":{`) {
+				sawUsage = true
+				close(usage) // the upstream has finished: the settle is under way
+			}
 		}
 	}()
+	select { // a [DONE] before the usage chunk would also be the bug; done is checked next
+	case <-usage:
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the usage chunk never reached the client")
+	}
 	var sawDoneWhileLocked bool
 	select {
 	case <-done:
 		sawDoneWhileLocked = true
-	case <-time.After(2 * time.Second): // the stream takes ~0.5 s; a withheld [DONE] is the right answer
+	case <-time.After(time.Second): // the relay writes a [DONE] it does not withhold at once; silence is the right answer
 	}
 	var runWhileLocked ledger.Run
 	if sawDoneWhileLocked {

@@ -24,9 +24,10 @@
 //     that reached the upstream but got no answer (failed).
 //
 // Before the first byte a failure is an HTTP error (writeError: the code of
-// DESIGN.md's table → status, OpenAI-shaped body, Retry-After on 429s).
-// After it, a failure can only end the stream: an SSE error event, and no
-// [DONE] — a cut upstream is never disguised as a normal end.
+// DESIGN.md's table → status, OpenAI-shaped body, Retry-After on 429s and
+// on 503 ledger_unavailable). After it, a failure can only end the stream:
+// an SSE error event, and no [DONE] — a cut upstream is never disguised as
+// a normal end.
 //
 // # Concurrency
 //
@@ -46,9 +47,10 @@
 // RateLimiter (per tenant, before any reserve), Gate (per upstream, a
 // bounded FIFO queue; queued runs hold their reserve), QuotaGuard (consulted
 // before counting; its QuotaCheck goes into the same atomic Admit) and
-// Upstream (a retrying wrapper may stand in for *upstream.Client) are small
-// interfaces declared here; nil turns a control off. OnEvent feeds the live
-// hub.
+// Upstream (*upstream.Client) are small interfaces declared here; a nil
+// RateLimiter, Gate or QuotaGuard turns that control off. Options.Retry
+// retries an upstream 429/503 answered before any output. OnEvent feeds the
+// live hub.
 //
 // # What is deliberately absent
 //

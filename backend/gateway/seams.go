@@ -10,8 +10,8 @@ import (
 )
 
 // Upstream is one OpenAI-compatible provider as the gateway uses it.
-// *upstream.Client satisfies it; a wrapper may add retries on an upstream
-// 429/503 before any output (the request has not been relayed yet then).
+// *upstream.Client satisfies it. Retries of an upstream 429/503 before any
+// output are the gateway's own (Options.Retry), not the Upstream's.
 type Upstream interface {
 	Name() string
 	Serves(model string) bool

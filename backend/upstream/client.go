@@ -169,21 +169,5 @@ func (c *Client) Send(ctx context.Context, body []byte, header http.Header) (*Re
 	return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: resp.Body}, nil
 }
 
-// Get issues a GET to path under the base URL (e.g. "/models").
-func (c *Client) Get(ctx context.Context, path string) (*Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
-	if err != nil {
-		return nil, fmt.Errorf("upstream %s request: %w", c.opts.Name, err)
-	}
-	if c.opts.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, &SendError{Upstream: c.opts.Name, Err: err}
-	}
-	return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: resp.Body}, nil
-}
-
 // CloseIdleConnections closes idle keep-alive connections.
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }

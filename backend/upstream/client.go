@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -93,12 +94,7 @@ func (c *Client) Models() []string { return append([]string(nil), c.opts.Models.
 
 // Serves reports whether this upstream serves model.
 func (c *Client) Serves(model string) bool {
-	for _, m := range c.opts.Models {
-		if m == model {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(c.opts.Models, model)
 }
 
 // Response is an upstream answer whose body the caller must close.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -333,12 +334,7 @@ func (s *Server) countError(plan string, times int) bool {
 }
 
 func (s *Server) serves(model string) bool {
-	for _, m := range s.opts.Models {
-		if m == model {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s.opts.Models, model)
 }
 
 // exchange is one request being answered.

@@ -15,7 +15,8 @@ import (
 	"github.com/quotagate/quotagate/backend/upstream"
 )
 
-// streamState is one stream's queue figures, read by tests and the admin state.
+// streamState is one stream's queue figures, read through Gateway.Stream and
+// Gateway.Streams.
 type streamState struct {
 	queueCap     int
 	queue        atomic.Pointer[chan []byte] // the live queue; its len is the occupancy

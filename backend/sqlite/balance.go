@@ -22,11 +22,7 @@ func scanBalance(r rowScanner) (ledger.Balance, error) {
 
 // Balance returns one tenant's position (CodeInvalidAPIKey for an unknown tenant).
 func (s *Store) Balance(ctx context.Context, tenantID string) (ledger.Balance, error) {
-	st, err := s.read(ctx, balanceQuery+` WHERE id = ?`)
-	if err != nil {
-		return ledger.Balance{}, fmt.Errorf("balance of tenant %s: %w", tenantID, err)
-	}
-	b, err := scanBalance(st.QueryRowContext(ctx, tenantID))
+	b, err := scanBalance(s.queryRow(ctx, balanceQuery+` WHERE id = ?`, tenantID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", tenantID)
 	}
@@ -39,11 +35,7 @@ func (s *Store) Balance(ctx context.Context, tenantID string) (ledger.Balance, e
 // Balances returns every tenant's position, ordered by tenant id, from one
 // consistent snapshot.
 func (s *Store) Balances(ctx context.Context) ([]ledger.Balance, error) {
-	st, err := s.read(ctx, balanceQuery+` ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("balances: %w", err)
-	}
-	rows, err := st.QueryContext(ctx)
+	rows, err := s.query(ctx, balanceQuery+` ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("balances: %w", err)
 	}

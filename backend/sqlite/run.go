@@ -49,8 +49,6 @@ func loadRun(ctx context.Context, w *wtx, id ledger.RunID) (ledger.Run, error) {
 	return run, nil
 }
 
-func isOpen(s ledger.RunStatus) bool { return !s.Ended() }
-
 // Admit checks and records a run with its hold in one conditional step.
 // Refusal precedence: conflict (duplicate id), invalid_api_key (unknown
 // tenant), insufficient_budget, concurrency_limit, quota_guard.
@@ -226,7 +224,7 @@ func applyChange(ctx context.Context, w *wtx, before, after ledger.Run, c change
 	dSpent := after.SpentUnits - before.SpentUnits
 	dHeld := after.HeldUnits - before.HeldUnits
 	dActive := 0
-	if isOpen(before.Status) && !isOpen(after.Status) {
+	if !before.Status.Ended() && after.Status.Ended() {
 		dActive = -1
 	}
 	var b balanceRow
@@ -444,11 +442,7 @@ func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
 
 // Run returns one run.
 func (s *Store) Run(ctx context.Context, id ledger.RunID) (ledger.Run, error) {
-	st, err := s.read(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`)
-	if err != nil {
-		return ledger.Run{}, fmt.Errorf("read run %s: %w", id, err)
-	}
-	run, err := scanRun(st.QueryRowContext(ctx, string(id)))
+	run, err := scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, string(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return run, ledger.Errorf(ledger.CodeRunNotFound, "run %s not found", id)
 	}

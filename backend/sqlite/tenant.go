@@ -95,35 +95,28 @@ func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor st
 	for _, t := range existing {
 		byID[t.ID] = t
 	}
-	configured := map[string]bool{}
+	wantKeys := map[string][]string{} // configured tenant → its key hashes
 	for _, t := range tenants {
-		configured[t.ID] = true
+		wantKeys[t.ID] = t.KeyHashes
 	}
 	// Revoke first, add after: a key may move from one tenant to another in
 	// the same config change.
+	revoked := map[string]int{}
 	for _, old := range existing {
-		want := []string{}
-		if configured[old.ID] {
-			for _, t := range tenants {
-				if t.ID == old.ID {
-					want = t.KeyHashes
-				}
-			}
-		}
-		var revoked int
+		want, configured := wantKeys[old.ID]
 		for _, h := range old.KeyHashes {
 			if !slices.Contains(want, h) {
 				if _, err := w.exec(ctx, `DELETE FROM tenant_keys WHERE key_hash = ?`, h); err != nil {
 					return fmt.Errorf("revoke key of tenant %s: %w", old.ID, err)
 				}
-				revoked++
+				revoked[old.ID]++
 			}
 		}
-		if revoked > 0 && !configured[old.ID] {
+		if revoked[old.ID] > 0 && !configured {
 			avail := old.BudgetUnits - old.spent - old.held
 			if err := insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditConfig, TenantID: old.ID, Actor: actor,
 				Reason: "tenant no longer configured", AvailableBefore: avail, AvailableAfter: avail,
-				Detail: fmt.Sprintf("keys -%d", revoked)}, true); err != nil {
+				Detail: fmt.Sprintf("keys -%d", revoked[old.ID])}, true); err != nil {
 				return err
 			}
 		}
@@ -178,14 +171,7 @@ func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor st
 			}
 			added++
 		}
-		removed := 0
-		if exists {
-			for _, h := range old.KeyHashes {
-				if !slices.Contains(t.KeyHashes, h) {
-					removed++
-				}
-			}
-		}
+		removed := revoked[t.ID]
 		if added > 0 || removed > 0 {
 			diff = append(diff, fmt.Sprintf("keys +%d -%d", added, removed))
 		}

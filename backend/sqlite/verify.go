@@ -132,7 +132,6 @@ func (v *verifier) balances() {
 
 func (v *verifier) auditChain() {
 	type state struct {
-		seen  bool
 		last  ledger.Units
 		spent ledger.Units
 	}
@@ -153,7 +152,7 @@ func (v *verifier) auditChain() {
 		if st.last != before {
 			v.addf("tenant %s: audit row %d starts at available %d but the previous row left %d", tenant, seq, before, st.last)
 		}
-		st.seen, st.last = true, after
+		st.last = after
 		switch ledger.AuditKind(kind) {
 		case ledger.AuditSettle, ledger.AuditReconcile:
 			st.spent += units

@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"flag"
 	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -32,16 +31,6 @@ func openReopenable(tb testing.TB) (ledger.Store, func(ledger.Store) (ledger.Sto
 		return sqlite.Open(path, simOptions)
 	}
 	return st, reopen
-}
-
-// MustOpenStoreNoCleanup opens a ledger whose Close is the caller's job.
-func MustOpenStoreNoCleanup(tb testing.TB, opts sqlite.Options) *sqlite.Store {
-	tb.Helper()
-	st, err := sqlite.Open(filepath.Join(tb.TempDir(), "ledger.db"), opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return st
 }
 
 // TestSimulation runs seeded random interleavings of admit, start, settle,

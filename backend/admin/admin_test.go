@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -394,30 +395,49 @@ func TestWebSocketPushesCoalescedChanges(t *testing.T) {
 	}
 }
 
+// A socket whose loop falls behind the hub (here: held inside a snapshot
+// while two changes arrive for its one-slot buffer) is dropped by the hub
+// and closed with 1013, so the page re-fetches.
 func TestWebSocketSlowSubscriberDropped(t *testing.T) {
 	h := live.NewHub(1)
-	f := newFixture(t, func(o *admin.Options) { o.Hub = h; o.Coalesce = time.Hour })
+	building, release := make(chan struct{}), make(chan struct{})
+	var builds atomic.Int64
+	f := newFixture(t, func(o *admin.Options) {
+		o.Hub = h
+		o.Coalesce = time.Millisecond
+		o.State = admin.StateFunc(func(context.Context) (admin.State, error) {
+			if builds.Add(1) == 2 { // the first snapshot after connecting: hold the loop here
+				close(building)
+				<-release
+			}
+			return admin.State{Version: "test"}, nil
+		})
+	})
+	unblock := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(unblock) // before the fixture's Close, which waits for the loop
 	c, _, err := dial(t, f, "", token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	readState(t, c)
-	// With a 1-slot buffer and an hour of coalescing, the loop is waiting on its
-	// timer and drains each change at once; keep publishing until the hub
-	// reports the drop, which needs two changes inside one scheduling gap.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, dropped := h.Stats(); dropped > 0 {
+	h.Publish(live.Change{Kind: live.KindRun})
+	select {
+	case <-building:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the change never led to a snapshot")
+	}
+	h.Publish(live.Change{Kind: live.KindRun}) // fills the one slot
+	h.Publish(live.Change{Kind: live.KindRun}) // finds it full
+	if _, dropped := h.Stats(); dropped != 1 {
+		t.Fatalf("hub dropped %d subscribers, want the busy socket's 1", dropped)
+	}
+	unblock()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for { // the snapshot that was being built may still arrive before the close
+		if _, _, err = c.ReadMessage(); err != nil {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Skip("the ws loop kept up with every publish; no drop to observe")
-		}
-		h.Publish(live.Change{Kind: live.KindRun})
-		h.Publish(live.Change{Kind: live.KindRun})
 	}
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	_, _, err = c.ReadMessage()
 	var ce *websocket.CloseError
 	if !asCloseError(err, &ce) || ce.Code != websocket.CloseTryAgainLater {
 		t.Fatalf("read after drop: %v, want close 1013 (try again later)", err)

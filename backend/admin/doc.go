@@ -17,5 +17,8 @@
 // The WebSocket sends {"type":"state","state":…} on connect, then again after
 // changes published on the live hub, coalesced to at most one snapshot per
 // Coalesce interval, plus a periodic refresh. A client the hub drops as slow
-// is disconnected and re-fetches.
+// is closed with 1013 and re-fetches. Pings go out every Idle/2, and a socket
+// that answers nothing for Idle (a peer gone without a close) is closed. The
+// page sends {"type":"rendered"} once it has painted a pushed state; it is
+// logged once per connection for the desktop smoke test.
 package admin

@@ -47,8 +47,9 @@ type Options struct {
 	TopUp         TopUpOptions
 }
 
-// TopUpOptions configure the nightly top-up planner (seed 002 §1.1). Off by
-// default; it only ever plans (dry run): quotagate does not generate traffic.
+// TopUpOptions configure the nightly top-up of one model (seed 002 §1.1).
+// Off by default. The guard only plans it (dry run); the TopUp executor
+// spends only for the upstreams its TopUpRunOptions.Spend names.
 type TopUpOptions struct {
 	Enabled bool
 	At      time.Duration // offset from local midnight; default 23:20

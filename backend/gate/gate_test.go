@@ -128,10 +128,7 @@ func TestQueueFullRefusedAtOnce(t *testing.T) {
 		}
 		a()
 		b()
-		for _, w := range waiters[:2] {
-			(<-w).release()
-		}
-		for _, w := range waiters[2:] {
+		for _, w := range waiters { // each release lets the next waiter in
 			(<-w).release()
 		}
 		wantState(t, g, 0, 0)

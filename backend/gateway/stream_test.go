@@ -43,6 +43,21 @@ var floodPlan = demo.Plan{Parts: []string{strings.Repeat("x", 1024)}, Repeat: 10
 
 const floodBody = `{"model":"demo-chat","stream":true,"max_tokens":1000,"messages":[{"role":"user","content":"hi"}]}`
 
+// newFloodEnv is an env whose demo floods a stream queue of 2 toward a
+// client socket with small buffers; modify sets the timeouts under test.
+func newFloodEnv(t *testing.T, modify func(*gateway.Options)) *env {
+	t.Helper()
+	return newEnv(t, envOpts{
+		tenants: []ledger.Tenant{tenant("a", 1<<20, 2)},
+		plan:    floodPlan,
+		connCtx: smallSendBuffer,
+		modify: func(o *gateway.Options) {
+			o.StreamQueueEvents = 2
+			modify(o)
+		},
+	})
+}
+
 func openStalled(t *testing.T, e *env) (*http.Response, ledger.RunID) {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctxT(t), http.MethodPost, e.srv.URL+"/v1/chat/completions", strings.NewReader(floodBody))
@@ -59,15 +74,9 @@ func openStalled(t *testing.T, e *env) (*http.Response, ledger.RunID) {
 // queue peaks at ≤ 2, the reader blocks (backpressure) instead of buffering,
 // the upstream's own writes block, and a cancel reaches the upstream.
 func TestSlowConsumerHasBoundedQueueAndBackpressure(t *testing.T) {
-	e := newEnv(t, envOpts{
-		tenants: []ledger.Tenant{tenant("a", 1<<20, 2)},
-		plan:    floodPlan,
-		connCtx: smallSendBuffer,
-		modify: func(o *gateway.Options) {
-			o.StreamQueueEvents = 2
-			o.WriteTimeout = time.Minute // the cut here is the cancel, not the timeout
-			o.KeepAlive = -1
-		},
+	e := newFloodEnv(t, func(o *gateway.Options) {
+		o.WriteTimeout = time.Minute // the cut here is the cancel, not the timeout
+		o.KeepAlive = -1
 	})
 	_, id := openStalled(t, e)
 	e.log.wait(t, gateway.EventBackpressure, id)
@@ -106,15 +115,7 @@ func TestSlowConsumerHasBoundedQueueAndBackpressure(t *testing.T) {
 // A client that stops reading without closing is cut after WriteTimeout;
 // the upstream is closed and the hold kept.
 func TestWriteTimeoutCutsClientThatStopsReading(t *testing.T) {
-	e := newEnv(t, envOpts{
-		tenants: []ledger.Tenant{tenant("a", 1<<20, 2)},
-		plan:    floodPlan,
-		connCtx: smallSendBuffer,
-		modify: func(o *gateway.Options) {
-			o.StreamQueueEvents = 2
-			o.WriteTimeout = 200 * time.Millisecond
-		},
-	})
+	e := newFloodEnv(t, func(o *gateway.Options) { o.WriteTimeout = 200 * time.Millisecond })
 	_, id := openStalled(t, e)
 	if err := e.demo.WaitDisconnects(ctxT(t), 1); err != nil {
 		t.Fatal(err)

@@ -32,19 +32,10 @@ type clock struct {
 func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
-func openStore(t testing.TB, now func() time.Time) *sqlite.Store {
-	t.Helper()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF", Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	err = st.ApplyTenants(context.Background(), []ledger.Tenant{{ID: "team", BudgetUnits: 1 << 40, MaxConcurrent: 1000,
-		KeyHashes: []string{ledger.HashKey("k")}}}, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+// openStore opens a fresh ledger in a temporary directory (see openLedger).
+func openStore(tb testing.TB, now func() time.Time) *sqlite.Store {
+	tb.Helper()
+	return openLedger(tb, filepath.Join(tb.TempDir(), "ledger.db"), now)
 }
 
 // balanceServer is a real loopback http-json endpoint whose balance a test sets.

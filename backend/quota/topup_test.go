@@ -23,18 +23,18 @@ const topUpTenant = quota.DefaultTopUpTenant
 
 // openLedger opens (or reopens: a restart) the ledger file at path with the
 // users' tenant and the top-up's system tenant.
-func openLedger(t *testing.T, path string, now func() time.Time) *sqlite.Store {
-	t.Helper()
+func openLedger(tb testing.TB, path string, now func() time.Time) *sqlite.Store {
+	tb.Helper()
 	st, err := sqlite.Open(path, sqlite.Options{Synchronous: "OFF", Now: now})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { _ = st.Close() })
+	tb.Cleanup(func() { _ = st.Close() })
 	err = st.ApplyTenants(context.Background(), []ledger.Tenant{
 		{ID: "team", BudgetUnits: 1 << 40, MaxConcurrent: 1000, KeyHashes: []string{ledger.HashKey("k")}},
 		{ID: topUpTenant, BudgetUnits: 1 << 40, MaxConcurrent: 1}}, "test")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return st
 }

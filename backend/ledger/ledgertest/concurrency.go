@@ -111,9 +111,7 @@ func RunConcurrency(t *testing.T, open Opener) {
 			}()
 		}
 		wg.Wait()
-		if n := stop(); n == 0 {
-			t.Fatal("the observers saw no balance")
-		}
+		stop()
 		if admitted.Load() == 0 || refused.Load() == 0 {
 			t.Fatalf("admitted %d, refused %d: the race did not exercise both outcomes", admitted.Load(), refused.Load())
 		}
@@ -155,20 +153,17 @@ func burst(t *testing.T, st ledger.Store, tenant string, n int, reserve ledger.U
 	}
 	close(start)
 	wg.Wait()
-	if stop() == 0 {
-		t.Fatal("the observers saw no balance")
-	}
+	stop()
 	return admitted, codes
 }
 
 // observe polls Balances from two goroutines until the returned stop is
-// called, failing t on any broken invariant; stop returns the number of
-// observations made.
-func observe(t *testing.T, st ledger.Store, maxConc map[string]int) (stop func() int) {
+// called, failing t on any broken invariant. Each observer checks at least
+// once before it looks at stop.
+func observe(t *testing.T, st ledger.Store, maxConc map[string]int) (stop func()) {
 	t.Helper()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	var seen atomic.Int64
 	budgets := map[string]ledger.Units{}
 	bs, err := st.Balances(context.Background())
 	if err != nil {
@@ -198,7 +193,6 @@ func observe(t *testing.T, st ledger.Store, maxConc map[string]int) (stop func()
 						t.Errorf("observed %+v: more than %d active", b, m)
 					}
 				}
-				seen.Add(1)
 				// A short pause between polls leaves the CPU to the writer on
 				// small machines; it paces the observer, it waits for nothing.
 				select {
@@ -209,9 +203,8 @@ func observe(t *testing.T, st ledger.Store, maxConc map[string]int) (stop func()
 			}
 		}()
 	}
-	return func() int {
+	return func() {
 		close(done)
 		wg.Wait()
-		return int(seen.Load())
 	}
 }

@@ -81,7 +81,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	c.rc = rc
 	c.mu.Unlock()
 	w.WriteHeader(http.StatusOK)
-	writeErr := c.send(w, rc, nil) // headers and X-Run-Id out before the first event
+	writeErr := c.write(w, rc, nil) // headers and X-Run-Id out before the first event
 
 	queue := make(chan []byte, st.queueCap)
 	st.queue.Store(&queue)
@@ -219,13 +219,13 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 			if c.ctx.Err() != nil {
 				continue // cancelled: discard what is still queued
 			}
-			if err := c.send(w, rc, b); err != nil {
+			if err := c.write(w, rc, b); err != nil {
 				return err
 			}
 			c.stream.relayed.Add(1)
 		case <-tick:
 			if c.ctx.Err() == nil {
-				if err := c.send(w, rc, keepAlive); err != nil {
+				if err := c.write(w, rc, keepAlive); err != nil {
 					return err
 				}
 			}
@@ -250,10 +250,10 @@ func (r idleReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// send writes b (nil: just flush) under a fresh write deadline. A failed
-// write cancels the upstream call: a client that left or stopped reading
-// must not keep the provider generating.
-func (c *call) send(w http.ResponseWriter, rc *http.ResponseController, b []byte) error {
+// write sends b (nil: just flush) to the client under a fresh write
+// deadline. A failed write cancels the upstream call: a client that left or
+// stopped reading must not keep the provider generating.
+func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, b []byte) error {
 	c.mu.Lock()
 	if c.ctx.Err() != nil {
 		c.mu.Unlock()

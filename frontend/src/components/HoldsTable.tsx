@@ -4,81 +4,72 @@ import type { Actions } from '../lib/store';
 import { shortID, time, units } from '../lib/format';
 import { wholeUnits } from '../lib/parse';
 import { StatusBadge } from './StatusBadge';
+import { TablePanel, type Column } from './TablePanel';
+
+const columns: readonly Column[] = [
+  { label: 'run' },
+  { label: 'tenant' },
+  { label: 'model' },
+  { label: 'status' },
+  { label: 'usage' },
+  { label: 'held', class: 'num' },
+  { label: 'updated' },
+  { label: '' },
+];
 
 export function HoldsTable(props: { holds: Run[]; actions: Actions; busy: ReadonlySet<string>; now: Date }) {
   const [open, setOpen] = useState<string | null>(null);
   return (
-    <section class="panel">
-      <h2>
-        Holds <span class="muted">runs whose usage is pending or unknown</span>
-      </h2>
-      <div class="scroll">
-        <table data-testid="holds-table">
-          <thead>
-            <tr>
-              <th>run</th>
-              <th>tenant</th>
-              <th>model</th>
-              <th>status</th>
-              <th>usage</th>
-              <th class="num">held</th>
-              <th>updated</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {props.holds.length === 0 && (
-              <tr>
-                <td colSpan={8} class="empty">
-                  Nothing held.
-                </td>
-              </tr>
-            )}
-            {props.holds.map((r) => [
-              <tr key={r.id} data-testid={`hold-row-${r.id}`}>
-                <td class="mono" title={r.id}>
-                  {shortID(r.id)}
-                </td>
-                <td>{r.tenant}</td>
-                <td>
-                  {r.upstream}/{r.model}
-                </td>
-                <td>
-                  <StatusBadge value={r.status} />
-                </td>
-                <td>
-                  <StatusBadge value={r.usage} />
-                </td>
-                <td class="num strong">{units(r.held_units)}</td>
-                <td>{time(r.updated_at, props.now)}</td>
-                <td class="act">
-                  <button
-                    type="button"
-                    data-testid={`reconcile-${r.id}`}
-                    aria-expanded={open === r.id}
-                    onClick={() => setOpen(open === r.id ? null : r.id)}
-                  >
-                    Reconcile
-                  </button>
-                </td>
-              </tr>,
-              open === r.id && (
-                <tr key={`${r.id}-form`} class="formrow">
-                  <td colSpan={8}>
-                    <ReconcileForm
-                      run={r}
-                      busy={props.busy.has(`reconcile:${r.id}`)}
-                      actions={props.actions}
-                      onDone={() => setOpen(null)}
-                    />
-                  </td>
-                </tr>
-              ),
-            ])}
-          </tbody>
-        </table>
-      </div>
-    </section>
+    <TablePanel
+      title="Holds"
+      note="runs whose usage is pending or unknown"
+      testid="holds-table"
+      columns={columns}
+      empty="Nothing held."
+      isEmpty={props.holds.length === 0}
+    >
+      {props.holds.map((r) => [
+        <tr key={r.id} data-testid={`hold-row-${r.id}`}>
+          <td class="mono" title={r.id}>
+            {shortID(r.id)}
+          </td>
+          <td>{r.tenant}</td>
+          <td>
+            {r.upstream}/{r.model}
+          </td>
+          <td>
+            <StatusBadge value={r.status} />
+          </td>
+          <td>
+            <StatusBadge value={r.usage} />
+          </td>
+          <td class="num strong">{units(r.held_units)}</td>
+          <td>{time(r.updated_at, props.now)}</td>
+          <td class="act">
+            <button
+              type="button"
+              data-testid={`reconcile-${r.id}`}
+              aria-expanded={open === r.id}
+              onClick={() => setOpen(open === r.id ? null : r.id)}
+            >
+              Reconcile
+            </button>
+          </td>
+        </tr>,
+        open === r.id && (
+          <tr key={`${r.id}-form`} class="formrow">
+            <td colSpan={columns.length}>
+              <ReconcileForm
+                run={r}
+                busy={props.busy.has(`reconcile:${r.id}`)}
+                actions={props.actions}
+                onDone={() => setOpen(null)}
+              />
+            </td>
+          </tr>
+        ),
+      ])}
+    </TablePanel>
   );
 }
 

@@ -1,6 +1,7 @@
 package quota_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -28,8 +29,7 @@ func at(day string, hhmmss string) time.Time {
 
 func opts() quota.Options { return quota.DefaultOptions() }
 
-// series builds a usage series where `units` settle evenly over the whole
-// minutes in [from, to).
+// spread adds to s `units` settled evenly over the whole minutes in [from, to).
 func spread(s *quota.Series, from, to time.Time, units ledger.Units) {
 	n := int(to.Sub(from) / time.Minute)
 	for i := 0; i < n; i++ {
@@ -160,11 +160,9 @@ func TestIncident2053(t *testing.T) {
 		t.Fatalf("evicted at 1.8M: %s", why)
 	}
 	u.UsageUnits += 176_000 // settled at most its reserve
-	ev, why := quota.Verdict(o, a, u.UsageUnits)
-	if !ev {
-		t.Fatalf("usage %d not evicted", u.UsageUnits)
+	if ev, why := quota.Verdict(o, a, u.UsageUnits); !ev || !strings.HasPrefix(why, quota.ReasonUsageWall) {
+		t.Fatalf("usage %d: evicted %v (%s), want evicted at the usage wall", u.UsageUnits, ev, why)
 	}
-	t.Logf("evicted: %s", why)
 }
 
 // §7.6 thinking model: 18 input + 16 declared was reserved as 34 and cost
@@ -208,7 +206,7 @@ func TestSoftEvictScenarios(t *testing.T) {
 			if ev != tc.evict {
 				t.Fatalf("evict = %v (%s), want %v", ev, why, tc.evict)
 			}
-			if tc.evict && (len(why) < len(tc.reason) || why[:len(tc.reason)] != tc.reason) {
+			if tc.evict && !strings.HasPrefix(why, tc.reason) {
 				t.Fatalf("reason %q, want prefix %q", why, tc.reason)
 			}
 		})

@@ -336,20 +336,23 @@ func TestVolcengineExpiriesReuseTheListing(t *testing.T) {
 }
 
 func TestParseExpiry(t *testing.T) {
+	cst := time.FixedZone("CST", 8*3600) // a time without an offset is the provider's (China)
 	for _, tc := range []struct {
 		in    string
+		want  time.Time
 		ok    bool
 		fails bool
 	}{
-		{"2026-08-02T00:00:00Z", true, false},
-		{"2026-08-02 00:00:00", true, false},
-		{"2026-08-02", true, false},
-		{"", false, false},
-		{"next tuesday", false, true},
+		{"2026-08-02T00:00:00Z", time.Date(2026, 8, 2, 0, 0, 0, 0, time.UTC), true, false},
+		{"2026-08-02T00:00:00", time.Date(2026, 8, 2, 0, 0, 0, 0, cst), true, false},
+		{"2026-08-02 00:00:00", time.Date(2026, 8, 2, 0, 0, 0, 0, cst), true, false},
+		{"2026-08-02", time.Date(2026, 8, 2, 0, 0, 0, 0, cst), true, false},
+		{"", time.Time{}, false, false},
+		{"next tuesday", time.Time{}, false, true},
 	} {
-		_, ok, err := balance.ParseExpiry(tc.in)
-		if ok != tc.ok || (err != nil) != tc.fails {
-			t.Errorf("ParseExpiry(%q) = %v, %v", tc.in, ok, err)
+		got, ok, err := balance.ParseExpiry(tc.in)
+		if ok != tc.ok || (err != nil) != tc.fails || !got.Equal(tc.want) {
+			t.Errorf("ParseExpiry(%q) = %s, %v, %v; want %s, %v", tc.in, got, ok, err, tc.want, tc.ok)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func (w *wtx) queryRow(ctx context.Context, query string, args ...any) *sql.Row 
 // Stats counts the writer's work since Open.
 type Stats struct {
 	Batches int64 `json:"batches"` // transactions committed (or failed): one fsync each
-	Writes  int64 `json:"writes"`  // state changes applied in them
+	Writes  int64 `json:"writes"`  // writes taken in them (one whose caller gave up is counted, not applied)
 }
 
 // Stats reports how many writes shared how many transactions.

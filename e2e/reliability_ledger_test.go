@@ -31,49 +31,16 @@ func TestReliabilityLedgerLockedFailsClosed(t *testing.T) {
 	}
 	received := r.demo.Stats().Received
 
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(0)")
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(r.dir, server.LedgerFile)+"?"+q.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatalf("take the write lock: %v", err)
-	}
-	locked := true
-	defer func() {
-		if locked {
-			conn.ExecContext(ctx, "ROLLBACK")
-		}
-	}()
+	unlock := lockLedger(t, r.dir)
 
-	// One call: calls queued behind it would each wait another busy timeout
+	// One call: a call queued behind it would wait another busy timeout
 	// (group commit retries batch by batch), which only costs test time.
-	const calls = 1
-	var wg sync.WaitGroup
-	answers := make([]reply, calls)
-	for i := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers[i] = r.chat(r.keyA, chatBody("during the lock", i%2 == 0, 8))
-		}()
+	a := r.chat(r.keyA, chatBody("during the lock", true, 8))
+	if a.status != http.StatusServiceUnavailable || a.errorCode() != "ledger_unavailable" || a.header.Get("Retry-After") == "" {
+		t.Errorf("call during the lock: %d %s, want 503 ledger_unavailable with Retry-After", a.status, a.body)
 	}
-	wg.Wait()
-	for i, a := range answers {
-		if a.status != http.StatusServiceUnavailable || a.errorCode() != "ledger_unavailable" || a.header.Get("Retry-After") == "" {
-			t.Errorf("call %d during the lock: %d %s, want 503 ledger_unavailable with Retry-After", i, a.status, a.body)
-		}
-		if a.runID() != "" {
-			t.Errorf("call %d got a run id without a recorded admission", i)
-		}
+	if a.runID() != "" {
+		t.Errorf("the call got a run id without a recorded admission")
 	}
 	if n := r.demo.Stats().Received; n != received {
 		t.Fatalf("the provider received %d calls while the ledger could not record their holds", n-received)
@@ -82,10 +49,7 @@ func TestReliabilityLedgerLockedFailsClosed(t *testing.T) {
 		t.Errorf("a read while the ledger is locked: %d %s", got.status, got.body)
 	}
 
-	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
-	locked = false
+	unlock()
 	start := time.Now()
 	got := r.chat(r.keyA, chatBody("after the lock", false, 8))
 	if got.status != 200 || time.Since(start) > time.Second {
@@ -193,32 +157,7 @@ func TestReliabilityDoneOnlyAfterSettle(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(0)")
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(r.dir, server.LedgerFile)+"?"+q.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatalf("take the write lock: %v", err)
-	}
-	locked := true
-	unlock := func() {
-		if locked {
-			locked = false
-			if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	defer unlock()
+	unlock := lockLedger(t, r.dir)
 
 	usage, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -249,7 +188,7 @@ func TestReliabilityDoneOnlyAfterSettle(t *testing.T) {
 	}
 	var runWhileLocked ledger.Run
 	if sawDoneWhileLocked {
-		runWhileLocked, _ = r.s.Store().Run(ctx, id)
+		runWhileLocked, _ = r.s.Store().Run(context.Background(), id)
 	}
 	unlock()
 	<-done
@@ -261,4 +200,34 @@ func TestReliabilityDoneOnlyAfterSettle(t *testing.T) {
 		t.Fatalf("the client received [DONE] while the settlement was not committed (run %s/%s): a crash then loses an acknowledged settlement",
 			runWhileLocked.Status, runWhileLocked.Usage)
 	}
+}
+
+// lockLedger takes the ledger's write lock from a connection of its own, as
+// another process would, and returns the function that lets it go; that
+// also runs when t ends, before the rig closes, and is safe to call twice.
+func lockLedger(t *testing.T, dir string) (unlock func()) {
+	t.Helper()
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(0)")
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, server.LedgerFile)+"?"+q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatalf("take the write lock: %v", err)
+	}
+	unlock = sync.OnceFunc(func() {
+		if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+			t.Errorf("let go of the write lock: %v", err)
+		}
+	})
+	t.Cleanup(unlock)
+	return unlock
 }

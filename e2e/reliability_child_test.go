@@ -3,10 +3,12 @@ package e2e_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +104,20 @@ func (c *child) next(t *testing.T, prefix string) string {
 		case <-timeout:
 			t.Fatalf("no %s line from the child", prefix)
 		}
+	}
+}
+
+// checkIntegrity runs SQLite's own check of the ledger file in dir, before
+// quotagate opens it again (a killed child leaves it as it was).
+func checkIntegrity(t *testing.T, dir string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, server.LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var integrity string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
+		t.Fatalf("integrity_check: %q %v", integrity, err)
 	}
 }

@@ -2,19 +2,16 @@ package e2e_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
@@ -124,15 +121,7 @@ func TestReliabilityDiskFull(t *testing.T) {
 	c.cmd.Process.Signal(syscall.SIGKILL)
 	c.cmd.Wait()
 
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, server.LedgerFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var integrity string
-	if err := db.QueryRow("PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
-		t.Fatalf("integrity_check: %q %v", integrity, err)
-	}
-	db.Close()
+	checkIntegrity(t, dir)
 	r := newRig(t, rigOptions{dir: dir, demo: d})
 	r.verify()
 	runs, err := r.s.Store().Runs(context.Background(), ledger.RunFilter{Limit: 1000})

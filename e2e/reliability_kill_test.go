@@ -2,14 +2,12 @@ package e2e_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +16,6 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
@@ -163,16 +160,7 @@ func killRound(t *testing.T, d *demo.Server, dir string, rng *rand.Rand, round i
 	}
 	wg.Wait()
 
-	// SQLite's own check of the file, before quotagate opens it.
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, server.LedgerFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var integrity string
-	if err := db.QueryRow("PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
-		t.Fatalf("integrity_check: %q %v", integrity, err)
-	}
-	db.Close()
+	checkIntegrity(t, dir)
 
 	r := newRig(t, rigOptions{dir: dir, demo: d})
 	r.verify()

@@ -317,3 +317,37 @@ upstreams:
 		t.Fatalf("verify: %v %v", diffs, err)
 	}
 }
+
+// A config change takes effect at the next call: a revoked key is refused at
+// once (not after the gateway's tenant refresh), and a new request limit
+// applies.
+func TestApplyTenantsTakesEffectAtOnce(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+meter: utf8-bytes-v1
+tenants: [{id: a, key: sk-old-aaaaaaaa, budget_units: 100000, max_concurrent: 2}]
+upstreams: [{name: demo, kind: demo, models: [demo-chat]}]
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+	chat := `{"model":"demo-chat","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`
+	if resp, b := do(t, "POST", s.URL()+"/v1/chat/completions", "sk-old-aaaaaaaa", chat); resp.StatusCode != 200 {
+		t.Fatalf("before: %d %s", resp.StatusCode, b)
+	}
+	next := []config.Tenant{{ID: "a", BudgetUnits: 100000, MaxConcurrent: 2,
+		KeyHashes: []string{ledger.HashKey("sk-new-aaaaaaaa")}, RateLimits: config.RateLimits{PerMinute: 1}}}
+	if err := s.ApplyTenants(context.Background(), next); err != nil {
+		t.Fatal(err)
+	}
+	if resp, b := do(t, "POST", s.URL()+"/v1/chat/completions", "sk-old-aaaaaaaa", chat); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("revoked key: %d %s, want 401 at once", resp.StatusCode, b)
+	}
+	if resp, b := do(t, "POST", s.URL()+"/v1/chat/completions", "sk-new-aaaaaaaa", chat); resp.StatusCode != 200 {
+		t.Fatalf("new key: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := do(t, "POST", s.URL()+"/v1/chat/completions", "sk-new-aaaaaaaa", chat); resp.StatusCode != http.StatusTooManyRequests ||
+		!strings.Contains(string(b), "rate_limited") {
+		t.Fatalf("second call under per_minute 1: %d %s, want 429 rate_limited", resp.StatusCode, b)
+	}
+}

@@ -57,6 +57,12 @@ func (s *Server) ApplyTenants(ctx context.Context, tenants []config.Tenant) erro
 			return fmt.Errorf("apply tenants: %w", err)
 		}
 	}
+	if a := s.assembly; a != nil {
+		// A revoked key must stop working now, not at the gateway's next
+		// tenant refresh; new request limits apply to the next call.
+		a.gateway.InvalidateTenants()
+		a.limiter.Replace(rateLimits(next))
+	}
 	s.tenants = next
 	s.hub.Publish(live.Change{Kind: live.KindConfig})
 	return nil

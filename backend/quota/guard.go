@@ -526,17 +526,11 @@ func (g *Guard) loop(ctx context.Context, m *model) {
 	} else {
 		_ = g.refresh(ctx, m, true)
 	}
-	g.maybeTopUp(ctx, m)
 	for {
 		now := g.now()
 		wait := m.opts.NextDayStart(now).Sub(now)
 		if auto {
 			wait = min(wait, g.interval(m))
-		}
-		if m.opts.TopUp.Enabled {
-			if d := m.untilTopUp(now); d > 0 {
-				wait = min(wait, d)
-			}
 		}
 		t := time.NewTimer(max(wait, time.Second))
 		select {
@@ -555,7 +549,6 @@ func (g *Guard) loop(ctx context.Context, m *model) {
 		} else {
 			_ = g.refresh(ctx, m, true)
 		}
-		g.maybeTopUp(ctx, m)
 		g.publish(PublishKind)
 	}
 }
@@ -567,32 +560,6 @@ func (g *Guard) interval(m *model) time.Duration {
 		return m.opts.SyncEveryLow
 	}
 	return m.opts.SyncEvery
-}
-
-func (m *model) untilTopUp(now time.Time) time.Duration {
-	at := m.opts.DayStart(now).Add(m.opts.TopUp.At)
-	return at.Sub(now)
-}
-
-// maybeTopUp plans the nightly top-up once a day after TopUp.At (dry run:
-// the plan is shown and audited, nothing is spent).
-func (g *Guard) maybeTopUp(ctx context.Context, m *model) {
-	if !m.opts.TopUp.Enabled {
-		return
-	}
-	now := g.now()
-	m.mu.Lock()
-	if m.untilTopUp(now) > 0 || m.topUpDay == m.a.Day || !m.a.B0.Known {
-		m.mu.Unlock()
-		return
-	}
-	plan := PlanTopUp(m.opts, m.usage.UsageUnits, m.a.B0.Units)
-	m.topUpDay, m.topUpPlan = m.a.Day, plan
-	detail := fmt.Sprintf("%s/%s day=%s top-up plan %d (dry run): cap %d − usage %d, B0 %d − buffer %d − usage",
-		m.key.upstream, m.key.model, m.a.Day, plan, m.opts.DailyCap, m.usage.UsageUnits, m.a.B0.Units, m.opts.SmallBuffer)
-	m.mu.Unlock()
-	_ = g.store.AppendAudit(ctx, ledger.AuditEntry{At: now.UTC(), Kind: ledger.AuditSync, Actor: "quota",
-		Reason: "topup_plan", Units: plan, Detail: detail})
 }
 
 // PlanTopUp returns today's top-up plan for a model now (dry run).

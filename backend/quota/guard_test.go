@@ -465,31 +465,19 @@ func TestTopUpPlanDryRun(t *testing.T) {
 	if plan, err := g.PlanTopUp(ark, flash); err != nil || plan != 650_000 {
 		t.Fatalf("plan = %d, %v; want 1,200,000 − 50,000 − 500,000", plan, err)
 	}
+	// At 23:21 the executor's dry run plans (one unit short of the wall)
+	// and the guard's state shows it for the dashboard.
 	c.Set(at("2026-08-13", "23:21:00"))
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); g.Run(runCtx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		rows := auditKinds(t, st, ledger.AuditSync)
-		var plans []ledger.AuditEntry
-		for _, r := range rows {
-			if r.Reason == "topup_plan" {
-				plans = append(plans, r)
-			}
-		}
-		if len(plans) == 1 && plans[0].Units == 650_000 {
-			break
-		}
-		if len(plans) > 1 || time.Now().After(deadline) {
-			t.Fatalf("top-up plan audits: %+v", plans)
-		}
-		time.Sleep(20 * time.Millisecond)
+	top, err := quota.NewTopUp(g, nil, quota.TopUpRunOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	cancel()
-	<-done
+	res := top.Tick(ctx)
+	if len(res) != 1 || res[0].Outcome != quota.TopUpDryRun || res[0].Plan != 649_999 {
+		t.Fatalf("tick %+v, want a dry run planning 649,999", res)
+	}
 	rows, err := g.State(ctx)
-	if err != nil || rows[0].TopUpPlan != 650_000 {
+	if err != nil || rows[0].TopUpPlan != 649_999 {
 		t.Fatalf("state %+v, %v", rows, err)
 	}
 }

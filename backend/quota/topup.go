@@ -338,6 +338,9 @@ func (t *TopUp) attempt(ctx context.Context, m *model) TopUpResult {
 		return deferred(StopEvicted + ": " + p.reason)
 	}
 	r.Plan = min(PlanTopUp(m.opts, p.usage+p.held, p.b0.Units), p.room(m.opts))
+	m.mu.Lock()
+	m.topUpDay, m.topUpPlan = day, r.Plan // shown in the guard's State
+	m.mu.Unlock()
 	head := topUpKey(m.key, day)
 	plan := fmt.Sprintf("plan %d: %s; calls of ≤ %d units", r.Plan, p.describe(m.opts), t.o.CallUnits)
 

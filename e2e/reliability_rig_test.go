@@ -295,22 +295,6 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-type ledgerRunRef struct {
-	id     string
-	status int
-	err    error
-}
-
-func ledgerRunID(s string) ledger.RunID { return ledger.RunID(s) }
-
-func ledgerRunFilter(tenant string) ledger.RunFilter {
-	return ledger.RunFilter{TenantID: tenant, Limit: 1_000_000}
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
-
 // doURL is rig.do against any base URL (a server in a child process).
 func doURL(t *testing.T, base, method, path, key, body string) reply {
 	t.Helper()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -271,14 +272,14 @@ func TestReliabilityVerifyAfterLoad(t *testing.T) {
 	type res struct {
 		status int
 		code   string
-		id     string
+		id     ledger.RunID
 		resp   *http.Response
 	}
 	results := make(chan res, clients)
-	gate := make(chan struct{})
+	start := make(chan struct{}) // released together
 	for range clients {
 		go func() {
-			<-gate
+			<-start
 			req, _ := http.NewRequest("POST", r.s.URL()+"/v1/chat/completions", strings.NewReader(stall))
 			req.Header.Set("Authorization", "Bearer "+r.keyB)
 			req.Header.Set("Content-Type", "application/json")
@@ -287,7 +288,7 @@ func TestReliabilityVerifyAfterLoad(t *testing.T) {
 				results <- res{status: -1, code: err.Error()}
 				return
 			}
-			out := res{status: resp.StatusCode, id: resp.Header.Get("X-Run-Id"), resp: resp}
+			out := res{status: resp.StatusCode, id: ledger.RunID(resp.Header.Get("X-Run-Id")), resp: resp}
 			if resp.StatusCode != 200 {
 				var e struct{ Error struct{ Code string } }
 				json.NewDecoder(resp.Body).Decode(&e)
@@ -297,7 +298,7 @@ func TestReliabilityVerifyAfterLoad(t *testing.T) {
 			results <- out
 		}()
 	}
-	close(gate)
+	close(start)
 	var admitted []res
 	refused := 0
 	for range clients {
@@ -325,7 +326,7 @@ func TestReliabilityVerifyAfterLoad(t *testing.T) {
 		t.Fatalf("provider received %d requests, want exactly the 9 admitted", n)
 	}
 	for _, x := range admitted { // the owner cancels: holds kept, upstream closed
-		if got := r.do("DELETE", "/v1/runs/"+x.id, r.keyB, "", ""); got.status != http.StatusAccepted {
+		if got := r.do("DELETE", "/v1/runs/"+string(x.id), r.keyB, "", ""); got.status != http.StatusAccepted {
 			t.Errorf("cancel %s: %d %s", x.id, got.status, got.body)
 		}
 		x.resp.Body.Close()
@@ -338,7 +339,12 @@ func TestReliabilityVerifyAfterLoad(t *testing.T) {
 	// streaming and not, at once.
 	plans := []string{"hello", "/demo kind=cut&after=2", "/demo kind=no-usage", "/demo kind=error&status=500",
 		"/demo kind=false-usage", "/demo kind=usage-text"}
-	done := make(chan ledgerRunRef, 48)
+	type loaded struct {
+		id     ledger.RunID
+		status int
+		err    error
+	}
+	done := make(chan loaded, 48)
 	for i := range 48 {
 		go func() {
 			body := chatBody(plans[i%len(plans)], i%2 == 0, 32)
@@ -346,12 +352,12 @@ func TestReliabilityVerifyAfterLoad(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+r.keyA)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
-				done <- ledgerRunRef{err: err}
+				done <- loaded{err: err}
 				return
 			}
-			_, _ = bufio.NewReader(resp.Body).WriteTo(discard{})
+			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			done <- ledgerRunRef{id: resp.Header.Get("X-Run-Id"), status: resp.StatusCode}
+			done <- loaded{id: ledger.RunID(resp.Header.Get("X-Run-Id")), status: resp.StatusCode}
 		}()
 	}
 	for range 48 {
@@ -359,10 +365,10 @@ func TestReliabilityVerifyAfterLoad(t *testing.T) {
 		if x.err != nil || x.id == "" {
 			t.Fatalf("load request: %v (status %d, no run id)", x.err, x.status)
 		}
-		r.waitRun(ledgerRunID(x.id))
+		r.waitRun(x.id)
 	}
 	for _, x := range admitted {
-		r.waitRun(ledgerRunID(x.id))
+		r.waitRun(x.id)
 	}
 	r.verify()
 
@@ -381,7 +387,7 @@ func TestReliabilityVerifyAfterLoad(t *testing.T) {
 		t.Fatalf("state: %d %s", got.status, got.body)
 	}
 	for _, tn := range st.Tenants {
-		runs, err := r.s.Store().Runs(context.Background(), ledgerRunFilter(tn.Tenant))
+		runs, err := r.s.Store().Runs(context.Background(), ledger.RunFilter{TenantID: tn.Tenant, Limit: 1_000_000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -480,7 +486,7 @@ func TestReliabilityConfigEditsLoseNoSettlement(t *testing.T) {
 	close(ids)
 	n := 0
 	for id := range ids {
-		if run := r.waitRun(ledgerRunID(id)); run.Usage != ledger.UsageTrusted {
+		if run := r.waitRun(ledger.RunID(id)); run.Usage != ledger.UsageTrusted {
 			t.Errorf("run %s not settled: %+v", id, run)
 		}
 		n++
@@ -489,7 +495,7 @@ func TestReliabilityConfigEditsLoseNoSettlement(t *testing.T) {
 		t.Fatalf("%d of %d calls settled", n, calls)
 	}
 	r.verify()
-	runs, err := r.s.Store().Runs(context.Background(), ledgerRunFilter("a"))
+	runs, err := r.s.Store().Runs(context.Background(), ledger.RunFilter{TenantID: "a", Limit: 1_000_000})
 	if err != nil {
 		t.Fatal(err)
 	}

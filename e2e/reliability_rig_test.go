@@ -166,16 +166,7 @@ func (r *rig) do(method, path, key, contentType, body string, hdr ...string) rep
 			req.Header.Set(hdr[i], hdr[i+1])
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		r.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		r.t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+	return send(r.t, req)
 }
 
 func (r *rig) chat(key, body string) reply {
@@ -308,14 +299,20 @@ func doURL(t *testing.T, base, method, path, key, body string) reply {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return send(t, req)
+}
+
+// send makes the request and reads the whole answer.
+func send(t *testing.T, req *http.Request) reply {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL.RequestURI(), err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("%s %s: read body: %v", method, path, err)
+		t.Fatalf("%s %s: read body: %v", req.Method, req.URL.RequestURI(), err)
 	}
 	return reply{status: resp.StatusCode, header: resp.Header, body: b}
 }

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/server"
 )
 
@@ -27,8 +26,7 @@ import (
 // parent. On error it prints "ERROR …" and exits, since the parent reads
 // only the child's stdout.
 func serveChild(dir, demoURL string, logger *slog.Logger) *server.Server {
-	yaml := fmt.Sprintf(rigConfig, canaryAdmin, canaryKeyA, canaryKeyB, 1000, demoURL, canaryUpstream, "", "30s", "120s")
-	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
+	cfg, err := rigConfigFor(demoURL, rigOptions{})
 	if err != nil {
 		fmt.Println("ERROR", err)
 		os.Exit(2)

@@ -84,23 +84,12 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		}
 		t.Cleanup(func() { d.Close() })
 	}
-	if o.writeTimeout == "" {
-		o.writeTimeout = "30s"
-	}
-	if o.upstreamTimeout == "" {
-		o.upstreamTimeout = "120s"
-	}
-	if o.budgetB == 0 {
-		o.budgetB = 1000
-	}
 	if o.dir == "" {
 		o.dir = t.TempDir()
 	}
-	yaml := fmt.Sprintf(rigConfig, canaryAdmin, canaryKeyA, canaryKeyB, o.budgetB, d.URL(), canaryUpstream,
-		o.extraUpstreams, o.writeTimeout, o.upstreamTimeout)
-	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
+	cfg, err := rigConfigFor(d.URL(), o)
 	if err != nil {
-		t.Fatalf("rig config: %v\n%s", err, yaml)
+		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
 	s, err := server.Open(context.Background(), server.Options{
@@ -112,6 +101,27 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	t.Cleanup(func() { s.Close() })
 	return &rig{t: t, s: s, demo: d, cfg: cfg, dir: o.dir, logs: logs, keyA: canaryKeyA, keyB: canaryKeyB}
+}
+
+// rigConfigFor is the rig's configuration in front of the upstream at
+// demoURL, with o's defaults filled in.
+func rigConfigFor(demoURL string, o rigOptions) (*config.Config, error) {
+	if o.writeTimeout == "" {
+		o.writeTimeout = "30s"
+	}
+	if o.upstreamTimeout == "" {
+		o.upstreamTimeout = "120s"
+	}
+	if o.budgetB == 0 {
+		o.budgetB = 1000
+	}
+	yaml := fmt.Sprintf(rigConfig, canaryAdmin, canaryKeyA, canaryKeyB, o.budgetB, demoURL, canaryUpstream,
+		o.extraUpstreams, o.writeTimeout, o.upstreamTimeout)
+	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		return nil, fmt.Errorf("rig config: %w\n%s", err, yaml)
+	}
+	return cfg, nil
 }
 
 func (r *rig) addr() string { return strings.TrimPrefix(r.s.URL(), "http://") }

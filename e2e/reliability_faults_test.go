@@ -104,10 +104,10 @@ type faultCase struct {
 	content string
 	stream  bool
 	// What the client sees.
-	status    int
-	code      string // error.code of the HTTP answer, or of the stream's terminal event
-	done      bool   // the stream ends with [DONE]
-	content_n int    // content events relayed before the end (stream), -1: don't check
+	status        int
+	code          string // error.code of the HTTP answer, or of the stream's terminal event
+	done          bool   // the stream ends with [DONE]
+	contentEvents int    // content events relayed before the end (stream), -1: don't check
 	// What the ledger records.
 	runStatus ledger.RunStatus
 	usage     ledger.UsageStatus
@@ -135,37 +135,37 @@ func TestReliabilityUpstreamFaults(t *testing.T) {
 	cut := func(n int) faultCase {
 		return faultCase{name: fmt.Sprintf("CutAfter%d", n), model: "demo-chat",
 			content: fmt.Sprintf("/demo kind=cut&after=%d&chunks=40&repeat=4", n), stream: true,
-			status: 200, code: "upstream_interrupted", content_n: n,
+			status: 200, code: "upstream_interrupted", contentEvents: n,
 			runStatus: ledger.RunInterrupted, usage: ledger.UsageUnknown, evidence: "the upstream"}
 	}
 	for _, tc := range []faultCase{
 		cut(1), cut(10), cut(100),
-		{name: "HTTP500", model: "demo-chat", content: "/demo kind=error&status=500", status: 502, code: "upstream_error", content_n: -1,
+		{name: "HTTP500", model: "demo-chat", content: "/demo kind=error&status=500", status: 502, code: "upstream_error", contentEvents: -1,
 			runStatus: ledger.RunFailed, usage: ledger.UsageReleased, evidence: "upstream_status=500 body_sha256="},
-		{name: "HTTP400Stream", model: "demo-chat", content: "/demo kind=error&status=400", stream: true, status: 502, code: "upstream_error", content_n: -1,
+		{name: "HTTP400Stream", model: "demo-chat", content: "/demo kind=error&status=400", stream: true, status: 502, code: "upstream_error", contentEvents: -1,
 			runStatus: ledger.RunFailed, usage: ledger.UsageReleased, evidence: "upstream_status=400 body_sha256="},
 		// A 429/503 proves the provider did no work: the gateway may retry
 		// (twice, honouring Retry-After) and releases with every refusal as
 		// evidence.
-		{name: "HTTP429Exhausted", model: "demo-chat", content: "/demo kind=error&status=429&retry_after=1", status: 429, code: "upstream_busy", content_n: -1,
+		{name: "HTTP429Exhausted", model: "demo-chat", content: "/demo kind=error&status=429&retry_after=1", status: 429, code: "upstream_busy", contentEvents: -1,
 			runStatus: ledger.RunFailed, usage: ledger.UsageReleased, evidence: "final upstream_status=429 body_sha256=", calls: 3},
-		{name: "HTTP503ThenSuccess", model: "demo-chat", content: "/demo kind=error&status=503&retry_after=1&times=1", stream: true, status: 200, done: true, content_n: -1,
+		{name: "HTTP503ThenSuccess", model: "demo-chat", content: "/demo kind=error&status=503&retry_after=1&times=1", stream: true, status: 200, done: true, contentEvents: -1,
 			runStatus: ledger.RunCompleted, usage: ledger.UsageTrusted, calls: 2},
-		{name: "ConnectionRefused", model: "gone-chat", content: "hi", stream: true, status: 502, code: "upstream_error", content_n: -1,
+		{name: "ConnectionRefused", model: "gone-chat", content: "hi", stream: true, status: 502, code: "upstream_error", contentEvents: -1,
 			runStatus: ledger.RunFailed, usage: ledger.UsageReleased, evidence: "upstream_connect_error"},
-		{name: "RSTBeforeHeaders", model: "raw-chat", content: "raw:rst-before-headers", stream: true, status: 502, code: "upstream_error", content_n: -1,
+		{name: "RSTBeforeHeaders", model: "raw-chat", content: "raw:rst-before-headers", stream: true, status: 502, code: "upstream_error", contentEvents: -1,
 			runStatus: ledger.RunFailed, usage: ledger.UsageUnknown, evidence: "upstream_no_response"},
-		{name: "RedirectNotFollowed", model: "raw-chat", content: "raw:redirect", stream: true, status: 502, code: "upstream_error", content_n: -1,
+		{name: "RedirectNotFollowed", model: "raw-chat", content: "raw:redirect", stream: true, status: 502, code: "upstream_error", contentEvents: -1,
 			runStatus: ledger.RunFailed, usage: ledger.UsageReleased, evidence: "upstream_status=307"},
-		{name: "RSTMidStream", model: "raw-chat", content: "raw:rst-mid-stream", stream: true, status: 200, code: "upstream_interrupted", content_n: 2,
+		{name: "RSTMidStream", model: "raw-chat", content: "raw:rst-mid-stream", stream: true, status: 200, code: "upstream_interrupted", contentEvents: 2,
 			runStatus: ledger.RunInterrupted, usage: ledger.UsageUnknown},
-		{name: "StallAfterHeaders", model: "demo-chat", content: "/demo kind=stall", stream: true, status: 200, code: "upstream_timeout", content_n: 0,
+		{name: "StallAfterHeaders", model: "demo-chat", content: "/demo kind=stall", stream: true, status: 200, code: "upstream_timeout", contentEvents: 0,
 			runStatus: ledger.RunInterrupted, usage: ledger.UsageUnknown},
-		{name: "NoUsageChunk", model: "demo-chat", content: "/demo kind=no-usage", stream: true, status: 200, done: true, content_n: -1,
+		{name: "NoUsageChunk", model: "demo-chat", content: "/demo kind=no-usage", stream: true, status: 200, done: true, contentEvents: -1,
 			runStatus: ledger.RunCompleted, usage: ledger.UsageUnknown},
-		{name: "ContradictingUsage", model: "demo-chat", content: "/demo kind=false-usage", stream: true, status: 200, done: true, content_n: -1,
+		{name: "ContradictingUsage", model: "demo-chat", content: "/demo kind=false-usage", stream: true, status: 200, done: true, contentEvents: -1,
 			runStatus: ledger.RunCompleted, usage: ledger.UsageUnknown},
-		{name: "UsageShapedText", model: "demo-chat", content: "/demo kind=usage-text", stream: true, status: 200, done: true, content_n: -1,
+		{name: "UsageShapedText", model: "demo-chat", content: "/demo kind=usage-text", stream: true, status: 200, done: true, contentEvents: -1,
 			runStatus: ledger.RunCompleted, usage: ledger.UsageTrusted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,15 +198,15 @@ func TestReliabilityUpstreamFaults(t *testing.T) {
 						t.Fatal("a cut stream carries [DONE]")
 					}
 				}
-				if tc.content_n >= 0 {
+				if tc.contentEvents >= 0 {
 					n := 0
 					for _, ev := range events {
 						if strings.Contains(ev, `"content":"`) && !strings.Contains(ev, `"content":""`) {
 							n++
 						}
 					}
-					if n != tc.content_n {
-						t.Errorf("relayed %d content events, want %d", n, tc.content_n)
+					if n != tc.contentEvents {
+						t.Errorf("relayed %d content events, want %d", n, tc.contentEvents)
 					}
 				}
 			} else if got.status != 200 {

@@ -291,10 +291,8 @@ func TestReliabilityClientDisconnect(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		content string
-		// leave is called with the open response (nil before headers) and
-		// returns once the client has gone.
-		leaveAfterEvents int // -1: before the response headers
-		readAll          bool
+		leaveAfterEvents int  // the client leaves after this many data events; -1: before the response headers
+		readAll          bool // the client reads to the end, then leaves
 		want             ledger.UsageStatus
 		wantStatus       ledger.RunStatus
 	}{

@@ -289,8 +289,8 @@ func TestReliabilityClientDisconnect(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, rigOptions{})
 	for _, tc := range []struct {
-		name    string
-		content string
+		name             string
+		content          string
 		leaveAfterEvents int  // the client leaves after this many data events; -1: before the response headers
 		readAll          bool // the client reads to the end, then leaves
 		want             ledger.UsageStatus

@@ -14,7 +14,6 @@ const (
 	codeNotFound             = "not_found"
 	codeNotImplemented       = "not_implemented"
 	codeUnsupportedMediaType = "unsupported_media_type"
-	codeMethodNotAllowed     = "method_not_allowed"
 )
 
 type errorBody struct {
@@ -40,8 +39,6 @@ func status(code string) (int, string) {
 		return http.StatusForbidden, "permission_error"
 	case ledger.CodeRunNotFound, ledger.CodeModelNotFound, codeNotFound:
 		return http.StatusNotFound, "not_found_error"
-	case codeMethodNotAllowed:
-		return http.StatusMethodNotAllowed, "invalid_request_error"
 	case ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict:
 		return http.StatusConflict, "invalid_request_error"
 	case ledger.CodeRequestTooLarge:

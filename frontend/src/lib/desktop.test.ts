@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connection, csvName, exportAuditCSV, inWails, type Host, type WailsApp } from './desktop';
+import { connection, csvName, exportAuditCSV, wailsApp, type Host, type WailsApp } from './desktop';
 import type { Api } from './api';
 
 function browserHost(hash: string, stored: Record<string, string> = {}) {
@@ -21,7 +21,7 @@ function browserHost(hash: string, stored: Record<string, string> = {}) {
 describe('connection', () => {
   it('in a browser: origin + #token, then the fragment leaves the address bar', async () => {
     const { host, replaced } = browserHost('#token=abc%2B123');
-    expect(inWails(host)).toBe(false);
+    expect(wailsApp(host)).toBeNull();
     expect(await connection(host)).toEqual({ url: 'http://127.0.0.1:8787', token: 'abc+123' });
     expect(replaced).toEqual(['/?x=1']);
   });
@@ -43,7 +43,7 @@ describe('connection', () => {
     const { host, replaced } = browserHost('#token=browser');
     const app: WailsApp = { Connection: async () => ({ url: 'http://127.0.0.1:9999', token: 'wails-tok' }) };
     host.go = { app: { App: app } };
-    expect(inWails(host)).toBe(true);
+    expect(wailsApp(host)).toBe(app);
     expect(await connection(host)).toEqual({ url: 'http://127.0.0.1:9999', token: 'wails-tok' });
     expect(replaced).toEqual([]);
   });
@@ -51,7 +51,7 @@ describe('connection', () => {
   it('a window.go without the App binding counts as a browser', () => {
     const { host } = browserHost('');
     host.go = { app: {} };
-    expect(inWails(host)).toBe(false);
+    expect(wailsApp(host)).toBeNull();
   });
 });
 

@@ -3,7 +3,7 @@
 
 import type { Api, AuditQuery, Conn } from './api';
 
-/** The bound methods of app.App this dashboard calls (Go side: app/, helper F). */
+/** The bound methods of app.App this dashboard calls (Go side: app/app.go, app/desktop.go). */
 export interface WailsApp {
   Connection(): Promise<Conn>;
   SaveAuditCSV?(from: string, to: string, tenant: string): Promise<string | void>;
@@ -25,13 +25,10 @@ export interface Host {
 
 const tokenKey = 'quotagate.admin-token';
 
+/** wailsApp returns the bound App inside the desktop window, or null in a browser. */
 export function wailsApp(host: Host = window): WailsApp | null {
   const app = host.go?.app?.App;
   return app && typeof app.Connection === 'function' ? app : null;
-}
-
-export function inWails(host: Host = window): boolean {
-  return wailsApp(host) !== null;
 }
 
 /**

@@ -434,14 +434,9 @@ func (c *call) finish(reqCtx context.Context) error {
 	)
 	switch {
 	case o.verdict.Trusted:
-		spend, evidence := o.verdict.SpendUnits, o.evidence
-		if res := c.est.ReserveUnits; spend > res {
-			// The ledger never spends beyond the hold (available ≥ 0); the
-			// provider's figure stays in the evidence for reconciliation.
-			evidence = fmt.Sprintf("%s; settled at the reserve %d", evidence, res)
-			spend = res
-		}
-		_, err = g.opts.Store.Settle(ctx, c.id, spend, evidence)
+		// Above the reserve, the ledger charges the tenant the reserve and
+		// counts the rest in the quota day (the provider did consume it).
+		_, err = g.opts.Store.Settle(ctx, c.id, o.verdict.SpendUnits, o.evidence)
 		kind = EventSettle
 	case o.release:
 		_, err = g.opts.Store.ReleaseHold(ctx, c.id, o.status, o.evidence)

@@ -281,16 +281,18 @@ func TestSeed000UsageShapedTextIsCountedAsText(t *testing.T) {
 	}
 }
 
-// Trusted usage above the reserve settles at the reserve (the ledger never
-// spends more than it holds) and the evidence keeps the provider's figure.
+// Trusted usage above the reserve charges the tenant the reserve (the ledger
+// never spends more than it holds); the rest is the run's overrun, which a
+// guarded model's quota day counts, and the evidence names it.
 func TestUsageAboveReserveSettlesAtReserve(t *testing.T) {
 	e := newEnv(t, envOpts{plan: demo.Plan{Text: "你好 AI"}})
 	resp := e.chat(ctxT(t), "key-a", `{"model":"demo-chat","stream":true,"max_tokens":2,"messages":[{"role":"user","content":"hi"}]}`, "")
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	run := e.waitEnd(runID(t, resp))
-	if run.Usage != ledger.UsageTrusted || run.ReserveUnits != 4 || run.SpentUnits != 4 || !strings.Contains(run.Evidence, "above the reserve") {
-		t.Errorf("run %+v, want trusted, settled at the reserve 4, evidence naming the excess", run)
+	if run.Usage != ledger.UsageTrusted || run.ReserveUnits != 4 || run.SpentUnits != 4 || run.OverrunUnits != 7 ||
+		!strings.Contains(run.Evidence, "above the reserve") {
+		t.Errorf("run %+v, want trusted, settled at the reserve 4 with an overrun of 2+9−4 = 7, evidence naming it", run)
 	}
 }
 

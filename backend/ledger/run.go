@@ -55,9 +55,12 @@ type Run struct {
 	ReserveUnits Units       `json:"reserve_units"`
 	SpentUnits   Units       `json:"spent_units"`
 	HeldUnits    Units       `json:"held_units"` // ReserveUnits while Usage.Holding(), else 0
-	Evidence     string      `json:"evidence,omitempty"`
-	CreatedAt    time.Time   `json:"created_at"`
-	UpdatedAt    time.Time   `json:"updated_at"`
+	// OverrunUnits are trusted units beyond the reserve: never charged to the
+	// tenant (available stays ≥ 0), but counted in a guarded model's quota day.
+	OverrunUnits Units     `json:"overrun_units,omitempty"`
+	Evidence     string    `json:"evidence,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
 }
 
 // QuotaCheck asks Admit to also enforce a guarded model's daily limit, in the

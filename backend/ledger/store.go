@@ -25,9 +25,11 @@ type Store interface {
 	Admit(ctx context.Context, req AdmitRequest) (Run, error)
 	// Start moves a queued run to active. CodeRunEnded if it already ended.
 	Start(ctx context.Context, id RunID) (Run, error)
-	// Settle ends a run on trusted usage: spends units (≤ reserve), releases the
-	// rest. CodeRunEnded if the run already ended; CodeInvalidRequest if units
-	// is out of range.
+	// Settle ends a run on trusted usage: spends units, releases the rest. Units
+	// above the reserve spend the reserve and are kept as the run's overrun,
+	// which counts in a guarded model's quota day but not in the tenant's
+	// balance. CodeRunEnded if the run already ended; CodeInvalidRequest if
+	// units is out of range.
 	Settle(ctx context.Context, id RunID, units Units, evidence string) (Run, error)
 	// KeepHold ends a run whose usage is unknown (status interrupted, cancelled
 	// or completed-without-evidence); the reserve stays held.

@@ -103,7 +103,7 @@ type Judgement struct {
 	Complete     bool // non-streaming: the whole JSON body arrived and parsed
 	Band         PromptBand
 	// ReserveUnits, when > 0, is the run's reserve; a trusted spend above it
-	// sets Verdict.ExceedsReserve (ledger.Store.Settle refuses units > reserve).
+	// sets Verdict.ExceedsReserve (ledger.Store.Settle charges the reserve and keeps the rest as overrun).
 	ReserveUnits ledger.Units
 }
 

@@ -18,7 +18,7 @@ const (
 )
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
-	held_units, evidence, created_at, updated_at`
+	held_units, overrun_units, evidence, created_at, updated_at`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -27,7 +27,7 @@ func scanRun(r rowScanner) (ledger.Run, error) {
 	var id, status, usage string
 	var created, updated int64
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
-		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.Evidence, &created, &updated)
+		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated)
 	if err != nil {
 		return run, err
 	}
@@ -150,9 +150,9 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		Status: status, Usage: ledger.UsagePending, ReserveUnits: r, HeldUnits: r,
 		CreatedAt: w.now, UpdatedAt: w.now,
 	}
-	if _, err := w.exec(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := w.exec(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
-		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), run.Evidence,
+		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
 		nanos(run.CreatedAt), nanos(run.UpdatedAt)); err != nil {
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
@@ -223,6 +223,7 @@ type change struct {
 func applyChange(ctx context.Context, w *wtx, before, after ledger.Run, c change) error {
 	dSpent := after.SpentUnits - before.SpentUnits
 	dHeld := after.HeldUnits - before.HeldUnits
+	dUsed := dSpent + after.OverrunUnits - before.OverrunUnits // what the quota day counts
 	dActive := 0
 	if !before.Status.Ended() && after.Status.Ended() {
 		dActive = -1
@@ -233,24 +234,25 @@ func applyChange(ctx context.Context, w *wtx, before, after ledger.Run, c change
 		int64(dSpent), int64(dHeld), dActive, before.TenantID).Scan(&b.budget, &b.spent, &b.held, &b.active, &b.maxConc); err != nil {
 		return fmt.Errorf("move balance of tenant %s: %w", before.TenantID, err)
 	}
-	if before.QuotaDay != "" && (dSpent != 0 || dHeld != 0) {
+	if before.QuotaDay != "" && (dUsed != 0 || dHeld != 0) {
 		if _, err := w.exec(ctx, `UPDATE quota_days SET usage_units = usage_units + ?, held_units = held_units + ?
-			WHERE upstream = ? AND model = ? AND day = ?`, int64(dSpent), int64(dHeld),
+			WHERE upstream = ? AND model = ? AND day = ?`, int64(dUsed), int64(dHeld),
 			before.Upstream, before.Model, before.QuotaDay); err != nil {
 			return fmt.Errorf("move quota day: %w", err)
 		}
-		if dSpent > 0 {
+		if dUsed > 0 {
 			minute := w.now.Truncate(time.Minute).Unix()
 			if _, err := w.exec(ctx, `INSERT INTO usage_minutes (upstream, model, minute, units) VALUES (?, ?, ?, ?)
 				ON CONFLICT (upstream, model, minute) DO UPDATE SET units = units + excluded.units`,
-				before.Upstream, before.Model, minute, int64(dSpent)); err != nil {
+				before.Upstream, before.Model, minute, int64(dUsed)); err != nil {
 				return fmt.Errorf("usage minute: %w", err)
 			}
 		}
 	}
-	if _, err := w.exec(ctx, `UPDATE runs SET status = ?, usage = ?, spent_units = ?, held_units = ?, evidence = ?,
-		updated_at = ? WHERE id = ?`, string(after.Status), string(after.Usage), int64(after.SpentUnits),
-		int64(after.HeldUnits), after.Evidence, nanos(w.now), string(after.ID)); err != nil {
+	if _, err := w.exec(ctx, `UPDATE runs SET status = ?, usage = ?, spent_units = ?, held_units = ?,
+		overrun_units = ?, evidence = ?, updated_at = ? WHERE id = ?`, string(after.Status), string(after.Usage),
+		int64(after.SpentUnits), int64(after.HeldUnits), int64(after.OverrunUnits), after.Evidence,
+		nanos(w.now), string(after.ID)); err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
 	availAfter := b.available()
@@ -317,13 +319,17 @@ func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units,
 		if run.Status.Ended() {
 			return run, change{}, ended(run)
 		}
-		if units > run.ReserveUnits {
-			return run, change{}, ledger.Errorf(ledger.CodeInvalidRequest,
-				"settled units %d exceed the reserve %d of run %s", units, run.ReserveUnits, run.ID)
+		spent := min(units, run.ReserveUnits)
+		if over := units - spent; over > 0 {
+			// The provider consumed more than was held: the tenant pays the
+			// reserve; the quota day counts everything the provider reported.
+			run.OverrunUnits = over
+			evidence = fmt.Sprintf("%s; %d above the reserve %d: the tenant is charged the reserve, the quota day counts all %d",
+				evidence, over, run.ReserveUnits, units)
 		}
 		run.Status, run.Usage = ledger.RunCompleted, ledger.UsageTrusted
-		run.SpentUnits, run.HeldUnits, run.Evidence = units, 0, evidence
-		return run, change{kind: ledger.AuditSettle, evidence: evidence, units: units}, nil
+		run.SpentUnits, run.HeldUnits, run.Evidence = spent, 0, evidence
+		return run, change{kind: ledger.AuditSettle, evidence: evidence, units: spent}, nil
 	})
 }
 

@@ -225,7 +225,7 @@ func (v *verifier) runsAgainstAudit() {
 
 func (v *verifier) quotaDays() {
 	v.each(`WITH sums AS (
-			SELECT upstream, model, quota_day AS day, sum(spent_units) AS usage, sum(held_units) AS held
+			SELECT upstream, model, quota_day AS day, sum(spent_units + overrun_units) AS usage, sum(held_units) AS held
 			FROM runs WHERE quota_day != '' GROUP BY upstream, model, quota_day
 		), keys AS (
 			SELECT upstream, model, day FROM sums UNION SELECT upstream, model, day FROM quota_days

@@ -25,6 +25,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("QueuedCountsAsActive", func(t *testing.T) { testQueuedCountsAsActive(t, open(t)) })
 	t.Run("SettlePartial", func(t *testing.T) { testSettlePartial(t, open(t)) })
 	t.Run("SettleBounds", func(t *testing.T) { testSettleBounds(t, open(t)) })
+	t.Run("SettleOverrun", func(t *testing.T) { testSettleOverrun(t, open(t)) })
 	t.Run("EndedRunRefusesTransitions", func(t *testing.T) { testEndedRun(t, open(t)) })
 	t.Run("ReleaseHold", func(t *testing.T) { testReleaseHold(t, open(t)) })
 	t.Run("RecoverInterrupted", func(t *testing.T) { testRecoverInterrupted(t, open(t)) })
@@ -421,7 +422,7 @@ func testSettleBounds(t *testing.T, st ledger.Store) {
 	MustApply(t, st, Tenant("t", 1000, 4))
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r", TenantID: "t", ReserveUnits: 50})
 	want := ledger.Balance{TenantID: "t", BudgetUnits: 1000, HeldUnits: 50, AvailableUnits: 950, Active: 1}
-	for _, units := range []ledger.Units{51, -1, ledger.MaxUnits + 1} {
+	for _, units := range []ledger.Units{-1, ledger.MaxUnits + 1} {
 		_, err := st.Settle(ctx, "r", units, "usage")
 		WantCode(t, err, ledger.CodeInvalidRequest)
 		WantBalance(t, st, want)
@@ -432,6 +433,33 @@ func testSettleBounds(t *testing.T, st ledger.Store) {
 		t.Fatal(err)
 	}
 	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, SpentUnits: 50, AvailableUnits: 950})
+	WantVerified(t, st)
+}
+
+// testSettleOverrun: trusted usage above the reserve charges the tenant the
+// reserve (available never goes negative) and counts everything in the
+// guarded model's quota day, since the provider consumed it (seed 002: a
+// thinking model outrunning its reserve).
+func testSettleOverrun(t *testing.T, st ledger.Store) {
+	ctx := context.Background()
+	MustApply(t, st, Tenant("t", 1000, 4))
+	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r", TenantID: "t", Upstream: "ark", Model: "m", ReserveUnits: 50,
+		Quota: &ledger.QuotaCheck{Day: "2026-11-29", LimitUnits: 10_000}})
+	run, err := st.Settle(ctx, "r", 80, "usage 80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.SpentUnits != 50 || run.OverrunUnits != 30 || run.HeldUnits != 0 || run.Usage != ledger.UsageTrusted {
+		t.Fatalf("settled run = %+v, want spent 50 (the reserve) and overrun 30", run)
+	}
+	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, SpentUnits: 50, AvailableUnits: 950})
+	q, err := st.QuotaUsage(ctx, "ark", "m", "2026-11-29")
+	if err != nil || q.UsageUnits != 80 || q.HeldInFlight != 0 {
+		t.Fatalf("quota usage = %+v, %v; want all 80 units counted", q, err)
+	}
+	if got, err := st.Run(ctx, "r"); err != nil || got.OverrunUnits != 30 {
+		t.Fatalf("stored run = %+v, %v; want the overrun kept", got, err)
+	}
 	WantVerified(t, st)
 }
 

@@ -257,17 +257,16 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 		switch {
 		case r.status.Ended():
 			want = ledger.CodeRunEnded
-		case units > r.reserve:
-			want = ledger.CodeInvalidRequest
 		default:
-			r.tenant.spent += units
+			spent := min(units, r.reserve) // above the reserve: an overrun, counted in the quota day only
+			r.tenant.spent += spent
 			r.tenant.held -= r.reserve
 			r.tenant.active--
 			if r.quota {
 				m.quota.usage += units
 				m.quota.held -= r.reserve
 			}
-			r.status, r.usage, r.spent = ledger.RunCompleted, ledger.UsageTrusted, units
+			r.status, r.usage, r.spent = ledger.RunCompleted, ledger.UsageTrusted, spent
 		}
 		return m.expect(err, want, r, &run)
 	case opKeepHold:

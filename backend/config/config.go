@@ -244,38 +244,18 @@ func yamlScalar(v string) []byte {
 }
 
 func (c *Config) fillDefaults() {
-	if c.Addr == "" {
-		c.Addr = DefaultAddr
-	}
-	if c.Meter == "" {
-		c.Meter = MeterTiktoken
-	}
+	orDefault(&c.Addr, DefaultAddr)
+	orDefault(&c.Meter, MeterTiktoken)
 	l := &c.Limits
-	if l.RequestBytesMax == 0 {
-		l.RequestBytesMax = DefaultRequestBytesMax
-	}
-	if l.DefaultOutputUnits == 0 {
-		l.DefaultOutputUnits = DefaultOutputUnits
-	}
-	if l.ReasoningFloorUnits == 0 {
-		l.ReasoningFloorUnits = DefaultReasoningFloorUnits
-	}
-	if l.ImageUnits == 0 {
-		l.ImageUnits = DefaultImageUnits
-	}
-	if l.StreamQueueEvents == 0 {
-		l.StreamQueueEvents = DefaultStreamQueueEvents
-	}
-	if l.WriteTimeout == 0 {
-		l.WriteTimeout = DefaultWriteTimeout
-	}
-	if l.UpstreamTimeout == 0 {
-		l.UpstreamTimeout = DefaultUpstreamTimeout
-	}
+	orDefault(&l.RequestBytesMax, DefaultRequestBytesMax)
+	orDefault(&l.DefaultOutputUnits, DefaultOutputUnits)
+	orDefault(&l.ReasoningFloorUnits, DefaultReasoningFloorUnits)
+	orDefault(&l.ImageUnits, DefaultImageUnits)
+	orDefault(&l.StreamQueueEvents, DefaultStreamQueueEvents)
+	orDefault(&l.WriteTimeout, DefaultWriteTimeout)
+	orDefault(&l.UpstreamTimeout, DefaultUpstreamTimeout)
 	for i := range c.Tenants {
-		if c.Tenants[i].MaxConcurrent == 0 {
-			c.Tenants[i].MaxConcurrent = 1
-		}
+		orDefault(&c.Tenants[i].MaxConcurrent, 1)
 	}
 	for i := range c.Upstreams {
 		u := &c.Upstreams[i]
@@ -285,15 +265,9 @@ func (c *Config) fillDefaults() {
 				u.Kind = KindDemo
 			}
 		}
-		if u.MaxConcurrent == 0 {
-			u.MaxConcurrent = DefaultGateConcurrent
-		}
-		if u.Queue.MaxWaiters == 0 {
-			u.Queue.MaxWaiters = DefaultMaxWaiters
-		}
-		if u.Queue.MaxWait == 0 {
-			u.Queue.MaxWait = DefaultMaxWait
-		}
+		orDefault(&u.MaxConcurrent, DefaultGateConcurrent)
+		orDefault(&u.Queue.MaxWaiters, DefaultMaxWaiters)
+		orDefault(&u.Queue.MaxWait, DefaultMaxWait)
 		if q := u.Quota; q != nil {
 			q.fillDefaults()
 		}
@@ -301,53 +275,29 @@ func (c *Config) fillDefaults() {
 }
 
 func (q *Quota) fillDefaults() {
-	if q.DailyCap == 0 {
-		q.DailyCap = 2_000_000
-	}
-	if q.SmallBuffer == 0 {
-		q.SmallBuffer = 50_000
-	}
-	if q.UsageWall == 0 {
-		q.UsageWall = 1_950_000
-	}
-	if q.BalanceWall == 0 {
-		q.BalanceWall = 100_000
-	}
-	if q.Timezone == "" {
-		q.Timezone = "Asia/Shanghai"
-	}
-	if q.SyncEvery == 0 {
-		q.SyncEvery = 30 * time.Minute
-	}
-	if q.SyncEveryLow == 0 {
-		q.SyncEveryLow = 5 * time.Minute
-	}
-	if q.BurstSync == 0 {
-		q.BurstSync = 100_000
-	}
-	if q.Lag == 0 {
-		q.Lag = DefaultQuotaLag
-	}
-	if q.MinLag == 0 {
-		q.MinLag = time.Minute
-	}
-	if q.MaxLag == 0 {
-		q.MaxLag = 45 * time.Minute
-	}
-	if q.ExpiryHorizon == 0 {
-		q.ExpiryHorizon = 15 * time.Minute
-	}
-	if q.LowBalance == 0 {
-		q.LowBalance = 300_000
-	}
-	if q.TopUp.At == "" {
-		q.TopUp.At = "23:20"
-	}
-	if q.TopUp.Prompt == "" {
-		q.TopUp.Prompt = DefaultTopUpPrompt
-	}
-	if q.Balance.Kind == "" {
-		q.Balance.Kind = "manual"
+	orDefault(&q.DailyCap, 2_000_000)
+	orDefault(&q.SmallBuffer, 50_000)
+	orDefault(&q.UsageWall, 1_950_000)
+	orDefault(&q.BalanceWall, 100_000)
+	orDefault(&q.Timezone, "Asia/Shanghai")
+	orDefault(&q.SyncEvery, 30*time.Minute)
+	orDefault(&q.SyncEveryLow, 5*time.Minute)
+	orDefault(&q.BurstSync, 100_000)
+	orDefault(&q.Lag, DefaultQuotaLag)
+	orDefault(&q.MinLag, time.Minute)
+	orDefault(&q.MaxLag, 45*time.Minute)
+	orDefault(&q.ExpiryHorizon, 15*time.Minute)
+	orDefault(&q.LowBalance, 300_000)
+	orDefault(&q.TopUp.At, "23:20")
+	orDefault(&q.TopUp.Prompt, DefaultTopUpPrompt)
+	orDefault(&q.Balance.Kind, "manual")
+}
+
+// orDefault sets *v to def when it is the zero value (not given in the file).
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
 	}
 }
 

@@ -231,16 +231,13 @@ func (q quotaAdmin) Sync(ctx context.Context, upstream, model string) (ledger.Sn
 	return q.g.Sync(ctx, upstream, model)
 }
 
+// RecordBalance applies a reading the admin API has already checked: exactly
+// one of balance and b0 is set.
 func (q quotaAdmin) RecordBalance(ctx context.Context, upstream, model string, r admin.BalanceReading) (ledger.Snapshot, error) {
-	switch {
-	case r.Balance != nil && r.B0 != nil:
-		return ledger.Snapshot{}, ledger.Errorf(ledger.CodeInvalidRequest, `send either "balance" or "b0", not both`)
-	case r.Balance != nil:
-		return q.g.SetBalance(ctx, upstream, model, *r.Balance)
-	case r.B0 != nil:
+	if r.B0 != nil {
 		return q.g.SetB0(ctx, upstream, model, *r.B0)
 	}
-	return ledger.Snapshot{}, ledger.Errorf(ledger.CodeInvalidRequest, `send {"balance": N} (a reading taken now) or {"b0": N} (today's starting balance)`)
+	return q.g.SetBalance(ctx, upstream, model, *r.Balance)
 }
 
 func (a *assembly) close() {

@@ -1,17 +1,13 @@
 import { useState } from 'preact/hooks';
 import type { Run } from '../lib/types';
 import type { Actions } from '../lib/store';
-import { shortID, time, units } from '../lib/format';
+import { time, units } from '../lib/format';
 import { wholeUnits } from '../lib/parse';
-import { StatusBadge } from './StatusBadge';
+import { RunCells, runColumns } from './RunCells';
 import { TablePanel, type Column } from './TablePanel';
 
 const columns: readonly Column[] = [
-  { label: 'run' },
-  { label: 'tenant' },
-  { label: 'model' },
-  { label: 'status' },
-  { label: 'usage' },
+  ...runColumns,
   { label: 'held', class: 'num' },
   { label: 'updated' },
   { label: '' },
@@ -30,19 +26,7 @@ export function HoldsTable(props: { holds: Run[]; actions: Actions; busy: Readon
     >
       {props.holds.map((r) => [
         <tr key={r.id} data-testid={`hold-row-${r.id}`}>
-          <td class="mono" title={r.id}>
-            {shortID(r.id)}
-          </td>
-          <td>{r.tenant}</td>
-          <td>
-            {r.upstream}/{r.model}
-          </td>
-          <td>
-            <StatusBadge value={r.status} />
-          </td>
-          <td>
-            <StatusBadge value={r.usage} />
-          </td>
+          <RunCells run={r} />
           <td class="num strong">{units(r.held_units)}</td>
           <td>{time(r.updated_at, props.now)}</td>
           <td class="act">

@@ -1,17 +1,13 @@
 import type { Run } from '../lib/types';
 import type { Actions } from '../lib/store';
-import { shortID, time, units } from '../lib/format';
-import { StatusBadge } from './StatusBadge';
+import { time, units } from '../lib/format';
+import { RunCells, runColumns } from './RunCells';
 import { TablePanel, type Column } from './TablePanel';
 
 const cancellable = new Set(['queued', 'active']);
 
 const columns: readonly Column[] = [
-  { label: 'run' },
-  { label: 'tenant' },
-  { label: 'model' },
-  { label: 'status' },
-  { label: 'usage' },
+  ...runColumns,
   { label: 'reserve', class: 'num' },
   { label: 'spent', class: 'num' },
   { label: 'held', class: 'num' },
@@ -31,19 +27,7 @@ export function RunsTable(props: { runs: Run[]; actions: Actions; busy: Readonly
     >
       {props.runs.map((r) => (
         <tr key={r.id} data-testid={`run-row-${r.id}`}>
-          <td class="mono" title={r.id}>
-            {shortID(r.id)}
-          </td>
-          <td>{r.tenant}</td>
-          <td>
-            {r.upstream}/{r.model}
-          </td>
-          <td>
-            <StatusBadge value={r.status} />
-          </td>
-          <td>
-            <StatusBadge value={r.usage} />
-          </td>
+          <RunCells run={r} />
           <td class="num">{units(r.reserve_units)}</td>
           <td class="num">{units(r.spent_units)}</td>
           <td class="num">{units(r.held_units)}</td>

@@ -1,6 +1,8 @@
 package demo
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -42,6 +44,11 @@ type Plan struct {
 	Status     int    // KindError: HTTP status (default 503)
 	Body       string // KindError: response body (default an OpenAI-shaped error)
 	RetryAfter string // KindError: Retry-After header value, if any
+	// Tool, when set, ends the answer with a call of that tool (chat:
+	// tool_calls; Messages: a tool_use block) whose arguments are ToolInput
+	// (a JSON object, default {}); the answer then stops for tool use.
+	Tool      string
+	ToolInput string
 	// Times limits KindError to the first Times requests that carry this same
 	// plan (0: every one); later ones are answered normally. It scripts
 	// "429, then success" for a caller that retries with the same plan.
@@ -51,7 +58,7 @@ type Plan struct {
 // PlanHeader is the request header that chooses a plan per request, written
 // as a URL query: "kind=cut&after=1&parts=part,more". Keys: kind, text (URL-escaped),
 // parts (comma-separated), chunks, repeat, delay, latency ("2s" or "2s-5s"),
-// after, status, body, retry_after, times.
+// after, status, body, retry_after, times, tool, input (a JSON object).
 const PlanHeader = "X-Demo-Plan"
 
 // DirectivePrefix starts a last user message that chooses the plan in-band,
@@ -110,6 +117,19 @@ func ParsePlan(s string) (Plan, error) {
 	}
 	p.Body = q.Get("body")
 	p.RetryAfter = q.Get("retry_after")
+	p.Tool, p.ToolInput = q.Get("tool"), q.Get("input")
+	if p.ToolInput != "" && p.Tool == "" {
+		return Plan{}, fmt.Errorf("demo plan: input without tool")
+	}
+	if p.Tool != "" {
+		if p.ToolInput == "" {
+			p.ToolInput = "{}"
+		}
+		var obj map[string]any
+		if json.Unmarshal([]byte(p.ToolInput), &obj) != nil {
+			return Plan{}, fmt.Errorf("demo plan: input=%q is not a JSON object", p.ToolInput)
+		}
+	}
 	return p, nil
 }
 
@@ -140,7 +160,27 @@ func (p Plan) Encode() string {
 	if p.RetryAfter != "" {
 		q.Set("retry_after", p.RetryAfter)
 	}
+	if p.Tool != "" {
+		q.Set("tool", p.Tool)
+		q.Set("input", p.ToolInput)
+	}
 	return q.Encode()
+}
+
+// output is all the generated text the plan sends: the text, then the
+// tool's name and arguments — what a gateway meters as output.
+func (p Plan) output() string { return p.text() + p.Tool + p.toolArgs() }
+
+// toolArgs is ToolInput, compacted ("" without a tool).
+func (p Plan) toolArgs() string {
+	if p.Tool == "" {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(p.ToolInput)) != nil {
+		return p.ToolInput
+	}
+	return b.String()
 }
 
 // text returns the whole output the plan intends to send.

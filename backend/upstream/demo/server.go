@@ -21,7 +21,7 @@ var DefaultModels = []string{"demo-chat"}
 type Options struct {
 	Addr   string   // listen address; default "127.0.0.1:0"
 	Models []string // served model ids; default DefaultModels
-	APIKey string   // when set, requests must carry "Authorization: Bearer <APIKey>"
+	APIKey string   // when set, requests must carry "Authorization: Bearer <APIKey>" or "x-api-key: <APIKey>"
 	Plan   Plan     // the plan of requests that choose none
 	// PromptUnits and CompletionUnits count the usage the demo reports. The
 	// default counts UTF-8 bytes of the message contents and of the output
@@ -31,6 +31,10 @@ type Options struct {
 	// that the demo's usage is trusted there too.
 	PromptUnits     func(body []byte) int64
 	CompletionUnits func(model, text string) int64
+	// MessagesPromptUnits is PromptUnits for a /v1/messages body; the
+	// default counts what utf8-bytes-v1 counts there (issue 11: system
+	// text, text blocks, tool_result text).
+	MessagesPromptUnits func(body []byte) int64
 	// KeepRequests bounds the request records kept for Stats (the newest are
 	// kept; default 1000), so a long-running demo does not grow.
 	KeepRequests int
@@ -103,6 +107,7 @@ func Start(opts Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("POST /v1/messages", s.messages)
 	s.srv = &http.Server{Handler: s.auth(mux), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -185,7 +190,7 @@ func (s *Server) update(f func()) {
 
 func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.opts.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.opts.APIKey {
+		if s.opts.APIKey != "" && apiKey(r) != s.opts.APIKey {
 			writeJSON(w, http.StatusUnauthorized, errorBody("invalid api key for the demo upstream", "invalid_request_error", "invalid_api_key"))
 			return
 		}
@@ -274,17 +279,32 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody(fmt.Sprintf("the demo upstream has no model %q", req.Model), "invalid_request_error", "model_not_found"))
 		return
 	}
+	rec, plan, err := s.begin(r, body, req.lastUser(), req.Stream, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody(err.Error(), "invalid_request_error", "invalid_request"))
+		return
+	}
+	defer s.end(rec)
+	x := &exchange{s: s, w: w, rc: http.NewResponseController(w), ctx: r.Context(), rec: rec, plan: plan, req: &req}
+	x.run()
+}
+
+// begin chooses a request's plan — the X-Demo-Plan header, else an in-band
+// directive in the last user message, else the server's — and records the
+// request. Every endpoint of the demo starts its answer here and calls end
+// when done.
+func (s *Server) begin(r *http.Request, body []byte, lastUser string, stream, includeUsage bool) (*Request, Plan, error) {
 	s.mu.Lock()
 	plan := s.plan
 	s.mu.Unlock()
 	planText := r.Header.Get(PlanHeader)
-	if d, ok := strings.CutPrefix(req.lastUser(), DirectivePrefix); ok && planText == "" {
+	if d, ok := strings.CutPrefix(lastUser, DirectivePrefix); ok && planText == "" {
 		planText = d
 	}
 	if planText != "" {
+		var err error
 		if plan, err = ParsePlan(planText); err != nil {
-			writeJSON(w, http.StatusBadRequest, errorBody(err.Error(), "invalid_request_error", "invalid_request"))
-			return
+			return nil, Plan{}, err
 		}
 	}
 	if plan.Kind == KindError && plan.Times > 0 && !s.countError(planText, plan.Times) {
@@ -296,8 +316,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if plan.Kind == KindSlow && plan.ChunkDelay == 0 {
 		plan.ChunkDelay = 200 * time.Millisecond
 	}
-	rec := &Request{Header: r.Header.Clone(), Body: body, Plan: plan, Stream: req.Stream,
-		IncludeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	rec := &Request{Header: r.Header.Clone(), Body: body, Plan: plan, Stream: stream, IncludeUsage: includeUsage}
 	s.update(func() {
 		s.seq++
 		rec.Seq = s.seq
@@ -307,12 +326,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.reqs = append(s.reqs, rec)
 		s.flight++
 	})
-	x := &exchange{s: s, w: w, rc: http.NewResponseController(w), ctx: r.Context(), rec: rec, plan: plan, req: &req}
-	defer s.update(func() {
+	return rec, plan, nil
+}
+
+// end marks a request begun with begin as answered.
+func (s *Server) end(rec *Request) {
+	s.update(func() {
 		rec.Done = true
 		s.flight--
 	})
-	x.run()
 }
 
 // countError reports whether the request with this plan still gets its
@@ -374,6 +396,14 @@ func (x *exchange) pause(d time.Duration) bool {
 }
 
 func (x *exchange) run() {
+	x.answer(func(status int) any {
+		return errorBody("the demo upstream was told to fail with "+http.StatusText(status), "server_error", "demo_error")
+	}, x.stream, x.complete)
+}
+
+// answer follows the plan: its latency, then an error (errBody's shape),
+// a stall, or the answer by stream or complete.
+func (x *exchange) answer(errBody func(status int) any, stream, complete func()) {
 	p := x.plan
 	lat := p.LatencyMin
 	if p.LatencyMax > p.LatencyMin {
@@ -393,7 +423,7 @@ func (x *exchange) run() {
 		}
 		body := p.Body
 		if body == "" {
-			b, _ := json.Marshal(errorBody("the demo upstream was told to fail with "+http.StatusText(status), "server_error", "demo_error"))
+			b, _ := json.Marshal(errBody(status))
 			body = string(b)
 		}
 		x.w.Header().Set("Content-Type", "application/json")
@@ -413,9 +443,9 @@ func (x *exchange) run() {
 		return
 	}
 	if x.req.Stream {
-		x.stream()
+		stream()
 	} else {
-		x.complete()
+		complete()
 	}
 }
 
@@ -431,7 +461,7 @@ func (x *exchange) usage() *usage {
 			prompt += int64(len(c))
 		}
 	}
-	completion := x.s.opts.CompletionUnits(x.req.Model, x.plan.text())
+	completion := x.s.opts.CompletionUnits(x.req.Model, x.plan.output())
 	u := &usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 	if x.plan.Kind == KindFalseUsage {
 		// Contradicts the relayed text: claims nothing was generated.
@@ -475,6 +505,14 @@ func (x *exchange) stream() {
 		panic(http.ErrAbortHandler)
 	}
 	stop := "stop"
+	if x.plan.Tool != "" {
+		for _, d := range x.toolDeltas() {
+			if !x.event(chunk(d, nil), true) {
+				return
+			}
+		}
+		stop = "tool_calls"
+	}
 	if !x.event(chunk(&delta{}, &stop), false) {
 		return
 	}
@@ -537,6 +575,10 @@ func (x *exchange) complete() {
 	resp := completionJSON{ID: x.id(), Object: "chat.completion", Created: time.Now().Unix(), Model: x.req.Model,
 		SystemFingerprint: "quotagate-demo-simulated",
 		Choices:           []choiceFull{{Index: 0, Message: message{Role: "assistant", Content: text}, FinishReason: "stop"}}}
+	if x.plan.Tool != "" {
+		resp.Choices[0].Message.ToolCalls = []toolCall{x.toolCall(x.plan.toolArgs())}
+		resp.Choices[0].FinishReason = "tool_calls"
+	}
 	if x.plan.Kind != KindNoUsage {
 		resp.Usage = x.usage()
 	}
@@ -562,8 +604,42 @@ type usage struct {
 var nullUsage = json.RawMessage("null")
 
 type delta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string     `json:"role,omitempty"`
+	Content   *string    `json:"content,omitempty"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+}
+
+type toolCall struct {
+	Index    *int   `json:"index,omitempty"` // streams only
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// toolCall is the plan's call of Plan.Tool with args.
+func (x *exchange) toolCall(args string) toolCall {
+	c := toolCall{ID: fmt.Sprintf("call_demo_%d", x.rec.Seq), Type: "function"}
+	c.Function.Name, c.Function.Arguments = x.plan.Tool, args
+	return c
+}
+
+// toolDeltas stream the plan's tool call as OpenAI does: the id and name
+// with empty arguments, then the arguments in two pieces.
+func (x *exchange) toolDeltas() []*delta {
+	args := x.plan.toolArgs()
+	zero := 0
+	first := x.toolCall("")
+	first.Index = &zero
+	out := []*delta{{ToolCalls: []toolCall{first}}}
+	for _, piece := range []string{args[:len(args)/2], args[len(args)/2:]} {
+		var c toolCall
+		c.Index, c.Function.Arguments = &zero, piece
+		out = append(out, &delta{ToolCalls: []toolCall{c}})
+	}
+	return out
 }
 
 type choiceChunk struct {
@@ -583,8 +659,9 @@ type chunkJSON struct {
 }
 
 type message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role      string     `json:"role"`
+	Content   string     `json:"content"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
 }
 
 type choiceFull struct {

@@ -9,8 +9,8 @@
 //     tool_choice, thinking, metadata (allowed at this door), output_config,
 //     context_management, stop_sequences, temperature, top_p, top_k.
 //     Accounting fields and case twins are refused as in the chat door.
-//   - Request.CountInput: the input units, through Segments — the one
-//     function behind both the reserve and count_tokens, so they are equal.
+//   - Request.Turns, Request.ToolsJSON: the input in the meter's shape — what
+//     both the reserve and count_tokens count, so they are equal.
 //   - Request.ChatBody, MessageFromChat, StreamTranslator: translation to
 //     chat completions and back, in Anthropic's event order.
 //   - Tally, ParseMessage: the evidence of a native answer.

@@ -30,13 +30,12 @@ func FuzzMessagesRequest(f *testing.F) {
 			}
 			return
 		}
-		c := anthropic.Counter{Count: func(s string) ledger.Units { return ledger.Units(len(s)) }, MediaUnits: 7}
-		for _, tokens := range []bool{false, true} {
-			c.Tokens = tokens
-			n := r.CountInput(c)
-			if n.InputUnits < 0 || n.UncertainUnits < 0 || n.UncertainUnits > n.InputUnits {
-				t.Fatalf("count %+v", n)
-			}
+		turns := r.Turns()
+		if len(turns) < len(r.Messages) {
+			t.Fatalf("%d turns for %d messages", len(turns), len(r.Messages))
+		}
+		if tj := r.ToolsJSON(); tj != nil && !json.Valid(tj) {
+			t.Fatalf("tools JSON %s", tj)
 		}
 		chat, err := r.ChatBody(anthropic.ChatOptions{Reasoning: anthropic.ReasoningEffort})
 		if err != nil {

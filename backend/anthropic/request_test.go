@@ -83,48 +83,42 @@ func TestParseRequestClaudeCode(t *testing.T) {
 	}
 }
 
-func bytesCounter() anthropic.Counter {
-	return anthropic.Counter{Count: func(s string) ledger.Units { return ledger.Units(len(s)) }, MediaUnits: 100}
-}
-
-// TestSegments: under utf8-bytes-v1 the input is the bytes of system text,
-// text blocks and tool_result text; tools and thinking are not counted.
-func TestSegments(t *testing.T) {
+// TestTurns: under utf8-bytes-v1 the input is the bytes of system text,
+// text blocks and tool_result text (Turn.Text); tools and thinking are not
+// counted (they are Calls and ToolsJSON, for the token rules).
+func TestTurns(t *testing.T) {
 	body := `{"model":"m","max_tokens":5,
-	 "system":"问题","tools":[{"name":"f","input_schema":{"type":"object"}}],
+	 "system":"问题","tools":[{"name":"f","input_schema":{"type":"object"},"defer_loading":true}],
 	 "messages":[{"role":"system","content":"ab"},
 	  {"role":"user","content":"hi"},
-	  {"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"s"},{"type":"text","text":"ok"},{"type":"tool_use","id":"t","name":"f","input":{"q":1}}]},
-	  {"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"res"},{"type":"image","source":{"type":"url","url":"u"}}]},{"type":"image","source":{"type":"url","url":"u"}}]}]}`
+	  {"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"s"},{"type":"text","text":"ok"},{"type":"tool_use","id":"t","name":"f","input":{"q": 1}}]},
+	  {"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"res"},{"type":"image","source":{"type":"url","url":"u"}}]},{"type":"image","source":{"type":"url","url":"u"}},{"type":"document","source":{}}]}]}`
 	r, err := anthropic.ParseRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := r.CountInput(bytesCounter())
-	// 问题 6 + ab 2 + hi 2 + ok 2 + res 3 = 15; two images × 100.
-	if n.InputUnits != 215 || n.UncertainUnits != 200 {
-		t.Errorf("bytes: input %d uncertain %d, want 215, 200", n.InputUnits, n.UncertainUnits)
+	got := r.Turns()
+	want := []anthropic.Turn{
+		{Role: "system", Text: "问题ab"},
+		{Role: "user", Text: "hi"},
+		{Role: "assistant", Text: "ok", Calls: `hmmf{"q":1}`},
+		{Role: "user", Text: "res", Images: 2, OtherParts: 1},
 	}
-	tok := bytesCounter()
-	tok.Tokens = true
-	nt := r.CountInput(tok)
-	// + roles (system user assistant user = 6+4+9+4) + overhead 3×4+3
-	// + tools (f, "", {"type":"object"} = 1+17) + tool_use (f {"q":1} = 1+7) + thinking 3.
-	if want := 215 + 23 + 15 + 18 + 8 + 3; nt.InputUnits != ledger.Units(want) {
-		t.Errorf("tokens rule: input %d, want %d", nt.InputUnits, want)
+	if len(got) != len(want) {
+		t.Fatalf("turns %+v", got)
 	}
-	// count_tokens and the reserve's input use this same function: a count
-	// body with the same content counts the same.
-	var m map[string]any
-	_ = json.Unmarshal([]byte(body), &m)
-	delete(m, "max_tokens")
-	cb, _ := json.Marshal(m)
-	cr, err := anthropic.ParseCountTokens(cb)
-	if err != nil {
-		t.Fatal(err)
+	bytes := 0
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("turn %d: %+v, want %+v", i, got[i], want[i])
+		}
+		bytes += len(got[i].Text)
 	}
-	if got := cr.CountInput(bytesCounter()); got != n {
-		t.Errorf("count_tokens %+v ≠ reserve input %+v", got, n)
+	if bytes != 15 { // 问题 6 + ab 2 + hi 2 + ok 2 + res 3
+		t.Errorf("text bytes %d, want 15", bytes)
+	}
+	if tj := string(r.ToolsJSON()); tj != `[{"name":"f","input_schema":{"type":"object"},"defer_loading":true}]` {
+		t.Errorf("tools %s", tj)
 	}
 }
 
@@ -165,7 +159,11 @@ func TestTranslatedBytesMatch(t *testing.T) {
 			total += len(p.Text)
 		}
 	}
-	if n := r.CountInput(bytesCounter()); int(n.InputUnits) != total || total != 10 {
-		t.Errorf("chat body carries %d bytes of text, the count is %d (want 10)", total, n.InputUnits)
+	counted := 0
+	for _, turn := range r.Turns() {
+		counted += len(turn.Text)
+	}
+	if counted != total || total != 10 {
+		t.Errorf("chat body carries %d bytes of text, the turns %d (want 10)", total, counted)
 	}
 }

@@ -71,9 +71,11 @@ func (m *messagesRequest) inputBytes() (n int64, cached bool) {
 func (m *messagesRequest) lastUser() string {
 	for i := len(m.Messages) - 1; i >= 0; i-- {
 		if m.Messages[i].Role == "user" {
-			for _, b := range blocks(m.Messages[i].Content) {
-				if b.Type == "text" {
-					return b.Text
+			// The last text block: Claude Code puts its reminders first.
+			bs := blocks(m.Messages[i].Content)
+			for j := len(bs) - 1; j >= 0; j-- {
+				if bs[j].Type == "text" {
+					return bs[j].Text
 				}
 			}
 			return ""

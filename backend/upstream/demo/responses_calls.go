@@ -74,13 +74,18 @@ func (x *exchange) parts() []string {
 	return x.plan.parts()
 }
 
-// output is the text the answer's usage counts: the call's arguments, or
-// the text.
+// output is the text the answer's usage counts: the text, or for a call
+// what each protocol streams as its output — in chat the function's name
+// and arguments (both are deltas), in the Responses API the arguments (the
+// name comes in the item, not as a delta).
 func (x *exchange) output() string {
-	if x.calling() {
+	switch {
+	case !x.calling():
+		return x.text()
+	case x.resp != nil:
 		return x.args()
 	}
-	return x.text()
+	return x.plan.Call + x.args()
 }
 
 // argParts cuts the arguments in two, as providers stream them in pieces.

@@ -167,7 +167,7 @@ func TestChatFunctionCall(t *testing.T) {
 			_ = json.Unmarshal(c.Usage, &usage)
 		}
 	}
-	if name != "get_weather" || args != `{"city":"Paris"}` || finish != "tool_calls" || usage.CompletionTokens != int64(len(args)) {
+	if name != "get_weather" || args != `{"city":"Paris"}` || finish != "tool_calls" || usage.CompletionTokens != int64(len(name+args)) {
 		t.Fatalf("name %q args %q finish %q usage %+v", name, args, finish, usage)
 	}
 }

@@ -471,6 +471,7 @@ type Row struct {
 	SmallBuffer   ledger.Units `json:"small_buffer"`
 	TopUpPlan     ledger.Units `json:"topup_plan,omitempty"`
 	ExpiringUnits ledger.Units `json:"expiring_units"` // left out of limit: packages expiring within the horizon
+	CanSync       bool         `json:"can_sync"`       // an automatic balance source is configured (Sync works)
 }
 
 // State returns one row per guarded model, in configuration order, with
@@ -488,7 +489,8 @@ func (g *Guard) State(ctx context.Context) ([]Row, error) {
 			LagSeconds: int64(m.a.Lag / time.Second), B0Estimate: m.a.B0.Units, B0Manual: m.a.B0.Manual,
 			Limit: m.a.Limit, LimitV6: m.a.LimitV6, Evicted: m.evicted, EvictedReason: m.reason,
 			Source: m.lastSource, SyncError: m.syncErr, DailyCap: m.opts.DailyCap, UsageWall: m.opts.UsageWall,
-			BalanceWall: m.opts.BalanceWall, SmallBuffer: m.opts.SmallBuffer, ExpiringUnits: m.a.ExpiringUnits}
+			BalanceWall: m.opts.BalanceWall, SmallBuffer: m.opts.SmallBuffer, ExpiringUnits: m.a.ExpiringUnits,
+			CanSync: m.source != nil}
 		if m.topUpDay == m.a.Day {
 			r.TopUpPlan = m.topUpPlan
 		}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -206,6 +207,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		Reconciled: reconciled,
 		Hub:        s.hub,
 		Logger:     s.log,
+		Connect:    s.connectInfo,
 	})
 	s.http = &http.Server{
 		Handler:           hostCheck(allowedHosts(addr, port), s.routes(gw)),
@@ -304,11 +306,11 @@ func (s *Server) WriteAuditCSV(ctx context.Context, w io.Writer, from, to, tenan
 	if s.store == nil {
 		return ledger.Errorf(ledger.CodeInternal, "the ledger is not wired into this build yet")
 	}
-	f, err := audit.ParseFilter(from, to, tenant)
+	q, err := audit.ParseQuery(url.Values{"from": {from}, "to": {to}, "tenant": {tenant}}, nil)
 	if err != nil {
 		return err
 	}
-	return audit.WriteCSV(ctx, w, s.store, f)
+	return audit.WriteCSV(ctx, w, s.store, q)
 }
 
 // Close disconnects dashboards, stops the listener (waiting up to 5 s for

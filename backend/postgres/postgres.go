@@ -68,6 +68,7 @@ type Store struct {
 	mu        sync.Mutex
 	closed    bool
 	lastPrune time.Time
+	claim     *configClaim // set by ClaimConfig
 }
 
 // Open connects to the database named by dsn (a URL, a keyword DSN, or a

@@ -58,6 +58,9 @@ func (s *Store) ApplyTenants(ctx context.Context, tenants []ledger.Tenant, actor
 		if _, err := w.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(configLock)); err != nil {
 			return fmt.Errorf("lock config: %w", err)
 		}
+		if err := s.checkClaimIn(ctx, w); err != nil {
+			return err
+		}
 		return s.applyTenants(ctx, w, tenants, actor)
 	})
 	if err != nil {

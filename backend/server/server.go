@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -140,7 +139,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	}()
 	openStore := o.OpenStore
 	if openStore == nil {
-		openStore = OpenLedger
+		openStore = configuredLedger(cfg, addr)
 	}
 	if s.store, err = openStore(ctx, o.DataDir); err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
@@ -352,14 +351,14 @@ func OpenLedger(_ context.Context, dataDir string) (ledger.Store, error) {
 // Verify opens the ledger in o.DataDir and recomputes every balance from the
 // runs and the audit trail (`quotagate verify`); empty means consistent.
 func Verify(ctx context.Context, o Options) ([]string, error) {
-	openStore := o.OpenStore
-	if openStore == nil {
-		openStore = OpenLedger
+	if o.OpenStore == nil {
+		cfg := o.Config
+		if cfg == nil {
+			cfg = config.Default()
+		}
+		return verifyConfigured(ctx, cfg, o.DataDir)
 	}
-	if _, err := os.Stat(filepath.Join(o.DataDir, LedgerFile)); o.OpenStore == nil && err != nil {
-		return nil, fmt.Errorf("no ledger at %s: %w", filepath.Join(o.DataDir, LedgerFile), err)
-	}
-	store, err := openStore(ctx, o.DataDir)
+	store, err := o.OpenStore(ctx, o.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}

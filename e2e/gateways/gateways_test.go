@@ -43,14 +43,22 @@ const (
 // (the shared definitions), its own instance name.
 const gatewayConfig = `
 meter: utf8-bytes-v1
-admin_token: %q
+admin_token: %[1]q
 tenants:
-  - {id: a, key: %q, budget_units: 100000000, max_concurrent: 200}
-  - {id: b, key: %q, budget_units: 1000, max_concurrent: 200}
-  - {id: c, key: %q, budget_units: 100000000, max_concurrent: 1}
+  - {id: a, key: %[2]q, budget_units: 100000000, max_concurrent: 200}
+  - {id: b, key: %[3]q, budget_units: 1000, max_concurrent: 200}
+  - {id: c, key: %[4]q, budget_units: 100000000, max_concurrent: 1}
 upstreams:
-  - {name: up, kind: openai, base_url: %q, api_key: sk-provider, models: [demo-chat], max_concurrent: 200, queue: {max_waiters: 200, max_wait: 8s}}
-ledger: {driver: postgres, dsn: ${QUOTAGATE_GW_DSN}, instance: %s, version: 1}
+  - {name: up, kind: openai, base_url: %[5]q, api_key: sk-provider, models: [demo-chat], max_concurrent: 200, queue: {max_waiters: 200, max_wait: 8s}}
+  - name: gup
+    kind: openai
+    base_url: %[5]q
+    api_key: sk-provider
+    models: [demo-guarded]
+    max_concurrent: 200
+    queue: {max_waiters: 200, max_wait: 8s}
+    quota: {daily_cap: 1000, small_buffer: 1, usage_wall: 1000000, balance_wall: 1, timezone: UTC, balance: {kind: manual}}
+ledger: {driver: postgres, dsn: ${QUOTAGATE_GW_DSN}, instance: %[6]s, version: 1}
 `
 
 func TestMain(m *testing.M) {
@@ -159,9 +167,11 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // chatBody is a streaming chat request; "/demo kind=stall" (16 bytes) with
 // max_tokens 86 reserves 102 units under utf8-bytes-v1.
-func chatBody(content string, maxTokens int) string {
+func chatBody(content string, maxTokens int) string { return chatBodyFor("demo-chat", content, maxTokens) }
+
+func chatBodyFor(model, content string, maxTokens int) string {
 	c, _ := json.Marshal(content)
-	return fmt.Sprintf(`{"model":"demo-chat","stream":true,"max_tokens":%d,"messages":[{"role":"user","content":%s}]}`, maxTokens, c)
+	return fmt.Sprintf(`{"model":%q,"stream":true,"max_tokens":%d,"messages":[{"role":"user","content":%s}]}`, model, maxTokens, c)
 }
 
 // answer is what a client saw.
@@ -211,10 +221,14 @@ func race(ctx context.Context, gws []*gateway, n int, key, body string) []answer
 	return out
 }
 
-// do sends one request with key and returns status and body.
-func do(t *testing.T, method, url, key string) (int, string) {
+// do sends one request with key (and a JSON body, if any) and returns
+// status and body.
+func do(t *testing.T, method, url, key string, body ...string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, nil)
+	req, _ := http.NewRequest(method, url, strings.NewReader(strings.Join(body, "")))
+	if len(body) > 0 {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

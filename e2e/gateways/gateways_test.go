@@ -167,7 +167,9 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // chatBody is a streaming chat request; "/demo kind=stall" (16 bytes) with
 // max_tokens 86 reserves 102 units under utf8-bytes-v1.
-func chatBody(content string, maxTokens int) string { return chatBodyFor("demo-chat", content, maxTokens) }
+func chatBody(content string, maxTokens int) string {
+	return chatBodyFor("demo-chat", content, maxTokens)
+}
 
 func chatBodyFor(model, content string, maxTokens int) string {
 	c, _ := json.Marshal(content)

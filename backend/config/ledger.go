@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 
+	"time"
+
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -34,10 +36,23 @@ type Ledger struct {
 	// they match what is there or its version is higher; otherwise it
 	// refuses to start, naming both.
 	Version int64 `yaml:"version"`
+	// Heartbeat is how often a gateway on PostgreSQL renews its lease;
+	// LeaseExpiry is how long another waits, after the last renewal, before
+	// it ends the silent gateway's runs interrupted (slots freed, money held).
+	Heartbeat   time.Duration `yaml:"heartbeat"`
+	LeaseExpiry time.Duration `yaml:"lease_expiry"`
 }
+
+// Lease defaults (issue 14).
+const (
+	DefaultHeartbeat   = 5 * time.Second
+	DefaultLeaseExpiry = 20 * time.Second
+)
 
 func (l *Ledger) fillDefaults() {
 	orDefault(&l.Driver, DriverSQLite)
+	orDefault(&l.Heartbeat, DefaultHeartbeat)
+	orDefault(&l.LeaseExpiry, DefaultLeaseExpiry)
 }
 
 func (l Ledger) validate() error {
@@ -55,6 +70,9 @@ func (l Ledger) validate() error {
 		}
 	default:
 		return fmt.Errorf("ledger.driver %q: want %s or %s", l.Driver, DriverSQLite, DriverPostgres)
+	}
+	if l.Heartbeat < 0 || l.LeaseExpiry < 2*l.Heartbeat {
+		return fmt.Errorf("ledger.lease_expiry %v: at least twice ledger.heartbeat (%v), so that one late heartbeat does not end a live gateway's runs", l.LeaseExpiry, l.Heartbeat)
 	}
 	if l.Version < 0 {
 		return fmt.Errorf("ledger.version %d: must not be negative", l.Version)

@@ -193,6 +193,7 @@ func (s *Store) applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenan
 		if len(diff) == 0 {
 			continue
 		}
+		w.announce(Change{Kind: ChangeTenant, TenantID: t.ID})
 		after := t.BudgetUnits - old.spent - old.held
 		if err := s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditConfig, TenantID: t.ID, Actor: actor,
 			Units: t.BudgetUnits - old.BudgetUnits, AvailableBefore: before, AvailableAfter: after,

@@ -139,7 +139,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	}()
 	openStore := o.OpenStore
 	if openStore == nil {
-		openStore = configuredLedger(cfg, addr)
+		openStore = configuredLedger(cfg, addr, s.log)
 	}
 	if s.store, err = openStore(ctx, o.DataDir); err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
@@ -194,6 +194,9 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 				}
 			}
 		}
+	}
+	if err := s.joinPeers(ctx); err != nil {
+		return nil, fmt.Errorf("join the other gateways: %w", err)
 	}
 	s.admin = admin.New(admin.Options{
 		Token:      s.token,

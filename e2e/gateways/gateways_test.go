@@ -58,7 +58,7 @@ upstreams:
     max_concurrent: 200
     queue: {max_waiters: 200, max_wait: 8s}
     quota: {daily_cap: 1000, small_buffer: 1, usage_wall: 1000000, balance_wall: 1, timezone: UTC, balance: {kind: manual}}
-ledger: {driver: postgres, dsn: ${QUOTAGATE_GW_DSN}, instance: %[6]s, version: 1}
+ledger: {driver: postgres, dsn: ${QUOTAGATE_GW_DSN}, instance: %[6]s, version: 1, heartbeat: 300ms, lease_expiry: 2s}
 `
 
 func TestMain(m *testing.M) {

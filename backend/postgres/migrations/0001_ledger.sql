@@ -141,3 +141,5 @@ CREATE TABLE config_version (
 	instance    text NOT NULL,
 	applied_at  bigint NOT NULL
 );
+-- (instances: token tells this incarnation's lease from a twin's)
+ALTER TABLE instances ADD COLUMN token text NOT NULL DEFAULT '';

@@ -229,4 +229,3 @@ func readsDone(resp *http.Response) bool {
 	}
 	return done
 }
-

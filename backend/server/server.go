@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -141,7 +140,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	}()
 	openStore := o.OpenStore
 	if openStore == nil {
-		openStore = OpenLedger
+		openStore = configuredLedger(cfg, addr, s.log)
 	}
 	if s.store, err = openStore(ctx, o.DataDir); err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
@@ -196,6 +195,9 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 				}
 			}
 		}
+	}
+	if err := s.joinPeers(ctx); err != nil {
+		return nil, fmt.Errorf("join the other gateways: %w", err)
 	}
 	s.admin = admin.New(admin.Options{
 		Token:      s.token,
@@ -354,14 +356,14 @@ func OpenLedger(_ context.Context, dataDir string) (ledger.Store, error) {
 // Verify opens the ledger in o.DataDir and recomputes every balance from the
 // runs and the audit trail (`quotagate verify`); empty means consistent.
 func Verify(ctx context.Context, o Options) ([]string, error) {
-	openStore := o.OpenStore
-	if openStore == nil {
-		openStore = OpenLedger
+	if o.OpenStore == nil {
+		cfg := o.Config
+		if cfg == nil {
+			cfg = config.Default()
+		}
+		return verifyConfigured(ctx, cfg, o.DataDir)
 	}
-	if _, err := os.Stat(filepath.Join(o.DataDir, LedgerFile)); o.OpenStore == nil && err != nil {
-		return nil, fmt.Errorf("no ledger at %s: %w", filepath.Join(o.DataDir, LedgerFile), err)
-	}
-	store, err := openStore(ctx, o.DataDir)
+	store, err := o.OpenStore(ctx, o.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}

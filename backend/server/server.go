@@ -21,6 +21,7 @@ import (
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/audit"
 	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/datadir"
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
@@ -77,6 +78,7 @@ type Server struct {
 	assembly *assembly // the default gateway wiring; nil when Options.Gateway built it
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
+	lock     *datadir.Lock // the data dir, ours for the process's life
 	ln       net.Listener
 	http     *http.Server
 	served   chan struct{}
@@ -120,6 +122,16 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	if err := prepareDataDir(o.DataDir); err != nil {
 		return nil, err
 	}
+	// Before anything in the data dir is read or written: a second process
+	// must not recover (interrupt) the first one's live runs (issue 12).
+	if s.lock, err = datadir.Acquire(o.DataDir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.lock.Release()
+		}
+	}()
 	if s.token = cfg.AdminToken; s.token == "" {
 		if s.token, err = loadOrCreateSecret(filepath.Join(o.DataDir, AdminTokenFile), func() string { return randomSecret(32) }); err != nil {
 			return nil, fmt.Errorf("admin token: %w", err)
@@ -166,6 +178,9 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	port := s.ln.Addr().(*net.TCPAddr).Port
+	if err := s.lock.Announce(s.URL()); err != nil {
+		s.log.Warn("data dir lock: record the URL", "err", err)
+	}
 	parts := Parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry, Logger: s.log,
 		URL: s.URL(), TopUpKey: s.topUpKey}
 	var gw http.Handler
@@ -341,6 +356,7 @@ func (s *Server) Close() error {
 				s.closeErr = fmt.Errorf("close ledger: %w", err)
 			}
 		}
+		_ = s.lock.Release() // last: the ledger is closed
 	})
 	return s.closeErr
 }

@@ -3,13 +3,6 @@
 // listener so that the gateway reaches it over real sockets. It is both the
 // embedded default of `make run` and the test double with scripted faults.
 //
-// It also speaks the Anthropic Messages API natively (POST /v1/messages,
-// messages.go): the plan's text as a text block, the plan's tool as a
-// tool_use block, usage with cache fields (a request that asks for caching
-// gets its prompt reported as a quarter cache creation, half cache read and
-// the rest input_tokens, which add up to the prompt), and the same faults.
-// Keys are accepted as "Authorization: Bearer" or "x-api-key".
-//
 // # Plans
 //
 // Each request follows a Plan: the server's default (Options.Plan, SetPlan),
@@ -18,8 +11,17 @@
 // user message ("/demo kind=no-usage"), in that order of precedence: header,
 // directive, default. Kinds: normal, cut, no-usage, false-usage, usage-text,
 // slow, error, stall; every plan may add a latency range before the headers
-// (seed 003 load: "latency=2s-5s") and end with a tool call
-// ("tool=get_weather&input={…}": chat tool_calls, or a Messages tool_use).
+// (seed 003 load: "latency=2s-5s"). "call=NAME&args=JSON" scripts a function
+// call instead of text (acknowledged in text once the conversation ends with
+// the function's output).
+//
+// # Protocols
+//
+// POST /v1/chat/completions, POST /v1/responses (the OpenAI Responses
+// API, streamed in OpenAI's event order) and POST /v1/messages (the
+// Anthropic Messages API, messages.go: text blocks, a scripted call as a
+// tool_use block, usage with cache fields) with the same plans. Keys are
+// accepted as "Authorization: Bearer" or "x-api-key".
 //
 // # Usage
 //

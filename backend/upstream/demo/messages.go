@@ -9,8 +9,10 @@ import (
 )
 
 // The demo speaks the Anthropic Messages API natively (POST /v1/messages):
-// the plan's text as a text block, Plan.Tool as a tool_use block, usage
-// with cache fields, and the same scripted faults as the chat endpoint.
+// the plan's text as a text block, a scripted call (Plan.Call) as a
+// tool_use block — acknowledged in text once the conversation ends with its
+// tool_result — usage with cache fields, and the same scripted faults as
+// the chat endpoint.
 
 // messagesRequest is the part of a Messages request the demo reads.
 type messagesRequest struct {
@@ -26,6 +28,7 @@ type messagesRequest struct {
 type msgBlock struct {
 	Type         string          `json:"type"`
 	Text         string          `json:"text"`
+	ToolUseID    string          `json:"tool_use_id"`
 	Content      json.RawMessage `json:"content"` // tool_result
 	CacheControl json.RawMessage `json:"cache_control"`
 }
@@ -84,7 +87,25 @@ func (m *messagesRequest) lastUser() string {
 	return ""
 }
 
-func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
+// toolResult is the text of the tool_result the conversation ends with.
+func (m *messagesRequest) toolResult() (string, bool) {
+	n := len(m.Messages)
+	if n == 0 || m.Messages[n-1].Role != "user" {
+		return "", false
+	}
+	for _, b := range blocks(m.Messages[n-1].Content) {
+		if b.Type == "tool_result" {
+			var text strings.Builder
+			for _, c := range blocks(b.Content) {
+				text.WriteString(c.Text)
+			}
+			return text.String(), true
+		}
+	}
+	return "", false
+}
+
+func (s *Server) messagesHandler(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return
@@ -94,32 +115,16 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, msgError("invalid_request_error", "the demo upstream could not parse the request: "+err.Error()))
 		return
 	}
-	if !s.serves(req.Model) {
-		writeJSON(w, http.StatusNotFound, msgError("not_found_error", fmt.Sprintf("the demo upstream has no model %q", req.Model)))
+	x := s.begin(w, r, body, &chatRequest{Model: req.Model, Stream: req.Stream}, req.lastUser(), req.Stream)
+	if x == nil {
 		return
 	}
-	rec, plan, err := s.begin(r, body, req.lastUser(), req.Stream, req.Stream)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, msgError("invalid_request_error", err.Error()))
-		return
-	}
-	defer s.end(rec)
-	x := &msgExchange{exchange: &exchange{s: s, w: w, rc: http.NewResponseController(w), ctx: r.Context(), rec: rec, plan: plan,
-		req: &chatRequest{Model: req.Model, Stream: req.Stream}}, mreq: &req}
+	defer s.update(func() {
+		x.rec.Done = true
+		s.flight--
+	})
+	x.msg = &req
 	x.run()
-}
-
-// msgExchange is one Messages request being answered; it shares the chat
-// exchange's pacing, writing and observation.
-type msgExchange struct {
-	*exchange
-	mreq *messagesRequest
-}
-
-func (x *msgExchange) run() {
-	x.answer(func(status int) any {
-		return msgError(errorTypeFor(status), "the demo upstream was told to fail with "+http.StatusText(status))
-	}, x.stream, x.complete)
 }
 
 // errorTypeFor is Anthropic's error type for an HTTP status.
@@ -153,12 +158,12 @@ type msgUsage struct {
 // quarter written to the cache, half read from it and the rest as
 // input_tokens — Anthropic's input_tokens leave cached tokens out — and
 // the output units of all generated text.
-func (x *msgExchange) usage() msgUsage {
-	prompt, cached := x.mreq.inputBytes()
+func (x *exchange) msgUsage() msgUsage {
+	prompt, cached := x.msg.inputBytes()
 	if x.s.opts.MessagesPromptUnits != nil {
 		prompt = x.s.opts.MessagesPromptUnits(x.rec.Body)
 	}
-	u := msgUsage{InputTokens: prompt, OutputTokens: x.s.opts.CompletionUnits(x.req.Model, x.plan.output())}
+	u := msgUsage{InputTokens: prompt, OutputTokens: x.s.opts.CompletionUnits(x.req.Model, x.output())}
 	if cached {
 		u.CacheCreationInputTokens, u.CacheReadInputTokens = prompt/4, prompt/2
 		u.InputTokens = prompt - u.CacheCreationInputTokens - u.CacheReadInputTokens
@@ -169,11 +174,20 @@ func (x *msgExchange) usage() msgUsage {
 	return u
 }
 
-func (x *msgExchange) id() string { return fmt.Sprintf("msg_demo_%d", x.rec.Seq) }
+func (x *exchange) msgID() string { return fmt.Sprintf("msg_demo_%d", x.rec.Seq) }
 
-func (x *msgExchange) toolID() string { return fmt.Sprintf("toolu_demo_%d", x.rec.Seq) }
+func (x *exchange) toolUseID() string { return fmt.Sprintf("toolu_demo_%d", x.rec.Seq) }
 
-func (x *msgExchange) send(typ string, v map[string]any, content bool) bool {
+// messages answers a Messages request, by stream or whole.
+func (x *exchange) messages() {
+	if x.req.Stream {
+		x.msgStream()
+	} else {
+		x.msgComplete()
+	}
+}
+
+func (x *exchange) send(typ string, v map[string]any, content bool) bool {
 	v["type"] = typ
 	b, _ := json.Marshal(v)
 	buf := make([]byte, 0, len(b)+len(typ)+16)
@@ -185,32 +199,43 @@ func (x *msgExchange) send(typ string, v map[string]any, content bool) bool {
 	return x.write(buf, content)
 }
 
-func (x *msgExchange) stream() {
+func (x *exchange) msgStream() {
 	h := x.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	x.w.WriteHeader(http.StatusOK)
-	u := x.usage()
-	start := map[string]any{"id": x.id(), "type": "message", "role": "assistant", "model": x.req.Model,
+	u := x.msgUsage()
+	start := map[string]any{"id": x.msgID(), "type": "message", "role": "assistant", "model": x.req.Model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil}
 	if x.plan.Kind != KindNoUsage {
 		// Anthropic's message_start carries a placeholder output count.
 		start["usage"] = msgUsage{InputTokens: u.InputTokens, CacheCreationInputTokens: u.CacheCreationInputTokens,
 			CacheReadInputTokens: u.CacheReadInputTokens, OutputTokens: 1}
 	}
-	if !x.send("message_start", map[string]any{"message": start}, false) ||
-		!x.send("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "text", "text": ""}}, false) ||
+	if !x.send("message_start", map[string]any{"message": start}, false) {
+		return
+	}
+	// One block: the text, or the scripted call with its input in pieces.
+	block := map[string]any{"type": "text", "text": ""}
+	parts, delta := x.parts(), func(p string) map[string]any { return map[string]any{"type": "text_delta", "text": p} }
+	stop := "end_turn"
+	if x.calling() {
+		block = map[string]any{"type": "tool_use", "id": x.toolUseID(), "name": x.plan.Call, "input": map[string]any{}}
+		parts, delta = x.argParts(), func(p string) map[string]any { return map[string]any{"type": "input_json_delta", "partial_json": p} }
+		stop = "tool_use"
+	}
+	if !x.send("content_block_start", map[string]any{"index": 0, "content_block": block}, false) ||
 		!x.send("ping", map[string]any{}, false) {
 		return
 	}
-	for i, part := range x.plan.parts() {
+	for i, part := range parts {
 		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
 			panic(http.ErrAbortHandler) // mid-body: no message_delta, no message_stop
 		}
 		if !x.pause(x.plan.ChunkDelay) {
 			return
 		}
-		if !x.send("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "text_delta", "text": part}}, true) {
+		if !x.send("content_block_delta", map[string]any{"index": 0, "delta": delta(part)}, true) {
 			return
 		}
 	}
@@ -219,23 +244,6 @@ func (x *msgExchange) stream() {
 	}
 	if !x.send("content_block_stop", map[string]any{"index": 0}, false) {
 		return
-	}
-	stop := "end_turn"
-	if x.plan.Tool != "" {
-		stop = "tool_use"
-		args := x.plan.toolArgs()
-		if !x.send("content_block_start", map[string]any{"index": 1, "content_block": map[string]any{
-			"type": "tool_use", "id": x.toolID(), "name": x.plan.Tool, "input": map[string]any{}}}, false) {
-			return
-		}
-		for _, piece := range []string{"", args[:len(args)/2], args[len(args)/2:]} {
-			if !x.send("content_block_delta", map[string]any{"index": 1, "delta": map[string]any{"type": "input_json_delta", "partial_json": piece}}, true) {
-				return
-			}
-		}
-		if !x.send("content_block_stop", map[string]any{"index": 1}, false) {
-			return
-		}
 	}
 	md := map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}}
 	if x.plan.Kind != KindNoUsage {
@@ -247,23 +255,23 @@ func (x *msgExchange) stream() {
 	x.send("message_stop", map[string]any{}, false)
 }
 
-func (x *msgExchange) complete() {
-	for range x.plan.parts() {
+func (x *exchange) msgComplete() {
+	for range x.parts() {
 		if !x.pause(x.plan.ChunkDelay) {
 			return
 		}
 	}
-	content := []any{map[string]any{"type": "text", "text": x.plan.text()}}
+	content := []any{map[string]any{"type": "text", "text": x.text()}}
 	stop := "end_turn"
-	if x.plan.Tool != "" {
+	if x.calling() {
 		stop = "tool_use"
-		content = append(content, map[string]any{"type": "tool_use", "id": x.toolID(), "name": x.plan.Tool,
-			"input": json.RawMessage(x.plan.toolArgs())})
+		content = []any{map[string]any{"type": "tool_use", "id": x.toolUseID(), "name": x.plan.Call,
+			"input": json.RawMessage(x.args())}}
 	}
-	resp := map[string]any{"id": x.id(), "type": "message", "role": "assistant", "model": x.req.Model,
+	resp := map[string]any{"id": x.msgID(), "type": "message", "role": "assistant", "model": x.req.Model,
 		"content": content, "stop_reason": stop, "stop_sequence": nil}
 	if x.plan.Kind != KindNoUsage {
-		resp["usage"] = x.usage()
+		resp["usage"] = x.msgUsage()
 	}
 	b, _ := json.Marshal(resp)
 	x.w.Header().Set("Content-Type", "application/json")

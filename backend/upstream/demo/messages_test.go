@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -86,23 +87,34 @@ func TestMessagesStreamUsageWithCache(t *testing.T) {
 	}
 }
 
+// TestMessagesToolUse: a scripted call is a tool_use block; once the
+// conversation ends with its tool_result, the demo acknowledges it in text.
 func TestMessagesToolUse(t *testing.T) {
-	s := start(t, demo.Options{Plan: demo.Plan{Text: "Checking."}})
-	resp := postMessages(t, s, "text=Checking.&tool=get_weather&input=%7B%22city%22%3A+%22Paris%22%7D", `{"model":"demo-chat","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"w?"}]}`, nil)
-	tl, _ := readTally(t, resp.Body)
+	s := start(t, demo.Options{})
+	plan := "call=get_weather&args=" + url.QueryEscape(`{"city":"Paris"}`)
+	first := `{"model":"demo-chat","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"w?"}]}`
+	tl, _ := readTally(t, postMessages(t, s, plan, first, nil).Body)
 	u, ok := tl.Usage()
-	if !ok || tl.StopReason != "tool_use" || tl.Output() != `Checking.get_weather{"city":"Paris"}` {
+	if !ok || tl.StopReason != "tool_use" || tl.Output() != `get_weather{"city":"Paris"}` {
 		t.Fatalf("usage %+v ok=%v stop=%q output=%q problem=%q", u, ok, tl.StopReason, tl.Output(), tl.Problem())
 	}
 	if u.OutputTokens != int64(len(tl.Output())) || u.PromptTokens() != 2 {
 		t.Errorf("usage %+v for output %q", u, tl.Output())
 	}
-	// Not streaming: a whole message with a tool_use block.
-	resp = postMessages(t, s, "text=Checking.&tool=get_weather&input=%7B%22city%22%3A%22Paris%22%7D", `{"model":"demo-chat","max_tokens":9,"messages":[{"role":"user","content":"w?"}]}`, nil)
+	// Not streaming: a whole message with the tool_use block.
+	resp := postMessages(t, s, plan, strings.Replace(first, `"stream":true,`, "", 1), nil)
 	b, _ := io.ReadAll(resp.Body)
 	a, err := anthropic.ParseMessage(b)
 	if err != nil || a.StopReason != "tool_use" || a.Text != tl.Output() || a.Usage == nil || a.Usage.OutputTokens != u.OutputTokens {
 		t.Errorf("message %s: %+v %v", b, a, err)
+	}
+	// The round trip: the tool's result comes back, the demo says so.
+	second := `{"model":"demo-chat","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"w?"},
+	 {"role":"assistant","content":[{"type":"tool_use","id":"toolu_demo_1","name":"get_weather","input":{"city":"Paris"}}]},
+	 {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_demo_1","content":[{"type":"text","text":"18°C"}]}]}]}`
+	tl, _ = readTally(t, postMessages(t, s, plan, second, nil).Body)
+	if u, ok := tl.Usage(); !ok || tl.StopReason != "end_turn" || tl.Output() != demo.AckPrefix+"18°C" || u.PromptTokens() != 2+5 { // "w?" + "18°C"
+		t.Errorf("second turn: %+v ok=%v stop=%q output=%q", u, ok, tl.StopReason, tl.Output())
 	}
 }
 
@@ -153,21 +165,4 @@ func TestMessagesFaults(t *testing.T) {
 
 func postMessagesTo(t *testing.T, s *demo.Server, body string, hdr map[string]string) *http.Response {
 	return postMessages(t, s, "", body, hdr)
-}
-
-// TestChatToolCall: the chat endpoint streams Plan.Tool as OpenAI does, for
-// translated tool round trips.
-func TestChatToolCall(t *testing.T) {
-	s := start(t, demo.Options{Plan: demo.Plan{Text: "ok", Tool: "f", ToolInput: `{"a": 1}`}})
-	resp := post(t, waitCtx(t), s, "", `{"model":"demo-chat","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`)
-	defer resp.Body.Close()
-	ev, err := events(t, resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := strings.Join(ev, "\n")
-	if !strings.Contains(all, `"tool_calls":[{"index":0,"id":"call_demo_1","type":"function","function":{"name":"f","arguments":""}}]`) ||
-		!strings.Contains(all, `"finish_reason":"tool_calls"`) || !strings.Contains(all, `"completion_tokens":10`) {
-		t.Errorf("stream:\n%s", all)
-	}
 }

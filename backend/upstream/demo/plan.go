@@ -1,8 +1,6 @@
 package demo
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -44,21 +42,22 @@ type Plan struct {
 	Status     int    // KindError: HTTP status (default 503)
 	Body       string // KindError: response body (default an OpenAI-shaped error)
 	RetryAfter string // KindError: Retry-After header value, if any
-	// Tool, when set, ends the answer with a call of that tool (chat:
-	// tool_calls; Messages: a tool_use block) whose arguments are ToolInput
-	// (a JSON object, default {}); the answer then stops for tool use.
-	Tool      string
-	ToolInput string
 	// Times limits KindError to the first Times requests that carry this same
 	// plan (0: every one); later ones are answered normally. It scripts
 	// "429, then success" for a caller that retries with the same plan.
 	Times int
+	// Call scripts a function call: the answer is a call of the function
+	// named Call with the JSON arguments Args (default "{}") instead of text
+	// — unless the conversation already ends with a function's output, which
+	// the demo then acknowledges in text (a round trip needs no second plan).
+	Call string
+	Args string
 }
 
 // PlanHeader is the request header that chooses a plan per request, written
 // as a URL query: "kind=cut&after=1&parts=part,more". Keys: kind, text (URL-escaped),
 // parts (comma-separated), chunks, repeat, delay, latency ("2s" or "2s-5s"),
-// after, status, body, retry_after, times, tool, input (a JSON object).
+// after, status, body, retry_after, times, call, args.
 const PlanHeader = "X-Demo-Plan"
 
 // DirectivePrefix starts a last user message that chooses the plan in-band,
@@ -117,18 +116,10 @@ func ParsePlan(s string) (Plan, error) {
 	}
 	p.Body = q.Get("body")
 	p.RetryAfter = q.Get("retry_after")
-	p.Tool, p.ToolInput = q.Get("tool"), q.Get("input")
-	if p.ToolInput != "" && p.Tool == "" {
-		return Plan{}, fmt.Errorf("demo plan: input without tool")
-	}
-	if p.Tool != "" {
-		if p.ToolInput == "" {
-			p.ToolInput = "{}"
-		}
-		var obj map[string]any
-		if json.Unmarshal([]byte(p.ToolInput), &obj) != nil {
-			return Plan{}, fmt.Errorf("demo plan: input=%q is not a JSON object", p.ToolInput)
-		}
+	p.Call = q.Get("call")
+	p.Args = q.Get("args")
+	if p.Call == "" && p.Args != "" {
+		return Plan{}, fmt.Errorf("demo plan: args without call")
 	}
 	return p, nil
 }
@@ -160,27 +151,13 @@ func (p Plan) Encode() string {
 	if p.RetryAfter != "" {
 		q.Set("retry_after", p.RetryAfter)
 	}
-	if p.Tool != "" {
-		q.Set("tool", p.Tool)
-		q.Set("input", p.ToolInput)
+	if p.Call != "" {
+		q.Set("call", p.Call)
+	}
+	if p.Args != "" {
+		q.Set("args", p.Args)
 	}
 	return q.Encode()
-}
-
-// output is all the generated text the plan sends: the text, then the
-// tool's name and arguments — what a gateway meters as output.
-func (p Plan) output() string { return p.text() + p.Tool + p.toolArgs() }
-
-// toolArgs is ToolInput, compacted ("" without a tool).
-func (p Plan) toolArgs() string {
-	if p.Tool == "" {
-		return ""
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, []byte(p.ToolInput)) != nil {
-		return p.ToolInput
-	}
-	return b.String()
 }
 
 // text returns the whole output the plan intends to send.

@@ -31,9 +31,13 @@ type Options struct {
 	// that the demo's usage is trusted there too.
 	PromptUnits     func(body []byte) int64
 	CompletionUnits func(model, text string) int64
-	// MessagesPromptUnits is PromptUnits for a /v1/messages body; the
-	// default counts what utf8-bytes-v1 counts there (issue 11: system
-	// text, text blocks, tool_result text).
+	// ResponsesPromptUnits counts the input of a /v1/responses body; the
+	// default is the UTF-8 bytes of instructions, message text parts and
+	// function outputs (what utf8-bytes-v1 measures).
+	ResponsesPromptUnits func(body []byte) int64
+	// MessagesPromptUnits counts the input of a /v1/messages body; the
+	// default is what utf8-bytes-v1 measures there (issue 11: the bytes of
+	// system text, text blocks and tool_result text).
 	MessagesPromptUnits func(body []byte) int64
 	// KeepRequests bounds the request records kept for Stats (the newest are
 	// kept; default 1000), so a long-running demo does not grow.
@@ -106,8 +110,9 @@ func Start(opts Options) (*Server, error) {
 	s := &Server{opts: opts, ln: ln, plan: opts.Plan, changed: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /v1/responses", s.responsesHandler)
 	mux.HandleFunc("GET /v1/models", s.models)
-	mux.HandleFunc("POST /v1/messages", s.messages)
+	mux.HandleFunc("POST /v1/messages", s.messagesHandler)
 	s.srv = &http.Server{Handler: s.auth(mux), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -275,25 +280,25 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorBody("the demo upstream could not parse the request: "+err.Error(), "invalid_request_error", "invalid_request"))
 		return
 	}
-	if !s.serves(req.Model) {
-		writeJSON(w, http.StatusNotFound, errorBody(fmt.Sprintf("the demo upstream has no model %q", req.Model), "invalid_request_error", "model_not_found"))
+	x := s.begin(w, r, body, &req, req.lastUser(), req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	if x == nil {
 		return
 	}
-	rec, plan, err := s.begin(r, body, req.lastUser(), req.Stream, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, errorBody(err.Error(), "invalid_request_error", "invalid_request"))
-		return
-	}
-	defer s.end(rec)
-	x := &exchange{s: s, w: w, rc: http.NewResponseController(w), ctx: r.Context(), rec: rec, plan: plan, req: &req}
+	defer s.update(func() {
+		x.rec.Done = true
+		s.flight--
+	})
 	x.run()
 }
 
-// begin chooses a request's plan — the X-Demo-Plan header, else an in-band
-// directive in the last user message, else the server's — and records the
-// request. Every endpoint of the demo starts its answer here and calls end
-// when done.
-func (s *Server) begin(r *http.Request, body []byte, lastUser string, stream, includeUsage bool) (*Request, Plan, error) {
+// begin checks the model, chooses the request's plan (header, directive in
+// lastUser, default), records the request and returns its exchange; nil when
+// it already answered an error.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, body []byte, req *chatRequest, lastUser string, includeUsage bool) *exchange {
+	if !s.serves(req.Model) {
+		writeJSON(w, http.StatusNotFound, errorBody(fmt.Sprintf("the demo upstream has no model %q", req.Model), "invalid_request_error", "model_not_found"))
+		return nil
+	}
 	s.mu.Lock()
 	plan := s.plan
 	s.mu.Unlock()
@@ -304,7 +309,8 @@ func (s *Server) begin(r *http.Request, body []byte, lastUser string, stream, in
 	if planText != "" {
 		var err error
 		if plan, err = ParsePlan(planText); err != nil {
-			return nil, Plan{}, err
+			writeJSON(w, http.StatusBadRequest, errorBody(err.Error(), "invalid_request_error", "invalid_request"))
+			return nil
 		}
 	}
 	if plan.Kind == KindError && plan.Times > 0 && !s.countError(planText, plan.Times) {
@@ -316,7 +322,7 @@ func (s *Server) begin(r *http.Request, body []byte, lastUser string, stream, in
 	if plan.Kind == KindSlow && plan.ChunkDelay == 0 {
 		plan.ChunkDelay = 200 * time.Millisecond
 	}
-	rec := &Request{Header: r.Header.Clone(), Body: body, Plan: plan, Stream: stream, IncludeUsage: includeUsage}
+	rec := &Request{Header: r.Header.Clone(), Body: body, Plan: plan, Stream: req.Stream, IncludeUsage: includeUsage}
 	s.update(func() {
 		s.seq++
 		rec.Seq = s.seq
@@ -326,15 +332,7 @@ func (s *Server) begin(r *http.Request, body []byte, lastUser string, stream, in
 		s.reqs = append(s.reqs, rec)
 		s.flight++
 	})
-	return rec, plan, nil
-}
-
-// end marks a request begun with begin as answered.
-func (s *Server) end(rec *Request) {
-	s.update(func() {
-		rec.Done = true
-		s.flight--
-	})
+	return &exchange{s: s, w: w, rc: http.NewResponseController(w), ctx: r.Context(), rec: rec, plan: plan, req: req}
 }
 
 // countError reports whether the request with this plan still gets its
@@ -368,6 +366,8 @@ type exchange struct {
 	rec  *Request
 	plan Plan
 	req  *chatRequest
+	resp *responsesRequest // set for POST /v1/responses
+	msg  *messagesRequest  // set for POST /v1/messages
 }
 
 func (x *exchange) disconnected() {
@@ -396,14 +396,6 @@ func (x *exchange) pause(d time.Duration) bool {
 }
 
 func (x *exchange) run() {
-	x.answer(func(status int) any {
-		return errorBody("the demo upstream was told to fail with "+http.StatusText(status), "server_error", "demo_error")
-	}, x.stream, x.complete)
-}
-
-// answer follows the plan: its latency, then an error (errBody's shape),
-// a stall, or the answer by stream or complete.
-func (x *exchange) answer(errBody func(status int) any, stream, complete func()) {
 	p := x.plan
 	lat := p.LatencyMin
 	if p.LatencyMax > p.LatencyMin {
@@ -423,7 +415,11 @@ func (x *exchange) answer(errBody func(status int) any, stream, complete func())
 		}
 		body := p.Body
 		if body == "" {
-			b, _ := json.Marshal(errBody(status))
+			var e any = errorBody("the demo upstream was told to fail with "+http.StatusText(status), "server_error", "demo_error")
+			if x.msg != nil {
+				e = msgError(errorTypeFor(status), "the demo upstream was told to fail with "+http.StatusText(status))
+			}
+			b, _ := json.Marshal(e)
 			body = string(b)
 		}
 		x.w.Header().Set("Content-Type", "application/json")
@@ -442,10 +438,15 @@ func (x *exchange) answer(errBody func(status int) any, stream, complete func())
 		x.disconnected()
 		return
 	}
-	if x.req.Stream {
-		stream()
-	} else {
-		complete()
+	switch {
+	case x.resp != nil:
+		x.responses()
+	case x.msg != nil:
+		x.messages()
+	case x.req.Stream:
+		x.stream()
+	default:
+		x.complete()
 	}
 }
 
@@ -454,14 +455,17 @@ func (x *exchange) id() string { return fmt.Sprintf("chatcmpl-demo-%d", x.rec.Se
 // usage is what the plan reports for the text it sends.
 func (x *exchange) usage() *usage {
 	var prompt int64
-	if x.s.opts.PromptUnits != nil {
+	switch {
+	case x.resp != nil:
+		prompt = x.resp.promptUnits(x.s.opts.ResponsesPromptUnits, x.rec.Body)
+	case x.s.opts.PromptUnits != nil:
 		prompt = x.s.opts.PromptUnits(x.rec.Body)
-	} else {
+	default:
 		for _, c := range x.req.contents() {
 			prompt += int64(len(c))
 		}
 	}
-	completion := x.s.opts.CompletionUnits(x.req.Model, x.plan.output())
+	completion := x.s.opts.CompletionUnits(x.req.Model, x.output())
 	u := &usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 	if x.plan.Kind == KindFalseUsage {
 		// Contradicts the relayed text: claims nothing was generated.
@@ -478,6 +482,10 @@ func (x *exchange) stream() {
 	x.w.WriteHeader(http.StatusOK)
 	includeUsage := x.rec.IncludeUsage && x.plan.Kind != KindNoUsage
 	created := time.Now().Unix()
+	if x.calling() {
+		x.streamCall(created, includeUsage)
+		return
+	}
 	chunk := func(delta *delta, finish *string) chunkJSON {
 		c := chunkJSON{ID: x.id(), Object: "chat.completion.chunk", Created: created, Model: x.req.Model,
 			SystemFingerprint: "quotagate-demo-simulated", Choices: []choiceChunk{{Index: 0, Delta: delta, FinishReason: finish}}}
@@ -489,7 +497,7 @@ func (x *exchange) stream() {
 	if !x.event(chunk(&delta{Role: "assistant", Content: new(string)}, nil), false) {
 		return
 	}
-	for i, part := range x.plan.parts() {
+	for i, part := range x.parts() {
 		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
 			// Close the connection mid-body: no terminating chunk, no usage, no [DONE].
 			panic(http.ErrAbortHandler)
@@ -505,14 +513,6 @@ func (x *exchange) stream() {
 		panic(http.ErrAbortHandler)
 	}
 	stop := "stop"
-	if x.plan.Tool != "" {
-		for _, d := range x.toolDeltas() {
-			if !x.event(chunk(d, nil), true) {
-				return
-			}
-		}
-		stop = "tool_calls"
-	}
 	if !x.event(chunk(&delta{}, &stop), false) {
 		return
 	}
@@ -563,20 +563,20 @@ func (x *exchange) write(b []byte, content bool) bool {
 }
 
 func (x *exchange) complete() {
-	for range x.plan.parts() {
+	for range x.parts() {
 		if !x.pause(x.plan.ChunkDelay) {
 			return
 		}
 	}
-	text := x.plan.text()
+	text := x.text()
 	if x.plan.Kind == KindCut {
-		text = strings.Join(x.plan.parts()[:min(x.plan.CutAfter, len(x.plan.parts()))], "")
+		text = strings.Join(x.parts()[:min(x.plan.CutAfter, len(x.parts()))], "")
 	}
 	resp := completionJSON{ID: x.id(), Object: "chat.completion", Created: time.Now().Unix(), Model: x.req.Model,
 		SystemFingerprint: "quotagate-demo-simulated",
-		Choices:           []choiceFull{{Index: 0, Message: message{Role: "assistant", Content: text}, FinishReason: "stop"}}}
-	if x.plan.Tool != "" {
-		resp.Choices[0].Message.ToolCalls = []toolCall{x.toolCall(x.plan.toolArgs())}
+		Choices:           []choiceFull{{Index: 0, Message: message{Role: "assistant", Content: &text}, FinishReason: "stop"}}}
+	if x.calling() {
+		resp.Choices[0].Message = message{Role: "assistant", ToolCalls: []toolCallJSON{x.toolCall(x.plan.Args)}}
 		resp.Choices[0].FinishReason = "tool_calls"
 	}
 	if x.plan.Kind != KindNoUsage {
@@ -604,42 +604,9 @@ type usage struct {
 var nullUsage = json.RawMessage("null")
 
 type delta struct {
-	Role      string     `json:"role,omitempty"`
-	Content   *string    `json:"content,omitempty"`
-	ToolCalls []toolCall `json:"tool_calls,omitempty"`
-}
-
-type toolCall struct {
-	Index    *int   `json:"index,omitempty"` // streams only
-	ID       string `json:"id,omitempty"`
-	Type     string `json:"type,omitempty"`
-	Function struct {
-		Name      string `json:"name,omitempty"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-// toolCall is the plan's call of Plan.Tool with args.
-func (x *exchange) toolCall(args string) toolCall {
-	c := toolCall{ID: fmt.Sprintf("call_demo_%d", x.rec.Seq), Type: "function"}
-	c.Function.Name, c.Function.Arguments = x.plan.Tool, args
-	return c
-}
-
-// toolDeltas stream the plan's tool call as OpenAI does: the id and name
-// with empty arguments, then the arguments in two pieces.
-func (x *exchange) toolDeltas() []*delta {
-	args := x.plan.toolArgs()
-	zero := 0
-	first := x.toolCall("")
-	first.Index = &zero
-	out := []*delta{{ToolCalls: []toolCall{first}}}
-	for _, piece := range []string{args[:len(args)/2], args[len(args)/2:]} {
-		var c toolCall
-		c.Index, c.Function.Arguments = &zero, piece
-		out = append(out, &delta{ToolCalls: []toolCall{c}})
-	}
-	return out
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
 }
 
 type choiceChunk struct {
@@ -659,9 +626,9 @@ type chunkJSON struct {
 }
 
 type message struct {
-	Role      string     `json:"role"`
-	Content   string     `json:"content"`
-	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+	Role      string         `json:"role"`
+	Content   *string        `json:"content"`
+	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
 }
 
 type choiceFull struct {

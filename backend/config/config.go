@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	_ "time/tzdata" // quota time zones must load on machines without a zoneinfo database
@@ -31,6 +32,18 @@ const (
 	KindOpenAI = "openai"
 	KindDemo   = "demo"
 )
+
+// Protocols an upstream can speak natively (DESIGN "Front doors"): a request
+// at a door whose protocol its upstream speaks is relayed as it came; any
+// other is translated to chat completions and back.
+const (
+	ProtocolChat      = "chat"      // POST /chat/completions
+	ProtocolResponses = "responses" // POST /responses (OpenAI Responses API)
+	ProtocolMessages  = "messages"  // POST /messages (Anthropic Messages API)
+)
+
+// Protocols lists every protocol name, in the order messages name them.
+var Protocols = []string{ProtocolChat, ProtocolResponses, ProtocolMessages}
 
 // Defaults, from DESIGN.md and the seeds.
 const (
@@ -88,6 +101,14 @@ type Upstream struct {
 	MaxConcurrent   int      `yaml:"max_concurrent"`
 	Queue           Queue    `yaml:"queue"`
 	Quota           *Quota   `yaml:"quota"`
+	// Protocols it speaks natively; default [chat], and every protocol for
+	// the built-in demo.
+	Protocols []string `yaml:"protocols"`
+}
+
+// Speaks reports whether the upstream speaks protocol natively.
+func (u *Upstream) Speaks(protocol string) bool {
+	return slices.Contains(u.Protocols, protocol)
 }
 
 // Queue bounds the wait in front of an upstream's gate (seed 003).
@@ -263,6 +284,12 @@ func (c *Config) fillDefaults() {
 			u.Kind = KindOpenAI
 			if u.Name == KindDemo {
 				u.Kind = KindDemo
+			}
+		}
+		if len(u.Protocols) == 0 {
+			u.Protocols = []string{ProtocolChat}
+			if u.Kind == KindDemo {
+				u.Protocols = slices.Clone(Protocols)
 			}
 		}
 		orDefault(&u.MaxConcurrent, DefaultGateConcurrent)

@@ -49,6 +49,7 @@ type Options struct {
 	Canceller Canceller
 	Quota     Quota
 	Hub       *live.Hub
+	Presenter Presenter // POST /admin/api/show; nil: there is no window to show
 	// Reconciled is told of every reconciled run, so that a guarded model's
 	// quota guard counts the settled units at once (its walls may now evict).
 	Reconciled func(ctx context.Context, run ledger.Run)
@@ -115,6 +116,7 @@ func New(o Options) *Handler {
 	h.route("POST /admin/api/runs/{id}/cancel", h.cancel)
 	h.route("POST /admin/api/quota/{upstream}/{model}/sync", h.quotaSync)
 	h.route("POST /admin/api/quota/{upstream}/{model}/balance", h.quotaBalance)
+	h.route("POST /admin/api/show", h.show)
 	h.mux.HandleFunc("GET /admin/ws", h.ws)
 	h.route("/admin/", func(http.ResponseWriter, *http.Request) error {
 		return ledger.Errorf(codeNotFound, "no such admin endpoint")

@@ -10,25 +10,33 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
-	"time"
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
+	"github.com/quotagate/quotagate/backend/audit"
 	"github.com/quotagate/quotagate/backend/autostart"
 )
 
-// SaveAuditCSV asks where to save the audit export (filters as in
-// GET /admin/api/audit.csv) and writes there exactly what that endpoint
-// exports — the same file a browser downloads. It returns the chosen path,
-// or "" when the user cancelled the dialog.
-func (a *App) SaveAuditCSV(from, to, tenant string) (string, error) {
+// SaveAuditCSV asks where to save the audit export and writes there exactly
+// what GET /admin/api/audit.csv exports for query (the dashboard's filter as
+// a URL query) — the same file, under the same suggested name, as a browser
+// downloads. It returns the chosen path, or "" when the user cancelled.
+func (a *App) SaveAuditCSV(query string) (string, error) {
 	srv, err := a.server()
 	if err != nil {
 		return "", err
 	}
+	v, err := url.ParseQuery(query)
+	if err != nil {
+		return "", message("audit filter", err)
+	}
+	q, err := audit.ParseQuery(v, nil)
+	if err != nil {
+		return "", message("audit filter", err)
+	}
 	path, err := runtime.SaveFileDialog(a.ctx, runtime.SaveDialogOptions{
 		Title:           "Save audit log",
-		DefaultFilename: "quotagate-audit-" + time.Now().Format("2006-01-02") + ".csv",
+		DefaultFilename: audit.FileName(q),
 		Filters:         []runtime.FileFilter{{DisplayName: "CSV (*.csv)", Pattern: "*.csv"}},
 	})
 	if err != nil {
@@ -37,8 +45,7 @@ func (a *App) SaveAuditCSV(from, to, tenant string) (string, error) {
 	if path == "" { // cancelled
 		return "", nil
 	}
-	q := url.Values{"from": {from}, "to": {to}, "tenant": {tenant}}
-	if err := download(a.ctx, srv, "/admin/api/audit.csv?"+q.Encode(), path); err != nil {
+	if err := download(a.ctx, srv, "/admin/api/audit.csv?"+v.Encode(), path); err != nil {
 		return "", message("export audit log", err)
 	}
 	return path, nil

@@ -10,9 +10,8 @@ import (
 	"github.com/quotagate/quotagate/backend/responses"
 )
 
-// FuzzRequest: the parser never panics; an accepted request counts to
-// non-negative units under both rules, and its chat translation (when it has
-// one) is valid JSON.
+// FuzzRequest: the parser never panics; an accepted request has segments
+// with roles, and its chat translation (when it has one) is valid JSON.
 func FuzzRequest(f *testing.F) {
 	files, _ := filepath.Glob("testdata/tochat/*.json")
 	for _, p := range files {
@@ -29,10 +28,9 @@ func FuzzRequest(f *testing.F) {
 			}
 			return
 		}
-		for _, rule := range []responses.Rule{responses.RuleBytes, responses.RuleTokens} {
-			c := r.CountInput(rule, func(s string) ledger.Units { return ledger.Units(len(s)) })
-			if c.TextUnits < 0 || c.ToolUnits < 0 || c.Units() > ledger.MaxUnits {
-				t.Fatalf("count %+v", c)
+		for _, s := range r.Segments() {
+			if s.Role == "" || s.Images < 0 {
+				t.Fatalf("segment %+v", s)
 			}
 		}
 		chat, _, err := r.ChatBody()

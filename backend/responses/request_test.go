@@ -83,49 +83,38 @@ func TestChatBodyRefusesPreviousResponseID(t *testing.T) {
 	}
 }
 
-// The counting rules of issue 10: under utf8-bytes-v1, the UTF-8 bytes of
-// instructions, message text parts and *_call_output only; under tiktoken
-// also tools, earlier calls and the per-message overhead.
-func TestCountInput(t *testing.T) {
-	bytesOf := func(s string) ledger.Units { return ledger.Units(len(s)) }
-	tests := []struct {
-		name        string
-		body        string
-		rule        responses.Rule
-		text, tools ledger.Units
-		media       int
-	}{
-		{"Seed000Bytes", `{"model":"m","input":"问题"}`, responses.RuleBytes, 6, 0, 0},
-		{"Seed000Tokens", `{"model":"m","input":"问题"}`, responses.RuleTokens, 3 + 4 + 6 + 3, 0, 0},
-		{"BytesCountOutputsNotCalls", `{"model":"m","instructions":"ab","tools":[{"type":"function","name":"f"}],"input":[
-			{"role":"user","content":[{"type":"input_text","text":"cd"},{"type":"input_image","image_url":"https://x/i.png"}]},
-			{"type":"reasoning","summary":[{"type":"summary_text","text":"zzzz"}]},
-			{"type":"function_call","call_id":"c","name":"f","arguments":"{\"q\":1}"},
-			{"type":"function_call_output","call_id":"c","output":"efg"},
-			{"type":"custom_tool_call_output","call_id":"d","output":[{"type":"input_text","text":"h"}]}]}`,
-			responses.RuleBytes, 2 + 2 + 3 + 1, 0, 1},
-		{"TokensCountCallsAndTools", `{"model":"m","tools":[{"type":"function","name":"f"}],"input":[
-			{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`,
-			responses.RuleTokens, 3, 1 + 2 + int64Units(len(`[{"type":"function","name":"f"}]`)), 0},
+// The segments a meter counts (issue 10): instructions, message text parts
+// and every *_call_output as text; earlier calls as Calls (tiktoken only);
+// reasoning not at all; media as counts.
+func TestSegments(t *testing.T) {
+	r, err := responses.ParseRequest([]byte(`{"model":"m","instructions":"ab","tools":[{"type":"function","name":"f"}],"input":[
+		{"role":"user","content":[{"type":"input_text","text":"问题"},{"type":"input_image","image_url":"https://x/i.png"},{"type":"input_file","file_id":"f1"}]},
+		{"type":"reasoning","summary":[{"type":"summary_text","text":"zzzz"}]},
+		{"type":"function_call","call_id":"c","name":"f","arguments":"{\"q\":1}"},
+		{"type":"function_call_output","call_id":"c","output":"efg"},
+		{"type":"custom_tool_call","call_id":"d","name":"apply_patch","input":"*** patch"},
+		{"type":"custom_tool_call_output","call_id":"d","output":[{"type":"input_text","text":"h"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, err := responses.ParseRequest([]byte(tt.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := r.CountInput(tt.rule, bytesOf)
-			if c.TextUnits != tt.text || c.ToolUnits != tt.tools || c.MediaParts != tt.media {
-				t.Fatalf("count = %+v; want text %d tools %d media %d", c, tt.text, tt.tools, tt.media)
-			}
-			if c.Units() != tt.text+tt.tools {
-				t.Fatalf("Units() = %d", c.Units())
-			}
-		})
+	want := []responses.Segment{
+		{Role: "system", Text: "ab"},
+		{Role: "user", Text: "问题", Images: 1, OtherParts: 1},
+		{Role: "assistant", Calls: `f{"q":1}`},
+		{Role: "tool", Text: "efg"},
+		{Role: "assistant", Calls: "apply_patch*** patch"},
+		{Role: "tool", Text: "h"},
+	}
+	got := r.Segments()
+	if len(got) != len(want) {
+		t.Fatalf("segments %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("segment %d = %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }
-
-func int64Units(n int) ledger.Units { return ledger.Units(n) }
 
 func TestUsage(t *testing.T) {
 	tests := []struct {

@@ -36,7 +36,9 @@ func (r *Request) ChatBody() (body []byte, notes []string, err error) {
 			if m.Role == "assistant" {
 				lastAssistant = len(msgs) - 1
 			}
-		case it.Type == "function_call":
+		case it.Type == "function_call" || it.Type == "custom_tool_call":
+			// A custom (freeform) call becomes a function call whose
+			// arguments are its input: the text the reserve counted.
 			if lastAssistant < 0 {
 				msgs = append(msgs, chatMessage{Role: "assistant", Content: json.RawMessage("null")})
 				lastAssistant = len(msgs) - 1
@@ -48,7 +50,7 @@ func (r *Request) ChatBody() (body []byte, notes []string, err error) {
 			tc := chatToolCall{ID: it.CallID, Type: "function"}
 			tc.Function.Name, tc.Function.Arguments = name, it.Arguments
 			msgs[lastAssistant].ToolCalls = append(msgs[lastAssistant].ToolCalls, tc)
-		case it.Type == "function_call_output":
+		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
 			msgs = append(msgs, chatMessage{Role: "tool", ToolCallID: it.CallID, Content: textContent(it.Output)})
 			lastAssistant = -1
 		default:

@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 
 	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/openai"
 	"github.com/quotagate/quotagate/backend/quota"
 )
 
@@ -112,11 +114,11 @@ func (c topUpCaller) body(upstream, model string, maxUnits ledger.Units) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	req, err := meter.ParseChatRequest(probe)
+	req, err := openai.ParseChatRequest(probe)
 	if err != nil {
 		return nil, err
 	}
-	input, _ := c.reserve.Reserve(c.meter, req)
+	input, _ := c.reserve.Reserve(c.meter, gateway.ChatMeterRequest(req))
 	out := maxUnits - input
 	if c.reserve.IsReasoning(model) && out < c.reserve.ReasoningFloorUnits || out < 1 {
 		return nil, ledger.Errorf(ledger.CodeInvalidRequest, "a top-up call of %d units cannot fit the prompt (%d) and the output floor", maxUnits, input)

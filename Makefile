@@ -36,11 +36,11 @@ run: build ## open the window; without a display it says so and runs serve
 serve: build ## run headless and print the dashboard URL and the local key
 	./$(BIN) serve
 
-test: build ## vet, frontend tests + typecheck, go test -race (browser e2e), short fuzz, desktop smoke
+test: build ## vet, frontend tests + typecheck, pinned clients, go test -race (browser e2e), short fuzz, desktop smoke
 	npm --prefix frontend test
 	npm --prefix frontend run typecheck
 	go vet ./...
-	E2E_REQUIRED=1 go test -race -count=1 ./...
+	clients=$$(scripts/clients.sh) && E2E_REQUIRED=1 QUOTAGATE_CLIENTS_DIR=$$clients go test -race -count=1 ./...
 	FUZZTIME=1s scripts/fuzz.sh
 	scripts/smoke.sh
 

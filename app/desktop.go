@@ -5,22 +5,28 @@ import (
 	"os"
 	"os/exec"
 	goruntime "runtime"
-	"time"
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
+
+	"github.com/quotagate/quotagate/backend/audit"
 )
 
-// SaveAuditCSV asks where to save the audit export (filters as in
-// GET /admin/api/audit.csv) and writes it there. It returns the chosen path,
-// or "" when the user cancelled the dialog.
-func (a *App) SaveAuditCSV(from, to, tenant string) (string, error) {
+// SaveAuditCSV asks where to save the audit export and writes it there;
+// query is the dashboard's filter as a URL query (as in GET
+// /admin/api/audit.csv), and the suggested name is the one the browser gets.
+// It returns the chosen path, or "" when the user cancelled the dialog.
+func (a *App) SaveAuditCSV(query string) (string, error) {
 	srv, err := a.server()
 	if err != nil {
 		return "", err
 	}
+	q, err := srv.ParseAuditQuery(query)
+	if err != nil {
+		return "", message("audit filter", err)
+	}
 	path, err := runtime.SaveFileDialog(a.ctx, runtime.SaveDialogOptions{
 		Title:           "Save audit log",
-		DefaultFilename: "quotagate-audit-" + time.Now().Format("2006-01-02") + ".csv",
+		DefaultFilename: audit.FileName(q),
 		Filters:         []runtime.FileFilter{{DisplayName: "CSV (*.csv)", Pattern: "*.csv"}},
 	})
 	if err != nil {
@@ -33,7 +39,7 @@ func (a *App) SaveAuditCSV(from, to, tenant string) (string, error) {
 	if err != nil {
 		return "", message("save audit log", err)
 	}
-	if err := srv.WriteAuditCSV(a.ctx, f, from, to, tenant); err != nil {
+	if err := srv.WriteAuditQuery(a.ctx, f, q); err != nil {
 		f.Close()
 		return "", message("export audit log", err)
 	}

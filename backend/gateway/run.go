@@ -289,6 +289,14 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 			hdr[http.CanonicalHeaderKey(k)] = v
 		}
 	}
+	if hr, ok := c.req.(headerRequest); ok {
+		for k, v := range hr.upstreamHeader(c.native, r.Header) {
+			if hdr == nil {
+				hdr = http.Header{}
+			}
+			hdr[k] = v
+		}
+	}
 	resp, refusals, err := g.send(c, path, body, hdr)
 	if err != nil {
 		c.sendFailed(w, err)

@@ -35,7 +35,7 @@ const (
 type Options struct {
 	Name    string   // the upstream's name in the config and the ledger ("demo", "ark")
 	BaseURL string   // ends before /chat/completions, e.g. https://api.openai.com/v1
-	APIKey  string   // sent as Authorization: Bearer; never logged
+	APIKey  string   // sent as Authorization: Bearer (as x-api-key to MessagesPath); never logged
 	Models  []string // model ids this upstream serves
 	// Protocols are the API protocols the upstream speaks natively ("chat",
 	// "responses", "messages"); empty means chat completions only.
@@ -170,7 +170,13 @@ func (c *Client) Post(ctx context.Context, path string, body []byte, header http
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if c.opts.APIKey != "" {
+	switch {
+	case c.opts.APIKey == "":
+	case path == MessagesPath:
+		// Anthropic's API (and every Anthropic-compatible endpoint) takes
+		// the key as x-api-key; Authorization is for its OAuth tokens.
+		req.Header.Set("X-Api-Key", c.opts.APIKey)
+	default:
 		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
 	}
 	resp, err := c.hc.Do(req)
@@ -181,6 +187,9 @@ func (c *Client) Post(ctx context.Context, path string, body []byte, header http
 	}
 	return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: resp.Body}, nil
 }
+
+// MessagesPath is the Anthropic Messages API's path under a base URL.
+const MessagesPath = "/messages"
 
 // CloseIdleConnections closes idle keep-alive connections.
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }

@@ -27,8 +27,9 @@
 // message_start's output_tokens (a placeholder) is never counted. A
 // translation maps prompt_tokens − cached_tokens to input_tokens and
 // cached_tokens to cache_read_input_tokens, so nothing is counted twice or
-// lost. message_stop is the end marker; a missing or contradictory figure
-// keeps the hold.
+// lost. Input figures a message_delta repeats may raise message_start's
+// (they are cumulative), never lower them. message_stop is the end marker;
+// a missing or contradictory figure keeps the hold.
 //
 // # What counts as input
 //

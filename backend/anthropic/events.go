@@ -69,12 +69,13 @@ func (w wireUsageIn) input(required bool) (u Usage, have [3]bool, err error) {
 //
 //   - input: message_start's usage.input_tokens + cache_creation_input_tokens
 //   - cache_read_input_tokens (its output_tokens is a placeholder, never
-//     counted);
+//     counted), as raised by a later message_delta that repeats them
+//     cumulatively;
 //   - output: the last message_delta's usage.output_tokens, which is
 //     cumulative (deltas are never added);
 //   - the end marker: message_stop.
 //
-// A message_delta whose input figures differ from message_start's, an
+// A message_delta whose input figures are below message_start's, an
 // output count that goes down, a second message_start, a delta for a block
 // that was never started, data after message_stop, an event name that is
 // not its data's type, an error event: each is a problem, and a problem
@@ -230,13 +231,22 @@ func (t *Tally) Observe(name string, data []byte) (string, error) {
 			return e.Type, t.fail("message_delta: %v", err)
 		}
 		if t.startUsage != nil {
+			// Input figures are cumulative too: a message_delta may repeat
+			// them or raise them (server tools read more; a translating
+			// gateway learns the prompt only at the end), never lower them.
 			s := t.startUsage
-			for i, pair := range [3][2]int64{{in.InputTokens, s.InputTokens},
-				{in.CacheCreationInputTokens, s.CacheCreationInputTokens}, {in.CacheReadInputTokens, s.CacheReadInputTokens}} {
-				if have[i] && pair[0] != pair[1] {
+			for i, pair := range [3][2]*int64{{&in.InputTokens, &s.InputTokens},
+				{&in.CacheCreationInputTokens, &s.CacheCreationInputTokens}, {&in.CacheReadInputTokens, &s.CacheReadInputTokens}} {
+				if have[i] && *pair[0] < *pair[1] {
 					return e.Type, t.fail("message_delta's input figures (%d, %d, %d) contradict message_start's (%d, %d, %d)",
 						in.InputTokens, in.CacheCreationInputTokens, in.CacheReadInputTokens,
 						s.InputTokens, s.CacheCreationInputTokens, s.CacheReadInputTokens)
+				}
+			}
+			for i, pair := range [3][2]*int64{{&in.InputTokens, &s.InputTokens},
+				{&in.CacheCreationInputTokens, &s.CacheCreationInputTokens}, {&in.CacheReadInputTokens, &s.CacheReadInputTokens}} {
+				if have[i] {
+					*pair[1] = *pair[0]
 				}
 			}
 		}

@@ -253,7 +253,7 @@ type Assessment struct {
 	Carry Carry
 	// OverrunMilli is the model's learned ratio of trusted usage to reserve,
 	// in thousandths (0 or 1000: none); see AdmitLimit.
-	OverrunMilli int64
+	OverrunMilli  int64
 	at            time.Time
 	series        *Series
 	BalanceAtSync ledger.Units // latest reading (or manual B0 − usage)

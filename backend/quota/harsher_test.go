@@ -320,4 +320,3 @@ func TestOverrunReserves(t *testing.T) {
 		}
 	})
 }
-

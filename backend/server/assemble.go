@@ -111,6 +111,7 @@ func assemble(p Parts) (_ *assembly, err error) {
 		Retry:             gate.DefaultRetryPolicy,
 		Quota:             guard,
 		OnEvent:           publishEvent(p.Hub),
+		Elsewhere:         elsewhere(p.Store),
 		Logger:            p.Logger,
 	})
 	return a, nil

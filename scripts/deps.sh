@@ -4,7 +4,8 @@
 # exact command when sudo is not there. Also checks Go and npm are on PATH.
 set -euo pipefail
 pkgs=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev
-      xvfb xauth imagemagick xdotool chromium fonts-dejavu-core)
+      xvfb xauth imagemagick xdotool chromium fonts-dejavu-core
+      fonts-wqy-microhei)  # CJK glyphs for the zh-CN dashboard (Chinese evidence, labels)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -15,6 +15,15 @@ async function boot() {
     const conn = await connection();
     const store = storeFor(conn, (api, q) => exportAuditCSV(api, q));
     if (!conn.token) store.fail(GLOBAL, t('app.noToken'));
+    if (desktop && !storedLang()) {
+      // The window follows the system locale (LANG; C means English), read
+      // by the server, before the first paint.
+      try {
+        setLang(pickLang({ system: (await store.api.connect()).locale ?? '' }));
+      } catch {
+        // keep English; App retries when it loads the Connect panel
+      }
+    }
     render(<App store={store} desktop={desktop} />, root);
     store.start();
   } catch (err) {

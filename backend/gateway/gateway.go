@@ -54,6 +54,10 @@ type Options struct {
 	// zero value never retries. Nothing is retried once output has started.
 	Retry gate.RetryPolicy
 
+	// Elsewhere routes the cancel of a run relayed by another gateway
+	// sharing the ledger; nil: a single gateway.
+	Elsewhere Elsewhere
+
 	OnEvent  func(Event)  // live hub hook; must not block
 	Logger   *slog.Logger // default slog.Default()
 	NewRunID func() ledger.RunID

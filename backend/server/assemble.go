@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/admin"
@@ -112,6 +111,7 @@ func assemble(p Parts) (_ *assembly, err error) {
 		Retry:             gate.DefaultRetryPolicy,
 		Quota:             guard,
 		OnEvent:           publishEvent(p.Hub),
+		Elsewhere:         elsewhere(p.Store),
 		Logger:            p.Logger,
 	})
 	return a, nil
@@ -199,8 +199,10 @@ func newTopUp(p Parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolic
 	}
 	var caller quota.Caller
 	if p.TopUpKey != "" {
-		caller = topUpCaller{base: p.URL, key: p.TopUpKey, meter: m, reserve: reserve, prompts: prompts,
-			client: &http.Client{Timeout: p.Config.Limits.UpstreamTimeout + time.Minute}}
+		var err error
+		if caller, err = newFillerCaller(p, m, reserve, prompts); err != nil {
+			return nil, err
+		}
 	}
 	top, err := quota.NewTopUp(g, caller, quota.TopUpRunOptions{Spend: spend})
 	if err != nil {

@@ -37,6 +37,9 @@ Commands:
              (the configured one: <data>/ledger.db, or ledger.dsn on PostgreSQL)
   migrate    copy a desktop ledger into an empty shared one, then verify it:
              quotagate migrate --from sqlite:PATH --to postgres:DSN
+  service install|uninstall
+             start the gateway headless at login (systemd user unit on Linux,
+             the per-user Run key on Windows), or stop doing so
   version    print the version
   help       print this text
 
@@ -54,8 +57,8 @@ Point a tool at http://127.0.0.1:8787/v1 with the printed key as its API key.
 
 // cli is the parsed command line.
 type cli struct {
-	command, addr, data, config string
-	from, to                    string // migrate
+	command, action, addr, data, config string
+	from, to                            string // migrate
 }
 
 func main() {
@@ -90,8 +93,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return verify(ctx, c, stdout, stderr)
 	case "migrate":
 		return migrate(ctx, c, stdout, stderr)
+	case "service":
+		return service(c, stdout, stderr)
 	case "":
-		return window(ctx, c, stdout, stderr, log)
+		return launch(ctx, c, stdout, stderr, log)
 	}
 	fmt.Fprintf(stderr, "quotagate: unknown command %q\n\n%s", c.command, usage)
 	return 2
@@ -116,6 +121,12 @@ func parse(args []string, stderr io.Writer) (cli, error) {
 		c.command = fs.Arg(0)
 		if err := fs.Parse(fs.Args()[1:]); err != nil {
 			return c, err
+		}
+		if c.command == "service" && fs.NArg() > 0 {
+			c.action = fs.Arg(0)
+			if err := fs.Parse(fs.Args()[1:]); err != nil {
+				return c, err
+			}
 		}
 		if fs.NArg() > 0 {
 			return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))

@@ -69,6 +69,7 @@ type Config struct {
 	Tenants    []Tenant   `yaml:"tenants"`
 	Upstreams  []Upstream `yaml:"upstreams"`
 	Limits     Limits     `yaml:"limits"`
+	Ledger     Ledger     `yaml:"ledger"`
 }
 
 // Tenant is one tenant as configured. Key and Keys are plaintext in the file;
@@ -261,12 +262,20 @@ func refuseFloats(n *yaml.Node) error {
 // stays one string.
 func yamlScalar(v string) []byte {
 	out, _ := yaml.Marshal(v)
-	return bytes.TrimRight(out, "\n")
+	out = bytes.TrimRight(out, "\n")
+	if strings.ContainsAny(v, ",[]{}:#") && len(out) > 0 && out[0] != '"' && out[0] != '\'' {
+		// Plain is not safe inside a flow mapping ({dsn: ${DSN}}): a DSN
+		// URL's ':' and ',' would split it.
+		out, _ = yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: v})
+		out = bytes.TrimRight(out, "\n")
+	}
+	return out
 }
 
 func (c *Config) fillDefaults() {
 	orDefault(&c.Addr, DefaultAddr)
 	orDefault(&c.Meter, MeterTiktoken)
+	c.Ledger.fillDefaults()
 	l := &c.Limits
 	orDefault(&l.RequestBytesMax, DefaultRequestBytesMax)
 	orDefault(&l.DefaultOutputUnits, DefaultOutputUnits)

@@ -45,6 +45,9 @@ func (c *Config) Validate() error {
 	if err := c.validateUpstreams(); err != nil {
 		return err
 	}
+	if err := c.Ledger.validate(); err != nil {
+		return err
+	}
 	return c.Limits.validate()
 }
 

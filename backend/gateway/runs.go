@@ -70,14 +70,14 @@ func (c *call) streamState() StreamState {
 func (g *Gateway) Cancel(ctx context.Context, id ledger.RunID) error {
 	if c := g.lookup(id); c != nil {
 		c.abort(errCancelOperator)
-		g.emit(Event{Kind: EventCancel, RunID: id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
+		g.emit(Event{Kind: EventCancel, RunID: id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.model})
 		return nil
 	}
 	run, err := g.opts.Store.Run(ctx, id)
 	if err != nil {
 		return err
 	}
-	return notInFlight(run)
+	return g.cancelElsewhere(ctx, run, true)
 }
 
 func notInFlight(run ledger.Run) error {
@@ -126,7 +126,7 @@ func (g *Gateway) deleteRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		c.abort(errCancelOwner)
-		g.emit(Event{Kind: EventCancel, RunID: id, TenantID: t.ID, Upstream: c.up.Name(), Model: c.req.Model})
+		g.emit(Event{Kind: EventCancel, RunID: id, TenantID: t.ID, Upstream: c.up.Name(), Model: c.model})
 		writeJSON(w, http.StatusAccepted, map[string]string{"id": string(id), "status": "cancelling"})
 		return
 	}
@@ -135,5 +135,9 @@ func (g *Gateway) deleteRun(w http.ResponseWriter, r *http.Request) {
 		g.internal(w, err, "run")
 		return
 	}
-	writeError(w, notInFlight(run))
+	if err := g.cancelElsewhere(r.Context(), run, false); err != nil {
+		g.internal(w, err, "cancel")
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": string(id), "status": "cancelling"})
 }

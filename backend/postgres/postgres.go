@@ -67,7 +67,13 @@ type Store struct {
 
 	mu        sync.Mutex
 	closed    bool
+	closing   bool
 	lastPrune time.Time
+	claim     *configClaim // set by ClaimConfig
+	lease     *lease       // set by TakeLease
+	peer      *peer        // set by Serve
+
+	chCommit, chCancel string // NOTIFY channels of this ledger (its schema)
 }
 
 // Open connects to the database named by dsn (a URL, a keyword DSN, or a
@@ -101,7 +107,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open ledger %s: %w", where, err)
 	}
-	return &Store{opts: opts, pool: pool, dsn: where}, nil
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open ledger %s: %w", where, err)
+	}
+	return &Store{opts: opts, pool: pool, dsn: where,
+		chCommit: "quotagate_commit_" + schema, chCancel: "quotagate_cancel_" + schema}, nil
 }
 
 // describe names the database without its password.
@@ -129,10 +141,15 @@ func (s *Store) Where() string { return s.dsn }
 // Close closes the pool; further calls fail.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.closing {
 		s.mu.Unlock()
 		return nil
 	}
+	s.closing = true
+	s.mu.Unlock()
+	s.stopPeer()
+	s.dropLease()
+	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.pool.Close()
@@ -215,7 +232,8 @@ func (s *Store) SchemaVersions(ctx context.Context) ([]string, error) {
 // wtx is one write transaction as a change sees it, with its clock.
 type wtx struct {
 	pgx.Tx
-	now time.Time
+	now     time.Time
+	changes []Change // announced to the other gateways on commit
 }
 
 var errClosed = ledger.Errorf(ledger.CodeInternal, "the ledger is closed")
@@ -240,7 +258,11 @@ func (s *Store) write(ctx context.Context, fn func(w *wtx) error) error {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		err = pgx.BeginFunc(wctx, s.pool, func(tx pgx.Tx) error {
-			return fn(&wtx{Tx: tx, now: s.opts.Now().UTC()})
+			w := &wtx{Tx: tx, now: s.opts.Now().UTC()}
+			if err := fn(w); err != nil {
+				return err
+			}
+			return s.notifyChanges(wctx, w)
 		})
 		if !retryable(err) {
 			break

@@ -177,6 +177,7 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 		}
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
+	w.announce(Change{Kind: ChangeRun, TenantID: run.TenantID, RunID: run.ID, Upstream: run.Upstream, Model: run.Model})
 	after := b.available()
 	if err := s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
 		Actor: req.Actor, Units: r, AvailableBefore: after + r, AvailableAfter: after,
@@ -293,6 +294,7 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before, after ledger.Ru
 			}
 		}
 	}
+	w.announce(Change{Kind: ChangeRun, TenantID: before.TenantID, RunID: before.ID, Upstream: before.Upstream, Model: before.Model})
 	availAfter := b.available()
 	return s.insertAudit(ctx, w, ledger.AuditEntry{Kind: c.kind, TenantID: before.TenantID, RunID: before.ID,
 		Actor: c.actor, Reason: c.reason, Evidence: c.evidence, Units: c.units,

@@ -58,6 +58,9 @@ func (s *Store) ApplyTenants(ctx context.Context, tenants []ledger.Tenant, actor
 		if _, err := w.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(configLock)); err != nil {
 			return fmt.Errorf("lock config: %w", err)
 		}
+		if err := s.checkClaimIn(ctx, w); err != nil {
+			return err
+		}
 		return s.applyTenants(ctx, w, tenants, actor)
 	})
 	if err != nil {
@@ -190,6 +193,7 @@ func (s *Store) applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenan
 		if len(diff) == 0 {
 			continue
 		}
+		w.announce(Change{Kind: ChangeTenant, TenantID: t.ID})
 		after := t.BudgetUnits - old.spent - old.held
 		if err := s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditConfig, TenantID: t.ID, Actor: actor,
 			Units: t.BudgetUnits - old.BudgetUnits, AvailableBefore: before, AvailableAfter: after,

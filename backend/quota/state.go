@@ -33,6 +33,7 @@ type Row struct {
 	SmallBuffer   ledger.Units `json:"small_buffer"`
 	TopUpPlan     ledger.Units `json:"topup_plan,omitempty"`
 	ExpiringUnits ledger.Units `json:"expiring_units"` // left out of limit: packages expiring within the horizon
+	CanSync       bool         `json:"can_sync"`       // an automatic balance source is configured (Sync works)
 }
 
 // State returns one row per guarded model, in configuration order, with
@@ -62,7 +63,7 @@ func (g *Guard) row(ctx context.Context, m *model) (Row, error) {
 	m.mu.Lock()
 	current := m.loaded && m.a.Day == day
 	a, evicted, reason := m.a, m.evicted, m.reason
-	r := Row{Upstream: m.key.upstream, Model: m.key.model, Source: m.lastSource, SyncError: m.syncErr}
+	r := Row{Upstream: m.key.upstream, Model: m.key.model, Source: m.lastSource, SyncError: m.syncErr, CanSync: m.source != nil}
 	if m.topUpDay == day {
 		r.TopUpPlan = m.topUpPlan
 	}

@@ -129,3 +129,17 @@ CREATE TABLE instances (
 	heartbeat_at bigint NOT NULL,
 	expires_at   bigint NOT NULL
 );
+
+-- The tenants and upstreams definitions the gateways sharing this database
+-- agreed on: the highest ledger.version any of them brought, its digest and
+-- who brought it. A gateway whose definitions differ at the same or a lower
+-- version refuses to start.
+CREATE TABLE config_version (
+	id          boolean PRIMARY KEY DEFAULT true CHECK (id),
+	version     bigint NOT NULL,
+	fingerprint text NOT NULL,
+	instance    text NOT NULL,
+	applied_at  bigint NOT NULL
+);
+-- (instances: token tells this incarnation's lease from a twin's)
+ALTER TABLE instances ADD COLUMN token text NOT NULL DEFAULT '';

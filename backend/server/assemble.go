@@ -125,6 +125,7 @@ func demoOptions(u config.Upstream, m meter.Meter) demo.Options {
 		return o // the demo's default usage is UTF-8 bytes
 	}
 	o.PromptUnits = func(body []byte) int64 { return int64(gateway.ChatInputUnits(m, body)) }
+	o.ResponsesPromptUnits = func(body []byte) int64 { return int64(gateway.ResponsesInputUnits(m, body)) }
 	o.MessagesPromptUnits = func(body []byte) int64 { return int64(gateway.MessagesInputUnits(m, body)) }
 	o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
 	return o

@@ -153,6 +153,13 @@ func TestClaudeCodeSaysHi(t *testing.T) {
 				t.Errorf("held %d → %d", before.HeldUnits, after.HeldUnits)
 			}
 			t.Logf("%s: %+v, run %s spent %d", p.name, u, r.ID, r.SpentUnits)
+			// Claude Code's probe is harmless: 200 or 404, never an error that aborts it.
+			resp, err := http.Head(s.URL() + "/api/hello")
+			if err != nil || (resp.StatusCode != 200 && resp.StatusCode != 404) {
+				t.Errorf("HEAD /api/hello: %v %v", resp, err)
+			} else {
+				resp.Body.Close()
+			}
 		})
 	}
 }

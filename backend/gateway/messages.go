@@ -177,9 +177,11 @@ func (*nativeMessages) body(b []byte) (meter.Observation, []byte) {
 
 // messagesUsage is Anthropic's usage as the provider's prompt and output:
 // input_tokens leave cached tokens out, so the prompt is the three input
-// figures together (each token once).
+// figures together (each token once); the cache figures stay on the run
+// (its evidence names them).
 func messagesUsage(u anthropic.Usage) *ledger.Usage {
-	return &ledger.Usage{PromptTokens: u.PromptTokens(), CompletionTokens: u.OutputTokens}
+	return &ledger.Usage{PromptTokens: u.PromptTokens(), CompletionTokens: u.OutputTokens,
+		CacheReadTokens: u.CacheReadInputTokens, CacheCreationTokens: u.CacheCreationInputTokens}
 }
 
 // translatedMessages reads a chat-completions answer (the upstream does not

@@ -12,6 +12,12 @@ type Usage struct {
 	// ReasoningTokens is the part of CompletionTokens spent on hidden
 	// reasoning (0 when not reported); it is billed.
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
+	// CacheReadTokens and CacheCreationTokens are the parts of PromptTokens
+	// read from and written to the provider's prompt cache (Anthropic's
+	// cache_read_input_tokens and cache_creation_input_tokens); they are
+	// kept in the run's evidence for the dashboard.
+	CacheReadTokens     int64 `json:"cache_read_tokens,omitempty"`
+	CacheCreationTokens int64 `json:"cache_creation_tokens,omitempty"`
 }
 
 // SplitOverrun is the one rule for trusted usage above a run's reserve: the

@@ -215,7 +215,11 @@ func Judge(j Judgement) Verdict {
 	}
 	v.Trusted = true
 	v.Reason = ReasonTrusted
-	v.Detail = fmt.Sprintf("usage %d in + %d out under %s", u.PromptTokens, u.CompletionTokens, j.Meter.Name())
+	cache := ""
+	if u.CacheReadTokens > 0 || u.CacheCreationTokens > 0 {
+		cache = fmt.Sprintf(" (%d cache read, %d cache creation)", u.CacheReadTokens, u.CacheCreationTokens)
+	}
+	v.Detail = fmt.Sprintf("usage %d in%s + %d out under %s", u.PromptTokens, cache, u.CompletionTokens, j.Meter.Name())
 	if _, over := ledger.SplitOverrun(j.ReserveUnits, v.SpendUnits); j.ReserveUnits > 0 && over > 0 {
 		v.ExceedsReserve = true
 		v.Detail += fmt.Sprintf(", %d above the reserve of %d", over, j.ReserveUnits)

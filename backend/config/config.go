@@ -105,6 +105,11 @@ type Upstream struct {
 	// Protocols it speaks natively; default [chat], and every protocol for
 	// the built-in demo.
 	Protocols []string `yaml:"protocols"`
+	// ReasoningSwitch names the upstream's chat-completions switch for
+	// thinking, onto which a translated Messages request's `thinking` is
+	// mapped: "reasoning_effort" (OpenAI), "thinking" (Volcengine Ark,
+	// DeepSeek: {"type":"enabled"}), or empty (none: thinking is dropped).
+	ReasoningSwitch string `yaml:"reasoning_switch"`
 }
 
 // Speaks reports whether the upstream speaks protocol natively.

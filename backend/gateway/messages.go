@@ -22,17 +22,25 @@ import (
 // base_url + "/messages", the upstream key as x-api-key, the client's
 // anthropic-version — default 2023-06-01 — and anthropic-beta forwarded);
 // any other is sent chat completions, and the answer translated back.
-type messagesDoor struct{}
+type messagesDoor struct{ g *Gateway }
 
 func (messagesDoor) protocol() Protocol { return ProtocolMessages }
 
-func (messagesDoor) parse(body []byte) (doorRequest, error) {
+func (d messagesDoor) parse(body []byte) (doorRequest, error) {
 	req, err := anthropic.ParseRequest(body)
 	if err != nil {
 		return nil, err
 	}
-	return &messagesRequest{req: req, id: newMessageID()}, nil
+	m := &messagesRequest{req: req, id: newMessageID()}
+	if rs, ok := d.g.upstreamFor(req.Model).(reasoningUpstream); ok {
+		m.chat.Reasoning = rs.ReasoningSwitch()
+	}
+	return m, nil
 }
+
+// reasoningUpstream is an Upstream with a chat-completions switch for
+// thinking (config reasoning_switch). *upstream.Client satisfies it.
+type reasoningUpstream interface{ ReasoningSwitch() string }
 
 func (messagesDoor) writeError(w http.ResponseWriter, err error) { writeAnthropicError(w, err) }
 
@@ -62,8 +70,9 @@ func newMessageID() string {
 
 // messagesRequest is one parsed Messages request.
 type messagesRequest struct {
-	req *anthropic.Request
-	id  string // the message id a translated answer carries
+	req  *anthropic.Request
+	id   string                // the message id a translated answer carries
+	chat anthropic.ChatOptions // how to translate for the model's upstream
 }
 
 func (m *messagesRequest) meterRequest() meter.Request { return MessagesMeterRequest(m.req) }
@@ -72,7 +81,7 @@ func (m *messagesRequest) upstream(native bool) (string, []byte, error) {
 	if native {
 		return messagesPath, m.req.Raw(), nil
 	}
-	b, err := m.req.ChatBody(anthropic.ChatOptions{})
+	b, err := m.req.ChatBody(m.chat)
 	return chatPath, b, err
 }
 
@@ -234,7 +243,7 @@ func (a *translatedMessages) body(b []byte) (meter.Observation, []byte) {
 func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request) {
 	t, err := g.authenticate(r)
 	if err != nil {
-		g.internalFor(messagesDoor{}, w, err, "authenticate")
+		g.internalFor(messagesDoor{g: g}, w, err, "authenticate")
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.RequestBytesMax))

@@ -361,3 +361,28 @@ func TestAnthropicKeyAndModels(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// TestMessagesThinkingSwitch: translated, thinking goes onto the upstream's
+// reasoning switch (config reasoning_switch), or is dropped without one.
+func TestMessagesThinkingSwitch(t *testing.T) {
+	body := `{"model":"demo-chat","max_tokens":20000,"thinking":{"type":"enabled","budget_tokens":10000},"messages":[{"role":"user","content":"2+2?"}]}`
+	for _, c := range []struct{ sw, want, absent string }{
+		{"", "", `"thinking"`},
+		{"thinking", `"thinking":{"type":"enabled"}`, `"reasoning_effort"`},
+		{"reasoning_effort", `"reasoning_effort":"medium"`, `"thinking"`},
+	} {
+		t.Run("switch="+c.sw, func(t *testing.T) {
+			e := newEnv(t, envOpts{tenants: []ledger.Tenant{tenant("a", 100_000, 2)}, upstream: upstream.Options{ReasoningSwitch: c.sw}})
+			resp := e.messages("key-a", body, nil)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			sent := string(e.demo.Stats().Requests[0].Body)
+			if !strings.Contains(sent, c.want) || strings.Contains(sent, c.absent) {
+				t.Errorf("sent %s, want %s and no %s", sent, c.want, c.absent)
+			}
+		})
+	}
+}

@@ -65,7 +65,7 @@ func assemble(p Parts) (_ *assembly, err error) {
 			baseURL = d.URL()
 			forward = []string{demo.PlanHeader} // lets a caller script the demo's faults
 		}
-		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models, Protocols: u.Protocols,
+		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models, Protocols: u.Protocols, ReasoningSwitch: u.ReasoningSwitch,
 			// a non-streaming reasoning call sends its headers only when done
 			ResponseHeaderTimeout: cfg.Limits.UpstreamTimeout})
 		if err != nil {

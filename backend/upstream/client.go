@@ -40,6 +40,9 @@ type Options struct {
 	// Protocols are the API protocols the upstream speaks natively ("chat",
 	// "responses", "messages"); empty means chat completions only.
 	Protocols []string
+	// ReasoningSwitch is the chat-completions switch for thinking a
+	// translation maps onto ("reasoning_effort", "thinking" or "": none).
+	ReasoningSwitch string
 
 	DialTimeout           time.Duration // TCP connect (+TLS handshake) limit
 	ResponseHeaderTimeout time.Duration // from request written to response headers
@@ -99,6 +102,9 @@ func (c *Client) Models() []string { return append([]string(nil), c.opts.Models.
 func (c *Client) Serves(model string) bool {
 	return slices.Contains(c.opts.Models, model)
 }
+
+// ReasoningSwitch names the upstream's switch for thinking ("" for none).
+func (c *Client) ReasoningSwitch() string { return c.opts.ReasoningSwitch }
 
 // Speaks reports whether this upstream speaks protocol natively.
 func (c *Client) Speaks(protocol string) bool {

@@ -49,9 +49,17 @@ func (messagesDoor) writeError(w http.ResponseWriter, err error) { writeAnthropi
 func (messagesDoor) streamError(err error) []byte { return anthropic.ErrorEventFor(err) }
 
 // writeAnthropicError renders a refusal in Anthropic's shape, with the
-// status, Retry-After and x-should-retry of errorHeaders.
+// status and Retry-After of errorHeaders, and x-should-retry: false when a
+// retry of the same request cannot succeed (the Anthropic SDKs, and so
+// Claude Code, honour it before their own retry rules).
 func writeAnthropicError(w http.ResponseWriter, err error) {
-	w.WriteHeader(errorHeaders(w, err))
+	status := errorHeaders(w, err)
+	switch ledger.ErrorCode(err) {
+	case ledger.CodeInvalidRequest, ledger.CodeInvalidAPIKey, ledger.CodeInsufficientBudget, ledger.CodeModelNotFound,
+		ledger.CodeRequestTooLarge, ledger.CodeForbidden, ledger.CodeRunEnded:
+		w.Header().Set("X-Should-Retry", "false")
+	}
+	w.WriteHeader(status)
 	_, _ = w.Write(anthropic.ErrorBody(err))
 }
 

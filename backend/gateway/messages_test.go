@@ -11,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/anthropic"
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/ratelimit"
 	"github.com/quotagate/quotagate/backend/upstream"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
@@ -307,6 +309,9 @@ func TestMessagesRefusalsAreAnthropicShaped(t *testing.T) {
 				Type  string `json:"type"`
 				Error struct{ Type, Message string }
 			}
+			if retry := resp.Header.Get("X-Should-Retry"); (c.status < 429) != (retry == "false") {
+				t.Errorf("x-should-retry %q on a %d", retry, resp.StatusCode)
+			}
 			if resp.StatusCode != c.status || json.Unmarshal(b, &got) != nil || got.Type != "error" || got.Error.Type != c.typ ||
 				!strings.Contains(got.Error.Message, "(quotagate: "+c.code+")") {
 				t.Errorf("%d %s, want %d %s with %s", resp.StatusCode, b, c.status, c.typ, c.code)
@@ -384,5 +389,27 @@ func TestMessagesThinkingSwitch(t *testing.T) {
 				t.Errorf("sent %s, want %s and no %s", sent, c.want, c.absent)
 			}
 		})
+	}
+}
+
+// TestMessagesRateLimited: the 429 family is rate_limit_error with
+// Retry-After at this door.
+func TestMessagesRateLimited(t *testing.T) {
+	lim := ratelimit.New(ratelimit.Options{})
+	lim.Replace(map[string]ratelimit.Limits{"a": {PerMinute: 1}})
+	e := newEnv(t, envOpts{tenants: []ledger.Tenant{tenant("a", 10_000, 2)},
+		modify: func(o *gateway.Options) { o.RateLimiter = lim }})
+	body := `{"model":"demo-chat","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`
+	for i, want := range []int{200, 429} {
+		resp := e.messages("key-a", body, nil)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("call %d: %d %s", i, resp.StatusCode, b)
+		}
+		if want == 429 && (resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), `"type":"rate_limit_error"`) ||
+			!strings.Contains(string(b), "(quotagate: rate_limited)")) {
+			t.Errorf("429: %v %s", resp.Header, b)
+		}
 	}
 }

@@ -54,10 +54,8 @@ type Options struct {
 	// zero value never retries. Nothing is retried once output has started.
 	Retry gate.RetryPolicy
 
-	OnEvent  func(Event)  // live hub hook; must not block
 	Logger   *slog.Logger // default slog.Default()
 	NewRunID func() ledger.RunID
-	Actor    string // audit actor of the gateway's own writes; default "gateway"
 }
 
 // Gateway serves /v1/*. It is an http.Handler.
@@ -103,9 +101,6 @@ func New(opts Options) *Gateway {
 	if opts.NewRunID == nil {
 		opts.NewRunID = newRunID
 	}
-	if opts.Actor == "" {
-		opts.Actor = "gateway"
-	}
 	g := &Gateway{opts: opts, log: opts.Logger, runs: make(map[ledger.RunID]*call)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", g.chat)
@@ -138,12 +133,6 @@ func (g *Gateway) band(model string) meter.PromptBand {
 		return g.opts.Band
 	}
 	return meter.BandFor(model)
-}
-
-func (g *Gateway) emit(e Event) {
-	if g.opts.OnEvent != nil {
-		g.opts.OnEvent(e)
-	}
 }
 
 // InvalidateTenants makes the next request re-read tenants from the store

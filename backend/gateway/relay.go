@@ -184,7 +184,6 @@ func (c *call) readUpstream(body io.Reader, tally *meter.Tally, queue chan<- []b
 		case queue <- raw:
 		default:
 			if st.backpressure.Add(1) == 1 {
-				g.emit(Event{Kind: EventBackpressure, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
 			}
 			g.stats.backpressure.Add(1)
 			raise(&st.queuePeak, int64(len(queue))) // seen full

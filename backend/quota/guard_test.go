@@ -104,7 +104,7 @@ func spend(t *testing.T, st ledger.Store, g *quota.Guard, units ledger.Units) {
 		ReserveUnits: units, Quota: qc, Actor: "test"}); err != nil {
 		t.Fatalf("admit %d: %v", units, err)
 	}
-	if _, err := st.Settle(ctx, id, units, "test usage"); err != nil {
+	if _, err := st.Settle(ctx, id, units, "test usage", "system:test"); err != nil {
 		t.Fatalf("settle: %v", err)
 	}
 	if err := g.Observe(ctx, ark, flash); err != nil {

@@ -111,7 +111,6 @@ func assemble(p Parts) (_ *assembly, err error) {
 		Gate:              gateway.FromGates(p.Gates),
 		Retry:             gate.DefaultRetryPolicy,
 		Quota:             guard,
-		OnEvent:           publishEvent(p.Hub),
 		Logger:            p.Logger,
 	})
 	return a, nil
@@ -209,16 +208,9 @@ func newTopUp(p Parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolic
 	return top, nil
 }
 
-// publishEvent tells the dashboards that a run or a gate moved.
-func publishEvent(hub *live.Hub) func(gateway.Event) {
-	return func(e gateway.Event) {
-		hub.Publish(live.Change{Kind: live.KindRun, TenantID: e.TenantID, RunID: e.RunID, Upstream: e.Upstream, Model: e.Model})
-	}
-}
-
 // Cancel is the operator's cancel from the dashboard (admin.Canceller).
-func (a *assembly) Cancel(ctx context.Context, id ledger.RunID, actor string) (ledger.Run, error) {
-	if err := a.gateway.Cancel(ctx, id); err != nil {
+func (a *assembly) Cancel(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error) {
+	if err := a.gateway.Cancel(ctx, id, actor); err != nil {
 		return ledger.Run{}, err
 	}
 	return a.store.Run(ctx, id)

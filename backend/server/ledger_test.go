@@ -38,7 +38,7 @@ func TestReconcileAndAudit(t *testing.T) {
 	if _, err := st.Admit(ctx, ledger.AdmitRequest{RunID: "run_1", TenantID: "local", Upstream: "demo", Model: "demo-chat", ReserveUnits: 102, Actor: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.KeepHold(ctx, "run_1", ledger.RunInterrupted, "stream cut before [DONE]"); err != nil {
+	if _, err := st.KeepHold(ctx, "run_1", ledger.RunInterrupted, "stream cut before [DONE]", "system:test"); err != nil {
 		t.Fatal(err)
 	}
 	state, err := s.State(ctx)
@@ -87,7 +87,7 @@ func TestReconcileAndAudit(t *testing.T) {
 	var found bool
 	for _, r := range rows[1:] {
 		if r[2] == "reconcile" {
-			found = r[4] == "run_1" && r[5] == "admin" && r[7] == "15" && r[10] == "'=console figure 15"
+			found = r[4] == "run_1" && r[5] == "operator:admin" && r[7] == "15" && r[10] == "'=console figure 15"
 		}
 	}
 	if !found {

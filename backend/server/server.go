@@ -71,6 +71,7 @@ type Server struct {
 	keys     map[string]string // tenant → generated key, printed by `serve`
 	topUpKey string            // the system tenant of the quota top-up job, never printed
 	store    ledger.Store
+	commits  *commits // the store's commit hook: live hub and quota guard
 	gates    *gate.Gates
 	hub      *live.Hub
 	admin    *admin.Handler
@@ -145,12 +146,14 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	if s.store, err = openStore(ctx, o.DataDir); err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
-	if n, err := s.store.RecoverInterrupted(ctx); err != nil {
+	s.commits = &commits{hub: s.hub, log: s.log}
+	s.store.OnCommit(s.commits.committed)
+	if n, err := s.store.RecoverInterrupted(ctx, ledger.ActorRecovery); err != nil {
 		return nil, fmt.Errorf("recover runs interrupted by the last exit: %w", err)
 	} else if n > 0 {
 		s.log.Warn("runs interrupted by the last exit keep their holds; reconcile them on the dashboard", "runs", n)
 	}
-	if err := s.store.ApplyTenants(ctx, tenantsForLedger(s.tenants), "config"); err != nil {
+	if err := s.store.ApplyTenants(ctx, tenantsForLedger(s.tenants), ledger.ActorConfig); err != nil {
 		return nil, fmt.Errorf("apply configured tenants: %w", err)
 	}
 	for _, u := range cfg.Upstreams {
@@ -170,7 +173,6 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		URL: s.URL(), TopUpKey: s.topUpKey}
 	var gw http.Handler
 	canceller, quotaActions := o.Canceller, o.Quota
-	var reconciled func(context.Context, ledger.Run)
 	if o.Gateway != nil {
 		if gw, err = o.Gateway(parts); err != nil {
 			return nil, fmt.Errorf("gateway: %w", err)
@@ -187,25 +189,18 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 			if quotaActions == nil {
 				quotaActions = quotaAdmin{g}
 			}
-			reconciled = func(ctx context.Context, run ledger.Run) {
-				if run.QuotaDay != "" {
-					if err := g.Observe(ctx, run.Upstream, run.Model); err != nil {
-						s.log.Warn("quota guard after a reconcile", "run", run.ID, "err", err)
-					}
-				}
-			}
+			s.commits.setGuard(g)
 		}
 	}
 	s.admin = admin.New(admin.Options{
-		Token:      s.token,
-		Origins:    admin.AllowedOrigins(addr, port),
-		State:      admin.StateFunc(s.State),
-		Store:      s.store,
-		Canceller:  canceller,
-		Quota:      quotaActions,
-		Reconciled: reconciled,
-		Hub:        s.hub,
-		Logger:     s.log,
+		Token:     s.token,
+		Origins:   admin.AllowedOrigins(addr, port),
+		State:     admin.StateFunc(s.State),
+		Store:     s.store,
+		Canceller: canceller,
+		Quota:     quotaActions,
+		Hub:       s.hub,
+		Logger:    s.log,
 	})
 	s.http = &http.Server{
 		Handler:           hostCheck(allowedHosts(addr, port), s.routes(gw)),

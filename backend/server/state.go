@@ -53,7 +53,7 @@ func (s *Server) ApplyTenants(ctx context.Context, tenants []config.Tenant) erro
 		}
 	}
 	if s.store != nil {
-		if err := s.store.ApplyTenants(ctx, tenantsForLedger(next), "config"); err != nil {
+		if err := s.store.ApplyTenants(ctx, tenantsForLedger(next), ledger.ActorConfig); err != nil {
 			return fmt.Errorf("apply tenants: %w", err)
 		}
 	}

@@ -35,7 +35,7 @@ type assembly struct {
 
 // assemble builds the default gateway from p. Its background work (quota
 // syncs) runs until close.
-func assemble(p Parts) (_ *assembly, err error) {
+func assemble(p parts) (_ *assembly, err error) {
 	cfg := p.Config
 	a := &assembly{store: p.Store, demos: map[string]*demo.Server{}, stop: func() {}}
 	defer func() {
@@ -145,7 +145,7 @@ func rateLimits(ts []config.Tenant) map[string]ratelimit.Limits {
 
 // newGuard builds the quota guard of every upstream model with a quota
 // section, or returns nil when there is none.
-func newGuard(p Parts) (*quota.Guard, error) {
+func newGuard(p parts) (*quota.Guard, error) {
 	var models []quota.ModelOptions
 	sources := map[string]quota.BalanceSource{}
 	for _, u := range p.Config.Upstreams {
@@ -187,7 +187,7 @@ func newGuard(p Parts) (*quota.Guard, error) {
 // newTopUp builds the nightly top-up executor of the guarded models whose
 // config enables it; it does nothing for the others. Models with dry_run
 // only audit their plan.
-func newTopUp(p Parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolicy) (*quota.TopUp, error) {
+func newTopUp(p parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolicy) (*quota.TopUp, error) {
 	spend := map[string]bool{}
 	prompts := map[string]string{}
 	for _, u := range p.Config.Upstreams {

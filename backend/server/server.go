@@ -36,23 +36,12 @@ type Options struct {
 	Version  string
 	Frontend fs.FS // the built dashboard (frontend.FS()); nil or unbuilt: a placeholder page
 	Logger   *slog.Logger
-
-	// OpenStore opens the ledger in the data dir; nil means OpenLedger (SQLite).
-	OpenStore func(ctx context.Context, dataDir string) (ledger.Store, error)
-	// Gateway builds the /v1 handler from the assembled parts. nil: the
-	// default assembly (meter, upstreams with the demo, rate limits, gates,
-	// quota guards) — what both front doors use.
-	Gateway func(Parts) (http.Handler, error)
-	// Canceller, Quota and QuotaState back the admin's run and quota actions.
-	Canceller  admin.Canceller
-	Quota      admin.Quota
-	QuotaState func(ctx context.Context) ([]admin.QuotaState, error)
 }
 
-// Parts are what the server has assembled, handed to the Gateway hook.
-type Parts struct {
+// parts are what the server has opened, handed to assemble.
+type parts struct {
 	Config   *config.Config
-	Store    ledger.Store // nil until OpenStore is wired
+	Store    ledger.Store
 	Gates    *gate.Gates
 	Hub      *live.Hub
 	Registry *prometheus.Registry
@@ -75,7 +64,7 @@ type Server struct {
 	gates    *gate.Gates
 	hub      *live.Hub
 	admin    *admin.Handler
-	assembly *assembly // the default gateway wiring; nil when Options.Gateway built it
+	assembly *assembly // the gateway and what it runs on
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	ln       net.Listener
@@ -83,7 +72,7 @@ type Server struct {
 	served   chan struct{}
 
 	mu      sync.Mutex
-	tenants []config.Tenant // configured policy; the ledger's view when a store is wired
+	tenants []config.Tenant // configured policy, as last applied to the ledger
 
 	closeOnce sync.Once
 	closeErr  error
@@ -139,11 +128,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 			s.Close()
 		}
 	}()
-	openStore := o.OpenStore
-	if openStore == nil {
-		openStore = OpenLedger
-	}
-	if s.store, err = openStore(ctx, o.DataDir); err != nil {
+	if s.store, err = OpenLedger(ctx, o.DataDir); err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
 	s.commits = &commits{hub: s.hub, log: s.log}
@@ -169,41 +154,27 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	port := s.ln.Addr().(*net.TCPAddr).Port
-	parts := Parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry, Logger: s.log,
-		URL: s.URL(), TopUpKey: s.topUpKey}
-	var gw http.Handler
-	canceller, quotaActions := o.Canceller, o.Quota
-	if o.Gateway != nil {
-		if gw, err = o.Gateway(parts); err != nil {
-			return nil, fmt.Errorf("gateway: %w", err)
-		}
-	} else {
-		if s.assembly, err = assemble(parts); err != nil {
-			return nil, fmt.Errorf("gateway: %w", err)
-		}
-		gw = s.assembly.gateway
-		if canceller == nil {
-			canceller = s.assembly
-		}
-		if g := s.assembly.guard; g != nil {
-			if quotaActions == nil {
-				quotaActions = quotaAdmin{g}
-			}
-			s.commits.setGuard(g)
-		}
+	if s.assembly, err = assemble(parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry,
+		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey}); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	var quotaActions admin.Quota // nil: no model is guarded
+	if g := s.assembly.guard; g != nil {
+		quotaActions = quotaAdmin{g}
+		s.commits.setGuard(g)
 	}
 	s.admin = admin.New(admin.Options{
 		Token:     s.token,
 		Origins:   admin.AllowedOrigins(addr, port),
 		State:     admin.StateFunc(s.State),
 		Store:     s.store,
-		Canceller: canceller,
+		Canceller: s.assembly,
 		Quota:     quotaActions,
 		Hub:       s.hub,
 		Logger:    s.log,
 	})
 	s.http = &http.Server{
-		Handler:           hostCheck(allowedHosts(addr, port), s.routes(gw)),
+		Handler:           hostCheck(allowedHosts(addr, port), s.routes(s.assembly.gateway)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -284,21 +255,15 @@ func (s *Server) Hub() *live.Hub { return s.hub }
 // Demo returns the built-in demo upstream serving upstream name, or nil: its
 // Stats tell tests and the load smoke what the upstream observed.
 func (s *Server) Demo(upstream string) *demo.Server {
-	if s.assembly == nil {
-		return nil
-	}
 	return s.assembly.demos[upstream]
 }
 
-// Store returns the ledger, or nil when none is wired.
+// Store returns the ledger.
 func (s *Server) Store() ledger.Store { return s.store }
 
 // WriteAuditCSV streams the audit export, as GET /admin/api/audit.csv does;
 // the desktop's save dialog uses it.
 func (s *Server) WriteAuditCSV(ctx context.Context, w io.Writer, from, to, tenant string) error {
-	if s.store == nil {
-		return ledger.Errorf(ledger.CodeInternal, "the ledger is not wired into this build yet")
-	}
 	f, err := audit.ParseFilter(from, to, tenant)
 	if err != nil {
 		return err
@@ -347,14 +312,10 @@ func OpenLedger(_ context.Context, dataDir string) (ledger.Store, error) {
 // Verify opens the ledger in o.DataDir and recomputes every balance from the
 // runs and the audit trail (`quotagate verify`); empty means consistent.
 func Verify(ctx context.Context, o Options) ([]string, error) {
-	openStore := o.OpenStore
-	if openStore == nil {
-		openStore = OpenLedger
-	}
-	if _, err := os.Stat(filepath.Join(o.DataDir, LedgerFile)); o.OpenStore == nil && err != nil {
+	if _, err := os.Stat(filepath.Join(o.DataDir, LedgerFile)); err != nil {
 		return nil, fmt.Errorf("no ledger at %s: %w", filepath.Join(o.DataDir, LedgerFile), err)
 	}
-	store, err := openStore(ctx, o.DataDir)
+	store, err := OpenLedger(ctx, o.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}

@@ -18,7 +18,7 @@ import (
 
 // Defaults for Options.
 const (
-	DefaultRequestBytesMax   = 8 << 20 // RELIABILITY's MAX_BODY
+	DefaultRequestBytesMax   = 4 << 20 // the config's documented request_bytes_max (README)
 	DefaultStreamQueueEvents = 8
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultUpstreamTimeout   = 120 * time.Second // stream idle timeout (RELIABILITY T32)
@@ -36,7 +36,7 @@ type Options struct {
 	Band      meter.PromptBand    // tiktoken prompt band; zero → meter.BandFor(model), per call
 	Upstreams []Upstream          // in config order; a model goes to the first that serves it
 
-	RequestBytesMax   int64         // request body limit (413); default 8 MiB
+	RequestBytesMax   int64         // request body limit (413); default 4 MiB
 	StreamQueueEvents int           // per-stream event queue between upstream reader and client writer; default 8
 	WriteTimeout      time.Duration // per write to the client; a client that stops reading is cut after it; default 30s
 	UpstreamTimeout   time.Duration // longest silence from a streaming upstream before the run is cut; default 120s

@@ -153,21 +153,11 @@ func newGuard(p parts) (*quota.Guard, error) {
 		if q == nil {
 			continue
 		}
-		at, _ := time.Parse("15:04", q.TopUp.At) // validated by config
-		o := quota.Options{
-			DailyCap: q.DailyCap, SmallBuffer: q.SmallBuffer, UsageWall: q.UsageWall, BalanceWall: q.BalanceWall,
-			Timezone: q.Timezone, SyncEvery: q.SyncEvery, SyncEveryLow: q.SyncEveryLow, LowBalance: q.LowBalance,
-			BurstSync: q.BurstSync, DefaultLag: q.Lag, MinLag: q.MinLag, MaxLag: q.MaxLag,
-			ExpiryHorizon: q.ExpiryHorizon,
-			TopUp:         quota.TopUpOptions{Enabled: q.TopUp.Enabled, At: time.Duration(at.Hour())*time.Hour + time.Duration(at.Minute())*time.Minute},
-		}
+		o := q.GuardOptions()
 		for _, m := range u.Models {
 			models = append(models, quota.ModelOptions{Upstream: u.Name, Model: m, Options: o})
 		}
-		b := q.Balance
-		src, err := balance.New(balance.Config{Kind: b.Kind, AccessKey: b.AccessKey, SecretKey: b.SecretKey,
-			BaseURL: b.BaseURL, Region: b.Region, Product: b.Product, ResourceType: b.ResourceType,
-			ModelField: b.ModelField, URL: b.URL, Field: b.Field, Token: b.Token}, nil)
+		src, err := balance.New(q.Balance.SourceConfig(), nil)
 		if err != nil {
 			return nil, fmt.Errorf("balance source of upstream %s: %w", u.Name, err)
 		}

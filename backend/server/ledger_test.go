@@ -68,8 +68,8 @@ func TestReconcileAndAudit(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d containing %q", tc.name, code, body, tc.want, tc.contains)
 		}
 	}
-	if c := <-sub.C(); c.RunID != "run_1" {
-		t.Fatalf("change %+v, want run_1", c)
+	if c := <-sub.C(); len(c.Commit) != 1 || c.Commit[0].RunID != "run_1" || c.Commit[0].Kind != ledger.AuditReconcile {
+		t.Fatalf("change %+v, want the reconcile of run_1", c)
 	}
 	state, _ = s.State(ctx)
 	if len(state.Holds) != 0 || state.Tenants[0].SpentUnits != 15 || state.Tenants[0].AvailableUnits != 1_000_000-15 {

@@ -4,12 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quotagate/quotagate/backend/datadir"
+	"github.com/quotagate/quotagate/backend/server"
 )
 
 func TestParse(t *testing.T) {
@@ -115,5 +120,26 @@ func TestServe(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not stop")
+	}
+}
+
+// TestServeDataDirInUse: `quotagate serve` on a data dir another process
+// holds exits 1 with one line naming the holder's pid, and creates no
+// ledger.
+func TestServeDataDirInUse(t *testing.T) {
+	data := t.TempDir()
+	l, err := datadir.Acquire(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data", data}, &out, &errb)
+	msg := errb.String()
+	if code != 1 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("serve on a held data dir = %d, stderr %q; want 1 and one line naming pid %d", code, msg, os.Getpid())
+	}
+	if _, err := os.Stat(filepath.Join(data, server.LedgerFile)); err == nil {
+		t.Error("a ledger was created in a data dir held by another process")
 	}
 }

@@ -51,10 +51,12 @@ type Options struct {
 	// Hub tells the dashboards' sockets when to push a snapshot. The admin
 	// API publishes nothing itself: its writes reach the hub (and the quota
 	// guard) through the ledger's commit hook, wired by the server.
-	Hub      *live.Hub
-	Logger   *slog.Logger
-	Coalesce time.Duration // minimum gap between two pushed snapshots; default 100ms
-	Refresh  time.Duration // a snapshot at least this often (uptime, keepalive); default 5s
+	Hub       *live.Hub
+	Connect   ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
+	Presenter Presenter   // POST /admin/api/show; nil: there is no window to show
+	Logger    *slog.Logger
+	Coalesce  time.Duration // minimum gap between two pushed snapshots; default 100ms
+	Refresh   time.Duration // a snapshot at least this often (uptime, keepalive); default 5s
 	// Idle closes a dashboard socket that has answered no ping for this long
 	// (a peer that vanished without a close); pings go out at half of it.
 	// Default 60s.
@@ -111,10 +113,13 @@ func New(o Options) *Handler {
 	}
 	h.route("GET /admin/api/state", h.state)
 	h.route("GET /admin/api/audit.csv", h.auditCSV)
+	h.route("GET /admin/api/audit", h.auditList)
+	h.route("GET /admin/api/connect", h.connect)
 	h.route("POST /admin/api/holds/{run_id}/reconcile", h.reconcile)
 	h.route("POST /admin/api/runs/{id}/cancel", h.cancel)
 	h.route("POST /admin/api/quota/{upstream}/{model}/sync", h.quotaSync)
 	h.route("POST /admin/api/quota/{upstream}/{model}/balance", h.quotaBalance)
+	h.route("POST /admin/api/show", h.show)
 	h.mux.HandleFunc("GET /admin/ws", h.ws)
 	h.route("/admin/", func(http.ResponseWriter, *http.Request) error {
 		return ledger.Errorf(codeNotFound, "no such admin endpoint")
@@ -262,13 +267,12 @@ func (h *Handler) auditCSV(w http.ResponseWriter, r *http.Request) error {
 	if h.o.Store == nil {
 		return notWired("audit export")
 	}
-	q := r.URL.Query()
-	f, err := audit.ParseFilter(q.Get("from"), q.Get("to"), q.Get("tenant"))
+	f, err := audit.ParseQuery(r.URL.Query(), nil)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="quotagate-audit.csv"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+audit.FileName(f)+`"`)
 	w.Header().Set("Cache-Control", "no-store")
 	cw := &countingWriter{w: w}
 	if err := audit.WriteCSV(r.Context(), cw, h.o.Store, f); err != nil {

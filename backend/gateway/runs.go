@@ -83,7 +83,7 @@ func (g *Gateway) Cancel(ctx context.Context, id ledger.RunID, actor ledger.Acto
 	if err != nil {
 		return err
 	}
-	return notInFlight(run)
+	return g.cancelElsewhere(ctx, run, true)
 }
 
 func notInFlight(run ledger.Run) error {
@@ -140,7 +140,11 @@ func (g *Gateway) deleteRun(w http.ResponseWriter, r *http.Request) {
 		g.internal(w, err, "run")
 		return
 	}
-	writeError(w, notInFlight(run))
+	if err := g.cancelElsewhere(r.Context(), run, false); err != nil {
+		g.internal(w, err, "cancel")
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": string(id), "status": "cancelling"})
 }
 
 // actor is who ends the run: the operator who cancelled it, else its tenant.

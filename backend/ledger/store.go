@@ -75,9 +75,11 @@ type Store interface {
 	// the run holds nothing (already reconciled, settled, or still running);
 	// CodeInvalidRequest for bad units or empty evidence; CodeRunNotFound.
 	Reconcile(ctx context.Context, id RunID, units Units, evidence string, actor Actor) (Run, error)
-	// RecoverInterrupted marks runs left queued or active by a dead process as
-	// interrupted with usage unknown, holds intact, audited by actor
-	// (ActorRecovery). Called once on start.
+	// RecoverInterrupted marks runs left active by a dead process as
+	// interrupted with usage unknown, holds intact; a run left queued never
+	// reached the provider (it is started before it is sent), so it ends
+	// failed with its hold released and that evidence. Both are audited by
+	// actor (ActorRecovery). Called once on start; the count is of both.
 	RecoverInterrupted(ctx context.Context, actor Actor) (int, error)
 
 	Balance(ctx context.Context, tenantID string) (Balance, error)

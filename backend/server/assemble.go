@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"time"
 
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
@@ -111,6 +109,7 @@ func assemble(p parts) (_ *assembly, err error) {
 		Gate:              gateway.FromGates(p.Gates),
 		Retry:             gate.DefaultRetryPolicy,
 		Quota:             guard,
+		Elsewhere:         elsewhere(p.Store),
 		Logger:            p.Logger,
 	})
 	return a, nil
@@ -123,14 +122,7 @@ func demoOptions(u config.Upstream, m meter.Meter) demo.Options {
 	if m.Name() == config.MeterUTF8Bytes {
 		return o // the demo's default usage is UTF-8 bytes
 	}
-	o.PromptUnits = func(body []byte) int64 {
-		req, err := meter.ParseChatRequest(body)
-		if err != nil {
-			return 0
-		}
-		in, _ := meter.ReservePolicy{}.Reserve(m, req)
-		return int64(in)
-	}
+	o.PromptUnits = func(body []byte) int64 { return int64(gateway.ChatInputUnits(m, body)) }
 	o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
 	return o
 }
@@ -188,8 +180,10 @@ func newTopUp(p parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolic
 	}
 	var caller quota.Caller
 	if p.TopUpKey != "" {
-		caller = topUpCaller{base: p.URL, key: p.TopUpKey, meter: m, reserve: reserve, prompts: prompts,
-			client: &http.Client{Timeout: p.Config.Limits.UpstreamTimeout + time.Minute}}
+		var err error
+		if caller, err = newFillerCaller(p, m, reserve, prompts); err != nil {
+			return nil, err
+		}
 	}
 	top, err := quota.NewTopUp(g, caller, quota.TopUpRunOptions{Spend: spend})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -21,6 +21,7 @@ import (
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/audit"
 	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/datadir"
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
@@ -67,9 +68,12 @@ type Server struct {
 	assembly *assembly // the gateway and what it runs on
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
+	lock     *datadir.Lock // the data dir, ours for the process's life
 	ln       net.Listener
 	http     *http.Server
 	served   chan struct{}
+
+	presenter presenter // the window, once the desktop app registers it
 
 	mu      sync.Mutex
 	tenants []config.Tenant // configured policy, as last applied to the ledger
@@ -110,6 +114,16 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	if err := prepareDataDir(o.DataDir); err != nil {
 		return nil, err
 	}
+	// Before anything in the data dir is read or written: a second process
+	// must not recover (interrupt) the first one's live runs (issue 12).
+	if s.lock, err = datadir.Acquire(o.DataDir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.lock.Release()
+		}
+	}()
 	if s.token = cfg.AdminToken; s.token == "" {
 		if s.token, err = loadOrCreateSecret(filepath.Join(o.DataDir, AdminTokenFile), func() string { return randomSecret(32) }); err != nil {
 			return nil, fmt.Errorf("admin token: %w", err)
@@ -128,7 +142,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 			s.Close()
 		}
 	}()
-	if s.store, err = OpenLedger(ctx, o.DataDir); err != nil {
+	if s.store, err = configuredLedger(cfg, addr, s.log)(ctx, o.DataDir); err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
 	s.commits = &commits{hub: s.hub, log: s.log}
@@ -154,6 +168,9 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	port := s.ln.Addr().(*net.TCPAddr).Port
+	if err := s.lock.Announce(s.URL()); err != nil {
+		s.log.Warn("data dir lock: record the URL", "err", err)
+	}
 	if s.assembly, err = assemble(parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry,
 		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey}); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -163,6 +180,9 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		quotaActions = quotaAdmin{g}
 		s.commits.setGuard(g)
 	}
+	if err := s.joinPeers(ctx); err != nil {
+		return nil, fmt.Errorf("join the other gateways: %w", err)
+	}
 	s.admin = admin.New(admin.Options{
 		Token:     s.token,
 		Origins:   admin.AllowedOrigins(addr, port),
@@ -171,7 +191,9 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		Canceller: s.assembly,
 		Quota:     quotaActions,
 		Hub:       s.hub,
+		Presenter: &s.presenter,
 		Logger:    s.log,
+		Connect:   s.connectInfo,
 	})
 	s.http = &http.Server{
 		Handler:           hostCheck(allowedHosts(addr, port), s.routes(s.assembly.gateway)),
@@ -264,11 +286,11 @@ func (s *Server) Store() ledger.Store { return s.store }
 // WriteAuditCSV streams the audit export, as GET /admin/api/audit.csv does;
 // the desktop's save dialog uses it.
 func (s *Server) WriteAuditCSV(ctx context.Context, w io.Writer, from, to, tenant string) error {
-	f, err := audit.ParseFilter(from, to, tenant)
+	q, err := audit.ParseQuery(url.Values{"from": {from}, "to": {to}, "tenant": {tenant}}, nil)
 	if err != nil {
 		return err
 	}
-	return audit.WriteCSV(ctx, w, s.store, f)
+	return audit.WriteCSV(ctx, w, s.store, q)
 }
 
 // Close disconnects dashboards, stops the listener (waiting up to 5 s for
@@ -297,6 +319,7 @@ func (s *Server) Close() error {
 				s.closeErr = fmt.Errorf("close ledger: %w", err)
 			}
 		}
+		_ = s.lock.Release() // last: the ledger is closed
 	})
 	return s.closeErr
 }
@@ -312,13 +335,9 @@ func OpenLedger(_ context.Context, dataDir string) (ledger.Store, error) {
 // Verify opens the ledger in o.DataDir and recomputes every balance from the
 // runs and the audit trail (`quotagate verify`); empty means consistent.
 func Verify(ctx context.Context, o Options) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(o.DataDir, LedgerFile)); err != nil {
-		return nil, fmt.Errorf("no ledger at %s: %w", filepath.Join(o.DataDir, LedgerFile), err)
+	cfg := o.Config
+	if cfg == nil {
+		cfg = config.Default()
 	}
-	store, err := OpenLedger(ctx, o.DataDir)
-	if err != nil {
-		return nil, fmt.Errorf("open ledger: %w", err)
-	}
-	defer store.Close()
-	return store.Verify(ctx)
+	return verifyConfigured(ctx, cfg, o.DataDir)
 }

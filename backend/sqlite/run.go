@@ -336,8 +336,8 @@ func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units,
 		if run.Status.Ended() {
 			return run, change{}, ended(run)
 		}
-		spent := min(units, run.ReserveUnits)
-		if over := units - spent; over > 0 {
+		spent, over := ledger.SplitOverrun(run.ReserveUnits, units)
+		if over > 0 {
 			// The provider consumed more than was held: the tenant pays the
 			// reserve; the quota day counts everything the provider reported.
 			run.OverrunUnits = over
@@ -422,8 +422,13 @@ func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Uni
 	})
 }
 
-// RecoverInterrupted marks runs left queued or active by a dead process as
-// interrupted with usage unknown; their holds stay.
+// QueuedAtCrashEvidence is the evidence of a run released at recovery
+// because it was still queued at the gate when the process ended.
+const QueuedAtCrashEvidence = "queued at the crash, never sent upstream"
+
+// RecoverInterrupted marks runs left active by a dead process as
+// interrupted with usage unknown, their holds kept; runs left queued are
+// released with QueuedAtCrashEvidence. Every row is actor's.
 func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int, error) {
 	if err := ledger.CheckActor(actor); err != nil {
 		return 0, fmt.Errorf("recover interrupted runs: %w", err)
@@ -450,10 +455,22 @@ func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int
 		}
 		for _, before := range open {
 			after := before
-			after.Status, after.Usage = ledger.RunInterrupted, ledger.UsageUnknown
-			after.Evidence = "the process ended while the run was " + string(before.Status)
-			if err := applyChange(ctx, w, before, after, change{kind: ledger.AuditRecover, actor: actor,
-				reason: after.Evidence, units: after.HeldUnits}); err != nil {
+			c := change{kind: ledger.AuditRecover, actor: actor}
+			if before.Status == ledger.RunQueued {
+				// Start is committed before the request is sent, so a run
+				// still queued never reached the provider: proof of no work,
+				// released as a queued run that gives up is (issue 12).
+				after.Status, after.Usage = ledger.RunFailed, ledger.UsageReleased
+				after.SpentUnits, after.HeldUnits = 0, 0
+				after.Evidence = QueuedAtCrashEvidence
+				c = change{kind: ledger.AuditRelease, actor: actor, reason: "hold released",
+					evidence: after.Evidence, units: before.HeldUnits}
+			} else {
+				after.Status, after.Usage = ledger.RunInterrupted, ledger.UsageUnknown
+				after.Evidence = "the process ended while the run was " + string(before.Status)
+				c.reason, c.units = after.Evidence, after.HeldUnits
+			}
+			if err := applyChange(ctx, w, before, after, c); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -552,15 +553,23 @@ func testRecoverInterrupted(t *testing.T, st ledger.Store) {
 	if err != nil || n != 2 {
 		t.Fatalf("recover = %d, %v; want 2", n, err)
 	}
-	for _, id := range []ledger.RunID{"active", "queued"} {
-		run := mustRun(t, st, id)
-		if run.Status != ledger.RunInterrupted || run.Usage != ledger.UsageUnknown || run.HeldUnits != run.ReserveUnits {
-			t.Fatalf("recovered run = %+v", run)
+	if run := mustRun(t, st, "active"); run.Status != ledger.RunInterrupted || run.Usage != ledger.UsageUnknown || run.HeldUnits != run.ReserveUnits {
+		t.Fatalf("recovered active run = %+v", run)
+	}
+	// A run still queued was never sent upstream: released with that evidence.
+	if run := mustRun(t, st, "queued"); run.Status != ledger.RunFailed || run.Usage != ledger.UsageReleased ||
+		run.HeldUnits != 0 || run.SpentUnits != 0 || !strings.Contains(run.Evidence, "never sent upstream") {
+		t.Fatalf("recovered queued run = %+v", run)
+	}
+	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, SpentUnits: 7, HeldUnits: 10, AvailableUnits: 983})
+	kinds := map[ledger.AuditKind]int{}
+	for _, e := range tenantAudit(t, st, "t") {
+		if e.Actor == "recovery" {
+			kinds[e.Kind]++
 		}
 	}
-	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, SpentUnits: 7, HeldUnits: 30, AvailableUnits: 963})
-	if e := lastAudit(t, st, "t"); e.Kind != ledger.AuditRecover {
-		t.Fatalf("recover audit row = %+v", e)
+	if kinds[ledger.AuditRecover] != 1 || kinds[ledger.AuditRelease] != 1 {
+		t.Fatalf("recovery audit rows = %v, want one recover and one release", kinds)
 	}
 	// Recovery is idempotent: a second call finds nothing.
 	if n, err := st.RecoverInterrupted(ctx, ledger.ActorRecovery); err != nil || n != 0 {

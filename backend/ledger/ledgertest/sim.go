@@ -366,11 +366,20 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 		}
 		open := 0
 		for _, r := range m.runs {
-			if !r.status.Ended() {
-				open++
-				r.status, r.usage = ledger.RunInterrupted, ledger.UsageUnknown
-				r.tenant.active--
+			if r.status.Ended() {
+				continue
 			}
+			open++
+			r.tenant.active--
+			if r.status == ledger.RunQueued { // never sent upstream: released
+				r.tenant.held -= r.reserve
+				if r.quota {
+					m.quota.held -= r.reserve
+				}
+				r.status, r.usage = ledger.RunFailed, ledger.UsageReleased
+				continue
+			}
+			r.status, r.usage = ledger.RunInterrupted, ledger.UsageUnknown
 		}
 		if n != open {
 			return fmt.Errorf("recover marked %d runs, the model had %d open", n, open)

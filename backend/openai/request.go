@@ -1,0 +1,484 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// ChatRequest is what the gateway needs from an OpenAI chat-completions
+// request body. The raw body is kept so the request can be forwarded as the
+// client wrote it (see UpstreamBody).
+type ChatRequest struct {
+	Model    string
+	Messages []Message
+	Stream   bool
+	// IncludeUsage is true when the CLIENT asked for the usage chunk
+	// (stream_options.include_usage). The gateway always asks the upstream for
+	// it, and relays the usage chunk only when the client asked.
+	IncludeUsage bool
+	// MaxCompletionTokens and MaxTokens are the client's output caps; nil
+	// when absent. OutputCap combines them.
+	MaxCompletionTokens *int64
+	MaxTokens           *int64
+	// N is the number of choices asked for (default 1); each choice may
+	// produce up to the output cap, so the reserve multiplies by N.
+	N int64
+	// ToolsJSON is the raw `tools` array (function definitions), which the
+	// provider bills as prompt tokens; nil when absent.
+	ToolsJSON []byte
+
+	raw    []byte
+	fields []field // top-level members in body order, for UpstreamBody
+}
+
+// Message is one chat message with its text flattened.
+type Message struct {
+	Role string
+	Name string
+	// Text is the message's content: a string content, or its text parts
+	// joined without separator. Media parts are counted, never fetched.
+	Text string
+	// ToolCalls is the function names and arguments of an assistant's
+	// tool_calls, concatenated; the provider bills them as prompt tokens.
+	ToolCalls string
+	// Images counts image_url parts; OtherParts counts parts that are
+	// neither text nor image (input_audio, file, …).
+	Images     int
+	OtherParts int
+}
+
+// Raw returns the request body exactly as the client sent it.
+func (r *ChatRequest) Raw() []byte { return r.raw }
+
+// OutputCap returns the client's output cap and whether one was given:
+// max_completion_tokens or max_tokens, and the larger of the two when both
+// are given — OpenAI honours the first, many compatible providers only the
+// second, and the reserve must cover whichever the upstream obeys.
+func (r *ChatRequest) OutputCap() (int64, bool) {
+	switch {
+	case r.MaxCompletionTokens != nil && r.MaxTokens != nil:
+		return max(*r.MaxCompletionTokens, *r.MaxTokens), true
+	case r.MaxCompletionTokens != nil:
+		return *r.MaxCompletionTokens, true
+	case r.MaxTokens != nil:
+		return *r.MaxTokens, true
+	}
+	return 0, false
+}
+
+type field struct {
+	key string
+	val json.RawMessage
+}
+
+// forbiddenFields are refused at the top level of a request body: accounting
+// fields (a client cannot name its own identity or price) and fields that
+// would redirect the call or its key elsewhere (RELIABILITY T29).
+var forbiddenFields = map[string]string{
+	"usage":         "a client cannot report its own usage",
+	"tenant":        "the tenant comes from the API key, not the body",
+	"tenant_id":     "the tenant comes from the API key, not the body",
+	"api_key":       "upstream keys are configured by the operator",
+	"api_base":      "upstream addresses are configured by the operator",
+	"base_url":      "upstream addresses are configured by the operator",
+	"extra_headers": "upstream headers are configured by the operator",
+}
+
+// knownFields are the members this parser reads. Another member whose name
+// differs from one of these only in letter case is refused: a
+// case-insensitive upstream could read it where the gateway did not.
+var knownFields = map[string]bool{
+	"model": true, "messages": true, "stream": true, "stream_options": true,
+	"max_tokens": true, "max_completion_tokens": true, "n": true, "tools": true,
+}
+
+// foldKey is the form under which encoding/json — and so any upstream
+// written in Go — matches a member name to a field: case-insensitively,
+// with Unicode folding ("ſ" is "s", the Kelvin sign "K" is "k").
+func foldKey(k string) string { return strings.ToLower(strings.ToUpper(k)) }
+
+func invalid(format string, args ...any) error {
+	return ledger.Errorf(ledger.CodeInvalidRequest, format, args...)
+}
+
+// ParseChatRequest parses and checks an OpenAI chat-completions body. Every
+// error is a *ledger.Error with CodeInvalidRequest and a message for a person.
+func ParseChatRequest(body []byte) (*ChatRequest, error) {
+	// JSON is UTF-8 (RFC 8259). encoding/json would quietly turn invalid bytes
+	// into U+FFFD while the raw body goes upstream as sent, so the gateway
+	// would meter one text and forward another.
+	if !utf8.Valid(body) {
+		return nil, invalid("the request body is not valid UTF-8")
+	}
+	fields, err := objectFields(body)
+	if err != nil {
+		return nil, invalid("the request body is not a JSON object: %v", err)
+	}
+	req := &ChatRequest{raw: body, fields: fields, N: 1}
+	seen := make(map[string]string, len(fields))
+	var haveModel, haveMessages bool
+	for _, f := range fields {
+		lower := foldKey(f.key)
+		if prev, dup := seen[lower]; dup {
+			return nil, invalid("the field %q appears twice (also as %q); send it once", f.key, prev)
+		}
+		seen[lower] = f.key
+		if why, bad := forbiddenFields[lower]; bad {
+			return nil, invalid("the field %q is not allowed: %s", f.key, why)
+		}
+		if knownFields[lower] && f.key != lower {
+			return nil, invalid("the field %q must be spelled %q", f.key, lower)
+		}
+		if isNull(f.val) && f.key != "model" && f.key != "messages" {
+			continue // null means "not given" for optional members
+		}
+		switch f.key {
+		case "model":
+			if err := json.Unmarshal(f.val, &req.Model); err != nil || req.Model == "" {
+				return nil, invalid("model must be a non-empty string")
+			}
+			haveModel = true
+		case "messages":
+			if req.Messages, err = parseMessages(f.val); err != nil {
+				return nil, err
+			}
+			haveMessages = true
+		case "stream":
+			if err := json.Unmarshal(f.val, &req.Stream); err != nil {
+				return nil, invalid("stream must be true or false")
+			}
+		case "stream_options":
+			so, err := objectFields(f.val)
+			if err != nil {
+				return nil, invalid("stream_options must be an object")
+			}
+			for _, o := range so {
+				if o.key == "include_usage" && !isNull(o.val) {
+					if err := json.Unmarshal(o.val, &req.IncludeUsage); err != nil {
+						return nil, invalid("stream_options.include_usage must be true or false")
+					}
+				}
+			}
+		case "max_tokens":
+			if req.MaxTokens, err = parseOutputCap("max_tokens", f.val); err != nil {
+				return nil, err
+			}
+		case "max_completion_tokens":
+			if req.MaxCompletionTokens, err = parseOutputCap("max_completion_tokens", f.val); err != nil {
+				return nil, err
+			}
+		case "n":
+			n, err := parseCount("n", f.val)
+			if err != nil {
+				return nil, err
+			}
+			if *n < 1 {
+				return nil, invalid("n must be at least 1 (got %d)", *n)
+			}
+			req.N = *n
+		case "tools":
+			if len(f.val) == 0 || f.val[0] != '[' {
+				return nil, invalid("tools must be an array")
+			}
+			req.ToolsJSON = f.val
+		}
+	}
+	if !haveModel {
+		return nil, invalid("model is required")
+	}
+	if !haveMessages {
+		return nil, invalid("messages is required")
+	}
+	if !req.Stream {
+		req.IncludeUsage = false // usage is always in a non-streaming body
+	}
+	return req, nil
+}
+
+// parseCount reads a non-negative integer no larger than ledger.MaxUnits.
+func parseCount(name string, raw json.RawMessage) (*int64, error) {
+	v, err := parseUnitsNumber(raw)
+	if err != nil {
+		return nil, invalid("%s must be a non-negative integer: %v", name, err)
+	}
+	return &v, nil
+}
+
+// parseOutputCap reads an output cap, which must be at least 1: a provider
+// that ignores a 0 would answer in full against a reserve of the input alone.
+func parseOutputCap(name string, raw json.RawMessage) (*int64, error) {
+	v, err := parseCount(name, raw)
+	if err == nil && *v < 1 {
+		err = invalid("%s must be at least 1 (got %d)", name, *v)
+	}
+	return v, err
+}
+
+func parseMessages(raw json.RawMessage) ([]Message, error) {
+	notArray := invalid("messages must be an array of message objects")
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, notArray
+	}
+	var msgs []Message
+	for dec.More() {
+		var item json.RawMessage
+		if err := dec.Decode(&item); err != nil {
+			return nil, notArray
+		}
+		m, err := parseMessage(item)
+		if err != nil {
+			return nil, invalid("messages[%d]: %s", len(msgs), ledger.ErrorMessage(err))
+		}
+		msgs = append(msgs, m)
+	}
+	if _, err := dec.Token(); err != nil { // closing ']'
+		return nil, notArray
+	}
+	if len(msgs) == 0 {
+		return nil, invalid("messages must not be empty")
+	}
+	return msgs, nil
+}
+
+// jsonString decodes a JSON string. Most message contents need no
+// unescaping: those are taken as they are (one validity pass instead of
+// json.Unmarshal's two); anything else goes through json.Unmarshal.
+func jsonString(raw []byte, s *string) error {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		body := raw[1 : n-1]
+		plain := bytes.IndexByte(body, '\\') < 0 && bytes.IndexByte(body, '"') < 0 && utf8.Valid(body)
+		for i := 0; plain && i < len(body); i++ {
+			plain = body[i] >= 0x20
+		}
+		if plain {
+			*s = string(body)
+			return nil
+		}
+	}
+	return json.Unmarshal(raw, s)
+}
+
+func parseMessage(raw json.RawMessage) (Message, error) {
+	var m Message
+	fields, err := objectFields(raw)
+	if err != nil {
+		return m, invalid("a message must be an object")
+	}
+	seen := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		lower := foldKey(f.key)
+		if seen[lower] {
+			return m, invalid("the field %q appears twice", f.key)
+		}
+		seen[lower] = true
+		if isNull(f.val) {
+			continue
+		}
+		switch lower {
+		case "role":
+			if err := json.Unmarshal(f.val, &m.Role); err != nil {
+				return m, invalid("role must be a string")
+			}
+		case "name":
+			if err := json.Unmarshal(f.val, &m.Name); err != nil {
+				return m, invalid("name must be a string")
+			}
+		case "content":
+			if err := parseContent(f.val, &m); err != nil {
+				return m, err
+			}
+		case "tool_calls":
+			if err := parseToolCalls(f.val, &m); err != nil {
+				return m, err
+			}
+		}
+	}
+	if m.Role == "" {
+		return m, invalid("role is required")
+	}
+	return m, nil
+}
+
+func parseContent(raw json.RawMessage, m *Message) error {
+	if raw[0] == '"' {
+		if err := jsonString(raw, &m.Text); err != nil {
+			return invalid("content must be a string or an array of parts")
+		}
+		return nil
+	}
+	var parts []struct {
+		Type    string  `json:"type"`
+		Text    *string `json:"text"`
+		Refusal *string `json:"refusal"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return invalid("content must be a string or an array of parts")
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		switch p.Type {
+		case "text":
+			if p.Text == nil {
+				return invalid("content[%d] is a text part without text", i)
+			}
+			b.WriteString(*p.Text)
+		case "refusal": // an assistant's earlier refusal is text too
+			if p.Refusal != nil {
+				b.WriteString(*p.Refusal)
+			}
+		case "image_url":
+			m.Images++ // never downloaded: a configured number of units instead
+		case "":
+			return invalid("content[%d] has no type", i)
+		default:
+			m.OtherParts++
+		}
+	}
+	m.Text = b.String()
+	return nil
+}
+
+func parseToolCalls(raw json.RawMessage, m *Message) error {
+	var calls []struct {
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &calls); err != nil {
+		return invalid("tool_calls must be an array of calls")
+	}
+	var b strings.Builder
+	for _, c := range calls {
+		b.WriteString(c.Function.Name)
+		b.WriteString(c.Function.Arguments)
+	}
+	m.ToolCalls = b.String()
+	return nil
+}
+
+// UpstreamBody returns the body to send upstream: the client's body
+// unchanged, except that a streaming request always asks for the usage chunk
+// (stream_options.include_usage = true) — the usage is the settlement
+// evidence. Every other member, and every other stream_options member, is
+// kept as the client wrote it.
+func (r *ChatRequest) UpstreamBody() ([]byte, error) {
+	if !r.Stream || r.IncludeUsage {
+		return r.raw, nil
+	}
+	var b bytes.Buffer
+	b.Grow(len(r.raw) + 48)
+	b.WriteByte('{')
+	wrote := false
+	for _, f := range r.fields {
+		if wrote {
+			b.WriteByte(',')
+		}
+		wrote = true
+		key, _ := json.Marshal(f.key)
+		b.Write(key)
+		b.WriteByte(':')
+		if f.key != "stream_options" {
+			b.Write(f.val)
+			continue
+		}
+		opts, err := withIncludeUsage(f.val)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(opts)
+	}
+	if _, ok := r.field("stream_options"); !ok {
+		if wrote {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"stream_options":{"include_usage":true}`)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func (r *ChatRequest) field(key string) (json.RawMessage, bool) {
+	for _, f := range r.fields {
+		if f.key == key {
+			return f.val, true
+		}
+	}
+	return nil, false
+}
+
+// withIncludeUsage rewrites a stream_options object (or null) so that
+// include_usage is true, keeping its other members in order.
+func withIncludeUsage(raw json.RawMessage) ([]byte, error) {
+	if isNull(raw) {
+		return []byte(`{"include_usage":true}`), nil
+	}
+	fields, err := objectFields(raw)
+	if err != nil {
+		return nil, fmt.Errorf("openai: rewrite stream_options: %w", err)
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for _, f := range fields {
+		if f.key == "include_usage" {
+			continue
+		}
+		key, _ := json.Marshal(f.key)
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(f.val)
+		b.WriteByte(',')
+	}
+	b.WriteString(`"include_usage":true}`)
+	return b.Bytes(), nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+// objectFields decodes one JSON object into its members in order, keeping
+// each value raw. Unlike json.Unmarshal into a struct it sees duplicate and
+// differently-cased keys, which is how a request could say one thing to the
+// gateway and another to the upstream. Trailing data is an error.
+func objectFields(data []byte) ([]field, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("malformed JSON: %w", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("expected an object")
+	}
+	var out []field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("malformed JSON: %w", err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, errors.New("malformed JSON: object key is not a string")
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, fmt.Errorf("malformed JSON: %w", err)
+		}
+		out = append(out, field{key: key, val: val})
+	}
+	if _, err := dec.Token(); err != nil { // closing '}'
+		return nil, fmt.Errorf("malformed JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("malformed JSON: data after the object")
+	}
+	return out, nil
+}

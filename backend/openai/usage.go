@@ -1,0 +1,255 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// Usage is the chat-completions usage object as evidence
+// (prompt_tokens, completion_tokens, total_tokens and
+// completion_tokens_details.reasoning_tokens), in the ledger's own form.
+type Usage = ledger.Usage
+
+// ErrBadUsage marks a usage object that is present but unusable as
+// evidence: a missing count, a negative, fractional, non-numeric or
+// overflowing number, or a duplicate key.
+var ErrBadUsage = errors.New("usage object is not valid evidence")
+
+// ParseUsage parses a usage object. "null" gives (nil, nil): absent.
+// prompt_tokens and completion_tokens are required; total_tokens is
+// optional (HasTotal says whether it was given).
+func ParseUsage(raw []byte) (*Usage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || isNull(raw) {
+		return nil, nil
+	}
+	fields, err := objectFields(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadUsage, err)
+	}
+	var u Usage
+	var havePrompt, haveCompletion bool
+	seen := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		if seen[f.key] {
+			return nil, fmt.Errorf("%w: %q appears twice", ErrBadUsage, f.key)
+		}
+		seen[f.key] = true
+		switch f.key {
+		case "prompt_tokens":
+			if u.PromptTokens, err = usageNumber(f.key, f.val); err != nil {
+				return nil, err
+			}
+			havePrompt = true
+		case "completion_tokens":
+			if u.CompletionTokens, err = usageNumber(f.key, f.val); err != nil {
+				return nil, err
+			}
+			haveCompletion = true
+		case "total_tokens":
+			if isNull(f.val) {
+				continue
+			}
+			if u.TotalTokens, err = usageNumber(f.key, f.val); err != nil {
+				return nil, err
+			}
+			u.HasTotal = true
+		case "completion_tokens_details":
+			if u.ReasoningTokens, err = reasoningTokens(f.val); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !havePrompt || !haveCompletion {
+		return nil, fmt.Errorf("%w: prompt_tokens and completion_tokens are both required", ErrBadUsage)
+	}
+	return &u, nil
+}
+
+func reasoningTokens(raw json.RawMessage) (int64, error) {
+	if isNull(raw) {
+		return 0, nil
+	}
+	fields, err := objectFields(raw)
+	if err != nil {
+		return 0, fmt.Errorf("%w: completion_tokens_details: %v", ErrBadUsage, err)
+	}
+	var n int64
+	seen := false
+	for _, f := range fields {
+		if f.key != "reasoning_tokens" || isNull(f.val) {
+			continue
+		}
+		if seen {
+			return 0, fmt.Errorf("%w: reasoning_tokens appears twice", ErrBadUsage)
+		}
+		seen = true
+		if n, err = usageNumber("completion_tokens_details.reasoning_tokens", f.val); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+func usageNumber(name string, raw json.RawMessage) (int64, error) {
+	v, err := parseUnitsNumber(raw)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s: %v", ErrBadUsage, name, err)
+	}
+	return v, nil
+}
+
+// parseUnitsNumber reads a JSON integer in [0, ledger.MaxUnits]. Fractions,
+// exponents, strings and negatives are refused rather than rounded: a count
+// that needs interpreting is not evidence.
+func parseUnitsNumber(raw json.RawMessage) (int64, error) {
+	s := string(bytes.TrimSpace(raw))
+	if s == "" {
+		return 0, errors.New("empty")
+	}
+	if s[0] == '-' {
+		return 0, fmt.Errorf("negative number %s", s)
+	}
+	if strings.ContainsAny(s, ".eE") {
+		return 0, fmt.Errorf("not an integer: %s", s)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, fmt.Errorf("not a number: %.40s", s)
+		}
+	}
+	if len(s) > 1 && s[0] == '0' {
+		return 0, fmt.Errorf("not a JSON number: %s", s)
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v > int64(ledger.MaxUnits) {
+		return 0, fmt.Errorf("too large: %.40s (at most %d)", s, ledger.MaxUnits)
+	}
+	return v, nil
+}
+
+// Chunk is what one streamed data payload says.
+type Chunk struct {
+	Done bool // the payload is the end marker [DONE]
+	// Content, Reasoning and ToolArguments are the generated text of every
+	// choice in this chunk: delta.content, delta.reasoning_content, and
+	// delta.tool_calls[].function.name+arguments.
+	Content       string
+	Reasoning     string
+	ToolArguments string
+	Choices       int    // len(choices); 0 for the final usage-only chunk
+	Usage         *Usage // nil when the chunk carries no usage
+	// Error is the message of an in-stream error object ({"error":{…}}).
+	Error string
+}
+
+// Text is the chunk's metered output text: content, reasoning and tool-call
+// text together. Everything a model generates and the gateway relays counts.
+func (c Chunk) Text() string {
+	if c.Reasoning == "" && c.ToolArguments == "" {
+		return c.Content
+	}
+	return c.Content + c.Reasoning + c.ToolArguments
+}
+
+// UsageOnly reports whether the chunk is the final usage chunk the upstream
+// sent because the gateway asked for it; the gateway drops it when the client
+// did not ask for usage.
+func (c Chunk) UsageOnly() bool { return c.Usage != nil && c.Choices == 0 && c.Error == "" }
+
+var doneMarker = []byte("[DONE]")
+
+type wireDelta struct {
+	Content          *string `json:"content"`
+	ReasoningContent *string `json:"reasoning_content"`
+	ToolCalls        []struct {
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+type wireChunk struct {
+	Choices []struct {
+		Delta   wireDelta `json:"delta"`
+		Message wireDelta `json:"message"` // non-streaming bodies
+	} `json:"choices"`
+	Usage json.RawMessage `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// ParseChunk parses one SSE data payload of a chat.completion.chunk stream.
+// "[DONE]" gives Chunk{Done: true}. A payload that is not a JSON object is an
+// error; so is a usage object that is present but bad (errors.Is ErrBadUsage),
+// in which case the returned Chunk still carries the text.
+func ParseChunk(data []byte) (Chunk, error) {
+	d := bytes.TrimSpace(data)
+	if bytes.Equal(d, doneMarker) {
+		return Chunk{Done: true}, nil
+	}
+	return parseBody(d, false)
+}
+
+// Completion is what a non-streaming chat.completion body says.
+type Completion struct {
+	Content, Reasoning, ToolArguments string
+	Choices                           int
+	Usage                             *Usage
+}
+
+// Text is the completion's metered output text (see Chunk.Text).
+func (c Completion) Text() string { return c.Content + c.Reasoning + c.ToolArguments }
+
+// ParseCompletion parses a non-streaming chat.completion body. A bad usage
+// object gives an error wrapping ErrBadUsage together with the text.
+func ParseCompletion(body []byte) (Completion, error) {
+	c, err := parseBody(bytes.TrimSpace(body), true)
+	return Completion{Content: c.Content, Reasoning: c.Reasoning, ToolArguments: c.ToolArguments,
+		Choices: c.Choices, Usage: c.Usage}, err
+}
+
+func parseBody(d []byte, message bool) (Chunk, error) {
+	if len(d) == 0 || d[0] != '{' {
+		return Chunk{}, fmt.Errorf("openai: payload is not a JSON object: %.60q", d)
+	}
+	var w wireChunk
+	if err := json.Unmarshal(d, &w); err != nil {
+		return Chunk{}, fmt.Errorf("openai: payload: %w", err)
+	}
+	c := Chunk{Choices: len(w.Choices)}
+	var content, reasoning, tools strings.Builder
+	for i := range w.Choices {
+		delta := &w.Choices[i].Delta
+		if message {
+			delta = &w.Choices[i].Message
+		}
+		if delta.Content != nil {
+			content.WriteString(*delta.Content)
+		}
+		if delta.ReasoningContent != nil {
+			reasoning.WriteString(*delta.ReasoningContent)
+		}
+		for _, tc := range delta.ToolCalls {
+			tools.WriteString(tc.Function.Name)
+			tools.WriteString(tc.Function.Arguments)
+		}
+	}
+	c.Content, c.Reasoning, c.ToolArguments = content.String(), reasoning.String(), tools.String()
+	if len(w.Error) > 0 && !isNull(w.Error) {
+		if c.Error = objectMessage(w.Error); c.Error == "" {
+			c.Error = string(w.Error)
+		}
+	}
+	u, err := ParseUsage(w.Usage)
+	if err != nil {
+		return c, err
+	}
+	c.Usage = u
+	return c, nil
+}

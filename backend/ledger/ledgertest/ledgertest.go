@@ -564,7 +564,7 @@ func testRecoverInterrupted(t *testing.T, st ledger.Store) {
 	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, SpentUnits: 7, HeldUnits: 10, AvailableUnits: 983})
 	kinds := map[ledger.AuditKind]int{}
 	for _, e := range tenantAudit(t, st, "t") {
-		if e.Actor == "recovery" {
+		if e.Actor == string(ledger.ActorRecovery) {
 			kinds[e.Kind]++
 		}
 	}

@@ -40,7 +40,9 @@ func (c *commits) committed(ctx context.Context, changes []ledger.Change) {
 	seen := map[key]bool{}
 	for _, ch := range changes {
 		k := key{ch.Upstream, ch.Model}
-		if !ch.Guarded() || seen[k] {
+		// A sync is the guard's own write, made under its model lock and
+		// judged by the guard itself: observing it here would wait on that lock.
+		if !ch.Guarded() || ch.Kind == ledger.AuditSync || seen[k] {
 			continue
 		}
 		seen[k] = true

@@ -112,6 +112,7 @@ func TestCommitReachesHubAndGuardOnce(t *testing.T) {
 			_, err := st.SaveSnapshot(ctx, ledger.Snapshot{Upstream: "ark", Model: "flash", Day: day, BalanceUnits: 900, Source: "manual"})
 			return err
 		}, want{ledger.AuditSync, "manual", "", "", ""}, true},
+		// (the guard is not asked to observe its own sync: see committed)
 	}
 	var lastSeq int64
 	for i, s := range steps {
@@ -147,7 +148,7 @@ func TestCommitReachesHubAndGuardOnce(t *testing.T) {
 			t.Errorf("%s: quota day of the change %+v, want ark/flash %s", s.name, ch, day)
 		}
 		wantCalls := []string(nil)
-		if s.guarded {
+		if s.guarded && s.want.kind != ledger.AuditSync {
 			wantCalls = []string{"ark/flash"}
 		}
 		if calls := guard.take(); !slices.Equal(calls, wantCalls) {

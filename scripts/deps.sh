@@ -5,8 +5,15 @@
 # postgresql: the server that backend/postgres's tests start (initdb + pg_ctl
 # into a temporary directory, as the postgres system user when run as root).
 set -euo pipefail
-pkgs=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev
-      xvfb xauth imagemagick xdotool chromium fonts-dejavu-core postgresql)
+pkgs=(
+  build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev   # the window
+  xvfb xauth imagemagick xdotool                                  # desktop smoke test
+  chromium                                                        # dashboard e2e
+  fonts-dejavu-core
+  fonts-wqy-microhei                                              # CJK glyphs: the zh-CN dashboard, Chinese evidence
+  postgresql                                                      # backend/postgres tests
+  desktop-file-utils zip unzip file binutils                      # make package and its check
+)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -50,6 +50,7 @@ type Options struct {
 	Quota     Quota
 	Hub       *live.Hub
 	Connect   ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
+	Presenter Presenter   // POST /admin/api/show; nil: there is no window to show
 	// Reconciled is told of every reconciled run, so that a guarded model's
 	// quota guard counts the settled units at once (its walls may now evict).
 	Reconciled func(ctx context.Context, run ledger.Run)
@@ -118,6 +119,7 @@ func New(o Options) *Handler {
 	h.route("POST /admin/api/runs/{id}/cancel", h.cancel)
 	h.route("POST /admin/api/quota/{upstream}/{model}/sync", h.quotaSync)
 	h.route("POST /admin/api/quota/{upstream}/{model}/balance", h.quotaBalance)
+	h.route("POST /admin/api/show", h.show)
 	h.mux.HandleFunc("GET /admin/ws", h.ws)
 	h.route("/admin/", func(http.ResponseWriter, *http.Request) error {
 		return ledger.Errorf(codeNotFound, "no such admin endpoint")

@@ -113,6 +113,8 @@ func New(opts Options) *Gateway {
 	g := &Gateway{opts: opts, log: opts.Logger, runs: make(map[ledger.RunID]*call)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", g.serveDoor(chatDoor{}))
+	mux.HandleFunc("POST /v1/responses", g.serveDoor(responsesDoor{log: opts.Logger}))
+	mux.HandleFunc("GET /v1/responses", serveResponsesUpgrade)
 	mux.HandleFunc("GET /v1/models", g.models)
 	mux.HandleFunc("GET /v1/balance", g.balance)
 	mux.HandleFunc("GET /v1/runs/{id}", g.getRun)

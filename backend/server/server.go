@@ -83,6 +83,8 @@ type Server struct {
 	http     *http.Server
 	served   chan struct{}
 
+	presenter presenter // the window, once the desktop app registers it
+
 	mu      sync.Mutex
 	tenants []config.Tenant // configured policy; the ledger's view when a store is wired
 
@@ -223,6 +225,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		Quota:      quotaActions,
 		Reconciled: reconciled,
 		Hub:        s.hub,
+		Presenter:  &s.presenter,
 		Logger:     s.log,
 		Connect:    s.connectInfo,
 	})

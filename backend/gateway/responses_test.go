@@ -361,3 +361,30 @@ func TestResponsesCachedTokensInEvidence(t *testing.T) {
 		t.Fatalf("events %v, run %+v", s.names, run)
 	}
 }
+
+// A native response.failed is relayed and keeps the hold, even with a usage
+// object in it: only a final response.completed (or response.incomplete)
+// settles.
+func TestResponsesFailedKeepsHold(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_f\",\"status\":\"in_progress\",\"output\":[]}}\n\n")
+		fmt.Fprint(w, "event: response.failed\ndata: {\"type\":\"response.failed\",\"sequence_number\":1,\"response\":{\"id\":\"resp_f\",\"status\":\"failed\",\"output\":[],"+
+			"\"error\":{\"code\":\"server_error\",\"message\":\"boom\"},\"usage\":{\"input_tokens\":5,\"output_tokens\":0,\"total_tokens\":5}}}\n\n")
+	}))
+	t.Cleanup(up.Close)
+	e := newEnv(t, envOpts{modify: func(o *gateway.Options) {
+		u, err := upstream.New(upstream.Options{Name: "native", BaseURL: up.URL + "/v1", Models: []string{"demo-chat"}, Protocols: []string{"responses"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Upstreams = []gateway.Upstream{u}
+	}})
+	resp := e.responses(ctxT(t), "key-a", `{"model":"demo-chat","stream":true,"max_output_tokens":10,"input":"hello"}`, "")
+	s := readRespSSE(t, resp.Body)
+	resp.Body.Close()
+	run := e.waitEnd(runID(t, resp))
+	if !s.has("response.failed") || s.has("response.completed") || run.Usage == ledger.UsageTrusted || run.HeldUnits != 15 {
+		t.Fatalf("events %v, run %+v", s.names, run)
+	}
+}

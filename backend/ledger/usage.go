@@ -12,6 +12,10 @@ type Usage struct {
 	// ReasoningTokens is the part of CompletionTokens spent on hidden
 	// reasoning (0 when not reported); it is billed.
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
+	// CachedTokens is the part of PromptTokens the provider served from its
+	// prompt cache (Responses: input_tokens_details.cached_tokens); shown
+	// in the run's evidence for the dashboard, never a different price here.
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
 }
 
 // SplitOverrun is the one rule for trusted usage above a run's reserve: the

@@ -216,6 +216,9 @@ func Judge(j Judgement) Verdict {
 	v.Trusted = true
 	v.Reason = ReasonTrusted
 	v.Detail = fmt.Sprintf("usage %d in + %d out under %s", u.PromptTokens, u.CompletionTokens, j.Meter.Name())
+	if u.CachedTokens > 0 && u.CachedTokens <= u.PromptTokens {
+		v.Detail = fmt.Sprintf("usage %d in (%d cached) + %d out under %s", u.PromptTokens, u.CachedTokens, u.CompletionTokens, j.Meter.Name())
+	}
 	if _, over := ledger.SplitOverrun(j.ReserveUnits, v.SpendUnits); j.ReserveUnits > 0 && over > 0 {
 		v.ExceedsReserve = true
 		v.Detail += fmt.Sprintf(", %d above the reserve of %d", over, j.ReserveUnits)

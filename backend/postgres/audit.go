@@ -22,13 +22,12 @@ func insertAuditIn(ctx context.Context, w *wtx, e ledger.AuditEntry, balance boo
 	if at.IsZero() {
 		at = w.now
 	}
-	_, err := w.Exec(ctx, `INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
+	// Queued: the row's seq is drawn when the batch runs, still inside the
+	// transaction and so still under the tenant row's lock.
+	w.queue(`INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
 		available_before, available_after, detail, balance, instance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason, e.Evidence, int64(e.Units),
 		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, balance, instance)
-	if err != nil {
-		return fmt.Errorf("append audit %s: %w", e.Kind, err)
-	}
 	return nil
 }
 

@@ -316,6 +316,11 @@ func dial(t *testing.T, f *fixture, origin, tok string) (*websocket.Conn, *http.
 	return c, resp, err
 }
 
+// pages holds the state each test socket has built from its messages.
+var pages sync.Map // *websocket.Conn → admin.State
+
+// readState reads one message and returns the page's state after it (a
+// delta is applied to the state the socket built so far, as the page does).
 func readState(t *testing.T, c *websocket.Conn) admin.State {
 	t.Helper()
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -323,10 +328,21 @@ func readState(t *testing.T, c *websocket.Conn) admin.State {
 	if err := c.ReadJSON(&m); err != nil {
 		t.Fatalf("read ws: %v", err)
 	}
-	if m.Type != "state" {
+	var s admin.State
+	switch {
+	case m.Type == "state" && m.State != nil:
+		s = *m.State
+	case m.Type == "delta" && m.Delta != nil:
+		prev, ok := pages.Load(c)
+		if !ok {
+			t.Fatalf("delta %d before any state", m.Seq)
+		}
+		s = prev.(admin.State).Apply(*m.Delta)
+	default:
 		t.Fatalf("message type %q", m.Type)
 	}
-	return m.State
+	pages.Store(c, s)
+	return s
 }
 
 func TestWebSocketOrigin(t *testing.T) {
@@ -539,12 +555,18 @@ func TestWebSocketIdlePeerClosed(t *testing.T) {
 	states := make(chan admin.State, 16)
 	go func() { // a live page: reads everything, so gorilla answers the pings
 		defer close(states)
+		var cur admin.State
 		for {
 			var m admin.Message
 			if err := reader.ReadJSON(&m); err != nil {
 				return
 			}
-			states <- m.State
+			if m.State != nil {
+				cur = *m.State
+			} else if m.Delta != nil {
+				cur = cur.Apply(*m.Delta)
+			}
+			states <- cur
 		}
 	}()
 	<-states

@@ -34,9 +34,14 @@ upstreams:
   - {name: demo, kind: openai, base_url: %q, api_key: sk-upstream-e2e, models: [demo-chat], max_concurrent: 4, queue: {max_waiters: 4, max_wait: 8s}}
 `
 
+// deskQuota guards demo-chat with a manual balance and a usage wall of 80
+// units, so one answered call (about 84 bytes) evicts it.
+const deskQuota = `, quota: {daily_cap: 100000, small_buffer: 100, usage_wall: 80, balance_wall: 10, timezone: UTC, balance: {kind: manual}}`
+
 // openDesk starts quotagate in front of a demo upstream the test can watch,
-// with a keyless local tenant (its key is generated, as with `serve`).
-func openDesk(t *testing.T) (*server.Server, *demo.Server) {
+// with a keyless local tenant (its key is generated, as with `serve`);
+// extra is added to the upstream's line (deskQuota).
+func openDesk(t *testing.T, extra ...string) (*server.Server, *demo.Server) {
 	t.Helper()
 	dist := dashboardBuilt(t)
 	d, err := demo.Start(demo.Options{APIKey: "sk-upstream-e2e"})
@@ -44,7 +49,11 @@ func openDesk(t *testing.T) (*server.Server, *demo.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	cfg, err := config.Parse([]byte(fmt.Sprintf(deskConfig, d.URL())), func(string) (string, bool) { return "", false })
+	yaml := fmt.Sprintf(deskConfig, d.URL())
+	if len(extra) > 0 {
+		yaml = strings.Replace(yaml, "max_wait: 8s}}", "max_wait: 8s}"+strings.Join(extra, "")+"}", 1)
+	}
+	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,10 +277,13 @@ func adminGet(t *testing.T, s *server.Server, path string) string {
 // Chinese page has no untranslated key.
 func TestDashboardScreens(t *testing.T) {
 	exe := chromium(t)
-	s, _ := openDesk(t)
+	s, _ := openDesk(t, deskQuota)
 	key := s.GeneratedKeys()["local"]
-	doURL(t, s.URL(), "POST", "/v1/chat/completions", key, chatBody("hi", true, 64))
+	if r := doURL(t, s.URL(), "POST", "/admin/api/quota/demo/demo-chat/balance", s.AdminToken(), `{"b0": 100000}`); r.status != 200 {
+		t.Fatalf("B0 reading: %d %s", r.status, r.body)
+	}
 	doURL(t, s.URL(), "POST", "/v1/chat/completions", key, chatBody("/demo kind=cut&after=2", true, 64))
+	doURL(t, s.URL(), "POST", "/v1/chat/completions", key, chatBody("hi", true, 64)) // passes the 80-unit wall
 	ctx := browser(t, exe)
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "..", "build", "e2e")
@@ -296,7 +308,7 @@ func TestDashboardScreens(t *testing.T) {
 					t.Fatalf("%s: %v", name, err)
 				}
 				if lang == "zh-CN" {
-					for _, tab := range []string{"connect", "overview", "quota", "audit"} {
+					for _, tab := range []string{"connect", "overview", "quota", "audit", "settings"} {
 						if err := chromedp.Do(ctx, chromedp.Click(tid("nav-"+tab))); err != nil {
 							t.Fatal(err)
 						}
@@ -304,9 +316,32 @@ func TestDashboardScreens(t *testing.T) {
 						if strings.Contains(body, "⟦") {
 							t.Errorf("untranslated key on the zh-CN %s tab: %q", tab, body)
 						}
-						if !strings.ContainsRune(body, '额') && !strings.ContainsRune(body, '租') && !strings.ContainsRune(body, '接') {
+						if !strings.ContainsRune(body, '额') && !strings.ContainsRune(body, '租') && !strings.ContainsRune(body, '接') && !strings.ContainsRune(body, '通') {
 							t.Errorf("zh-CN %s tab shows no Chinese: %q", tab, body[:min(len(body), 200)])
 						}
+					}
+					if err := chromedp.Do(ctx, chromedp.Click(tid("nav-overview"))); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if theme == "light" && size[0] == 1440 {
+					// The evicted model says why, and its chart names the walls.
+					err := chromedp.Do(ctx,
+						chromedp.Click(tid("nav-quota")),
+						waitJS(`/^(Evicted: today's usage|已驱逐：今日用量)/.test(document.querySelector('[data-testid="quota-demo-demo-chat-reason"]')?.textContent ?? '')`),
+						chromedp.WaitVisible(tid("quota-demo-demo-chat-threshold-wall")),
+						chromedp.WaitVisible(tid("quota-demo-demo-chat-threshold-limit")),
+						waitJS(`!!document.querySelector('[data-testid="quota-chart-demo-demo-chat"] canvas')`),
+					)
+					if err != nil {
+						t.Fatalf("quota tab (%s): %v\n%s", lang, err, js(ctx, t, `document.body.innerText`))
+					}
+					shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("quota-%s-%s.png", lang, theme)), shot, 0o644); err != nil {
+						t.Fatal(err)
 					}
 					if err := chromedp.Do(ctx, chromedp.Click(tid("nav-overview"))); err != nil {
 						t.Fatal(err)

@@ -198,7 +198,7 @@ func (*nativeMessages) body(b []byte) (meter.Observation, []byte) {
 // (its evidence names them).
 func messagesUsage(u anthropic.Usage) *ledger.Usage {
 	return &ledger.Usage{PromptTokens: u.PromptTokens(), CompletionTokens: u.OutputTokens,
-		CacheReadTokens: u.CacheReadInputTokens, CacheCreationTokens: u.CacheCreationInputTokens}
+		CachedTokens: u.CacheReadInputTokens, CacheCreationTokens: u.CacheCreationInputTokens}
 }
 
 // translatedMessages reads a chat-completions answer (the upstream does not

@@ -113,7 +113,7 @@ func TestMessagesStreamSettles(t *testing.T) {
 			if run.Usage != ledger.UsageTrusted || run.SpentUnits != 17 || run.ReserveUnits != 58 {
 				t.Errorf("run %+v, want trusted at 8 + 9 = 17 of a reserve 8 + 50", run)
 			}
-			if m.protocols != nil && !strings.Contains(run.Evidence, "usage 8 in (4 cache read, 2 cache creation) + 9 out") {
+			if m.protocols != nil && !strings.Contains(run.Evidence, "usage 8 in (4 cached, 2 written to the cache) + 9 out") {
 				t.Errorf("evidence %q does not keep the cache figures", run.Evidence)
 			}
 			if b := e.balance("a"); b.SpentUnits != 17 || b.HeldUnits != 0 {

@@ -12,11 +12,13 @@ type Usage struct {
 	// ReasoningTokens is the part of CompletionTokens spent on hidden
 	// reasoning (0 when not reported); it is billed.
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
-	// CacheReadTokens and CacheCreationTokens are the parts of PromptTokens
-	// read from and written to the provider's prompt cache (Anthropic's
-	// cache_read_input_tokens and cache_creation_input_tokens); they are
-	// kept in the run's evidence for the dashboard.
-	CacheReadTokens     int64 `json:"cache_read_tokens,omitempty"`
+	// CachedTokens is the part of PromptTokens the provider served from its
+	// prompt cache (Responses: input_tokens_details.cached_tokens); shown
+	// in the run's evidence for the dashboard, never a different price here.
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
+	// CacheCreationTokens is the part of PromptTokens the provider wrote to
+	// its prompt cache (Anthropic: cache_creation_input_tokens); shown in
+	// the evidence beside CachedTokens (Anthropic: cache_read_input_tokens).
 	CacheCreationTokens int64 `json:"cache_creation_tokens,omitempty"`
 }
 

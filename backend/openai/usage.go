@@ -60,7 +60,7 @@ func ParseUsage(raw []byte) (*Usage, error) {
 			}
 			u.HasTotal = true
 		case "prompt_tokens_details":
-			u.CacheReadTokens = cachedTokens(f.val)
+			u.CachedTokens = cachedTokens(f.val)
 		case "completion_tokens_details":
 			if u.ReasoningTokens, err = reasoningTokens(f.val); err != nil {
 				return nil, err

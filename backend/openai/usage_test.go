@@ -22,7 +22,7 @@ func TestParseUsage(t *testing.T) {
 		{"no total", `{"prompt_tokens":1,"completion_tokens":2}`, u(1, 2, 0, false, 0), false},
 		{"null total", `{"prompt_tokens":1,"completion_tokens":2,"total_tokens":null}`, u(1, 2, 0, false, 0), false},
 		{"reasoning tokens", `{"prompt_tokens":18,"completion_tokens":150,"total_tokens":168,"completion_tokens_details":{"reasoning_tokens":130,"audio_tokens":0}}`, u(18, 150, 168, true, 130), false},
-		{"extra members ignored, cached tokens kept", `{"prompt_tokens":1,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":1},"cost":0}`, &Usage{PromptTokens: 1, CompletionTokens: 2, CacheReadTokens: 1}, false},
+		{"extra members ignored, cached tokens kept", `{"prompt_tokens":1,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":1},"cost":0}`, &Usage{PromptTokens: 1, CompletionTokens: 2, CachedTokens: 1}, false},
 		{"unreadable prompt details ignored", `{"prompt_tokens":1,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":-1}}`, u(1, 2, 0, false, 0), false},
 		{"largest exact number", `{"prompt_tokens":9007199254740991,"completion_tokens":0}`, u(9007199254740991, 0, 0, false, 0), false},
 		{"negative", `{"prompt_tokens":-1,"completion_tokens":2}`, nil, true},

@@ -260,6 +260,10 @@ type Assessment struct {
 	UsageAtSync   ledger.Units
 	SyncedAt      time.Time
 	Synced        bool
+	// RiseToday: a reading of today's rose above the one before it (the
+	// day's T+1 refund has shown). Until then the guard syncs often, so
+	// that the rise is seen between close readings (see RefundWatch).
+	RiseToday bool
 }
 
 // Assess derives the limit at now from the snapshots and the usage series.
@@ -268,6 +272,11 @@ func Assess(o Options, now time.Time, snaps []ledger.Snapshot, s *Series) Assess
 	rs := readings(snaps, now)
 	a.Lag = estimateLag(o, rs, s)
 	a.B0 = estimateB0(o, a.Day, snaps, rs, s, a.Lag, now)
+	for i := 1; i < len(rs); i++ {
+		if rs[i].Day == a.Day && rs[i].BalanceUnits > rs[i-1].BalanceUnits {
+			a.RiseToday = true
+		}
+	}
 	a.At(o, now, 0)
 	var last *ledger.Snapshot
 	for i := range snaps {
@@ -386,4 +395,22 @@ func LearnOverrun(k int64, reserve, cost ledger.Units) int64 {
 		r = int64(cost/reserve*noOverrun + (cost%reserve*noOverrun+reserve-1)/reserve)
 	}
 	return max(k, r)
+}
+
+// RefundWatch is how long after 00:00 the guard watches for the day's
+// refund: until it has seen a rise, it syncs every SyncEveryLow. A refund
+// raises B0 by at most the rise seen between two readings, and the
+// consumption between their settle points hides part of it for the rest of
+// the day; close readings keep that part small.
+const RefundWatch = 16 * time.Hour
+
+// SyncEvery is the sync interval the guard keeps at now: SyncEveryLow while
+// the balance or the headroom is below LowBalance, or while the day's
+// refund is awaited; SyncEvery otherwise.
+func (a *Assessment) SyncEvery(o Options, now time.Time, usage ledger.Units) time.Duration {
+	if a.BalanceAtSync < o.LowBalance || a.Limit-usage < o.LowBalance ||
+		(!a.RiseToday && now.Before(o.DayStart(now).Add(RefundWatch))) {
+		return o.SyncEveryLow
+	}
+	return o.SyncEvery
 }

@@ -163,7 +163,9 @@ func (p *guard) rollover(now time.Time) {
 	p.assess(now)
 }
 
-func (p *guard) syncDue(now time.Time) bool { return p.syncDueWith(now, p.a.Limit) }
+func (p *guard) syncDue(now time.Time) bool {
+	return p.lastSync.IsZero() || now.Sub(p.lastSync) >= p.a.SyncEvery(p.o, now, p.usage) || p.usage-p.usageAtLast >= p.o.BurstSync
+}
 
 type flight struct {
 	end           time.Time

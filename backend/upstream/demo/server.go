@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/quotagate/quotagate/backend/openai"
 )
 
 // DefaultModels are the model ids the demo serves when Options.Models is empty.
@@ -647,19 +649,7 @@ type completionJSON struct {
 	Usage             *usage       `json:"usage,omitempty"`
 }
 
-type errorJSON struct {
-	Error struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
-		Code    string `json:"code"`
-	} `json:"error"`
-}
-
-func errorBody(msg, typ, code string) errorJSON {
-	var e errorJSON
-	e.Error.Message, e.Error.Type, e.Error.Code = msg, typ, code
-	return e
-}
+func errorBody(msg, typ, code string) openai.ErrorBody { return openai.NewError(msg, typ, code) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 	"github.com/quotagate/quotagate/e2e/clients"

@@ -166,7 +166,10 @@ func (a *nativeMessages) event(ev openai.Event) step {
 		o.Problem = err.Error()
 	}
 	if typ == anthropic.EventError {
+		// Not relayed: the stream then ends with the door's own error event
+		// (one, naming quotagate's code); the upstream's message is evidence.
 		o.UpstreamError = a.t.UpstreamError
+		return step{observe: true, obs: o}
 	}
 	if u, ok := a.t.Usage(); ok && typ == anthropic.EventMessageDelta && err == nil {
 		o.Usage = messagesUsage(u)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -411,5 +412,41 @@ func TestMessagesRateLimited(t *testing.T) {
 			!strings.Contains(string(b), "(quotagate: rate_limited)")) {
 			t.Errorf("429: %v %s", resp.Header, b)
 		}
+	}
+}
+
+// TestMessagesUpstreamErrorEvent: a native upstream that sends an error
+// event mid-stream and closes: the client gets one error event (the
+// door's, naming quotagate's code), no message_stop, and the hold stays.
+func TestMessagesUpstreamErrorEvent(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []string{
+			`event: message_start` + "\n" + `data: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":2,"output_tokens":1}}}`,
+			`event: content_block_start` + "\n" + `data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+			`event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`,
+			`event: error` + "\n" + `data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+		} {
+			_, _ = io.WriteString(w, ev+"\n\n")
+		}
+	}))
+	defer up.Close()
+	client, err := upstream.New(upstream.Options{Name: "anthropic", BaseURL: up.URL + "/v1", Models: []string{"claude-x"},
+		Protocols: []string{"messages"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, envOpts{tenants: []ledger.Tenant{tenant("a", 10_000, 2)},
+		modify: func(o *gateway.Options) { o.Upstreams = []gateway.Upstream{client} }})
+	resp := e.messages("key-a", `{"model":"claude-x","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, nil)
+	id := runID(t, resp)
+	evs := readEvents(t, resp.Body)
+	resp.Body.Close()
+	if got := names(evs); got != "message_start content_block_start content_block_delta error" ||
+		!strings.Contains(evs[len(evs)-1].data, "(quotagate: upstream_interrupted)") {
+		t.Errorf("events %s, last %+v", got, evs[len(evs)-1])
+	}
+	if run := e.waitEnd(id); run.Status != ledger.RunInterrupted || run.Usage != ledger.UsageUnknown || run.HeldUnits != run.ReserveUnits {
+		t.Errorf("run %+v", run)
 	}
 }

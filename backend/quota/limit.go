@@ -170,10 +170,11 @@ func (b B0Estimate) ManualExcess() ledger.Units {
 // estimate, never raise it above the readings). With no readings, the
 // manual B0 alone.
 func EstimateB0(o Options, day string, snaps []ledger.Snapshot, s *Series, lag time.Duration, now time.Time) B0Estimate {
-	return estimateB0(o, day, snaps, readings(snaps, now), s, lag, now)
+	return estimateB0(o, day, snaps, readings(snaps, now), s, lag, now, 0)
 }
 
-func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, lag time.Duration, now time.Time) B0Estimate {
+func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, lag time.Duration, now time.Time,
+	refundFloor ledger.Units) B0Estimate {
 	var manual *ledger.Snapshot
 	for i := range snaps {
 		if snaps[i].Source == SourceManualB0 && snaps[i].Day == day && !snaps[i].At.After(now) {
@@ -183,7 +184,7 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 		}
 	}
 	dayStart := o.DayStart(now)
-	est := B0Estimate{Readings: fromReadings(rs, s, dayStart, lag), ReadingsKnown: len(rs) > 0}
+	est := B0Estimate{Readings: fromReadings(rs, s, day, dayStart, lag, refundFloor), ReadingsKnown: len(rs) > 0}
 	est.Units, est.Known = est.Readings, est.ReadingsKnown
 	if manual == nil {
 		return est
@@ -191,7 +192,7 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 	est.ManualUnits = manual.B0Units
 	if est.ReadingsKnown {
 		if _, informative := estimateLagInfo(o, rs, s); !informative {
-			est.Readings = fromReadings(rs, s, dayStart, -time.Minute) // lag 0, the reading's whole minute included
+			est.Readings = fromReadings(rs, s, day, dayStart, -time.Minute, refundFloor) // lag 0, the reading's whole minute included
 		}
 	}
 	if !est.ReadingsKnown || manual.B0Units <= est.Readings {
@@ -203,21 +204,48 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 }
 
 // fromReadings is the readings' B0 at lag: the smallest balance +
-// usage_today(t − lag), a rise raising it by at most the rise seen.
-func fromReadings(rs []ledger.Snapshot, s *Series, dayStart time.Time, lag time.Duration) ledger.Units {
-	var b ledger.Units
+// usage_today(t − lag), a rise raising it by at most the rise seen — or,
+// for today's rises, by up to refundFloor, a lower bound of today's T+1
+// refund that the guard knows from its own ledger (RefundFloor): today's
+// rises together never raise it by more than the larger of the rises seen
+// and that bound, both at most the true refund.
+func fromReadings(rs []ledger.Snapshot, s *Series, day string, dayStart time.Time, lag time.Duration, refundFloor ledger.Units) ledger.Units {
+	var b, seen, credited ledger.Units
 	for i, r := range rs {
 		b0 := r.BalanceUnits + UsageToday(s, dayStart, r.At.Add(-lag))
 		switch {
 		case i == 0:
 			b = b0
 		case r.BalanceUnits > rs[i-1].BalanceUnits:
-			b = min(b0, b+r.BalanceUnits-rs[i-1].BalanceUnits)
+			rise := r.BalanceUnits - rs[i-1].BalanceUnits
+			if r.Day != day {
+				b = min(b0, b+rise)
+				break
+			}
+			seen += rise
+			next := min(b0, b+max(0, max(seen, refundFloor)-credited))
+			credited += max(0, next-b)
+			b = next
 		default:
 			b = min(b, b0)
 		}
 	}
 	return b
+}
+
+// refundSkew bounds how far the provider's day may turn from the guard's.
+const refundSkew = 15 * time.Minute
+
+// RefundFloor is a lower bound of today's T+1 refund (seed 002 §1.1: the
+// provider refunds yesterday's collection, up to the cap): what yesterday's
+// runs consumed by midnight — yesterday's quota-day usage, less what its runs
+// settled since (collected today), less what was settled in the last
+// refundSkew before midnight (the provider's day may have turned early).
+// Other consumers of the same account only make the refund larger.
+func RefundFloor(o Options, yesterdayUsage ledger.Units, carry Carry, s *Series, now time.Time) ledger.Units {
+	start := o.DayStart(now)
+	late := s.Between(start.Add(-refundSkew), start)
+	return clamp(min(o.DailyCap, yesterdayUsage-carry.Settled-late))
 }
 
 // Expiry is a free package's expiry: its available units vanish at At. The
@@ -268,10 +296,15 @@ type Assessment struct {
 
 // Assess derives the limit at now from the snapshots and the usage series.
 func Assess(o Options, now time.Time, snaps []ledger.Snapshot, s *Series) Assessment {
+	return AssessWith(o, now, snaps, s, 0)
+}
+
+// AssessWith is Assess knowing a lower bound of today's refund (RefundFloor).
+func AssessWith(o Options, now time.Time, snaps []ledger.Snapshot, s *Series, refundFloor ledger.Units) Assessment {
 	a := Assessment{Day: o.Day(now), at: now, series: s}
 	rs := readings(snaps, now)
 	a.Lag = estimateLag(o, rs, s)
-	a.B0 = estimateB0(o, a.Day, snaps, rs, s, a.Lag, now)
+	a.B0 = estimateB0(o, a.Day, snaps, rs, s, a.Lag, now, refundFloor)
 	for i := 1; i < len(rs); i++ {
 		if rs[i].Day == a.Day && rs[i].BalanceUnits > rs[i-1].BalanceUnits {
 			a.RiseToday = true

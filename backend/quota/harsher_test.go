@@ -233,8 +233,8 @@ func TestRefundBetweenReadings(t *testing.T) {
 	spread(y, at("2026-08-12", "20:00:00"), at("2026-08-12", "23:50:00"), 1_150_000)
 	spread(y, at("2026-08-12", "23:50:00"), at("2026-08-13", "00:00:00"), 50_000)  // may fall in the provider's today
 	spread(y, at("2026-08-13", "00:00:00"), at("2026-08-13", "00:05:00"), 100_000) // yesterday's runs settling today
-	if got := quota.RefundFloor(o, 1_300_000, quota.Carry{Settled: 100_000}, y, at(day, "08:30:00")); got != 1_125_000 {
-		t.Fatalf("refund floor %d, want 1,300,000 − 100,000 settled today − 75,000 settled in the last 15 min", got)
+	if got := quota.RefundFloor(o, 1_300_000, quota.Carry{Settled: 100_000}, y, at(day, "08:30:00")); got != 1_150_000 {
+		t.Fatalf("refund floor %d, want 1,300,000 − 100,000 settled today − 50,000 settled in the last 10 min", got)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -184,7 +184,7 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 		}
 	}
 	dayStart := o.DayStart(now)
-	est := B0Estimate{Readings: fromReadings(rs, s, day, dayStart, lag, refundFloor), ReadingsKnown: len(rs) > 0}
+	est := B0Estimate{Readings: fromReadings(o, rs, s, day, dayStart, lag, refundFloor), ReadingsKnown: len(rs) > 0}
 	est.Units, est.Known = est.Readings, est.ReadingsKnown
 	if manual == nil {
 		return est
@@ -192,7 +192,7 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 	est.ManualUnits = manual.B0Units
 	if est.ReadingsKnown {
 		if _, informative := estimateLagInfo(o, rs, s); !informative {
-			est.Readings = fromReadings(rs, s, day, dayStart, -time.Minute, refundFloor) // lag 0, the reading's whole minute included
+			est.Readings = fromReadings(o, rs, s, day, dayStart, -time.Minute, refundFloor) // lag 0, the reading's whole minute included
 		}
 	}
 	if !est.ReadingsKnown || manual.B0Units <= est.Readings {
@@ -208,33 +208,45 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 // for today's rises, by up to refundFloor, a lower bound of today's T+1
 // refund that the guard knows from its own ledger (RefundFloor): today's
 // rises together never raise it by more than the larger of the rises seen
-// and that bound, both at most the true refund.
-func fromReadings(rs []ledger.Snapshot, s *Series, day string, dayStart time.Time, lag time.Duration, refundFloor ledger.Units) ledger.Units {
+// and that bound, both at most the true refund. The bound is used only once
+// the rises seen, with the most consumption their settle points can hide
+// (usage in [t₁ − MaxLag, t₂ − MinLag)), could be the whole refund: the
+// first part of a refund paid in two must not count as all of it.
+func fromReadings(o Options, rs []ledger.Snapshot, s *Series, day string, dayStart time.Time, lag time.Duration,
+	refundFloor ledger.Units) ledger.Units {
 	var b, seen, credited ledger.Units
+	var since ledger.Units // the smallest estimate since the last rise (seed 002's v6-era rule)
 	for i, r := range rs {
 		b0 := r.BalanceUnits + UsageToday(s, dayStart, r.At.Add(-lag))
 		switch {
 		case i == 0:
-			b = b0
+			b, since = b0, b0
 		case r.BalanceUnits > rs[i-1].BalanceUnits:
 			rise := r.BalanceUnits - rs[i-1].BalanceUnits
-			if r.Day != day {
-				b = min(b0, b+rise)
-				break
+			base := b
+			if r.Day == day {
+				seen += rise
+				hidden := UsageToday(s, dayStart, r.At.Add(-o.MinLag)) - UsageToday(s, dayStart, rs[i-1].At.Add(-o.MaxLag))
+				if refundFloor > 0 && seen+hidden >= refundFloor {
+					// The whole refund may have landed: it raises the pool the
+					// readings since the last rise agree on by up to the bound.
+					rise, base = max(seen, refundFloor)-credited, max(b, since)
+				}
 			}
-			seen += rise
-			next := min(b0, b+max(0, max(seen, refundFloor)-credited))
-			credited += max(0, next-b)
-			b = next
+			next := min(b0, base+max(0, rise))
+			if r.Day == day {
+				credited += max(0, next-base)
+			}
+			b, since = next, b0
 		default:
-			b = min(b, b0)
+			b, since = min(b, b0), min(since, b0)
 		}
 	}
 	return b
 }
 
-// refundSkew bounds how far the provider's day may turn from the guard's.
-const refundSkew = 15 * time.Minute
+// refundSkew bounds how far the provider's day may turn from the guard's (issue 17: ±10 min).
+const refundSkew = 10 * time.Minute
 
 // RefundFloor is a lower bound of today's T+1 refund (seed 002 §1.1: the
 // provider refunds yesterday's collection, up to the cap): what yesterday's

@@ -24,6 +24,7 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
+	"github.com/quotagate/quotagate/e2e/clients"
 )
 
 const deskConfig = `
@@ -120,6 +121,22 @@ func TestDashboardDesk(t *testing.T) {
 	if c := snippets["codex"]; !strings.Contains(c, `base_url = "`+s.URL()+`/v1"`) || !strings.Contains(c, `wire_api = "responses"`) {
 		t.Errorf("codex snippet does not point at this server's Responses door:\n%s", c)
 	}
+	t.Run("CodexSnippet", func(t *testing.T) {
+		bin := clients.Bin(t, "codex")
+		home := t.TempDir()
+		toml, _, _ := strings.Cut(snippets["codex"], "# then, in the shell:")
+		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cctx, cancel := context.WithTimeout(bg, 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(cctx, bin, "exec", "--skip-git-repo-check", "say hi")
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "HOME="+home, "QUOTAGATE_API_KEY="+key)
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), demo.DefaultText) {
+			t.Fatalf("the Connect panel's Codex config.toml with codex exec: %v\n%s\n%s", err, toml, out)
+		}
+	})
 	if c := snippets["claude-code"]; !strings.Contains(c, "ANTHROPIC_BASE_URL="+s.URL()+"\n") || !strings.Contains(c, "ANTHROPIC_AUTH_TOKEN="+key) {
 		t.Errorf("claude code snippet does not point at this server's Messages door:\n%s", c)
 	}

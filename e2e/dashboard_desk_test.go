@@ -310,15 +310,24 @@ func TestDashboardScreens(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.DashboardURL()), waitJS(`document.querySelector('[data-testid="conn-status"]')?.dataset.value === 'live'`)); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		// The last choice (en, dark) is remembered across a reload.
+		err := chromedp.Do(ctx, chromedp.Reload(),
+			waitJS(`document.querySelector('[data-testid="conn-status"]')?.dataset.value === 'live'`),
+			waitJS(`document.documentElement.lang === 'en' && document.documentElement.dataset.theme === 'dark'`))
+		if err != nil {
+			t.Errorf("language and theme not remembered: %v", err)
+		}
+	}()
 	for _, lang := range []string{"zh-CN", "en"} {
 		for _, theme := range []string{"light", "dark"} {
 			for _, size := range [][2]int64{{1440, 900}, {1024, 700}} {
 				name := fmt.Sprintf("dashboard-%s-%s-%dx%d.png", lang, theme, size[0], size[1])
+				// The header's switches, as an operator uses them (no reload).
 				err := chromedp.Do(ctx,
 					chromedp.EmulateViewport(size[0], size[1]),
-					chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`localStorage.setItem('quotagate.lang', %q); localStorage.setItem('quotagate.theme', %q)`, lang, theme)),
-					chromedp.Reload(),
-					waitJS(`document.querySelector('[data-testid="conn-status"]')?.dataset.value === 'live'`),
+					setField("lang-switch", lang, "change"),
+					setField("theme-switch", theme, "change"),
 					waitJS(fmt.Sprintf(`document.documentElement.lang === %q && document.documentElement.dataset.theme === %q`, lang, theme)),
 				)
 				if err != nil {

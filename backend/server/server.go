@@ -31,12 +31,15 @@ import (
 
 // Options configure Open. DataDir is required; everything else has a default.
 type Options struct {
-	Config   *config.Config // nil: config.Default()
-	DataDir  string
-	Addr     string // overrides Config.Addr when not empty; port 0 picks a free port (tests)
-	Version  string
-	Frontend fs.FS // the built dashboard (frontend.FS()); nil or unbuilt: a placeholder page
-	Logger   *slog.Logger
+	Config  *config.Config // nil: config.Default()
+	DataDir string
+	Addr    string // overrides Config.Addr when not empty; port 0 picks a free port (tests)
+	Version string
+	// ConfigPath is the YAML file Config was loaded from ("" for the
+	// embedded default): the Settings panel writes its overrides back there.
+	ConfigPath string
+	Frontend   fs.FS // the built dashboard (frontend.FS()); nil or unbuilt: a placeholder page
+	Logger     *slog.Logger
 }
 
 // parts are what the server has opened, handed to assemble.
@@ -77,6 +80,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	tenants []config.Tenant // configured policy, as last applied to the ledger
+	file    fileState       // the config file's tenants, for the Settings panel (settings.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -155,6 +159,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	if err := s.store.ApplyTenants(ctx, tenantsForLedger(s.tenants), ledger.ActorConfig); err != nil {
 		return nil, fmt.Errorf("apply configured tenants: %w", err)
 	}
+	s.rememberFile()
 	for _, u := range cfg.Upstreams {
 		s.gates.Set(u.Name, gate.Options{MaxConcurrent: u.MaxConcurrent, MaxWaiters: u.Queue.MaxWaiters, MaxWait: u.Queue.MaxWait})
 	}
@@ -190,6 +195,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		Store:     s.store,
 		Canceller: s.assembly,
 		Quota:     quotaActions,
+		Settings:  s,
 		Hub:       s.hub,
 		Presenter: &s.presenter,
 		Logger:    s.log,

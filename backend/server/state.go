@@ -11,7 +11,6 @@ import (
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/live"
 )
 
 // ensureTenantKeys gives every keyless tenant a key kept in the data dir, so
@@ -52,16 +51,9 @@ func (s *Server) ApplyTenants(ctx context.Context, tenants []config.Tenant) erro
 			}
 		}
 	}
-	if err := s.store.ApplyTenants(ctx, tenantsForLedger(next), ledger.ActorConfig); err != nil {
-		return fmt.Errorf("apply tenants: %w", err)
-	}
 	// A revoked key must stop working now, not at the gateway's next
 	// tenant refresh; new request limits apply to the next call.
-	s.assembly.gateway.InvalidateTenants()
-	s.assembly.limiter.Replace(rateLimits(next))
-	s.tenants = next
-	s.hub.Publish(live.Change{Kind: live.KindConfig})
-	return nil
+	return s.applyLocked(ctx, next, ledger.ActorConfig)
 }
 
 // State builds the admin snapshot: balances from the ledger, recent runs and

@@ -72,6 +72,7 @@ type Store struct {
 	claim     *configClaim // set by ClaimConfig
 	lease     *lease       // set by TakeLease
 	peer      *peer        // set by Serve
+	pollers   pollers      // Polls' advisory locks
 
 	chCommit, chCancel string // NOTIFY channels of this ledger (its schema)
 }
@@ -148,6 +149,7 @@ func (s *Store) Close() error {
 	s.closing = true
 	s.mu.Unlock()
 	s.stopPeer()
+	s.stopPolling()
 	s.dropLease()
 	s.mu.Lock()
 	s.closed = true

@@ -77,6 +77,7 @@ type Guard struct {
 	publish func(kind string)
 	models  map[modelKey]*model
 	order   []modelKey
+	poller  Poller // nil: this gateway polls every source (SharePolling)
 }
 
 // NewGuard builds a guard for models. sources maps an upstream name to its

@@ -182,6 +182,9 @@ func newGuard(p Parts) (*quota.Guard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quota guard: %w", err)
 	}
+	if poller, ok := p.Store.(quota.Poller); ok { // a shared ledger: one gateway polls each balance
+		g.SharePolling(poller)
+	}
 	return g, nil
 }
 

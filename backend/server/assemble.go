@@ -124,14 +124,7 @@ func demoOptions(u config.Upstream, m meter.Meter) demo.Options {
 	if m.Name() == config.MeterUTF8Bytes {
 		return o // the demo's default usage is UTF-8 bytes
 	}
-	o.PromptUnits = func(body []byte) int64 {
-		req, err := meter.ParseChatRequest(body)
-		if err != nil {
-			return 0
-		}
-		in, _ := meter.ReservePolicy{}.Reserve(m, req)
-		return int64(in)
-	}
+	o.PromptUnits = func(body []byte) int64 { return int64(gateway.ChatInputUnits(m, body)) }
 	o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
 	return o
 }

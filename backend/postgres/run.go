@@ -19,14 +19,14 @@ const (
 )
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
-	held_units, overrun_units, evidence, created_at, updated_at`
+	held_units, overrun_units, evidence, created_at, updated_at, instance`
 
 func scanRun(r pgx.Row) (ledger.Run, error) {
 	var run ledger.Run
 	var id, status, usage string
 	var created, updated int64
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
-		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated)
+		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated, &run.Instance)
 	if err != nil {
 		return run, err
 	}
@@ -171,13 +171,13 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 	run := ledger.Run{
 		ID: req.RunID, TenantID: req.TenantID, Upstream: req.Upstream, Model: req.Model, QuotaDay: day,
 		Status: status, Usage: ledger.UsagePending, ReserveUnits: r, HeldUnits: r,
-		CreatedAt: w.now, UpdatedAt: w.now,
+		Instance: s.opts.Instance, CreatedAt: w.now, UpdatedAt: w.now,
 	}
-	w.queue(`INSERT INTO runs (`+runColumns+`, instance)
+	w.queue(`INSERT INTO runs (`+runColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
-		nanos(run.CreatedAt), nanos(run.UpdatedAt), s.opts.Instance)
+		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance)
 	w.announce(Change{Kind: ChangeRun, TenantID: run.TenantID, RunID: run.ID, Upstream: run.Upstream, Model: run.Model})
 	after := b.available()
 	if err := s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
@@ -449,10 +449,17 @@ func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Uni
 	})
 }
 
-// RecoverInterrupted marks the runs this instance left queued or active
-// (a previous life of the same instance name) as interrupted with usage
-// unknown; their holds stay. Other instances' runs are theirs: a dead
-// instance's runs are ended by ReapExpired once its lease expired.
+// QueuedAtCrashEvidence is the evidence of a run released because it was
+// still queued at the gate when its gateway ended (as backend/sqlite's).
+const QueuedAtCrashEvidence = "queued at the crash, never sent upstream"
+
+// RecoverInterrupted ends the runs this instance left open (a previous life
+// of the same instance name), as backend/sqlite does: an active run ends
+// interrupted with usage unknown, its hold intact; a queued run never
+// reached the provider (Start commits before the request is sent), so it
+// ends failed with its hold released and that evidence. Other instances'
+// runs are theirs: a dead instance's runs are ended by ReapExpired once its
+// lease expired.
 func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
 	n, err := s.interruptOpen(ctx, s.opts.Instance, "recovery", "the process ended while the run was ")
 	if err != nil {
@@ -461,8 +468,9 @@ func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// interruptOpen ends instance's open runs interrupted, holds intact, each in
-// its own transaction (a run locked before its tenant, as every transition).
+// interruptOpen ends instance's open runs as RecoverInterrupted does, each
+// in its own transaction (a run locked before its tenant, as every
+// transition).
 func (s *Store) interruptOpen(ctx context.Context, instance, actor, why string) (int, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id FROM runs WHERE instance = $1 AND status IN ('queued', 'active')
 		ORDER BY created_at, id`, instance)
@@ -481,9 +489,16 @@ func (s *Store) interruptOpen(ctx context.Context, instance, actor, why string) 
 			if run.Status.Ended() {
 				return run, change{}, nil // ended meanwhile by its own transition
 			}
+			did = true
+			if run.Status == ledger.RunQueued {
+				released := run.HeldUnits
+				run.Status, run.Usage, run.Evidence = ledger.RunFailed, ledger.UsageReleased, QueuedAtCrashEvidence
+				run.SpentUnits, run.HeldUnits = 0, 0
+				return run, change{kind: ledger.AuditRelease, actor: actor, reason: "hold released",
+					evidence: run.Evidence, units: released}, nil
+			}
 			evidence := why + string(run.Status)
 			run.Status, run.Usage, run.Evidence = ledger.RunInterrupted, ledger.UsageUnknown, evidence
-			did = true
 			return run, change{kind: ledger.AuditRecover, actor: actor, reason: evidence, units: run.HeldUnits}, nil
 		})
 		if err != nil {

@@ -28,6 +28,13 @@ func configuredLedger(cfg *config.Config, addr string, log *slog.Logger) func(ct
 		return OpenLedger
 	}
 	return func(ctx context.Context, _ string) (ledger.Store, error) {
+		for _, t := range cfg.Tenants {
+			if len(t.KeyHashes) == 0 {
+				// A generated key lives in one data dir: each gateway would
+				// apply its own and revoke the others'.
+				return nil, fmt.Errorf("tenant %s has no key in the config; on a shared ledger every gateway needs the same keys (key, keys or key_hashes)", t.ID)
+			}
+		}
 		st, err := postgres.Open(ctx, cfg.Ledger.DSN, postgres.Options{Instance: instanceName(cfg, addr)})
 		if err != nil {
 			return nil, err

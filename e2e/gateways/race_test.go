@@ -171,3 +171,19 @@ func TestVerifyConfigured(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedLedgerNeedsKeys: a tenant without a configured key cannot join
+// a shared ledger (each gateway would generate its own and revoke the others').
+func TestSharedLedgerNeedsKeys(t *testing.T) {
+	cfg := config.Default() // tenant local, its key generated per data dir
+	cfg.Ledger = config.Ledger{Driver: config.DriverPostgres, DSN: pgtest.NewDatabase(t), Instance: "solo",
+		Heartbeat: time.Second, LeaseExpiry: 3 * time.Second}
+	s, err := server.Open(context.Background(), server.Options{Config: cfg, DataDir: t.TempDir(), Addr: "127.0.0.1:0"})
+	if err == nil {
+		s.Close()
+		t.Fatal("a keyless tenant joined a shared ledger")
+	}
+	if !strings.Contains(err.Error(), "tenant local has no key in the config") {
+		t.Fatalf("err = %v", err)
+	}
+}

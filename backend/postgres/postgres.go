@@ -61,9 +61,11 @@ func (o Options) withDefaults() Options {
 
 // Store is the PostgreSQL ledger.
 type Store struct {
-	opts Options
-	pool *pgxpool.Pool
-	dsn  string // with the password removed, for messages
+	hookMu sync.Mutex
+	hook   ledger.CommitHook // see OnCommit
+	opts   Options
+	pool   *pgxpool.Pool
+	dsn    string // with the password removed, for messages
 
 	mu        sync.Mutex
 	closed    bool
@@ -306,3 +308,13 @@ func nanos(t time.Time) int64 { return t.UnixNano() }
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
 var _ ledger.Store = (*Store)(nil)
+
+// OnCommit sets the ledger's commit hook (ledger.Store). Not delivered yet
+// on PostgreSQL: the hook is kept but never called — this store's own and
+// the other gateways' commits must still be reported through it, in commit
+// order (issue 9; the postgres engineer's part).
+func (s *Store) OnCommit(hook ledger.CommitHook) {
+	s.hookMu.Lock()
+	s.hook = hook
+	s.hookMu.Unlock()
+}

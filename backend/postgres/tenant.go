@@ -50,7 +50,7 @@ const configLock = 0x636f6e666967 // "config"
 // ApplyTenants upserts the configured tenants in one transaction, with the
 // semantics of backend/sqlite: unchanged tenants get no audit row, tenants
 // absent from the list keep their row and history but lose their keys.
-func (s *Store) ApplyTenants(ctx context.Context, tenants []ledger.Tenant, actor string) error {
+func (s *Store) ApplyTenants(ctx context.Context, tenants []ledger.Tenant, actor ledger.Actor) error {
 	if err := validateTenants(tenants); err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (s *Store) ApplyTenants(ctx context.Context, tenants []ledger.Tenant, actor
 		if err := s.checkClaimIn(ctx, w); err != nil {
 			return err
 		}
-		return s.applyTenants(ctx, w, tenants, actor)
+		return s.applyTenants(ctx, w, tenants, string(actor))
 	})
 	if err != nil {
 		return fmt.Errorf("apply tenants: %w", err)

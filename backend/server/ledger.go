@@ -71,10 +71,8 @@ func (s *Server) joinPeers(ctx context.Context) error {
 }
 
 func liveChange(c postgres.Change) live.Change {
-	kind := live.KindRun
+	kind := live.KindLedger // another gateway's commit (its []ledger.Change is not carried yet)
 	switch c.Kind {
-	case postgres.ChangeTenant:
-		kind = live.KindTenant
 	case postgres.ChangeQuota:
 		kind = live.KindQuota
 	case postgres.ChangeConfig, postgres.ChangeResync:

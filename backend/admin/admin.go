@@ -21,7 +21,7 @@ import (
 // Canceller cancels a run on the operator's behalf (the gateway closes the
 // upstream connection). Errors: ledger.CodeRunNotFound, ledger.CodeRunEnded.
 type Canceller interface {
-	Cancel(ctx context.Context, id ledger.RunID, actor string) (ledger.Run, error)
+	Cancel(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error)
 }
 
 // BalanceReading is the body of POST …/balance: a balance read now, or
@@ -48,15 +48,15 @@ type Options struct {
 	Store     ledger.Store // reconcile and audit.csv
 	Canceller Canceller
 	Quota     Quota
+	// Hub tells the dashboards' sockets when to push a snapshot. The admin
+	// API publishes nothing itself: its writes reach the hub (and the quota
+	// guard) through the ledger's commit hook, wired by the server.
 	Hub       *live.Hub
 	Connect   ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
 	Presenter Presenter   // POST /admin/api/show; nil: there is no window to show
-	// Reconciled is told of every reconciled run, so that a guarded model's
-	// quota guard counts the settled units at once (its walls may now evict).
-	Reconciled func(ctx context.Context, run ledger.Run)
-	Logger     *slog.Logger
-	Coalesce   time.Duration // minimum gap between two pushed snapshots; default 100ms
-	Refresh    time.Duration // a snapshot at least this often (uptime, keepalive); default 5s
+	Logger    *slog.Logger
+	Coalesce  time.Duration // minimum gap between two pushed snapshots; default 100ms
+	Refresh   time.Duration // a snapshot at least this often (uptime, keepalive); default 5s
 	// Idle closes a dashboard socket that has answered no ping for this long
 	// (a peer that vanished without a close); pings go out at half of it.
 	// Default 60s.
@@ -64,7 +64,7 @@ type Options struct {
 }
 
 // Actor is recorded in the audit trail for changes made through this API.
-const Actor = "admin"
+const Actor = ledger.ActorAdmin
 
 // Handler serves /admin/api/* and /admin/ws.
 type Handler struct {
@@ -207,10 +207,6 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if h.o.Reconciled != nil {
-		h.o.Reconciled(r.Context(), run)
-	}
-	h.o.Hub.Publish(live.Change{Kind: live.KindRun, RunID: run.ID, TenantID: run.TenantID})
 	writeJSON(w, http.StatusOK, run)
 	return nil
 }
@@ -223,7 +219,6 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.o.Hub.Publish(live.Change{Kind: live.KindRun, RunID: run.ID, TenantID: run.TenantID})
 	writeJSON(w, http.StatusAccepted, run)
 	return nil
 }
@@ -237,7 +232,6 @@ func (h *Handler) quotaSync(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.o.Hub.Publish(live.Change{Kind: live.KindQuota, Upstream: up, Model: model})
 	writeJSON(w, http.StatusOK, snap)
 	return nil
 }
@@ -265,7 +259,6 @@ func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.o.Hub.Publish(live.Change{Kind: live.KindQuota, Upstream: up, Model: model})
 	writeJSON(w, http.StatusOK, snap)
 	return nil
 }

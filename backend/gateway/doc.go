@@ -54,8 +54,9 @@
 // before counting; its QuotaCheck goes into the same atomic Admit) and
 // Upstream (*upstream.Client) are small interfaces declared here; a nil
 // RateLimiter, Gate or QuotaGuard turns that control off. Options.Retry
-// retries an upstream 429/503 answered before any output. OnEvent feeds the
-// live hub.
+// retries an upstream 429/503 answered before any output. What follows the
+// gateway's ledger writes (the live hub, the quota guard's Observe) is the
+// ledger's commit hook (ledger.Store.OnCommit), wired once by the server.
 //
 // # What is deliberately absent
 //

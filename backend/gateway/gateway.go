@@ -18,7 +18,7 @@ import (
 
 // Defaults for Options.
 const (
-	DefaultRequestBytesMax   = 8 << 20 // RELIABILITY's MAX_BODY
+	DefaultRequestBytesMax   = 4 << 20 // the config's documented request_bytes_max (README)
 	DefaultStreamQueueEvents = 8
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultUpstreamTimeout   = 120 * time.Second // stream idle timeout (RELIABILITY T32)
@@ -36,7 +36,7 @@ type Options struct {
 	Band      meter.PromptBand    // tiktoken prompt band; zero → meter.BandFor(model), per call (meter.NewRun)
 	Upstreams []Upstream          // in config order; a model goes to the first that serves it
 
-	RequestBytesMax   int64         // request body limit (413); default 8 MiB
+	RequestBytesMax   int64         // request body limit (413); default 4 MiB
 	StreamQueueEvents int           // per-stream event queue between upstream reader and client writer; default 8
 	WriteTimeout      time.Duration // per write to the client; a client that stops reading is cut after it; default 30s
 	UpstreamTimeout   time.Duration // longest silence from a streaming upstream before the run is cut; default 120s
@@ -58,10 +58,8 @@ type Options struct {
 	// sharing the ledger; nil: a single gateway.
 	Elsewhere Elsewhere
 
-	OnEvent  func(Event)  // live hub hook; must not block
 	Logger   *slog.Logger // default slog.Default()
 	NewRunID func() ledger.RunID
-	Actor    string // audit actor of the gateway's own writes; default "gateway"
 }
 
 // Gateway serves /v1/*. It is an http.Handler.
@@ -107,9 +105,6 @@ func New(opts Options) *Gateway {
 	if opts.NewRunID == nil {
 		opts.NewRunID = newRunID
 	}
-	if opts.Actor == "" {
-		opts.Actor = "gateway"
-	}
 	g := &Gateway{opts: opts, log: opts.Logger, runs: make(map[ledger.RunID]*call)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", g.serveDoor(chatDoor{}))
@@ -131,12 +126,6 @@ func newRunID() ledger.RunID {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return ledger.RunID("run_" + hex.EncodeToString(b[:]))
-}
-
-func (g *Gateway) emit(e Event) {
-	if g.opts.OnEvent != nil {
-		g.opts.OnEvent(e)
-	}
 }
 
 // InvalidateTenants makes the next request re-read tenants from the store

@@ -83,7 +83,7 @@ type AdmitRequest struct {
 	ReserveUnits Units
 	Queued       bool        // start as RunQueued (waiting at the gate) instead of RunActive
 	Quota        *QuotaCheck // nil: the model is not guarded
-	Actor        string      // who asked, for the audit row (e.g. "gateway")
+	Actor        Actor       // who asked, for the audit row; "" means the tenant itself
 }
 
 // RunFilter selects runs for listing.

@@ -28,7 +28,7 @@ func admitAt(t *testing.T, st ledger.Store, g *quota.Guard, id ledger.RunID, res
 
 func settleAt(t *testing.T, st ledger.Store, g *quota.Guard, id ledger.RunID, units ledger.Units) {
 	t.Helper()
-	if _, err := st.Settle(context.Background(), id, units, "test usage"); err != nil {
+	if _, err := st.Settle(context.Background(), id, units, "test usage", "system:test"); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Observe(context.Background(), ark, flash); err != nil {

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
@@ -34,7 +33,7 @@ type assembly struct {
 
 // assemble builds the default gateway from p. Its background work (quota
 // syncs) runs until close.
-func assemble(p Parts) (_ *assembly, err error) {
+func assemble(p parts) (_ *assembly, err error) {
 	cfg := p.Config
 	a := &assembly{store: p.Store, demos: map[string]*demo.Server{}, stop: func() {}}
 	defer func() {
@@ -110,7 +109,6 @@ func assemble(p Parts) (_ *assembly, err error) {
 		Gate:              gateway.FromGates(p.Gates),
 		Retry:             gate.DefaultRetryPolicy,
 		Quota:             guard,
-		OnEvent:           publishEvent(p.Hub),
 		Elsewhere:         elsewhere(p.Store),
 		Logger:            p.Logger,
 	})
@@ -139,7 +137,7 @@ func rateLimits(ts []config.Tenant) map[string]ratelimit.Limits {
 
 // newGuard builds the quota guard of every upstream model with a quota
 // section, or returns nil when there is none.
-func newGuard(p Parts) (*quota.Guard, error) {
+func newGuard(p parts) (*quota.Guard, error) {
 	var models []quota.ModelOptions
 	sources := map[string]quota.BalanceSource{}
 	for _, u := range p.Config.Upstreams {
@@ -147,21 +145,11 @@ func newGuard(p Parts) (*quota.Guard, error) {
 		if q == nil {
 			continue
 		}
-		at, _ := time.Parse("15:04", q.TopUp.At) // validated by config
-		o := quota.Options{
-			DailyCap: q.DailyCap, SmallBuffer: q.SmallBuffer, UsageWall: q.UsageWall, BalanceWall: q.BalanceWall,
-			Timezone: q.Timezone, SyncEvery: q.SyncEvery, SyncEveryLow: q.SyncEveryLow, LowBalance: q.LowBalance,
-			BurstSync: q.BurstSync, DefaultLag: q.Lag, MinLag: q.MinLag, MaxLag: q.MaxLag,
-			ExpiryHorizon: q.ExpiryHorizon,
-			TopUp:         quota.TopUpOptions{Enabled: q.TopUp.Enabled, At: time.Duration(at.Hour())*time.Hour + time.Duration(at.Minute())*time.Minute},
-		}
+		o := q.GuardOptions()
 		for _, m := range u.Models {
 			models = append(models, quota.ModelOptions{Upstream: u.Name, Model: m, Options: o})
 		}
-		b := q.Balance
-		src, err := balance.New(balance.Config{Kind: b.Kind, AccessKey: b.AccessKey, SecretKey: b.SecretKey,
-			BaseURL: b.BaseURL, Region: b.Region, Product: b.Product, ResourceType: b.ResourceType,
-			ModelField: b.ModelField, URL: b.URL, Field: b.Field, Token: b.Token}, nil)
+		src, err := balance.New(q.Balance.SourceConfig(), nil)
 		if err != nil {
 			return nil, fmt.Errorf("balance source of upstream %s: %w", u.Name, err)
 		}
@@ -184,7 +172,7 @@ func newGuard(p Parts) (*quota.Guard, error) {
 // newTopUp builds the nightly top-up executor of the guarded models whose
 // config enables it; it does nothing for the others. Models with dry_run
 // only audit their plan.
-func newTopUp(p Parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolicy) (*quota.TopUp, error) {
+func newTopUp(p parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolicy) (*quota.TopUp, error) {
 	spend := map[string]bool{}
 	prompts := map[string]string{}
 	for _, u := range p.Config.Upstreams {
@@ -207,16 +195,9 @@ func newTopUp(p Parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolic
 	return top, nil
 }
 
-// publishEvent tells the dashboards that a run or a gate moved.
-func publishEvent(hub *live.Hub) func(gateway.Event) {
-	return func(e gateway.Event) {
-		hub.Publish(live.Change{Kind: live.KindRun, TenantID: e.TenantID, RunID: e.RunID, Upstream: e.Upstream, Model: e.Model})
-	}
-}
-
 // Cancel is the operator's cancel from the dashboard (admin.Canceller).
-func (a *assembly) Cancel(ctx context.Context, id ledger.RunID, actor string) (ledger.Run, error) {
-	if err := a.gateway.Cancel(ctx, id); err != nil {
+func (a *assembly) Cancel(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error) {
+	if err := a.gateway.Cancel(ctx, id, actor); err != nil {
 		return ledger.Run{}, err
 	}
 	return a.store.Run(ctx, id)

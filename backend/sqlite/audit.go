@@ -8,10 +8,27 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// insertAudit appends e in the writer's transaction. balance says the store
-// took AvailableBefore/After from the tenant's balance row in this same
+// insertAudit appends e in the writer's transaction and notes it as one
+// change for the commit hook. balance says the store took
+// AvailableBefore/After from the tenant's balance row in this same
 // transaction, so Verify may replay the row.
 func insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool) error {
+	_, err := insertAuditChange(ctx, w, e, balance)
+	return err
+}
+
+// insertRunAudit is insertAudit for a row about run, whose state after the
+// change the commit hook is told.
+func insertRunAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, run ledger.Run) error {
+	c, err := insertAuditChange(ctx, w, e, true)
+	if err != nil {
+		return err
+	}
+	c.Status, c.Usage, c.Upstream, c.Model, c.Day = run.Status, run.Usage, run.Upstream, run.Model, run.QuotaDay
+	return nil
+}
+
+func insertAuditChange(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool) (*ledger.Change, error) {
 	at := e.At
 	if at.IsZero() {
 		at = w.now
@@ -20,14 +37,17 @@ func insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool)
 	if balance {
 		b = 1
 	}
-	_, err := w.exec(ctx, `INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
-		available_before, available_after, detail, balance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	var seq int64
+	err := w.queryRow(ctx, `INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
+		available_before, available_after, detail, balance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
 		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason, e.Evidence, int64(e.Units),
-		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b)
+		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b).Scan(&seq)
 	if err != nil {
-		return fmt.Errorf("append audit %s: %w", e.Kind, err)
+		return nil, fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}
-	return nil
+	w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor),
+		TenantID: e.TenantID, RunID: e.RunID})
+	return &w.changes[len(w.changes)-1], nil
 }
 
 // AppendAudit records an event that changes no balance. Its available
@@ -35,6 +55,9 @@ func insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool)
 func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	if strings.TrimSpace(string(e.Kind)) == "" {
 		return ledger.Errorf(ledger.CodeInvalidRequest, "an audit entry needs a kind")
+	}
+	if err := ledger.CheckActor(ledger.Actor(e.Actor)); err != nil {
+		return fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}
 	err := s.write(ctx, func(w *wtx) error { return insertAudit(ctx, w, e, false) }, nil)
 	if err != nil {

@@ -82,6 +82,9 @@ type Store struct {
 	ops    chan *writeOp
 	done   chan struct{} // closed when the writer has drained ops
 
+	hook       atomic.Pointer[ledger.CommitHook]
+	deliveries *deliveries // to the commit hook, in commit order
+
 	batches   atomic.Int64
 	writes    atomic.Int64
 	lastPrune time.Time // writer goroutine only
@@ -160,7 +163,10 @@ func Open(path string, opts Options) (*Store, error) {
 		done:  make(chan struct{}),
 		stmts: stmtCache{ready: map[string]*sql.Stmt{}, wanted: map[string]bool{}},
 		reads: map[string]*sql.Stmt{},
+
+		deliveries: newDeliveries(),
 	}
+	go s.deliveries.run()
 	go s.writer()
 	return s, nil
 }
@@ -189,6 +195,16 @@ func dsn(path string, opts Options, readOnly bool) string {
 	return "file:" + u.EscapedPath() + "?" + q.Encode()
 }
 
+// OnCommit sets the commit hook (ledger.Store's contract). It is called on
+// its own goroutine, one committed transaction at a time.
+func (s *Store) OnCommit(hook ledger.CommitHook) {
+	if hook == nil {
+		s.hook.Store(nil)
+		return
+	}
+	s.hook.Store(&hook)
+}
+
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 
@@ -203,6 +219,7 @@ func (s *Store) Close() error {
 	close(s.ops)
 	s.mu.Unlock()
 	<-s.done
+	s.deliveries.close()
 	s.rmu.Lock()
 	for _, st := range s.reads {
 		st.Close()

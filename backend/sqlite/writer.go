@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -25,9 +26,10 @@ type writeOp struct {
 
 // wtx is the writer's transaction as an op sees it, with the batch's clock.
 type wtx struct {
-	tx    *sql.Tx
-	now   time.Time
-	stmts *stmtCache
+	tx      *sql.Tx
+	now     time.Time
+	stmts   *stmtCache
+	changes []ledger.Change // one per audit row written, for the commit hook
 }
 
 // stmtCache holds the writer's statements prepared on its one connection:
@@ -144,39 +146,58 @@ func (s *Store) writer() {
 
 func (s *Store) runBatch(batch []*writeOp) {
 	results := make([]error, len(batch))
-	err := s.applyBatchSafely(batch, results)
+	changes, err := s.applyBatchSafely(batch, results)
 	s.batches.Add(1)
 	s.writes.Add(int64(len(batch)))
 	if len(s.stmts.wanted) > 0 {
 		// A failure to prepare only costs speed: the statement runs unprepared.
 		_ = s.stmts.prepare(s.wdb)
 	}
-	for i, op := range batch {
-		if err != nil {
+	if err != nil {
+		for _, op := range batch {
 			op.done <- err
-		} else {
+		}
+		return
+	}
+	hook := s.hook.Load()
+	if hook == nil || len(changes) == 0 {
+		for i, op := range batch {
 			op.done <- results[i]
 		}
+		return
 	}
+	// The callers hear of their write once the hook has seen it, except
+	// the hook's own writes: their delivery waits for the hook to return.
+	d := delivery{hook: *hook, changes: changes}
+	for i, op := range batch {
+		if ledger.InHook(op.ctx) {
+			op.done <- results[i]
+			continue
+		}
+		d.ops, d.results = append(d.ops, op), append(d.results, results[i])
+	}
+	s.deliveries.push(d)
 }
 
 // applyBatchSafely turns a panic in an op into an error for the whole batch
 // (its transaction is rolled back), so that one bug cannot leave every
 // caller waiting on a dead writer.
-func (s *Store) applyBatchSafely(batch []*writeOp, results []error) (err error) {
+func (s *Store) applyBatchSafely(batch []*writeOp, results []error) (changes []ledger.Change, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("ledger writer: panic: %v", p)
+			changes, err = nil, fmt.Errorf("ledger writer: panic: %v", p)
 		}
 	}()
 	return s.applyBatch(batch, results)
 }
 
-func (s *Store) applyBatch(batch []*writeOp, results []error) error {
+// applyBatch applies batch in one transaction and returns, once it is
+// committed, what it changed.
+func (s *Store) applyBatch(batch []*writeOp, results []error) ([]ledger.Change, error) {
 	ctx := context.Background()
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin write: %w", err)
+		return nil, fmt.Errorf("begin write: %w", err)
 	}
 	defer tx.Rollback()
 	w := &wtx{tx: tx, now: s.opts.Now().UTC(), stmts: &s.stmts}
@@ -188,20 +209,20 @@ func (s *Store) applyBatch(batch []*writeOp, results []error) error {
 		w.now = s.opts.Now().UTC() // each change carries its own time
 		opErr, fatal := s.applyOp(ctx, w, op)
 		if fatal != nil {
-			return fatal
+			return nil, fatal
 		}
 		results[i] = opErr
 	}
 	if w.now.Sub(s.lastPrune) > time.Hour {
 		if err := pruneUsageMinutes(ctx, w); err != nil {
-			return err
+			return nil, err
 		}
 		s.lastPrune = w.now
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit write: %w", err)
+		return nil, fmt.Errorf("commit write: %w", err)
 	}
-	return nil
+	return w.changes, nil
 }
 
 // applyOp runs one op in a savepoint. It returns the op's own outcome, and a
@@ -229,7 +250,9 @@ func savepoint(ctx context.Context, w *wtx, fn func(w *wtx) error) (opErr, fatal
 	if _, err := w.exec(ctx, `SAVEPOINT op`); err != nil {
 		return nil, fmt.Errorf("savepoint: %w", err)
 	}
+	noted := len(w.changes)
 	if opErr = fn(w); opErr != nil {
+		w.changes = w.changes[:noted] // rolled back: nothing to report
 		if _, err := w.exec(ctx, `ROLLBACK TO op`); err != nil {
 			return nil, fmt.Errorf("rollback to savepoint after %v: %w", opErr, err)
 		}
@@ -250,4 +273,84 @@ func pruneUsageMinutes(ctx context.Context, w *wtx) error {
 		return fmt.Errorf("prune usage minutes: %w", err)
 	}
 	return nil
+}
+
+// delivery is one committed transaction's changes on their way to the
+// commit hook, with the callers that wait for it.
+type delivery struct {
+	hook    ledger.CommitHook
+	changes []ledger.Change
+	ops     []*writeOp
+	results []error
+}
+
+// deliveries is the FIFO between the writer and the goroutine that calls
+// the commit hook. push never blocks, so a slow hook cannot stall the
+// writer; its length is bounded by the callers waiting on it.
+type deliveries struct {
+	mu     sync.Mutex
+	queue  []delivery
+	closed bool
+	wake   chan struct{} // capacity 1
+	done   chan struct{} // closed when the deliverer ended
+}
+
+func newDeliveries() *deliveries {
+	return &deliveries{wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+func (q *deliveries) push(d delivery) {
+	q.mu.Lock()
+	q.queue = append(q.queue, d)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close lets the deliverer drain what is queued and end; it waits for that.
+func (q *deliveries) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	<-q.done
+}
+
+// run calls the hook for each delivery in commit order, then answers its callers.
+func (q *deliveries) run() {
+	defer close(q.done)
+	ctx := ledger.HookContext(context.Background())
+	for range q.wake {
+		for {
+			q.mu.Lock()
+			if len(q.queue) == 0 {
+				closed := q.closed
+				q.mu.Unlock()
+				if closed {
+					return
+				}
+				break
+			}
+			d := q.queue[0]
+			q.queue[0] = delivery{}
+			q.queue = q.queue[1:]
+			q.mu.Unlock()
+			callHook(ctx, d.hook, d.changes)
+			for i, op := range d.ops {
+				op.done <- d.results[i]
+			}
+		}
+	}
+}
+
+// callHook keeps a panicking hook from leaving the writes' callers waiting:
+// the changes are committed whatever the hook does.
+func callHook(ctx context.Context, hook ledger.CommitHook, changes []ledger.Change) {
+	defer func() { _ = recover() }()
+	hook(ctx, changes)
 }

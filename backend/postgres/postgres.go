@@ -65,9 +65,9 @@ type Store struct {
 	hook       ledger.CommitHook // see OnCommit
 	deliveries *deliveries       // to the hook, in commit order
 	commitMu   sync.Mutex        // held across COMMIT and the push of its delivery
-	opts   Options
-	pool   *pgxpool.Pool
-	dsn    string // with the password removed, for messages
+	opts       Options
+	pool       *pgxpool.Pool
+	dsn        string // with the password removed, for messages
 
 	mu        sync.Mutex
 	closed    bool

@@ -178,13 +178,10 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
 		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance)
-	w.announce(Change{Kind: ChangeRun, TenantID: run.TenantID, RunID: run.ID, Upstream: run.Upstream, Model: run.Model})
 	after := b.available()
-	if err := s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
+	s.insertRunAudit(w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
 		Actor: string(req.Actor), Units: r, AvailableBefore: after + r, AvailableAfter: after,
-		Detail: runDetail(run)}, true); err != nil {
-		return ledger.Run{}, err
-	}
+		Detail: runDetail(run)}, run)
 	return run, nil
 }
 
@@ -231,7 +228,8 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	if ok {
 		e.AvailableBefore, e.AvailableAfter = b.available(), b.available()
 	}
-	return insertAuditIn(ctx, w, e, ok, "")
+	insertAuditIn(w, e, ok, "")
+	return nil
 }
 
 // change is one transition of a run, applied by applyChange.
@@ -291,12 +289,12 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before, after ledger.Ru
 				before.Upstream, before.Model, minute, int64(dUsed))
 		}
 	}
-	w.announce(Change{Kind: ChangeRun, TenantID: before.TenantID, RunID: before.ID, Upstream: before.Upstream, Model: before.Model})
 	availAfter := b.available()
-	return s.insertAudit(ctx, w, ledger.AuditEntry{Kind: c.kind, TenantID: before.TenantID, RunID: before.ID,
+	s.insertRunAudit(w, ledger.AuditEntry{Kind: c.kind, TenantID: before.TenantID, RunID: before.ID,
 		Actor: c.actor, Reason: c.reason, Evidence: c.evidence, Units: c.units,
 		AvailableBefore: availAfter + dSpent + dHeld, AvailableAfter: availAfter,
-		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, after.Status, after.Usage)}, true)
+		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, after.Status, after.Usage)}, after)
+	return nil
 }
 
 // transition loads a run, lets decide compute its next state, and applies
@@ -304,6 +302,9 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before, after ledger.Ru
 // another transaction left (which then usually refuses: run_ended, not_held).
 func (s *Store) transition(ctx context.Context, op string, id ledger.RunID, actor ledger.Actor,
 	decide func(run ledger.Run) (ledger.Run, change, error)) (ledger.Run, error) {
+	if err := ledger.CheckActor(actor); err != nil {
+		return ledger.Run{}, fmt.Errorf("%s run %s: %w", op, id, err)
+	}
 	var out ledger.Run
 	err := s.write(ctx, func(w *wtx) error {
 		for {
@@ -464,6 +465,9 @@ const QueuedAtCrashEvidence = "queued at the crash, never sent upstream"
 // runs are theirs: a dead instance's runs are ended by ReapExpired once its
 // lease expired.
 func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int, error) {
+	if err := ledger.CheckActor(actor); err != nil {
+		return 0, fmt.Errorf("recover interrupted runs: %w", err)
+	}
 	n, err := s.interruptOpen(ctx, s.opts.Instance, string(actor), "the process ended while the run was ")
 	if err != nil {
 		return n, fmt.Errorf("recover interrupted runs: %w", err)

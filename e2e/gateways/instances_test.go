@@ -121,7 +121,7 @@ func TestInstances(t *testing.T) {
 			if err := conn.ReadJSON(&m); err != nil {
 				t.Fatalf("gw-2's dashboard did not show the hold made on gw-0 within a second: %v", err)
 			}
-			if holds(m.State.Holds, a.runID) {
+			if m.State != nil && holds(m.State.Holds, a.runID) || m.Delta != nil && holds(m.Delta.Holds, a.runID) {
 				break
 			}
 		}

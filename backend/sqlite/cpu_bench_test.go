@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -22,8 +23,12 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkAdmitSettleCPU -benchtime 4000x ./backend/sqlite/
 func BenchmarkAdmitSettleCPU(b *testing.B) {
-	for _, prefill := range []int{0, 20000} {
-		b.Run(fmt.Sprintf("prefill=%d", prefill), func(b *testing.B) {
+	for _, tc := range []struct {
+		prefill int
+		ids     string
+	}{{0, "time-ordered"}, {20000, "time-ordered"}, {20000, "random"}} {
+		prefill := tc.prefill
+		b.Run(fmt.Sprintf("prefill=%d/ids=%s", prefill, tc.ids), func(b *testing.B) {
 			st := MustOpenStore(b, sqlite.Options{})
 			ctx := context.Background()
 			if err := st.ApplyTenants(ctx, []ledger.Tenant{{ID: "t", BudgetUnits: ledger.MaxUnits, MaxConcurrent: 1 << 30}}, "bench"); err != nil {
@@ -41,7 +46,12 @@ func BenchmarkAdmitSettleCPU(b *testing.B) {
 							if i > n {
 								return
 							}
-							id := ledger.RunID(fmt.Sprint("r", i))
+							id := ledger.RunID(fmt.Sprintf("run_%016x", i)) // as the gateway's: time first
+							if tc.ids == "random" {
+								var r [12]byte
+								_, _ = rand.Read(r[:])
+								id = ledger.RunID(fmt.Sprintf("run_%x", r))
+							}
 							if _, err := st.Admit(ctx, ledger.AdmitRequest{RunID: id, TenantID: "t", Upstream: "u", Model: "m", ReserveUnits: 100}); err != nil {
 								b.Error(err)
 								return

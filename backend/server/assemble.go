@@ -221,6 +221,17 @@ func (q quotaAdmin) RecordBalance(ctx context.Context, upstream, model string, r
 	return q.g.SetBalance(ctx, upstream, model, *r.Balance)
 }
 
+// unguarded is the admin API's quota actions when no model is guarded.
+type unguarded struct{}
+
+func (unguarded) Sync(_ context.Context, upstream, model string) (ledger.Snapshot, error) {
+	return ledger.Snapshot{}, ledger.Errorf(ledger.CodeModelNotFound, "%s/%s is not guarded (no model has a quota guard)", upstream, model)
+}
+
+func (u unguarded) RecordBalance(ctx context.Context, upstream, model string, _ admin.BalanceReading) (ledger.Snapshot, error) {
+	return u.Sync(ctx, upstream, model)
+}
+
 func (a *assembly) close() {
 	a.stop()
 	for _, d := range a.demos {

@@ -40,8 +40,10 @@ type Quota interface {
 	RecordBalance(ctx context.Context, upstream, model string, r BalanceReading) (ledger.Snapshot, error)
 }
 
-// Options configure the admin handler. Token and State are required; a nil
-// Store, Canceller or Quota makes their endpoints answer 501.
+// Options configure the admin handler. Token, State, Store, Canceller, Quota
+// and Connect are required (the server always has a ledger, a gateway and a
+// guard's actions, which answer ledger.CodeModelNotFound when nothing is
+// guarded); New panics without them.
 type Options struct {
 	Token     string
 	Origins   []string // exact allowed Origins; see AllowedOrigins
@@ -49,12 +51,12 @@ type Options struct {
 	Store     ledger.Store // reconcile and audit.csv
 	Canceller Canceller
 	Quota     Quota
-	Settings  Settings // tenants at run time (settings.go); nil: 501
 	// Hub tells the dashboards' sockets when to push a snapshot. The admin
 	// API publishes nothing itself: its writes reach the hub (and the quota
 	// guard) through the ledger's commit hook, wired by the server.
 	Hub       *live.Hub
 	Connect   ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
+	Tenants   Tenants     // the Settings tab's tenant edits (tenants.go)
 	Presenter Presenter   // POST /admin/api/show; nil: there is no window to show
 	Logger    *slog.Logger
 	Coalesce  time.Duration // minimum gap between two pushed snapshots; default 100ms
@@ -84,6 +86,15 @@ type Handler struct {
 
 // New returns the admin handler.
 func New(o Options) *Handler {
+	for _, r := range []struct {
+		name    string
+		missing bool
+	}{{"State", o.State == nil}, {"Store", o.Store == nil}, {"Canceller", o.Canceller == nil},
+		{"Quota", o.Quota == nil}, {"Connect", o.Connect == nil}} {
+		if r.missing {
+			panic("admin.New: Options." + r.name + " is required")
+		}
+	}
 	if o.Coalesce <= 0 {
 		o.Coalesce = 100 * time.Millisecond
 	}
@@ -117,12 +128,16 @@ func New(o Options) *Handler {
 	h.route("GET /admin/api/audit.csv", h.auditCSV)
 	h.route("GET /admin/api/audit", h.auditList)
 	h.route("GET /admin/api/connect", h.connect)
+	h.route("GET /admin/api/tenants", h.tenantSettings)
+	h.route("POST /admin/api/tenants", h.tenantSave)
+	h.route("POST /admin/api/tenants/discard", h.tenantDiscard)
+	h.route("POST /admin/api/tenants/{id}/rotate", h.tenantRotate)
 	h.route("POST /admin/api/holds/{run_id}/reconcile", h.reconcile)
 	h.route("POST /admin/api/runs/{id}/cancel", h.cancel)
 	h.route("POST /admin/api/quota/{upstream}/{model}/sync", h.quotaSync)
 	h.route("POST /admin/api/quota/{upstream}/{model}/balance", h.quotaBalance)
 	h.route("POST /admin/api/show", h.show)
-	h.settingsRoutes()
+	h.route("POST /admin/api/tenants/write-back", h.tenantWriteBack)
 	h.mux.HandleFunc("GET /admin/ws", h.ws)
 	h.route("/admin/", func(http.ResponseWriter, *http.Request) error {
 		return ledger.Errorf(codeNotFound, "no such admin endpoint")
@@ -196,9 +211,6 @@ type reconcileBody struct {
 }
 
 func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Store == nil {
-		return notWired("reconcile")
-	}
 	var b reconcileBody
 	if err := decodeJSON(w, r, &b); err != nil {
 		return err
@@ -215,9 +227,6 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Canceller == nil {
-		return notWired("cancel")
-	}
 	run, err := h.o.Canceller.Cancel(r.Context(), ledger.RunID(r.PathValue("id")), Actor)
 	if err != nil {
 		return err
@@ -227,9 +236,6 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) quotaSync(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Quota == nil {
-		return notWired("quota sync")
-	}
 	up, model := r.PathValue("upstream"), r.PathValue("model")
 	snap, err := h.o.Quota.Sync(r.Context(), up, model)
 	if err != nil {
@@ -240,9 +246,6 @@ func (h *Handler) quotaSync(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Quota == nil {
-		return notWired("quota balance")
-	}
 	var b BalanceReading
 	if err := decodeJSON(w, r, &b); err != nil {
 		return err
@@ -267,9 +270,6 @@ func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) auditCSV(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Store == nil {
-		return notWired("audit export")
-	}
 	f, err := audit.ParseQuery(r.URL.Query(), nil)
 	if err != nil {
 		return err
@@ -300,10 +300,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
-}
-
-func notWired(what string) error {
-	return ledger.Errorf(codeNotImplemented, "%s is not available in this build yet", what)
 }
 
 // maxBodyBytes bounds admin request bodies; they are a few numbers and a sentence.

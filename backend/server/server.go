@@ -80,7 +80,6 @@ type Server struct {
 
 	mu      sync.Mutex
 	tenants []config.Tenant // configured policy, as last applied to the ledger
-	file    fileState       // the config file's tenants, for the Settings panel (settings.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -159,7 +158,6 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	if err := s.store.ApplyTenants(ctx, tenantsForLedger(s.tenants), ledger.ActorConfig); err != nil {
 		return nil, fmt.Errorf("apply configured tenants: %w", err)
 	}
-	s.rememberFile()
 	for _, u := range cfg.Upstreams {
 		s.gates.Set(u.Name, gate.Options{MaxConcurrent: u.MaxConcurrent, MaxWaiters: u.Queue.MaxWaiters, MaxWait: u.Queue.MaxWait})
 	}
@@ -180,7 +178,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey}); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	var quotaActions admin.Quota // nil: no model is guarded
+	var quotaActions admin.Quota = unguarded{}
 	if g := s.assembly.guard; g != nil {
 		quotaActions = quotaAdmin{g}
 		s.commits.setGuard(g)
@@ -195,11 +193,11 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		Store:     s.store,
 		Canceller: s.assembly,
 		Quota:     quotaActions,
-		Settings:  s,
 		Hub:       s.hub,
 		Presenter: &s.presenter,
 		Logger:    s.log,
 		Connect:   s.connectInfo,
+		Tenants:   tenantAdmin{s},
 	})
 	s.http = &http.Server{
 		Handler:           hostCheck(allowedHosts(addr, port), s.routes(s.assembly.gateway)),

@@ -11,6 +11,7 @@ import (
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/live"
 )
 
 // ensureTenantKeys gives every keyless tenant a key kept in the data dir, so
@@ -41,6 +42,12 @@ func tenantsForLedger(ts []config.Tenant) []ledger.Tenant {
 func (s *Server) ApplyTenants(ctx context.Context, tenants []config.Tenant) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.applyTenantsLocked(ctx, tenants, ledger.ActorConfig)
+}
+
+// applyTenantsLocked is ApplyTenants with s.mu held, audited as actor
+// (the dashboard's tenant edits are the operator's, tenants.go).
+func (s *Server) applyTenantsLocked(ctx context.Context, tenants []config.Tenant, actor ledger.Actor) error {
 	next := append([]config.Tenant(nil), tenants...)
 	for i := range next {
 		if len(next[i].KeyHashes) == 0 {
@@ -51,9 +58,16 @@ func (s *Server) ApplyTenants(ctx context.Context, tenants []config.Tenant) erro
 			}
 		}
 	}
+	if err := s.store.ApplyTenants(ctx, tenantsForLedger(next), actor); err != nil {
+		return fmt.Errorf("apply tenants: %w", err)
+	}
 	// A revoked key must stop working now, not at the gateway's next
 	// tenant refresh; new request limits apply to the next call.
-	return s.applyLocked(ctx, next, ledger.ActorConfig)
+	s.assembly.gateway.InvalidateTenants()
+	s.assembly.limiter.Replace(rateLimits(next))
+	s.tenants = next
+	s.hub.Publish(live.Change{Kind: live.KindConfig})
+	return nil
 }
 
 // State builds the admin snapshot: balances from the ledger, recent runs and

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,14 +16,18 @@ import (
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/quota"
 )
 
 // WriteBack rewrites the config file the server was started with so that it
-// says what is applied now. Only the values that differ are touched; ${ENV}
-// references and comments elsewhere stay. A key made here is never written:
-// the tenant's key_hashes get its SHA-256 (not a secret) in place of the
-// file's key, and a note says so.
-func (s *Server) WriteBack(context.Context) (admin.WriteBack, error) {
+// says what is applied now (POST /admin/api/tenants/write-back). Only the
+// values that differ are touched; ${ENV} references and comments elsewhere
+// stay. A key is never written: a tenant whose key quotagate generated keeps
+// it in the data dir (the file leaves the tenant keyless), and a rotated key
+// of a tenant the file gave a key is written as its SHA-256 (key_hashes, not
+// a secret) in place of the file's key, with a note saying so.
+func (a tenantAdmin) WriteBack(context.Context) (admin.WriteBack, error) {
+	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	path := s.opts.ConfigPath
@@ -37,49 +40,58 @@ func (s *Server) WriteBack(context.Context) (admin.WriteBack, error) {
 		return admin.WriteBack{}, fmt.Errorf("write back: read %s: %w", path, err)
 	}
 	var now []config.Tenant
+	var notes []string
 	for _, t := range s.tenants {
-		if editable(t.ID) {
-			now = append(now, t)
+		if t.ID == quota.DefaultTopUpTenant { // quotagate's own, never the file's
+			continue
 		}
+		if s.keys[t.ID] != "" {
+			t.KeyHashes = nil
+			if !slices.ContainsFunc(s.cfg.Tenants, func(f config.Tenant) bool { return f.ID == t.ID }) {
+				notes = append(notes, fmt.Sprintf("tenant %s: written without a key; its generated key stays in the data dir (keys/%s.key) and keeps working", t.ID, t.ID))
+			}
+		}
+		now = append(now, t)
 	}
-	out, notes, err := RewriteTenants(data, s.file.tenants, now)
+	out, more, err := RewriteTenants(data, s.cfg.Tenants, now)
 	if err != nil {
 		return admin.WriteBack{}, ledger.Errorf(ledger.CodeInvalidRequest, "write back to %s: %v", path, err)
 	}
-	if err := sameTenants(out, now); err != nil {
+	c, err := sameTenants(out, now)
+	if err != nil {
 		return admin.WriteBack{}, fmt.Errorf("write back to %s: %w", path, err)
 	}
 	if err := replaceFile(path, out); err != nil {
 		return admin.WriteBack{}, fmt.Errorf("write back: %w", err)
 	}
-	s.file = fileState{tenants: cloneTenants(s.tenants), keys: maps.Clone(s.keys)}
+	s.cfg.Tenants = c.Tenants // the file's values now: no override left
 	s.hub.Publish(live.Change{Kind: live.KindConfig})
-	return admin.WriteBack{File: path, Notes: notes}, nil
+	return admin.WriteBack{File: path, Notes: append(notes, more...)}, nil
 }
 
 // sameTenants parses the rewritten file as a restart would and checks it
 // gives exactly the applied policy, so a write-back never leaves a file that
 // starts differently (or not at all).
-func sameTenants(out []byte, now []config.Tenant) error {
+func sameTenants(out []byte, now []config.Tenant) (*config.Config, error) {
 	c, err := config.Parse(out, os.LookupEnv)
 	if err != nil {
-		return fmt.Errorf("the rewritten file would not load: %w", err)
+		return nil, fmt.Errorf("the rewritten file would not load: %w", err)
 	}
 	for _, t := range now {
 		i := slices.IndexFunc(c.Tenants, func(f config.Tenant) bool { return f.ID == t.ID })
 		if i < 0 {
-			return fmt.Errorf("the rewritten file lacks tenant %s", t.ID)
+			return nil, fmt.Errorf("the rewritten file lacks tenant %s", t.ID)
 		}
 		f := c.Tenants[i]
 		if f.BudgetUnits != t.BudgetUnits || f.MaxConcurrent != t.MaxConcurrent || f.RateLimits != t.RateLimits ||
 			!slices.Equal(f.AllowedModels, t.AllowedModels) {
-			return fmt.Errorf("the rewritten file gives tenant %s another policy", t.ID)
+			return nil, fmt.Errorf("the rewritten file gives tenant %s another policy", t.ID)
 		}
 		if len(f.KeyHashes) > 0 && !slices.Equal(f.KeyHashes, t.KeyHashes) {
-			return fmt.Errorf("the rewritten file gives tenant %s other keys", t.ID)
+			return nil, fmt.Errorf("the rewritten file gives tenant %s other keys", t.ID)
 		}
 	}
-	return nil
+	return c, nil
 }
 
 // replaceFile writes data over path atomically, keeping its mode.

@@ -39,8 +39,10 @@ type Quota interface {
 	RecordBalance(ctx context.Context, upstream, model string, r BalanceReading) (ledger.Snapshot, error)
 }
 
-// Options configure the admin handler. Token and State are required; a nil
-// Store, Canceller or Quota makes their endpoints answer 501.
+// Options configure the admin handler. Token, State, Store, Canceller, Quota
+// and Connect are required (the server always has a ledger, a gateway and a
+// guard's actions, which answer ledger.CodeModelNotFound when nothing is
+// guarded); New panics without them.
 type Options struct {
 	Token     string
 	Origins   []string // exact allowed Origins; see AllowedOrigins
@@ -83,6 +85,15 @@ type Handler struct {
 
 // New returns the admin handler.
 func New(o Options) *Handler {
+	for _, r := range []struct {
+		name    string
+		missing bool
+	}{{"State", o.State == nil}, {"Store", o.Store == nil}, {"Canceller", o.Canceller == nil},
+		{"Quota", o.Quota == nil}, {"Connect", o.Connect == nil}, {"Tenants", o.Tenants == nil}} {
+		if r.missing {
+			panic("admin.New: Options." + r.name + " is required")
+		}
+	}
 	if o.Coalesce <= 0 {
 		o.Coalesce = 100 * time.Millisecond
 	}
@@ -198,9 +209,6 @@ type reconcileBody struct {
 }
 
 func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Store == nil {
-		return notWired("reconcile")
-	}
 	var b reconcileBody
 	if err := decodeJSON(w, r, &b); err != nil {
 		return err
@@ -217,9 +225,6 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Canceller == nil {
-		return notWired("cancel")
-	}
 	run, err := h.o.Canceller.Cancel(r.Context(), ledger.RunID(r.PathValue("id")), Actor)
 	if err != nil {
 		return err
@@ -229,9 +234,6 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) quotaSync(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Quota == nil {
-		return notWired("quota sync")
-	}
 	up, model := r.PathValue("upstream"), r.PathValue("model")
 	snap, err := h.o.Quota.Sync(r.Context(), up, model)
 	if err != nil {
@@ -242,9 +244,6 @@ func (h *Handler) quotaSync(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Quota == nil {
-		return notWired("quota balance")
-	}
 	var b BalanceReading
 	if err := decodeJSON(w, r, &b); err != nil {
 		return err
@@ -269,9 +268,6 @@ func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) auditCSV(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Store == nil {
-		return notWired("audit export")
-	}
 	f, err := audit.ParseQuery(r.URL.Query(), nil)
 	if err != nil {
 		return err
@@ -302,10 +298,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
-}
-
-func notWired(what string) error {
-	return ledger.Errorf(codeNotImplemented, "%s is not available in this build yet", what)
 }
 
 // maxBodyBytes bounds admin request bodies; they are a few numbers and a sentence.

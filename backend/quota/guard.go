@@ -81,6 +81,7 @@ type Guard struct {
 	publish func(kind string)
 	models  map[modelKey]*model
 	order   []modelKey
+	poller  Poller // nil: this gateway polls every source (SharePolling)
 }
 
 // NewGuard builds a guard for models. sources maps an upstream name to its
@@ -210,7 +211,17 @@ func (g *Guard) Observe(ctx context.Context, upstream, model string) error {
 	if !ok {
 		return nil
 	}
-	if err := g.refresh(ctx, m, false); err != nil {
+	// Observe runs in the ledger's commit hook. A sync or b0 holding the
+	// model's work lock may be waiting for this very hook (a store answers
+	// a write once the hook has seen it, and the hook sees commits in order,
+	// another gateway's too): waiting for the lock here would deadlock. The
+	// holder has just refreshed, and the next commit or tick refreshes again.
+	if !m.work.TryLock() {
+		return nil
+	}
+	err := g.refreshLocked(ctx, m, false)
+	m.work.Unlock()
+	if err != nil {
 		return fmt.Errorf("quota observe of %s/%s: %w", upstream, model, err)
 	}
 	m.mu.Lock()

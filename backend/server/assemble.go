@@ -165,6 +165,9 @@ func newGuard(p parts) (*quota.Guard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quota guard: %w", err)
 	}
+	if poller, ok := p.Store.(quota.Poller); ok { // a shared ledger: one gateway polls each balance
+		g.SharePolling(poller)
+	}
 	return g, nil
 }
 
@@ -216,6 +219,17 @@ func (q quotaAdmin) RecordBalance(ctx context.Context, upstream, model string, r
 		return q.g.SetB0(ctx, upstream, model, *r.B0)
 	}
 	return q.g.SetBalance(ctx, upstream, model, *r.Balance)
+}
+
+// unguarded is the admin API's quota actions when no model is guarded.
+type unguarded struct{}
+
+func (unguarded) Sync(_ context.Context, upstream, model string) (ledger.Snapshot, error) {
+	return ledger.Snapshot{}, ledger.Errorf(ledger.CodeModelNotFound, "%s/%s is not guarded (no model has a quota guard)", upstream, model)
+}
+
+func (u unguarded) RecordBalance(ctx context.Context, upstream, model string, _ admin.BalanceReading) (ledger.Snapshot, error) {
+	return u.Sync(ctx, upstream, model)
 }
 
 func (a *assembly) close() {

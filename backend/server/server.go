@@ -175,7 +175,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey}); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	var quotaActions admin.Quota // nil: no model is guarded
+	var quotaActions admin.Quota = unguarded{}
 	if g := s.assembly.guard; g != nil {
 		quotaActions = quotaAdmin{g}
 		s.commits.setGuard(g)

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/quota"
 	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
@@ -25,6 +27,10 @@ func (o *observed) Observe(_ context.Context, upstream, model string) error {
 	o.calls = append(o.calls, upstream+"/"+model)
 	o.mu.Unlock()
 	return nil
+}
+
+func (o *observed) ObserveSync(ctx context.Context, upstream, model string) error {
+	return o.Observe(ctx, "sync:"+upstream, model)
 }
 
 func (o *observed) take() []string {
@@ -112,7 +118,7 @@ func TestCommitReachesHubAndGuardOnce(t *testing.T) {
 			_, err := st.SaveSnapshot(ctx, ledger.Snapshot{Upstream: "ark", Model: "flash", Day: day, BalanceUnits: 900, Source: "manual"})
 			return err
 		}, want{ledger.AuditSync, "manual", "", "", ""}, true},
-		// (the guard is not asked to observe its own sync: see committed)
+		// (ObserveSync: the guard skips a snapshot it writes itself)
 	}
 	var lastSeq int64
 	for i, s := range steps {
@@ -148,8 +154,11 @@ func TestCommitReachesHubAndGuardOnce(t *testing.T) {
 			t.Errorf("%s: quota day of the change %+v, want ark/flash %s", s.name, ch, day)
 		}
 		wantCalls := []string(nil)
-		if s.guarded && s.want.kind != ledger.AuditSync {
+		if s.guarded {
 			wantCalls = []string{"ark/flash"}
+		}
+		if s.want.kind == ledger.AuditSync {
+			wantCalls = []string{"sync:ark/flash"}
 		}
 		if calls := guard.take(); !slices.Equal(calls, wantCalls) {
 			t.Errorf("%s: guard observed %v, want %v", s.name, calls, wantCalls)
@@ -193,5 +202,59 @@ func TestHookMayWriteWithItsContext(t *testing.T) {
 	defer mu.Unlock()
 	if !slices.Equal(kinds, []ledger.AuditKind{ledger.AuditSync, ledger.AuditEvict, ledger.AuditRestore}) {
 		t.Fatalf("delivered %v, want sync, evict, restore", kinds)
+	}
+}
+
+// The guard observes syncs through the hook: its own (SetBalance, with the
+// hook wired as the server wires it, returns: it does not wait on itself)
+// and another gateway's, which it reads back from the ledger (here a second
+// guard on the same ledger, as on a shared PostgreSQL ledger).
+func TestGuardObservesSyncsThroughTheHook(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	models := []quota.ModelOptions{{Upstream: "ark", Model: "flash"}}
+	here, err := quota.NewGuard(st, models, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := quota.NewGuard(st, models, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &commits{hub: live.NewHub(0), log: slog.New(slog.DiscardHandler)}
+	c.setGuard(here)
+	st.OnCommit(c.committed)
+	ctx := context.Background()
+	row := func() quota.Row {
+		t.Helper()
+		rows, err := here.State(ctx)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("state %v: %v", rows, err)
+		}
+		return rows[0]
+	}
+
+	done := make(chan error, 1)
+	go func() { _, err := here.SetBalance(ctx, "ark", "flash", 1_800_000); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the guard's own sync waited on the hook that observes it")
+	}
+	if r := row(); r.BalanceAtSync != 1_800_000 || r.B0Manual {
+		t.Fatalf("after its own sync: %+v", r)
+	}
+
+	if _, err := other.SetB0(ctx, "ark", "flash", 2_242_178); err != nil {
+		t.Fatal(err)
+	}
+	if r := row(); !r.B0Manual || r.BalanceAtSync != 2_242_178 || r.Source != quota.SourceManualB0 {
+		t.Fatalf("another gateway's B0 did not reach this guard: %+v", r)
 	}
 }

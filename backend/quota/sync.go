@@ -147,7 +147,11 @@ func (g *Guard) record(ctx context.Context, m *model, balance, b0 ledger.Units, 
 	change := m.judge()
 	m.mu.Unlock()
 	err = g.announce(ctx, m, change)
-	g.publish(PublishKind)
+	if change == nil {
+		// The snapshot's commit reached the hub before the model took it in;
+		// a transition's audit row (announce) tells the hub after it.
+		g.publish(PublishKind)
+	}
 	if err != nil {
 		return saved, fmt.Errorf("sync %s/%s: %w", m.key.upstream, m.key.model, err)
 	}

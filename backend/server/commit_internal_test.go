@@ -258,3 +258,52 @@ func TestGuardObservesSyncsThroughTheHook(t *testing.T) {
 		t.Fatalf("another gateway's B0 did not reach this guard: %+v", r)
 	}
 }
+
+// An eviction reaches the hub once, as the commit of its audit row: the
+// guard's own publish is only for what no ledger row records.
+func TestEvictionReachesTheHubOnce(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	hub := live.NewHub(0)
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: "ark", Model: "flash"}}, nil, nil,
+		func(string) { hub.Publish(live.Change{Kind: live.KindQuota}) }) // as assemble wires it
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &commits{hub: hub, log: slog.New(slog.DiscardHandler)}
+	c.setGuard(g)
+	st.OnCommit(c.committed)
+	sub := hub.Subscribe()
+	defer sub.Close()
+	heard := func(balance ledger.Units) []string {
+		t.Helper()
+		if _, err := g.SetBalance(context.Background(), "ark", "flash", balance); err != nil {
+			t.Fatal(err)
+		}
+		var got []string // every write returns after the hook: what the hub heard is buffered
+		for {
+			select {
+			case ch := <-sub.C():
+				s := string(ch.Kind)
+				for _, c := range ch.Commit {
+					s += ":" + string(c.Kind)
+				}
+				got = append(got, s)
+				continue
+			default:
+			}
+			return got
+		}
+	}
+	if got := heard(1_800_000); !slices.Contains(got, "ledger:sync") {
+		t.Fatalf("first reading: hub heard %v", got)
+	}
+	got := heard(10) // below the balance wall
+	want := []string{"ledger:sync", "ledger:evict"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("hub heard %v, want %v", got, want)
+	}
+}

@@ -3,6 +3,7 @@ package depcheck
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -22,5 +23,17 @@ func TestWirePackagesImportOnlyLedger(t *testing.T) {
 			}
 			WireOnly(t, Module+"/backend/"+name)
 		})
+	}
+}
+
+// jsonobj, shared by the wire packages, is standard library only.
+func TestJSONObjImportsNothingOfOurs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for _, dep := range deps(t, Module+"/backend/internal/jsonobj") {
+		if strings.HasPrefix(dep, Module) {
+			t.Errorf("backend/internal/jsonobj imports %s: the wire packages' shared reader is standard library only", dep)
+		}
 	}
 }

@@ -55,6 +55,7 @@ type Options struct {
 	// guard) through the ledger's commit hook, wired by the server.
 	Hub       *live.Hub
 	Connect   ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
+	Tenants   Tenants     // the Settings tab's tenant edits (tenants.go)
 	Presenter Presenter   // POST /admin/api/show; nil: there is no window to show
 	Logger    *slog.Logger
 	Coalesce  time.Duration // minimum gap between two pushed snapshots; default 100ms
@@ -88,7 +89,7 @@ func New(o Options) *Handler {
 		name    string
 		missing bool
 	}{{"State", o.State == nil}, {"Store", o.Store == nil}, {"Canceller", o.Canceller == nil},
-		{"Quota", o.Quota == nil}, {"Connect", o.Connect == nil}} {
+		{"Quota", o.Quota == nil}, {"Connect", o.Connect == nil}, {"Tenants", o.Tenants == nil}} {
 		if r.missing {
 			panic("admin.New: Options." + r.name + " is required")
 		}
@@ -126,6 +127,10 @@ func New(o Options) *Handler {
 	h.route("GET /admin/api/audit.csv", h.auditCSV)
 	h.route("GET /admin/api/audit", h.auditList)
 	h.route("GET /admin/api/connect", h.connect)
+	h.route("GET /admin/api/tenants", h.tenantSettings)
+	h.route("POST /admin/api/tenants", h.tenantSave)
+	h.route("POST /admin/api/tenants/discard", h.tenantDiscard)
+	h.route("POST /admin/api/tenants/{id}/rotate", h.tenantRotate)
 	h.route("POST /admin/api/holds/{run_id}/reconcile", h.reconcile)
 	h.route("POST /admin/api/runs/{id}/cancel", h.cancel)
 	h.route("POST /admin/api/quota/{upstream}/{model}/sync", h.quotaSync)

@@ -80,7 +80,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	c.rc = rc
 	c.mu.Unlock()
 	w.WriteHeader(http.StatusOK)
-	writeErr := c.write(w, rc, nil) // headers and X-Run-Id out before the first event
+	writeErr := c.write(w, rc) // headers and X-Run-Id out before the first event
 
 	queue := make(chan []byte, st.queueCap)
 	st.queue.Store(&queue)
@@ -202,6 +202,7 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 		defer t.Stop()
 		tick = t.C
 	}
+	pending := make([][]byte, 0, maxCoalesce)
 	for {
 		select {
 		case b, ok := <-queue:
@@ -211,10 +212,32 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 			if c.ctx.Err() != nil {
 				continue // cancelled: discard what is still queued
 			}
-			if err := c.write(w, rc, b); err != nil {
+			// Coalesce: what is already queued goes out with b in one flush
+			// (one write syscall per drain, not per event); a lone event is
+			// flushed at once, with no added wait (issue 15).
+			batch := append(pending[:0], b)
+			closed := false
+		drain:
+			for len(batch) < maxCoalesce {
+				select {
+				case more, ok := <-queue:
+					if !ok {
+						closed = true
+						break drain
+					}
+					batch = append(batch, more)
+				default:
+					break drain
+				}
+			}
+			pending = batch
+			if err := c.write(w, rc, batch...); err != nil {
 				return err
 			}
-			c.stream.relayed.Add(1)
+			c.stream.relayed.Add(int64(len(batch)))
+			if closed {
+				return nil
+			}
 		case <-tick:
 			if c.ctx.Err() == nil {
 				if err := c.write(w, rc, keepAlive); err != nil {
@@ -226,6 +249,9 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 }
 
 var keepAlive = []byte(": keepalive\n\n")
+
+// maxCoalesce bounds how many queued events share one flush.
+const maxCoalesce = 32
 
 // idleReader restarts an idle timer on every read that returns bytes.
 type idleReader struct {
@@ -242,10 +268,10 @@ func (r idleReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// write sends b (nil: just flush) to the client under a fresh write
-// deadline. A failed write cancels the upstream call: a client that left or
+// write sends bs (none: just flush) to the client under a fresh write
+// deadline, with one flush. A failed write cancels the upstream call: a client that left or
 // stopped reading must not keep the provider generating.
-func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, b []byte) error {
+func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, bs ...[]byte) error {
 	c.mu.Lock()
 	if c.ctx.Err() != nil {
 		c.mu.Unlock()
@@ -258,8 +284,13 @@ func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, b []byt
 	c.writing = true
 	c.mu.Unlock()
 	var err error
-	if len(b) > 0 {
-		_, err = w.Write(b)
+	for _, b := range bs {
+		if err != nil {
+			break
+		}
+		if len(b) > 0 {
+			_, err = w.Write(b)
+		}
 	}
 	if err == nil {
 		err = rc.Flush()
@@ -299,10 +330,12 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	if err != nil {
 		if cause := c.cause(); cause != nil {
 			c.keep(statusFor(cause), fmt.Sprintf("%s while reading the upstream's body", cause))
+			noRetry(w)
 			c.door.writeError(w, clientError(cause))
 			return
 		}
 		c.keep(ledger.RunInterrupted, "the upstream body broke off: "+err.Error())
+		noRetry(w)
 		c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
 		return
 	}

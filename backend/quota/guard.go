@@ -87,6 +87,7 @@ type Guard struct {
 	publish func(kind string)
 	models  map[modelKey]*model
 	order   []modelKey
+	poller  Poller // nil: this gateway polls every source (SharePolling)
 }
 
 // NewGuard builds a guard for models. sources maps an upstream name to its
@@ -230,6 +231,11 @@ func (g *Guard) observe(ctx context.Context, upstream, model string, snapshot bo
 	if !ok {
 		return nil
 	}
+	// Observe runs in the ledger's commit hook. A sync or b0 holding the
+	// model's work lock may be waiting for this very hook (a store answers
+	// a write once the hook has seen it, and the hook sees commits in order,
+	// another gateway's too): waiting for the lock here would deadlock. So
+	// it leaves a note, and the holder refreshes once more before it lets go.
 	m.mu.Lock()
 	if snapshot && m.saving {
 		m.mu.Unlock()

@@ -165,6 +165,9 @@ func newGuard(p parts) (*quota.Guard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quota guard: %w", err)
 	}
+	if poller, ok := p.Store.(quota.Poller); ok { // a shared ledger: one gateway polls each balance
+		g.SharePolling(poller)
+	}
 	return g, nil
 }
 

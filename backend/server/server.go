@@ -194,6 +194,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		Presenter: &s.presenter,
 		Logger:    s.log,
 		Connect:   s.connectInfo,
+		Tenants:   tenantAdmin{s},
 	})
 	s.http = &http.Server{
 		Handler:           hostCheck(allowedHosts(addr, port), s.routes(s.assembly.gateway)),

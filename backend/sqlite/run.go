@@ -60,7 +60,7 @@ func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run,
 		req.Actor = ledger.TenantActor(req.TenantID)
 	}
 	var run ledger.Run
-	err := s.write(ctx,
+	err := s.writeDecided(ctx,
 		func(w *wtx) error {
 			var err error
 			run, err = admit(ctx, w, req)
@@ -94,6 +94,10 @@ func validateAdmit(req ledger.AdmitRequest) error {
 	return nil
 }
 
+// admit decides from what it reads (the run id, the tenant's balance row,
+// the quota day) before it writes anything, so that a refusal leaves nothing
+// to roll back and the op needs no savepoint; the writer goroutine is the
+// only writer, so nothing moves between the reads and the writes.
 func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, error) {
 	var exists int
 	err := w.queryRow(ctx, `SELECT count(*) FROM runs WHERE id = ?`, string(req.RunID)).Scan(&exists)
@@ -104,44 +108,41 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		return ledger.Run{}, ledger.Errorf(ledger.CodeConflict, "run %s already exists", req.RunID)
 	}
 	r := req.ReserveUnits
-	var b balanceRow
-	err = w.queryRow(ctx, `UPDATE tenants SET held_units = held_units + ?1, active = active + 1
-		WHERE id = ?2 AND budget_units - spent_units - held_units >= ?1 AND active < max_concurrent
-		RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
-		int64(r), req.TenantID).Scan(&b.budget, &b.spent, &b.held, &b.active, &b.maxConc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ledger.Run{}, admitRefusal(ctx, w, req)
-	}
+	b, ok, err := readBalance(ctx, w, req.TenantID)
 	if err != nil {
-		return ledger.Run{}, fmt.Errorf("take hold: %w", err)
+		return ledger.Run{}, err
+	}
+	if err := admitRefusal(b, ok, req); err != nil {
+		return ledger.Run{}, err
 	}
 	day := ""
 	if q := req.Quota; q != nil {
 		day = q.Day
-		if _, err := w.exec(ctx, `INSERT INTO quota_days (upstream, model, day) VALUES (?, ?, ?)
-			ON CONFLICT DO NOTHING`, req.Upstream, req.Model, day); err != nil {
+		var usage, held ledger.Units
+		err := w.queryRow(ctx, `SELECT usage_units, held_units FROM quota_days WHERE upstream = ? AND model = ? AND day = ?`,
+			req.Upstream, req.Model, day).Scan(&usage, &held)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return ledger.Run{}, fmt.Errorf("quota day: %w", err)
 		}
-		res, err := w.exec(ctx, `UPDATE quota_days SET held_units = held_units + ?1
-			WHERE upstream = ?2 AND model = ?3 AND day = ?4 AND usage_units + held_units + ?1 <= ?5`,
-			int64(r), req.Upstream, req.Model, day, int64(q.LimitUnits))
-		if err != nil {
-			return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			if err != nil {
-				return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
-			}
-			var usage, held ledger.Units
-			if err := w.queryRow(ctx, `SELECT usage_units, held_units FROM quota_days WHERE upstream = ? AND model = ? AND day = ?`,
-				req.Upstream, req.Model, day).Scan(&usage, &held); err != nil {
-				return ledger.Run{}, fmt.Errorf("quota day: %w", err)
-			}
+		if usage+held+r > q.LimitUnits {
 			e := ledger.Errorf(ledger.CodeQuotaGuard,
 				"model %s on %s is at its daily quota guard: used %d + held %d + reserve %d > limit %d for %s",
 				req.Model, req.Upstream, usage, held, r, q.LimitUnits, day)
 			e.RetryAfter = quotaRetryAfter
 			return ledger.Run{}, e
+		}
+	}
+	if _, err := w.exec(ctx, `UPDATE tenants SET held_units = held_units + ?, active = active + 1 WHERE id = ?`,
+		int64(r), req.TenantID); err != nil {
+		return ledger.Run{}, fmt.Errorf("take hold: %w", err)
+	}
+	b.held += r
+	b.active++
+	if day != "" {
+		if _, err := w.exec(ctx, `INSERT INTO quota_days (upstream, model, day, held_units) VALUES (?, ?, ?, ?)
+			ON CONFLICT (upstream, model, day) DO UPDATE SET held_units = held_units + excluded.held_units`,
+			req.Upstream, req.Model, day, int64(r)); err != nil {
+			return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
 		}
 	}
 	status := ledger.RunActive
@@ -179,12 +180,9 @@ func runDetail(run ledger.Run) string {
 	return d
 }
 
-// admitRefusal explains why the conditional UPDATE matched no row.
-func admitRefusal(ctx context.Context, w *wtx, req ledger.AdmitRequest) error {
-	b, ok, err := readBalance(ctx, w, req.TenantID)
-	if err != nil {
-		return err
-	}
+// admitRefusal says why the tenant's balance row b (ok: it exists) cannot
+// take req, or nil when it can.
+func admitRefusal(b balanceRow, ok bool, req ledger.AdmitRequest) error {
 	if !ok {
 		return ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", req.TenantID)
 	}
@@ -193,9 +191,12 @@ func admitRefusal(ctx context.Context, w *wtx, req ledger.AdmitRequest) error {
 			"this call needs %d units but only %d of the budget of %d are available (%d spent, %d held)",
 			req.ReserveUnits, b.available(), b.budget, b.spent, b.held)
 	}
-	e := ledger.Errorf(ledger.CodeConcurrencyLimit, "%d of %d concurrent runs are in use", b.active, b.maxConc)
-	e.RetryAfter = concurrencyRetryAfter
-	return e
+	if b.active >= b.maxConc {
+		e := ledger.Errorf(ledger.CodeConcurrencyLimit, "%d of %d concurrent runs are in use", b.active, b.maxConc)
+		e.RetryAfter = concurrencyRetryAfter
+		return e
+	}
+	return nil
 }
 
 func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal error) error {
@@ -282,7 +283,7 @@ func (s *Store) transition(ctx context.Context, op string, id ledger.RunID, acto
 		return ledger.Run{}, fmt.Errorf("%s run %s: %w", op, id, err)
 	}
 	var out ledger.Run
-	err := s.write(ctx, func(w *wtx) error {
+	err := s.writeDecided(ctx, func(w *wtx) error {
 		before, err := loadRun(ctx, w, id)
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +22,11 @@ type writeOp struct {
 	// refused, if set, runs after apply's savepoint was rolled back because
 	// apply returned a domain error: it records the refusal (AuditReject).
 	refused func(w *wtx, err error) error
+	// decided says apply makes every check before its first write, and
+	// after it fails only when SQLite does: it then runs without a
+	// savepoint (three statements and a statement journal saved per op),
+	// and an error after a write fails the whole batch.
+	decided bool
 	done    chan error
 }
 
@@ -30,6 +36,18 @@ type wtx struct {
 	now     time.Time
 	stmts   *stmtCache
 	changes []ledger.Change // one per audit row written, for the commit hook
+	writes  int             // statements run that may write, to tell a refusal from a half-done op
+}
+
+// stmtCtx is the context every statement of the writer runs under: once the
+// writer has taken an op it is done whole or not at all, whatever the
+// caller's context does meanwhile (a statement cancelled half-way through an
+// op without a savepoint would leave half of it behind).
+var stmtCtx = context.Background()
+
+// writes reports whether query may change a row (anything but a SELECT).
+func writes(query string) bool {
+	return !strings.HasPrefix(strings.TrimSpace(query), "SELECT")
 }
 
 // stmtCache holds the writer's statements prepared on its one connection:
@@ -59,7 +77,9 @@ func (c *stmtCache) close() {
 	}
 }
 
-func (w *wtx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (w *wtx) exec(_ context.Context, query string, args ...any) (sql.Result, error) {
+	ctx := stmtCtx
+	w.writes++
 	if st, ok := w.stmts.ready[query]; ok {
 		return w.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
@@ -67,7 +87,11 @@ func (w *wtx) exec(ctx context.Context, query string, args ...any) (sql.Result, 
 	return w.tx.ExecContext(ctx, query, args...)
 }
 
-func (w *wtx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+func (w *wtx) query(_ context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx := stmtCtx
+	if writes(query) {
+		w.writes++
+	}
 	if st, ok := w.stmts.ready[query]; ok {
 		return w.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
@@ -75,7 +99,11 @@ func (w *wtx) query(ctx context.Context, query string, args ...any) (*sql.Rows, 
 	return w.tx.QueryContext(ctx, query, args...)
 }
 
-func (w *wtx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+func (w *wtx) queryRow(_ context.Context, query string, args ...any) *sql.Row {
+	ctx := stmtCtx
+	if writes(query) {
+		w.writes++
+	}
 	if st, ok := w.stmts.ready[query]; ok {
 		return w.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
@@ -100,10 +128,20 @@ var errClosed = ledger.Errorf(ledger.CodeInternal, "the ledger is closed")
 // the caller waits for the commit even if ctx ends meanwhile: answering early
 // would leave the caller not knowing whether its change is on disk.
 func (s *Store) write(ctx context.Context, apply func(w *wtx) error, refused func(w *wtx, err error) error) error {
+	return s.queue(ctx, &writeOp{ctx: ctx, apply: apply, refused: refused})
+}
+
+// writeDecided is write for an apply that decides before it writes (see
+// writeOp.decided).
+func (s *Store) writeDecided(ctx context.Context, apply func(w *wtx) error, refused func(w *wtx, err error) error) error {
+	return s.queue(ctx, &writeOp{ctx: ctx, apply: apply, refused: refused, decided: true})
+}
+
+func (s *Store) queue(ctx context.Context, op *writeOp) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	op := &writeOp{ctx: ctx, apply: apply, refused: refused, done: make(chan error, 1)}
+	op.done = make(chan error, 1)
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -228,6 +266,9 @@ func (s *Store) applyBatch(batch []*writeOp, results []error) ([]ledger.Change, 
 // applyOp runs one op in a savepoint. It returns the op's own outcome, and a
 // fatal error when the transaction itself can no longer be trusted.
 func (s *Store) applyOp(ctx context.Context, w *wtx, op *writeOp) (opErr, fatal error) {
+	if op.decided {
+		return applyDecided(w, op)
+	}
 	opErr, fatal = savepoint(ctx, w, op.apply)
 	if fatal != nil || opErr == nil || op.refused == nil {
 		return opErr, fatal
@@ -241,6 +282,31 @@ func (s *Store) applyOp(ctx context.Context, w *wtx, op *writeOp) (opErr, fatal 
 		return nil, fatal
 	}
 	if auditErr != nil {
+		return fmt.Errorf("audit refusal %v: %w", opErr, auditErr), nil
+	}
+	return opErr, nil
+}
+
+// applyDecided runs a decided op without a savepoint: a refusal has
+// written nothing, so there is nothing to roll back; a failure after a
+// write cannot be undone alone and fails the batch.
+func applyDecided(w *wtx, op *writeOp) (opErr, fatal error) {
+	noted, wrote := len(w.changes), w.writes
+	opErr = op.apply(w)
+	if opErr == nil {
+		return nil, nil
+	}
+	if w.writes != wrote {
+		return nil, fmt.Errorf("ledger writer: an op failed after writing: %w", opErr)
+	}
+	w.changes = w.changes[:noted]
+	var domain *ledger.Error
+	if op.refused == nil || !errors.As(opErr, &domain) {
+		return opErr, nil
+	}
+	// The refusal's record is one INSERT, atomic on its own.
+	if auditErr := op.refused(w, opErr); auditErr != nil {
+		w.changes = w.changes[:noted]
 		return fmt.Errorf("audit refusal %v: %w", opErr, auditErr), nil
 	}
 	return opErr, nil

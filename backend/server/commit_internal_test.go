@@ -16,6 +16,17 @@ import (
 	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
+// openLedger opens a real SQLite ledger in the test's directory.
+func openLedger(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // observed records the guard's Observe calls in order.
 type observed struct {
 	mu    sync.Mutex
@@ -46,11 +57,7 @@ func (o *observed) take() []string {
 // returns only after the hook saw it, so the change is already buffered in
 // the subscription when the call returns: nothing here waits or sleeps.
 func TestCommitReachesHubAndGuardOnce(t *testing.T) {
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openLedger(t)
 	hub := live.NewHub(0)
 	guard := &observed{}
 	c := &commits{hub: hub, log: slog.New(slog.DiscardHandler)}
@@ -173,11 +180,7 @@ func TestCommitReachesHubAndGuardOnce(t *testing.T) {
 // its commit (it does not wait for its own delivery, which would deadlock),
 // and is delivered after the hook returns, in order.
 func TestHookMayWriteWithItsContext(t *testing.T) {
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openLedger(t)
 	var mu sync.Mutex
 	var kinds []ledger.AuditKind
 	st.OnCommit(func(ctx context.Context, changes []ledger.Change) {
@@ -210,11 +213,7 @@ func TestHookMayWriteWithItsContext(t *testing.T) {
 // and another gateway's, which it reads back from the ledger (here a second
 // guard on the same ledger, as on a shared PostgreSQL ledger).
 func TestGuardObservesSyncsThroughTheHook(t *testing.T) {
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openLedger(t)
 	models := []quota.ModelOptions{{Upstream: "ark", Model: "flash"}}
 	here, err := quota.NewGuard(st, models, nil, nil, nil)
 	if err != nil {
@@ -262,11 +261,7 @@ func TestGuardObservesSyncsThroughTheHook(t *testing.T) {
 // An eviction reaches the hub once, as the commit of its audit row: the
 // guard's own publish is only for what no ledger row records.
 func TestEvictionReachesTheHubOnce(t *testing.T) {
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openLedger(t)
 	hub := live.NewHub(0)
 	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: "ark", Model: "flash"}}, nil, nil,
 		func(string) { hub.Publish(live.Change{Kind: live.KindQuota}) }) // as assemble wires it

@@ -330,13 +330,14 @@ func (c *call) sendFailed(w http.ResponseWriter, err error) {
 	if cause != nil {
 		status = statusFor(cause)
 	}
+	scrub := c.g.opts.Scrub.String
 	switch {
 	case !sent:
-		c.releaseHold(status, se.Evidence())
+		c.releaseHold(status, scrub(se.Evidence()))
 	case cause != nil:
 		c.keep(status, fmt.Sprintf("%s while waiting for the upstream's answer", cause))
 	default:
-		c.keep(status, fmt.Sprintf("upstream_no_response: the request reached %s but no answer came: %v", c.up.Name(), err))
+		c.keep(status, scrub(fmt.Sprintf("upstream_no_response: the request reached %s but no answer came: %v", c.up.Name(), err)))
 	}
 	if cause != nil {
 		writeError(w, clientError(cause))
@@ -357,7 +358,7 @@ const upstreamErrorBytes = 64 << 10
 func (c *call) upstreamRefused(w http.ResponseWriter, resp *upstream.Response, refusals []gate.Answer) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, upstreamErrorBytes))
 	sum := sha256.Sum256(b)
-	msg := upstreamMessage(b)
+	msg := c.g.opts.Scrub.String(upstreamMessage(b))
 	evidence := fmt.Sprintf("upstream_status=%d body_sha256=%x: %s", resp.StatusCode, sum[:8], truncate(msg, 200))
 	if len(refusals) > 0 {
 		evidence = fmt.Sprintf("retried after %s; final %s", gate.Evidence(refusals), evidence)

@@ -14,6 +14,7 @@ import (
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/scrub"
 )
 
 // Defaults for Options.
@@ -53,6 +54,11 @@ type Options struct {
 	// its Retry-After (gate.DefaultRetryPolicy: 2 retries, 15 s in all). The
 	// zero value never retries. Nothing is retried once output has started.
 	Retry gate.RetryPolicy
+
+	// Scrub masks secrets in anything taken from an upstream (error bodies,
+	// transport errors) before it is stored, shown or relayed; nil still
+	// masks key-shaped strings.
+	Scrub *scrub.Scrubber
 
 	OnEvent  func(Event)  // live hub hook; must not block
 	Logger   *slog.Logger // default slog.Default()

@@ -118,7 +118,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	case readErr != nil || !tally.SawDone():
 		why := "the upstream closed the stream before [DONE]"
 		if readErr != nil {
-			why = "the upstream stream broke: " + readErr.Error()
+			why = "the upstream stream broke: " + g.opts.Scrub.String(readErr.Error())
 		}
 		c.keep(ledger.RunInterrupted, fmt.Sprintf("%s; %s", why, v.Evidence()))
 		tell = ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-stream; the run is interrupted and its reservation is held until reconciled", c.up.Name())
@@ -310,7 +310,7 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 			writeError(w, clientError(cause))
 			return
 		}
-		c.keep(ledger.RunInterrupted, "the upstream body broke off: "+err.Error())
+		c.keep(ledger.RunInterrupted, "the upstream body broke off: "+g.opts.Scrub.String(err.Error()))
 		writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
 		return
 	}

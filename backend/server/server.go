@@ -25,6 +25,7 @@ import (
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/scrub"
 	"github.com/quotagate/quotagate/backend/sqlite"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
@@ -60,6 +61,9 @@ type Parts struct {
 	Logger   *slog.Logger
 	URL      string // where this server answers, e.g. http://127.0.0.1:8787
 	TopUpKey string // the quota top-up tenant's key; empty when no top-up spends
+	// Scrub masks every configured secret (and key-shaped strings) in what
+	// an upstream or a balance source says, before it is stored or shown.
+	Scrub *scrub.Scrubber
 }
 
 // Server is a running quotagate backend.
@@ -182,7 +186,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		s.log.Warn("data dir lock: record the URL", "err", err)
 	}
 	parts := Parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry, Logger: s.log,
-		URL: s.URL(), TopUpKey: s.topUpKey}
+		URL: s.URL(), TopUpKey: s.topUpKey, Scrub: scrub.New(s.secrets()...)}
 	var gw http.Handler
 	canceller, quotaActions := o.Canceller, o.Quota
 	var reconciled func(context.Context, ledger.Run)

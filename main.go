@@ -32,6 +32,9 @@ Commands:
   (none)     open the window (without a display: says so and runs serve)
   serve      run without a window; print the dashboard URL and the local key
   verify     recompute every balance from the ledger; exit 1 on any difference
+  service install|uninstall
+             start the gateway headless at login (systemd user unit on Linux,
+             the per-user Run key on Windows), or stop doing so
   version    print the version
   help       print this text
 
@@ -48,7 +51,7 @@ Point a tool at http://127.0.0.1:8787/v1 with the printed key as its API key.
 
 // cli is the parsed command line.
 type cli struct {
-	command, addr, data, config string
+	command, action, addr, data, config string
 }
 
 func main() {
@@ -81,8 +84,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, c, stdout, stderr, log)
 	case "verify":
 		return verify(ctx, c, stdout, stderr)
+	case "service":
+		return service(c, stdout, stderr)
 	case "":
-		return window(ctx, c, stdout, stderr, log)
+		return launch(ctx, c, stdout, stderr, log)
 	}
 	fmt.Fprintf(stderr, "quotagate: unknown command %q\n\n%s", c.command, usage)
 	return 2
@@ -105,6 +110,12 @@ func parse(args []string, stderr io.Writer) (cli, error) {
 		c.command = fs.Arg(0)
 		if err := fs.Parse(fs.Args()[1:]); err != nil {
 			return c, err
+		}
+		if c.command == "service" && fs.NArg() > 0 {
+			c.action = fs.Arg(0)
+			if err := fs.Parse(fs.Args()[1:]); err != nil {
+				return c, err
+			}
 		}
 		if fs.NArg() > 0 {
 			return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))

@@ -17,6 +17,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/options/linux"
 
 	"github.com/quotagate/quotagate/app"
+	"github.com/quotagate/quotagate/backend/instance"
 	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/frontend"
 )
@@ -24,10 +25,15 @@ import (
 //go:embed build/appicon.png
 var icon []byte
 
-// window opens the Wails window. Without a display (GTK would panic) it says
-// so in one line and serves headless instead.
+// noDisplay: GTK would panic without one.
+func noDisplay() bool {
+	return (runtime.GOOS == "linux" || runtime.GOOS == "freebsd") && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == ""
+}
+
+// window opens the Wails window on a gateway of its own. Without a display it
+// says so in one line and serves headless instead.
 func window(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logger) int {
-	if (runtime.GOOS == "linux" || runtime.GOOS == "freebsd") && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+	if noDisplay() {
 		fmt.Fprintln(stdout, "quotagate: no display (DISPLAY and WAYLAND_DISPLAY are unset), running `quotagate serve` instead")
 		return serve(ctx, c, stdout, stderr, log)
 	}
@@ -36,8 +42,31 @@ func window(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logg
 		fmt.Fprintf(stderr, "quotagate: %v\n", err)
 		return 1
 	}
-	a := app.New(func(ctx context.Context) (*server.Server, error) { return server.Open(ctx, o) })
-	err = wails.Run(&options.App{
+	return runWindow(stderr, func(ctx context.Context) (app.Backend, error) {
+		srv, err := server.Open(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return srv, nil
+	})
+}
+
+// attach opens a window onto the headless gateway already running on this
+// data directory; closing it leaves that gateway serving.
+func attach(ctx context.Context, r instance.Running, stdout, stderr io.Writer, log *slog.Logger) int {
+	if noDisplay() {
+		fmt.Fprintf(stdout, "quotagate is already running headless (pid %d); its dashboard: %s/#token=%s\n", r.PID, r.URL, r.Token)
+		return 0
+	}
+	fmt.Fprintf(stdout, "quotagate is already running headless (pid %d, %s); opening a window onto it\n", r.PID, r.URL)
+	return runWindow(stderr, func(context.Context) (app.Backend, error) {
+		return app.Remote{BaseURL: r.URL, Token: r.Token, Dir: r.Dir}, nil
+	})
+}
+
+func runWindow(stderr io.Writer, open func(context.Context) (app.Backend, error)) int {
+	a := app.New(open)
+	err := wails.Run(&options.App{
 		Title:            "quotagate",
 		Width:            1280,
 		Height:           860,
@@ -46,6 +75,7 @@ func window(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logg
 		AssetServer:      &assetserver.Options{Assets: frontend.FS()},
 		BackgroundColour: &options.RGBA{R: 250, G: 250, B: 250, A: 255},
 		OnStartup:        a.Startup,
+		OnBeforeClose:    a.BeforeClose,
 		OnShutdown:       a.Shutdown,
 		Bind:             []any{a},
 		Linux:            &linux.Options{Icon: icon, ProgramName: "quotagate", WebviewGpuPolicy: linux.WebviewGpuPolicyNever},

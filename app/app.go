@@ -1,7 +1,8 @@
 // Package app holds the Wails bindings: only what a browser cannot do. The
 // dashboard talks to the backend over the same admin HTTP API and WebSocket in
 // the window and in a browser; these methods tell it where that is, and add
-// the native save dialog and file manager.
+// the native save dialog, the file manager, start-at-login and the window's
+// life beside a gateway that keeps serving.
 package app
 
 import (
@@ -11,8 +12,22 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/server"
 )
+
+// Backend is the gateway the window shows: the one it started (a
+// *server.Server), or one already running on the same data directory that
+// the window attached to (Remote).
+type Backend interface {
+	URL() string
+	AdminToken() string
+	DataDir() string
+	Close() error
+}
+
+// presenting is a Backend that a second launch can ask to show this window.
+type presenting interface {
+	SetPresenter(show func() bool)
+}
 
 // Connection is where the dashboard finds the backend.
 type Connection struct {
@@ -22,15 +37,16 @@ type Connection struct {
 
 // App is the one bound struct: window.go.app.App.* in the frontend.
 type App struct {
-	open  func(ctx context.Context) (*server.Server, error)
+	open  func(ctx context.Context) (Backend, error)
 	ctx   context.Context
-	srv   *server.Server
+	srv   Backend
 	err   error
 	ready chan struct{}
 }
 
-// New returns an App that starts the backend with open when the window starts.
-func New(open func(ctx context.Context) (*server.Server, error)) *App {
+// New returns an App that starts (or attaches to) the backend with open when
+// the window starts.
+func New(open func(ctx context.Context) (Backend, error)) *App {
 	return &App{open: open, ready: make(chan struct{})}
 }
 
@@ -46,10 +62,15 @@ func (a *App) Startup(ctx context.Context) {
 			Type: runtime.ErrorDialog, Title: "quotagate could not start", Message: a.err.Error(),
 		})
 		runtime.Quit(ctx)
+		return
+	}
+	if p, ok := a.srv.(presenting); ok {
+		p.SetPresenter(a.show)
 	}
 }
 
-// Shutdown is passed as OnShutdown: it stops the backend.
+// Shutdown is passed as OnShutdown: it stops the backend (an attached
+// window leaves the running gateway alone).
 func (a *App) Shutdown(context.Context) {
 	if a.srv != nil {
 		_ = a.srv.Close()
@@ -67,7 +88,7 @@ func StartError(a *App) error {
 	}
 }
 
-func (a *App) server() (*server.Server, error) {
+func (a *App) server() (Backend, error) {
 	<-a.ready
 	if a.err != nil {
 		return nil, errors.New("the backend did not start: " + a.err.Error())

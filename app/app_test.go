@@ -13,7 +13,7 @@ import (
 // Startup opened, and that pair opens the admin API.
 func TestConnection(t *testing.T) {
 	var srv *server.Server
-	a := app.New(func(ctx context.Context) (*server.Server, error) {
+	a := app.New(func(ctx context.Context) (app.Backend, error) {
 		var err error
 		srv, err = server.Open(ctx, server.Options{DataDir: t.TempDir(), Addr: "127.0.0.1:0", Version: "app"})
 		return srv, err

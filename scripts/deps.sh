@@ -2,9 +2,17 @@
 # Installs the apt packages quotagate needs to build the window and run every
 # test layer, only those missing; through sudo when not root, or prints the
 # exact command when sudo is not there. Also checks Go and npm are on PATH.
+# postgresql: the server that backend/postgres's tests start (initdb + pg_ctl
+# into a temporary directory, as the postgres system user when run as root).
 set -euo pipefail
-pkgs=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev
-      xvfb xauth imagemagick xdotool chromium fonts-dejavu-core)
+pkgs=(
+  build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev   # the window
+  xvfb xauth imagemagick xdotool                                  # desktop smoke test
+  chromium                                                        # dashboard e2e
+  fonts-dejavu-core
+  postgresql                                                      # backend/postgres tests
+  desktop-file-utils zip unzip file binutils                      # make package and its check
+)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

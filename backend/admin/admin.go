@@ -49,6 +49,8 @@ type Options struct {
 	Canceller Canceller
 	Quota     Quota
 	Hub       *live.Hub
+	Connect   ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
+	Presenter Presenter   // POST /admin/api/show; nil: there is no window to show
 	// Reconciled is told of every reconciled run, so that a guarded model's
 	// quota guard counts the settled units at once (its walls may now evict).
 	Reconciled func(ctx context.Context, run ledger.Run)
@@ -111,10 +113,13 @@ func New(o Options) *Handler {
 	}
 	h.route("GET /admin/api/state", h.state)
 	h.route("GET /admin/api/audit.csv", h.auditCSV)
+	h.route("GET /admin/api/audit", h.auditList)
+	h.route("GET /admin/api/connect", h.connect)
 	h.route("POST /admin/api/holds/{run_id}/reconcile", h.reconcile)
 	h.route("POST /admin/api/runs/{id}/cancel", h.cancel)
 	h.route("POST /admin/api/quota/{upstream}/{model}/sync", h.quotaSync)
 	h.route("POST /admin/api/quota/{upstream}/{model}/balance", h.quotaBalance)
+	h.route("POST /admin/api/show", h.show)
 	h.mux.HandleFunc("GET /admin/ws", h.ws)
 	h.route("/admin/", func(http.ResponseWriter, *http.Request) error {
 		return ledger.Errorf(codeNotFound, "no such admin endpoint")
@@ -269,13 +274,12 @@ func (h *Handler) auditCSV(w http.ResponseWriter, r *http.Request) error {
 	if h.o.Store == nil {
 		return notWired("audit export")
 	}
-	q := r.URL.Query()
-	f, err := audit.ParseFilter(q.Get("from"), q.Get("to"), q.Get("tenant"))
+	f, err := audit.ParseQuery(r.URL.Query(), nil)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="quotagate-audit.csv"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+audit.FileName(f)+`"`)
 	w.Header().Set("Cache-Control", "no-store")
 	cw := &countingWriter{w: w}
 	if err := audit.WriteCSV(r.Context(), cw, h.o.Store, f); err != nil {

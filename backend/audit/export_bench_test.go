@@ -24,7 +24,7 @@ func BenchmarkWriteCSV(b *testing.B) {
 	}
 	b.Run("Export", func(b *testing.B) {
 		for b.Loop() {
-			if err := audit.WriteCSV(context.Background(), io.Discard, tr, ledger.AuditFilter{}); err != nil {
+			if err := audit.WriteCSV(context.Background(), io.Discard, tr, audit.Query{Loc: time.UTC}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	_ "time/tzdata" // quota time zones must load on machines without a zoneinfo database
@@ -31,6 +32,18 @@ const (
 	KindOpenAI = "openai"
 	KindDemo   = "demo"
 )
+
+// Protocols an upstream can speak natively (DESIGN "Front doors"): a request
+// at a door whose protocol its upstream speaks is relayed as it came; any
+// other is translated to chat completions and back.
+const (
+	ProtocolChat      = "chat"      // POST /chat/completions
+	ProtocolResponses = "responses" // POST /responses (OpenAI Responses API)
+	ProtocolMessages  = "messages"  // POST /messages (Anthropic Messages API)
+)
+
+// Protocols lists every protocol name, in the order messages name them.
+var Protocols = []string{ProtocolChat, ProtocolResponses, ProtocolMessages}
 
 // Defaults, from DESIGN.md and the seeds.
 const (
@@ -56,6 +69,7 @@ type Config struct {
 	Tenants    []Tenant   `yaml:"tenants"`
 	Upstreams  []Upstream `yaml:"upstreams"`
 	Limits     Limits     `yaml:"limits"`
+	Ledger     Ledger     `yaml:"ledger"`
 }
 
 // Tenant is one tenant as configured. Key and Keys are plaintext in the file;
@@ -88,6 +102,14 @@ type Upstream struct {
 	MaxConcurrent   int      `yaml:"max_concurrent"`
 	Queue           Queue    `yaml:"queue"`
 	Quota           *Quota   `yaml:"quota"`
+	// Protocols it speaks natively; default [chat], and every protocol for
+	// the built-in demo.
+	Protocols []string `yaml:"protocols"`
+}
+
+// Speaks reports whether the upstream speaks protocol natively.
+func (u *Upstream) Speaks(protocol string) bool {
+	return slices.Contains(u.Protocols, protocol)
 }
 
 // Queue bounds the wait in front of an upstream's gate (seed 003).
@@ -240,12 +262,20 @@ func refuseFloats(n *yaml.Node) error {
 // stays one string.
 func yamlScalar(v string) []byte {
 	out, _ := yaml.Marshal(v)
-	return bytes.TrimRight(out, "\n")
+	out = bytes.TrimRight(out, "\n")
+	if strings.ContainsAny(v, ",[]{}:#") && len(out) > 0 && out[0] != '"' && out[0] != '\'' {
+		// Plain is not safe inside a flow mapping ({dsn: ${DSN}}): a DSN
+		// URL's ':' and ',' would split it.
+		out, _ = yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: v})
+		out = bytes.TrimRight(out, "\n")
+	}
+	return out
 }
 
 func (c *Config) fillDefaults() {
 	orDefault(&c.Addr, DefaultAddr)
 	orDefault(&c.Meter, MeterTiktoken)
+	c.Ledger.fillDefaults()
 	l := &c.Limits
 	orDefault(&l.RequestBytesMax, DefaultRequestBytesMax)
 	orDefault(&l.DefaultOutputUnits, DefaultOutputUnits)
@@ -263,6 +293,12 @@ func (c *Config) fillDefaults() {
 			u.Kind = KindOpenAI
 			if u.Name == KindDemo {
 				u.Kind = KindDemo
+			}
+		}
+		if len(u.Protocols) == 0 {
+			u.Protocols = []string{ProtocolChat}
+			if u.Kind == KindDemo {
+				u.Protocols = slices.Clone(Protocols)
 			}
 		}
 		orDefault(&u.MaxConcurrent, DefaultGateConcurrent)

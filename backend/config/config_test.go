@@ -3,6 +3,7 @@ package config_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +115,8 @@ func TestParseRefuses(t *testing.T) {
 		{"HTTPJSONNoField", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {balance: {kind: http-json, url: 'http://h/b'}}}\n", "field"},
 		{"LagOutsideBounds", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {lag: 50m, max_lag: 45m}}\n", "min_lag ≤ lag ≤ max_lag"},
 		{"BadMaxWait", "upstreams:\n  - {name: x, kind: demo, models: [m], queue: {max_wait: 1h}}\n", "max_wait"},
+		{"UnknownProtocol", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat, grpc]}\n", `upstream x: protocols[1] "grpc": want chat, responses, messages`},
+		{"ProtocolTwice", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat, chat]}\n", "protocols lists chat twice"},
 		{"TinyBodyLimit", "limits: {request_bytes_max: 10}\n", "request_bytes_max"},
 	}
 	for _, tt := range tests {
@@ -126,6 +129,40 @@ func TestParseRefuses(t *testing.T) {
 				t.Fatalf("error %q does not mention %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// protocols defaults to [chat]; the built-in demo speaks every protocol; a
+// listed set is kept as written.
+func TestProtocols(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"DefaultChat", "upstreams:\n  - {name: x, base_url: 'http://h', models: [m]}\n", []string{"chat"}},
+		{"DemoSpeaksAll", "upstreams:\n  - {name: x, kind: demo, models: [m]}\n", []string{"chat", "responses", "messages"}},
+		{"DemoChatOnly", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat]}\n", []string{"chat"}},
+		{"Listed", "upstreams:\n  - {name: x, base_url: 'http://h', models: [m], protocols: [chat, responses]}\n", []string{"chat", "responses"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Parse([]byte(tt.yaml), env(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := c.Upstreams[0]
+			if !slices.Equal(u.Protocols, tt.want) {
+				t.Fatalf("protocols = %v, want %v", u.Protocols, tt.want)
+			}
+			for _, p := range config.Protocols {
+				if u.Speaks(p) != slices.Contains(tt.want, p) {
+					t.Errorf("Speaks(%s) = %v", p, u.Speaks(p))
+				}
+			}
+		})
+	}
+	if u, _ := config.Default().UpstreamFor("demo-chat"); !u.Speaks(config.ProtocolResponses) || !u.Speaks(config.ProtocolMessages) {
+		t.Errorf("the default demo upstream speaks %v", u.Protocols)
 	}
 }
 

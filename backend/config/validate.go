@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateUpstreams(); err != nil {
+		return err
+	}
+	if err := c.Ledger.validate(); err != nil {
 		return err
 	}
 	return c.Limits.validate()
@@ -112,6 +116,14 @@ func (c *Config) validateUpstreams() error {
 			}
 		default:
 			return fmt.Errorf("%s: kind %q: want %s or %s", where, u.Kind, KindOpenAI, KindDemo)
+		}
+		for j, proto := range u.Protocols {
+			if !slices.Contains(Protocols, proto) {
+				return fmt.Errorf("%s: protocols[%d] %q: want %s", where, j, proto, strings.Join(Protocols, ", "))
+			}
+			if slices.Index(u.Protocols, proto) != j {
+				return fmt.Errorf("%s: protocols lists %s twice", where, proto)
+			}
 		}
 		if len(u.Models) == 0 {
 			return fmt.Errorf("%s: list at least one model", where)

@@ -60,6 +60,10 @@ type Options struct {
 	// masks key-shaped strings.
 	Scrub *scrub.Scrubber
 
+	// Elsewhere routes the cancel of a run relayed by another gateway
+	// sharing the ledger; nil: a single gateway.
+	Elsewhere Elsewhere
+
 	OnEvent  func(Event)  // live hub hook; must not block
 	Logger   *slog.Logger // default slog.Default()
 	NewRunID func() ledger.RunID

@@ -77,7 +77,7 @@ func (g *Gateway) Cancel(ctx context.Context, id ledger.RunID) error {
 	if err != nil {
 		return err
 	}
-	return notInFlight(run)
+	return g.cancelElsewhere(ctx, run, true)
 }
 
 func notInFlight(run ledger.Run) error {
@@ -135,5 +135,9 @@ func (g *Gateway) deleteRun(w http.ResponseWriter, r *http.Request) {
 		g.internal(w, err, "run")
 		return
 	}
-	writeError(w, notInFlight(run))
+	if err := g.cancelElsewhere(r.Context(), run, false); err != nil {
+		g.internal(w, err, "cancel")
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": string(id), "status": "cancelling"})
 }

@@ -536,3 +536,53 @@ func TestExpiringPackagesLeaveTheLimit(t *testing.T) {
 		t.Fatalf("limit once the expiring package is spent = %d, want 950,000", got)
 	}
 }
+
+// State is a read (issue 9): it writes no audit row and changes nothing the
+// guard enforces, even when the ledger has moved past a wall since the last
+// Observe; the next Observe then evicts and audits.
+func TestStateNeverWrites(t *testing.T) {
+	c := &clock{t: at("2026-08-13", "10:00:00")}
+	st := openStore(t, c.Now)
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash}}, nil, c.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := g.SetB0(ctx, ark, flash, 2_242_178); err != nil {
+		t.Fatal(err)
+	}
+	qc, err := g.Check(ark, flash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Admit(ctx, ledger.AdmitRequest{RunID: "past-wall", TenantID: "team", Upstream: ark, Model: flash,
+		ReserveUnits: 1_960_000, Quota: qc, Actor: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Settle(ctx, "past-wall", 1_960_000, "test usage"); err != nil {
+		t.Fatal(err)
+	}
+	before, err := st.Audit(ctx, ledger.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		rows, err := g.State(ctx)
+		if err != nil || rows[0].UsageToday != 1_960_000 || rows[0].Evicted {
+			t.Fatalf("state %+v, %v: want today's usage re-read and the eviction the guard enforces (none yet)", rows, err)
+		}
+	}
+	after, err := st.Audit(ctx, ledger.AuditFilter{})
+	if err != nil || len(after) != len(before) {
+		t.Fatalf("State wrote %d audit rows (%v)", len(after)-len(before), err)
+	}
+	if err := g.Observe(ctx, ark, flash); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(auditKinds(t, st, ledger.AuditEvict)); n != 2 { // the fail-closed start, then the usage wall
+		t.Fatalf("%d evict rows after Observe, want 2", n)
+	}
+	if rows, _ := g.State(ctx); !rows[0].Evicted {
+		t.Fatalf("state after Observe %+v, want evicted", rows)
+	}
+}

@@ -122,12 +122,30 @@ type TopUpResult struct {
 // TopUp runs the nightly top-up of every guarded model whose TopUp.Enabled
 // is set, once a day after TopUp.At local time.
 type TopUp struct {
-	g      *Guard
-	caller Caller
-	o      TopUpRunOptions
+	g       topUpGuard
+	log     auditLog
+	now     func() time.Time
+	publish func(kind string)
+	caller  Caller
+	o       TopUpRunOptions
 
 	mu   sync.Mutex
 	done map[modelKey]string // day whose top-up is known taken (memo of the audit log)
+}
+
+// topUpGuard is all the executor needs of the guard (*Guard implements it).
+type topUpGuard interface {
+	Models() []ModelOptions
+	HasSource(upstream, model string) bool
+	Sync(ctx context.Context, upstream, model string) (ledger.Snapshot, error)
+	Position(ctx context.Context, upstream, model string) (Position, error)
+	ShowTopUpPlan(upstream, model, day string, plan ledger.Units)
+}
+
+// auditLog is where the executor keeps its day taken (ledger.Store implements it).
+type auditLog interface {
+	AppendAudit(ctx context.Context, e ledger.AuditEntry) error
+	Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.AuditEntry, error)
 }
 
 // NewTopUp builds the executor over g. caller may be nil: every model dry-runs.
@@ -144,18 +162,18 @@ func NewTopUp(g *Guard, caller Caller, o TopUpRunOptions) (*TopUp, error) {
 	if err := ledger.CheckUnits("top-up call_units", o.CallUnits); err != nil {
 		return nil, err
 	}
-	return &TopUp{g: g, caller: caller, o: o, done: map[modelKey]string{}}, nil
+	return &TopUp{g: g, log: g.store, now: g.now, publish: g.publish, caller: caller, o: o,
+		done: map[modelKey]string{}}, nil
 }
 
-func (t *TopUp) dryRun(k modelKey) bool { return t.caller == nil || !t.o.Spend[k.upstream] }
+func (t *TopUp) dryRun(upstream string) bool { return t.caller == nil || !t.o.Spend[upstream] }
 
 // Run attempts each enabled model at its TopUp.At, and again every
 // RetryEvery while an attempt is deferred, until ctx is done.
 func (t *TopUp) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, k := range t.g.order {
-		m := t.g.models[k]
-		if !m.opts.TopUp.Enabled {
+	for _, m := range t.g.Models() {
+		if !m.TopUp.Enabled {
 			continue
 		}
 		wg.Add(1)
@@ -167,11 +185,11 @@ func (t *TopUp) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-func (t *TopUp) loop(ctx context.Context, m *model) {
+func (t *TopUp) loop(ctx context.Context, m ModelOptions) {
 	for {
 		r := t.attempt(ctx, m)
-		now := t.g.now()
-		wait := nextTopUp(m.opts, now).Sub(now)
+		now := t.now()
+		wait := nextTopUp(m.Options, now).Sub(now)
 		if r.Outcome == TopUpDeferred {
 			wait = min(wait, t.o.RetryEvery)
 		}
@@ -198,23 +216,12 @@ func nextTopUp(o Options, now time.Time) time.Time {
 // returns what each attempt did. Run calls the same attempt on its timers.
 func (t *TopUp) Tick(ctx context.Context) []TopUpResult {
 	var out []TopUpResult
-	for _, k := range t.g.order {
-		if m := t.g.models[k]; m.opts.TopUp.Enabled {
+	for _, m := range t.g.Models() {
+		if m.TopUp.Enabled {
 			out = append(out, t.attempt(ctx, m))
 		}
 	}
 	return out
-}
-
-// topUpPosition is a guarded model's position read fresh for the clamps.
-type topUpPosition struct {
-	day     string
-	usage   ledger.Units
-	held    ledger.Units
-	b0      B0Estimate
-	limit   ledger.Units
-	evicted bool
-	reason  string
 }
 
 // room is what one more call may spend now: the seed's two clamps, the
@@ -222,92 +229,78 @@ type topUpPosition struct {
 // short of the usage wall, so that the job never evicts the model for the
 // real users itself — all net of today's usage and the holds of runs still
 // in flight (real users' included).
-func (p topUpPosition) room(o Options) ledger.Units {
-	used := p.usage + p.held
-	return clamp(min(o.DailyCap-used, p.b0.Units-o.SmallBuffer-used, p.limit-used, Wall(o, p.limit)-1-used))
+func room(o Options, p Position) ledger.Units {
+	used := p.Usage + p.Held
+	return clamp(min(o.DailyCap-used, p.B0.Units-o.SmallBuffer-used, p.Limit-used, Wall(o, p.Limit)-1-used))
 }
 
-func (p topUpPosition) describe(o Options) string {
-	used := p.usage + p.held
+func describe(o Options, p Position) string {
+	used := p.Usage + p.Held
 	manual := ""
-	if p.b0.Manual {
+	if p.B0.Manual {
 		manual = " (manual)"
 	}
 	return fmt.Sprintf("usage %d + held %d = %d; cap %d − %d = %d; B0 %d%s − buffer %d − %d = %d; limit %d, wall %d",
-		p.usage, p.held, used, o.DailyCap, used, o.DailyCap-used, p.b0.Units, manual, o.SmallBuffer, used,
-		p.b0.Units-o.SmallBuffer-used, p.limit, Wall(o, p.limit))
+		p.Usage, p.Held, used, o.DailyCap, used, o.DailyCap-used, p.B0.Units, manual, o.SmallBuffer, used,
+		p.B0.Units-o.SmallBuffer-used, p.Limit, Wall(o, p.Limit))
 }
 
-// position re-reads today's usage and holds from the store, re-judges
-// eviction, and re-applies the expiry horizon, as Check does.
-func (t *TopUp) position(ctx context.Context, m *model) (topUpPosition, error) {
-	if err := t.g.refresh(ctx, m, false); err != nil {
-		return topUpPosition{}, err
-	}
-	now := t.g.now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.a.At(m.opts, now, m.usage.UsageUnits)
-	return topUpPosition{day: m.a.Day, usage: m.usage.UsageUnits, held: m.usage.HeldInFlight, b0: m.a.B0,
-		limit: m.a.Limit, evicted: m.evicted, reason: m.reason}, nil
-}
-
-func topUpKey(k modelKey, day string) string {
-	return fmt.Sprintf("%s/%s day=%s ", k.upstream, k.model, day)
+func topUpKey(m ModelOptions, day string) string {
+	return fmt.Sprintf("%s/%s day=%s ", m.Upstream, m.Model, day)
 }
 
 // taken reports whether today's top-up of m already ran (any real run
 // counts, finished or not) — or, for a dry run, dry-ran — per the audit log.
-func (t *TopUp) taken(ctx context.Context, m *model, day string, now time.Time, dry bool) (bool, error) {
+func (t *TopUp) taken(ctx context.Context, m ModelOptions, day string, now time.Time, dry bool) (bool, error) {
 	t.mu.Lock()
-	memo := t.done[m.key] == day
+	memo := t.done[modelKey{m.Upstream, m.Model}] == day
 	t.mu.Unlock()
 	if memo {
 		return true, nil
 	}
-	rows, err := t.g.store.Audit(ctx, ledger.AuditFilter{TenantID: t.o.Tenant, From: m.opts.DayStart(now).Add(-time.Hour)})
+	rows, err := t.log.Audit(ctx, ledger.AuditFilter{TenantID: t.o.Tenant, From: m.DayStart(now).Add(-time.Hour)})
 	if err != nil {
-		return false, fmt.Errorf("read the top-up audit of %s/%s: %w", m.key.upstream, m.key.model, err)
+		return false, fmt.Errorf("read the top-up audit of %s/%s: %w", m.Upstream, m.Model, err)
 	}
-	prefix := topUpKey(m.key, day)
+	prefix := topUpKey(m, day)
 	for _, r := range rows {
 		if r.Kind != ledger.AuditSync || r.Actor != TopUpActor || !strings.HasPrefix(r.Detail, prefix) {
 			continue
 		}
 		if r.Reason == ReasonTopUpRun || (dry && r.Reason == ReasonTopUpDryRun) {
-			t.markDone(m.key, day)
+			t.markDone(m, day)
 			return true, nil
 		}
 	}
 	return false, nil
 }
 
-func (t *TopUp) markDone(k modelKey, day string) {
+func (t *TopUp) markDone(m ModelOptions, day string) {
 	t.mu.Lock()
-	t.done[k] = day
+	t.done[modelKey{m.Upstream, m.Model}] = day
 	t.mu.Unlock()
 }
 
 func (t *TopUp) audit(ctx context.Context, reason string, units ledger.Units, detail string) error {
-	return t.g.store.AppendAudit(ctx, ledger.AuditEntry{At: t.g.now().UTC(), Kind: ledger.AuditSync,
+	return t.log.AppendAudit(ctx, ledger.AuditEntry{At: t.now().UTC(), Kind: ledger.AuditSync,
 		TenantID: t.o.Tenant, Actor: TopUpActor, Reason: reason, Units: units, Detail: detail})
 }
 
 // attempt runs m's top-up if it is due and not yet taken today.
-func (t *TopUp) attempt(ctx context.Context, m *model) TopUpResult {
-	now := t.g.now()
-	day := m.opts.Day(now)
-	r := TopUpResult{Upstream: m.key.upstream, Model: m.key.model, Day: day}
+func (t *TopUp) attempt(ctx context.Context, m ModelOptions) TopUpResult {
+	now := t.now()
+	day := m.Day(now)
+	r := TopUpResult{Upstream: m.Upstream, Model: m.Model, Day: day}
 	defer func() {
 		if r.Outcome == TopUpRan || r.Outcome == TopUpDryRun {
-			t.g.publish(PublishKind)
+			t.publish(PublishKind)
 		}
 	}()
-	if now.Before(m.opts.DayStart(now).Add(m.opts.TopUp.At)) {
+	if now.Before(m.DayStart(now).Add(m.TopUp.At)) {
 		r.Outcome = TopUpNotDue
 		return r
 	}
-	dry := t.dryRun(m.key)
+	dry := t.dryRun(m.Upstream)
 	deferred := func(why string) TopUpResult {
 		r.Outcome, r.Stop = TopUpDeferred, why
 		return r
@@ -320,36 +313,34 @@ func (t *TopUp) attempt(ctx context.Context, m *model) TopUpResult {
 	}
 	// A fresh reading first when the model has a source (seed 002 §8.4 pulls
 	// the packages at the start); on failure the job does not run on the old one.
-	if m.source != nil {
-		if _, err := t.g.Sync(ctx, m.key.upstream, m.key.model); err != nil {
+	if t.g.HasSource(m.Upstream, m.Model) {
+		if _, err := t.g.Sync(ctx, m.Upstream, m.Model); err != nil {
 			return deferred("balance sync failed: " + err.Error())
 		}
 	}
-	p, err := t.position(ctx, m)
+	p, err := t.g.Position(ctx, m.Upstream, m.Model)
 	switch {
 	case err != nil:
 		return deferred(err.Error())
-	case p.day != day:
+	case p.Day != day:
 		return deferred(StopDayOver)
-	case !p.b0.Known:
+	case !p.B0.Known:
 		return deferred("no balance reading or manual B0 yet")
-	case p.evicted && !strings.HasPrefix(p.reason, ReasonUsageWall):
+	case p.Evicted && !strings.HasPrefix(p.Reason, ReasonUsageWall):
 		// A balance-wall or no-balance eviction may end at the next sync.
-		return deferred(StopEvicted + ": " + p.reason)
+		return deferred(StopEvicted + ": " + p.Reason)
 	}
-	r.Plan = min(PlanTopUp(m.opts, p.usage+p.held, p.b0.Units), p.room(m.opts))
-	m.mu.Lock()
-	m.topUpDay, m.topUpPlan = day, r.Plan // shown in the guard's State
-	m.mu.Unlock()
-	head := topUpKey(m.key, day)
-	plan := fmt.Sprintf("plan %d: %s; calls of ≤ %d units", r.Plan, p.describe(m.opts), t.o.CallUnits)
+	r.Plan = min(PlanTopUp(m.Options, p.Usage+p.Held, p.B0.Units), room(m.Options, p))
+	t.g.ShowTopUpPlan(m.Upstream, m.Model, day, r.Plan)
+	head := topUpKey(m, day)
+	plan := fmt.Sprintf("plan %d: %s; calls of ≤ %d units", r.Plan, describe(m.Options, p), t.o.CallUnits)
 
 	if dry {
 		r.Outcome, r.Detail = TopUpDryRun, head+plan+" (dry run: nothing spent)"
 		if err := t.audit(ctx, ReasonTopUpDryRun, r.Plan, r.Detail); err != nil {
 			return deferred(err.Error())
 		}
-		t.markDone(m.key, day)
+		t.markDone(m, day)
 		return r
 	}
 	// The day is taken before anything is spent: if this row cannot be
@@ -357,7 +348,7 @@ func (t *TopUp) attempt(ctx context.Context, m *model) TopUpResult {
 	if err := t.audit(ctx, ReasonTopUpRun, r.Plan, head+plan); err != nil {
 		return deferred(err.Error())
 	}
-	t.markDone(m.key, day)
+	t.markDone(m, day)
 	r.Outcome = TopUpRan
 	r.Stop, r.Detail = t.spend(ctx, m, day, &r)
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), topUpFinalAuditWait)
@@ -370,7 +361,7 @@ func (t *TopUp) attempt(ctx context.Context, m *model) TopUpResult {
 
 // spend makes filler calls until a stop condition holds, re-reading the
 // position before each one. It returns the stop reason and its detail.
-func (t *TopUp) spend(ctx context.Context, m *model, day string, r *TopUpResult) (string, string) {
+func (t *TopUp) spend(ctx context.Context, m ModelOptions, day string, r *TopUpResult) (string, string) {
 	for {
 		if ctx.Err() != nil {
 			return StopCancelled, ctx.Err().Error()
@@ -378,7 +369,7 @@ func (t *TopUp) spend(ctx context.Context, m *model, day string, r *TopUpResult)
 		if r.Calls >= t.o.MaxCalls {
 			return StopMaxCalls, fmt.Sprintf("%d calls", r.Calls)
 		}
-		p, err := t.position(ctx, m)
+		p, err := t.g.Position(ctx, m.Upstream, m.Model)
 		if err != nil {
 			if ctx.Err() != nil {
 				return StopCancelled, err.Error()
@@ -386,17 +377,17 @@ func (t *TopUp) spend(ctx context.Context, m *model, day string, r *TopUpResult)
 			return StopStoreError, err.Error()
 		}
 		switch {
-		case p.day != day || m.opts.Day(t.g.now()) != day:
-			return StopDayOver, "the quota day is now " + m.opts.Day(t.g.now())
-		case p.evicted:
-			return StopEvicted, p.reason
+		case p.Day != day || m.Day(t.now()) != day:
+			return StopDayOver, "the quota day is now " + m.Day(t.now())
+		case p.Evicted:
+			return StopEvicted, p.Reason
 		}
-		size := min(t.o.CallUnits, r.Plan-r.Spent, p.room(m.opts))
+		size := min(t.o.CallUnits, r.Plan-r.Spent, room(m.Options, p))
 		if size < t.o.MinCallUnits {
 			return StopPlanExhausted, fmt.Sprintf("next call %d < %d: plan left %d, %s",
-				max(size, 0), t.o.MinCallUnits, r.Plan-r.Spent, p.describe(m.opts))
+				max(size, 0), t.o.MinCallUnits, r.Plan-r.Spent, describe(m.Options, p))
 		}
-		spent, err := t.caller.Call(ctx, m.key.upstream, m.key.model, size)
+		spent, err := t.caller.Call(ctx, m.Upstream, m.Model, size)
 		r.Calls++
 		if spent > 0 {
 			r.Spent += spent

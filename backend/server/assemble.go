@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/admin"
@@ -114,6 +113,7 @@ func assemble(p Parts) (_ *assembly, err error) {
 		Retry:             gate.DefaultRetryPolicy,
 		Quota:             guard,
 		OnEvent:           publishEvent(p.Hub),
+		Elsewhere:         elsewhere(p.Store),
 		Logger:            p.Logger,
 		Scrub:             p.Scrub,
 	})
@@ -202,8 +202,10 @@ func newTopUp(p Parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolic
 	}
 	var caller quota.Caller
 	if p.TopUpKey != "" {
-		caller = topUpCaller{base: p.URL, key: p.TopUpKey, meter: m, reserve: reserve, prompts: prompts,
-			client: &http.Client{Timeout: p.Config.Limits.UpstreamTimeout + time.Minute}}
+		var err error
+		if caller, err = newFillerCaller(p, m, reserve, prompts); err != nil {
+			return nil, err
+		}
 	}
 	top, err := quota.NewTopUp(g, caller, quota.TopUpRunOptions{Spend: spend})
 	if err != nil {

@@ -87,7 +87,7 @@ func TestReconcileAndAudit(t *testing.T) {
 	var found bool
 	for _, r := range rows[1:] {
 		if r[2] == "reconcile" {
-			found = r[4] == "run_1" && r[5] == "admin" && r[7] == "15" && r[10] == "'=console figure 15"
+			found = r[4] == "run_1" && r[5] == "admin" && r[7] == "15" && r[11] == "'=console figure 15"
 		}
 	}
 	if !found {

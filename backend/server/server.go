@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -87,6 +87,8 @@ type Server struct {
 	http     *http.Server
 	served   chan struct{}
 
+	presenter presenter // the window, once the desktop app registers it
+
 	mu      sync.Mutex
 	tenants []config.Tenant // configured policy; the ledger's view when a store is wired
 
@@ -156,7 +158,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	}()
 	openStore := o.OpenStore
 	if openStore == nil {
-		openStore = OpenLedger
+		openStore = configuredLedger(cfg, addr, s.log)
 	}
 	if s.store, err = openStore(ctx, o.DataDir); err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
@@ -215,6 +217,9 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 			}
 		}
 	}
+	if err := s.joinPeers(ctx); err != nil {
+		return nil, fmt.Errorf("join the other gateways: %w", err)
+	}
 	s.admin = admin.New(admin.Options{
 		Token:      s.token,
 		Origins:    admin.AllowedOrigins(addr, port),
@@ -224,7 +229,9 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		Quota:      quotaActions,
 		Reconciled: reconciled,
 		Hub:        s.hub,
+		Presenter:  &s.presenter,
 		Logger:     s.log,
+		Connect:    s.connectInfo,
 	})
 	s.http = &http.Server{
 		Handler:           hostCheck(allowedHosts(addr, port), s.routes(gw)),
@@ -323,11 +330,11 @@ func (s *Server) WriteAuditCSV(ctx context.Context, w io.Writer, from, to, tenan
 	if s.store == nil {
 		return ledger.Errorf(ledger.CodeInternal, "the ledger is not wired into this build yet")
 	}
-	f, err := audit.ParseFilter(from, to, tenant)
+	q, err := audit.ParseQuery(url.Values{"from": {from}, "to": {to}, "tenant": {tenant}}, nil)
 	if err != nil {
 		return err
 	}
-	return audit.WriteCSV(ctx, w, s.store, f)
+	return audit.WriteCSV(ctx, w, s.store, q)
 }
 
 // Close disconnects dashboards, stops the listener (waiting up to 5 s for
@@ -372,14 +379,14 @@ func OpenLedger(_ context.Context, dataDir string) (ledger.Store, error) {
 // Verify opens the ledger in o.DataDir and recomputes every balance from the
 // runs and the audit trail (`quotagate verify`); empty means consistent.
 func Verify(ctx context.Context, o Options) ([]string, error) {
-	openStore := o.OpenStore
-	if openStore == nil {
-		openStore = OpenLedger
+	if o.OpenStore == nil {
+		cfg := o.Config
+		if cfg == nil {
+			cfg = config.Default()
+		}
+		return verifyConfigured(ctx, cfg, o.DataDir)
 	}
-	if _, err := os.Stat(filepath.Join(o.DataDir, LedgerFile)); o.OpenStore == nil && err != nil {
-		return nil, fmt.Errorf("no ledger at %s: %w", filepath.Join(o.DataDir, LedgerFile), err)
-	}
-	store, err := openStore(ctx, o.DataDir)
+	store, err := o.OpenStore(ctx, o.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}

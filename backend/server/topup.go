@@ -1,18 +1,18 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
 	"github.com/quotagate/quotagate/backend/quota"
+	"github.com/quotagate/quotagate/backend/upstream"
 )
 
 // topUpSpends reports whether some guarded model's nightly top-up spends for
@@ -47,100 +47,44 @@ func (s *Server) addTopUpTenant() error {
 	return nil
 }
 
-// topUpCaller makes the top-up's filler calls through quotagate's own /v1
-// endpoint on loopback, so each is gated by the ledger and the quota guard
-// like a user's call. It implements quota.Caller.
-type topUpCaller struct {
-	base    string // e.g. http://127.0.0.1:8787
-	key     string
-	meter   meter.Meter
-	reserve meter.ReservePolicy
-	prompts map[string]string // upstream → filler prompt
-	client  *http.Client
+// newFillerCaller makes the top-up's filler calls through quotagate's own
+// /v1 on loopback with the upstream package's client (the one outbound HTTP
+// client), as the top-up tenant, so each is gated by the ledger and the
+// quota guard like a user's call; quota.FillerCaller does the rest.
+func newFillerCaller(p Parts, m meter.Meter, reserve meter.ReservePolicy, prompts map[string]string) (quota.Caller, error) {
+	c, err := upstream.New(upstream.Options{Name: "quotagate-topup", BaseURL: p.URL + "/v1", APIKey: p.TopUpKey,
+		ResponseHeaderTimeout: p.Config.Limits.UpstreamTimeout + time.Minute}) // non-streaming: headers come at the end
+	if err != nil {
+		return nil, fmt.Errorf("top-up client: %w", err)
+	}
+	return quota.FillerCaller{Chat: loopback{c}, Runs: p.Store, Prompts: prompts,
+		Reserve: func(model, prompt string) (ledger.Units, ledger.Units) {
+			probe, _ := json.Marshal(map[string]any{"model": model, "max_tokens": 1,
+				"messages": []map[string]string{{"role": "user", "content": prompt}}})
+			req, err := meter.ParseChatRequest(probe)
+			if err != nil {
+				return ledger.MaxUnits, 0 // cannot happen for a marshalled request; fits no call
+			}
+			input, _ := reserve.Reserve(m, req)
+			if reserve.IsReasoning(model) {
+				return input, reserve.ReasoningFloorUnits
+			}
+			return input, 1
+		}}, nil
 }
 
-// Call sends one filler call whose reserve is at most maxUnits and returns
-// what it spent: the larger of the ledger's settlement and the provider's
-// reported total (the gateway settles at most the reserve).
-func (c topUpCaller) Call(ctx context.Context, upstream, model string, maxUnits ledger.Units) (ledger.Units, error) {
-	body, err := c.body(upstream, model, maxUnits)
+// loopback adapts the upstream client to quota.ChatSender.
+type loopback struct{ c *upstream.Client }
+
+func (l loopback) SendChat(ctx context.Context, body []byte) (quota.ChatAnswer, error) {
+	resp, err := l.c.Send(ctx, body, nil)
 	if err != nil {
-		return 0, err
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", c.base+"/v1/chat/completions", bytes.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("top-up call to %s: %w", model, err)
+		return quota.ChatAnswer{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return 0, fmt.Errorf("top-up call to %s: read answer: %w", model, err)
+		return quota.ChatAnswer{}, fmt.Errorf("read answer: %w", err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error struct{ Message, Code string }
-		}
-		if json.Unmarshal(b, &e) == nil && e.Error.Code != "" {
-			return 0, &ledger.Error{Code: e.Error.Code, Message: e.Error.Message}
-		}
-		return 0, fmt.Errorf("top-up call to %s: HTTP %d", model, resp.StatusCode)
-	}
-	var answer struct {
-		Usage struct {
-			TotalTokens ledger.Units `json:"total_tokens"`
-		} `json:"usage"`
-	}
-	_ = json.Unmarshal(b, &answer) // the ledger's figure below is the one that must exist
-	run, err := c.run(ctx, resp.Header.Get("X-Run-Id"))
-	if err != nil {
-		return 0, err
-	}
-	return max(run.SpentUnits, run.HeldUnits, answer.Usage.TotalTokens), nil
-}
-
-// body builds a filler request whose reserve (input + output cap, at least
-// the reasoning floor) fits maxUnits.
-func (c topUpCaller) body(upstream, model string, maxUnits ledger.Units) ([]byte, error) {
-	messages := []map[string]string{{"role": "user", "content": c.prompts[upstream]}}
-	probe, err := json.Marshal(map[string]any{"model": model, "messages": messages, "max_tokens": 1})
-	if err != nil {
-		return nil, err
-	}
-	req, err := meter.ParseChatRequest(probe)
-	if err != nil {
-		return nil, err
-	}
-	input, _ := c.reserve.Reserve(c.meter, req)
-	out := maxUnits - input
-	if c.reserve.IsReasoning(model) && out < c.reserve.ReasoningFloorUnits || out < 1 {
-		return nil, ledger.Errorf(ledger.CodeInvalidRequest, "a top-up call of %d units cannot fit the prompt (%d) and the output floor", maxUnits, input)
-	}
-	return json.Marshal(map[string]any{"model": model, "messages": messages, "max_tokens": out, "stream": false})
-}
-
-func (c topUpCaller) run(ctx context.Context, id string) (ledger.Run, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", c.base+"/v1/runs/"+id, nil)
-	if err != nil {
-		return ledger.Run{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return ledger.Run{}, fmt.Errorf("top-up run %s: %w", id, err)
-	}
-	defer resp.Body.Close()
-	var run ledger.Run
-	if resp.StatusCode != http.StatusOK {
-		return run, fmt.Errorf("top-up run %s: HTTP %d", id, resp.StatusCode)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&run); err != nil {
-		return run, fmt.Errorf("top-up run %s: %w", id, err)
-	}
-	return run, nil
+	return quota.ChatAnswer{Status: resp.StatusCode, RunID: ledger.RunID(resp.Header.Get("X-Run-Id")), Body: b}, nil
 }

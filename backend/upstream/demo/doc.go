@@ -11,7 +11,14 @@
 // user message ("/demo kind=no-usage"), in that order of precedence: header,
 // directive, default. Kinds: normal, cut, no-usage, false-usage, usage-text,
 // slow, error, stall; every plan may add a latency range before the headers
-// (seed 003 load: "latency=2s-5s").
+// (seed 003 load: "latency=2s-5s"). "call=NAME&args=JSON" scripts a function
+// call instead of text (acknowledged in text once the conversation ends with
+// the function's output).
+//
+// # Protocols
+//
+// POST /v1/chat/completions, and POST /v1/responses (the OpenAI Responses
+// API, streamed in OpenAI's event order) with the same plans.
 //
 // # Usage
 //

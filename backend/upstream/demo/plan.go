@@ -46,12 +46,18 @@ type Plan struct {
 	// plan (0: every one); later ones are answered normally. It scripts
 	// "429, then success" for a caller that retries with the same plan.
 	Times int
+	// Call scripts a function call: the answer is a call of the function
+	// named Call with the JSON arguments Args (default "{}") instead of text
+	// — unless the conversation already ends with a function's output, which
+	// the demo then acknowledges in text (a round trip needs no second plan).
+	Call string
+	Args string
 }
 
 // PlanHeader is the request header that chooses a plan per request, written
 // as a URL query: "kind=cut&after=1&parts=part,more". Keys: kind, text (URL-escaped),
 // parts (comma-separated), chunks, repeat, delay, latency ("2s" or "2s-5s"),
-// after, status, body, retry_after, times.
+// after, status, body, retry_after, times, call, args.
 const PlanHeader = "X-Demo-Plan"
 
 // DirectivePrefix starts a last user message that chooses the plan in-band,
@@ -110,6 +116,11 @@ func ParsePlan(s string) (Plan, error) {
 	}
 	p.Body = q.Get("body")
 	p.RetryAfter = q.Get("retry_after")
+	p.Call = q.Get("call")
+	p.Args = q.Get("args")
+	if p.Call == "" && p.Args != "" {
+		return Plan{}, fmt.Errorf("demo plan: args without call")
+	}
 	return p, nil
 }
 
@@ -139,6 +150,12 @@ func (p Plan) Encode() string {
 	}
 	if p.RetryAfter != "" {
 		q.Set("retry_after", p.RetryAfter)
+	}
+	if p.Call != "" {
+		q.Set("call", p.Call)
+	}
+	if p.Args != "" {
+		q.Set("args", p.Args)
 	}
 	return q.Encode()
 }

@@ -31,6 +31,10 @@ type Options struct {
 	// that the demo's usage is trusted there too.
 	PromptUnits     func(body []byte) int64
 	CompletionUnits func(model, text string) int64
+	// ResponsesPromptUnits counts the input of a /v1/responses body; the
+	// default is the UTF-8 bytes of instructions, message text parts and
+	// function outputs (what utf8-bytes-v1 measures).
+	ResponsesPromptUnits func(body []byte) int64
 	// KeepRequests bounds the request records kept for Stats (the newest are
 	// kept; default 1000), so a long-running demo does not grow.
 	KeepRequests int
@@ -102,6 +106,7 @@ func Start(opts Options) (*Server, error) {
 	s := &Server{opts: opts, ln: ln, plan: opts.Plan, changed: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /v1/responses", s.responsesHandler)
 	mux.HandleFunc("GET /v1/models", s.models)
 	s.srv = &http.Server{Handler: s.auth(mux), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
@@ -270,21 +275,37 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorBody("the demo upstream could not parse the request: "+err.Error(), "invalid_request_error", "invalid_request"))
 		return
 	}
+	x := s.begin(w, r, body, &req, req.lastUser(), req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	if x == nil {
+		return
+	}
+	defer s.update(func() {
+		x.rec.Done = true
+		s.flight--
+	})
+	x.run()
+}
+
+// begin checks the model, chooses the request's plan (header, directive in
+// lastUser, default), records the request and returns its exchange; nil when
+// it already answered an error.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, body []byte, req *chatRequest, lastUser string, includeUsage bool) *exchange {
 	if !s.serves(req.Model) {
 		writeJSON(w, http.StatusNotFound, errorBody(fmt.Sprintf("the demo upstream has no model %q", req.Model), "invalid_request_error", "model_not_found"))
-		return
+		return nil
 	}
 	s.mu.Lock()
 	plan := s.plan
 	s.mu.Unlock()
 	planText := r.Header.Get(PlanHeader)
-	if d, ok := strings.CutPrefix(req.lastUser(), DirectivePrefix); ok && planText == "" {
+	if d, ok := strings.CutPrefix(lastUser, DirectivePrefix); ok && planText == "" {
 		planText = d
 	}
 	if planText != "" {
+		var err error
 		if plan, err = ParsePlan(planText); err != nil {
 			writeJSON(w, http.StatusBadRequest, errorBody(err.Error(), "invalid_request_error", "invalid_request"))
-			return
+			return nil
 		}
 	}
 	if plan.Kind == KindError && plan.Times > 0 && !s.countError(planText, plan.Times) {
@@ -296,8 +317,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if plan.Kind == KindSlow && plan.ChunkDelay == 0 {
 		plan.ChunkDelay = 200 * time.Millisecond
 	}
-	rec := &Request{Header: r.Header.Clone(), Body: body, Plan: plan, Stream: req.Stream,
-		IncludeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+	rec := &Request{Header: r.Header.Clone(), Body: body, Plan: plan, Stream: req.Stream, IncludeUsage: includeUsage}
 	s.update(func() {
 		s.seq++
 		rec.Seq = s.seq
@@ -307,12 +327,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.reqs = append(s.reqs, rec)
 		s.flight++
 	})
-	x := &exchange{s: s, w: w, rc: http.NewResponseController(w), ctx: r.Context(), rec: rec, plan: plan, req: &req}
-	defer s.update(func() {
-		rec.Done = true
-		s.flight--
-	})
-	x.run()
+	return &exchange{s: s, w: w, rc: http.NewResponseController(w), ctx: r.Context(), rec: rec, plan: plan, req: req}
 }
 
 // countError reports whether the request with this plan still gets its
@@ -346,6 +361,7 @@ type exchange struct {
 	rec  *Request
 	plan Plan
 	req  *chatRequest
+	resp *responsesRequest // set for POST /v1/responses
 }
 
 func (x *exchange) disconnected() {
@@ -412,9 +428,12 @@ func (x *exchange) run() {
 		x.disconnected()
 		return
 	}
-	if x.req.Stream {
+	switch {
+	case x.resp != nil:
+		x.responses()
+	case x.req.Stream:
 		x.stream()
-	} else {
+	default:
 		x.complete()
 	}
 }
@@ -424,14 +443,17 @@ func (x *exchange) id() string { return fmt.Sprintf("chatcmpl-demo-%d", x.rec.Se
 // usage is what the plan reports for the text it sends.
 func (x *exchange) usage() *usage {
 	var prompt int64
-	if x.s.opts.PromptUnits != nil {
+	switch {
+	case x.resp != nil:
+		prompt = x.resp.promptUnits(x.s.opts.ResponsesPromptUnits, x.rec.Body)
+	case x.s.opts.PromptUnits != nil:
 		prompt = x.s.opts.PromptUnits(x.rec.Body)
-	} else {
+	default:
 		for _, c := range x.req.contents() {
 			prompt += int64(len(c))
 		}
 	}
-	completion := x.s.opts.CompletionUnits(x.req.Model, x.plan.text())
+	completion := x.s.opts.CompletionUnits(x.req.Model, x.output())
 	u := &usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 	if x.plan.Kind == KindFalseUsage {
 		// Contradicts the relayed text: claims nothing was generated.
@@ -448,6 +470,10 @@ func (x *exchange) stream() {
 	x.w.WriteHeader(http.StatusOK)
 	includeUsage := x.rec.IncludeUsage && x.plan.Kind != KindNoUsage
 	created := time.Now().Unix()
+	if x.calling() {
+		x.streamCall(created, includeUsage)
+		return
+	}
 	chunk := func(delta *delta, finish *string) chunkJSON {
 		c := chunkJSON{ID: x.id(), Object: "chat.completion.chunk", Created: created, Model: x.req.Model,
 			SystemFingerprint: "quotagate-demo-simulated", Choices: []choiceChunk{{Index: 0, Delta: delta, FinishReason: finish}}}
@@ -459,7 +485,7 @@ func (x *exchange) stream() {
 	if !x.event(chunk(&delta{Role: "assistant", Content: new(string)}, nil), false) {
 		return
 	}
-	for i, part := range x.plan.parts() {
+	for i, part := range x.parts() {
 		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
 			// Close the connection mid-body: no terminating chunk, no usage, no [DONE].
 			panic(http.ErrAbortHandler)
@@ -525,18 +551,22 @@ func (x *exchange) write(b []byte, content bool) bool {
 }
 
 func (x *exchange) complete() {
-	for range x.plan.parts() {
+	for range x.parts() {
 		if !x.pause(x.plan.ChunkDelay) {
 			return
 		}
 	}
-	text := x.plan.text()
+	text := x.text()
 	if x.plan.Kind == KindCut {
-		text = strings.Join(x.plan.parts()[:min(x.plan.CutAfter, len(x.plan.parts()))], "")
+		text = strings.Join(x.parts()[:min(x.plan.CutAfter, len(x.parts()))], "")
 	}
 	resp := completionJSON{ID: x.id(), Object: "chat.completion", Created: time.Now().Unix(), Model: x.req.Model,
 		SystemFingerprint: "quotagate-demo-simulated",
-		Choices:           []choiceFull{{Index: 0, Message: message{Role: "assistant", Content: text}, FinishReason: "stop"}}}
+		Choices:           []choiceFull{{Index: 0, Message: message{Role: "assistant", Content: &text}, FinishReason: "stop"}}}
+	if x.calling() {
+		resp.Choices[0].Message = message{Role: "assistant", ToolCalls: []toolCallJSON{x.toolCall(x.plan.Args)}}
+		resp.Choices[0].FinishReason = "tool_calls"
+	}
 	if x.plan.Kind != KindNoUsage {
 		resp.Usage = x.usage()
 	}
@@ -562,8 +592,9 @@ type usage struct {
 var nullUsage = json.RawMessage("null")
 
 type delta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
 }
 
 type choiceChunk struct {
@@ -583,8 +614,9 @@ type chunkJSON struct {
 }
 
 type message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role      string         `json:"role"`
+	Content   *string        `json:"content"`
+	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
 }
 
 type choiceFull struct {

@@ -1,0 +1,319 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// Change is one committed change, as the transaction that made it
+// announces it to the other gateways (NOTIFY is delivered on commit, and
+// only then): what moved, never the figures — a dashboard re-reads those.
+type Change struct {
+	Instance string       `json:"i"`
+	Kind     string       `json:"k"` // run, tenant, quota, config; resync after a lost connection
+	TenantID string       `json:"t,omitempty"`
+	RunID    ledger.RunID `json:"r,omitempty"`
+	Upstream string       `json:"u,omitempty"`
+	Model    string       `json:"m,omitempty"`
+}
+
+// Change kinds.
+const (
+	ChangeRun    = "run"
+	ChangeTenant = "tenant"
+	ChangeQuota  = "quota"
+	ChangeConfig = "config"
+	ChangeResync = "resync" // notifications may have been lost: re-read everything
+)
+
+// maxNotifyChanges bounds one notification's payload (PostgreSQL's limit
+// is 8000 bytes); a larger transaction announces a resync instead.
+const maxNotifyChanges = 40
+
+// PeerOptions connect this gateway to the others sharing the ledger.
+type PeerOptions struct {
+	// Cancel closes the upstream connection of run id if it is in flight in
+	// this gateway and reports whether it was; operator tells the
+	// operator's cancel from the run owner's.
+	Cancel func(id ledger.RunID, operator bool) bool
+	// OnRemote receives the changes other gateways committed; it must not block.
+	OnRemote func([]Change)
+	Logger   *slog.Logger
+}
+
+type peer struct {
+	opts    PeerOptions
+	stop    context.CancelFunc
+	done    chan struct{}
+	mu      sync.Mutex
+	waiters map[string]chan cancelReply
+}
+
+type cancelRequest struct {
+	Op       string `json:"op"` // "cancel" or "reply"
+	To       string `json:"to"`
+	From     string `json:"from"`
+	Req      string `json:"req"`
+	Run      string `json:"run,omitempty"`
+	Operator bool   `json:"operator,omitempty"`
+	OK       bool   `json:"ok,omitempty"`
+	Code     string `json:"code,omitempty"`
+	Message  string `json:"msg,omitempty"`
+}
+
+type cancelReply struct {
+	ok   bool
+	code string
+	msg  string
+}
+
+// CancelTimeout bounds how long a cancel routed to another instance waits
+// for its answer.
+const CancelTimeout = 5 * time.Second
+
+// Serve listens (LISTEN, on one connection of its own) for the other
+// gateways' commits and for cancels routed to this one, until Close. It
+// returns once listening.
+func (s *Store) Serve(ctx context.Context, o PeerOptions) error {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	p := &peer{opts: o, stop: stop, done: make(chan struct{}), waiters: map[string]chan cancelReply{}}
+	ready := make(chan error, 1)
+	go s.listen(lctx, p, ready)
+	select {
+	case err := <-ready:
+		if err != nil {
+			stop()
+			<-p.done
+			return fmt.Errorf("listen for other gateways: %w", err)
+		}
+	case <-ctx.Done():
+		stop()
+		<-p.done
+		return ctx.Err()
+	}
+	s.mu.Lock()
+	s.peer = p
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Store) listen(ctx context.Context, p *peer, ready chan<- error) {
+	defer close(p.done)
+	first := true
+	for ctx.Err() == nil {
+		err := s.listenOnce(ctx, p, func() {
+			if first {
+				ready <- nil
+				first = false
+			} else if p.opts.OnRemote != nil {
+				p.opts.OnRemote([]Change{{Kind: ChangeResync}})
+			}
+		})
+		if first {
+			ready <- err
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		p.opts.Logger.Warn("lost the connection that listens for other gateways; reconnecting", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (s *Store) listenOnce(ctx context.Context, p *peer, listening func()) error {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	for _, ch := range []string{s.chCommit, s.chCancel} {
+		if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{ch}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	listening()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		switch n.Channel {
+		case s.chCommit:
+			s.onCommit(p, n.Payload)
+		case s.chCancel:
+			s.onCancel(p, n.Payload)
+		}
+	}
+}
+
+func (s *Store) onCommit(p *peer, payload string) {
+	var cs []Change
+	if err := json.Unmarshal([]byte(payload), &cs); err != nil || len(cs) == 0 {
+		return
+	}
+	if cs[0].Instance == s.opts.Instance || p.opts.OnRemote == nil {
+		return
+	}
+	p.opts.OnRemote(cs)
+}
+
+func (s *Store) onCancel(p *peer, payload string) {
+	var m cancelRequest
+	if err := json.Unmarshal([]byte(payload), &m); err != nil || m.To != s.opts.Instance {
+		return
+	}
+	switch m.Op {
+	case "reply":
+		p.mu.Lock()
+		ch := p.waiters[m.Req]
+		p.mu.Unlock()
+		if ch != nil {
+			ch <- cancelReply{ok: m.OK, code: m.Code, msg: m.Message}
+		}
+	case "cancel":
+		go s.answerCancel(p, m)
+	}
+}
+
+// answerCancel is the owner's side of a routed cancel: it closes the
+// upstream if the run is in flight here and answers the asking instance.
+func (s *Store) answerCancel(p *peer, m cancelRequest) {
+	ctx, cancel := context.WithTimeout(context.Background(), CancelTimeout)
+	defer cancel()
+	r := cancelRequest{Op: "reply", To: m.From, From: s.opts.Instance, Req: m.Req}
+	id := ledger.RunID(m.Run)
+	if p.opts.Cancel != nil && p.opts.Cancel(id, m.Operator) {
+		r.OK = true
+	} else if run, err := s.Run(ctx, id); err != nil {
+		r.Code, r.Message = ledger.ErrorCode(err), ledger.ErrorMessage(err)
+	} else if run.Status.Ended() {
+		r.Code, r.Message = ledger.CodeRunEnded, fmt.Sprintf("the run %s already ended (%s)", id, run.Status)
+	} else {
+		r.Code, r.Message = ledger.CodeConflict, fmt.Sprintf("the run %s is %s but not in flight in instance %s", id, run.Status, s.opts.Instance)
+	}
+	if err := s.notify(ctx, s.chCancel, r); err != nil {
+		p.opts.Logger.Warn("answer a routed cancel", "run", id, "err", err)
+	}
+}
+
+func (s *Store) notify(ctx context.Context, channel string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, string(b))
+	return err
+}
+
+// CancelElsewhere routes the cancel of run, open in the ledger but not in
+// flight in this gateway, to the instance that relays it, which closes the
+// upstream connection. Errors: CodeRunEnded, CodeConflict (the owner is not
+// running — its runs end interrupted when its lease expires — or did not
+// answer in CancelTimeout), CodeRunNotFound.
+func (s *Store) CancelElsewhere(ctx context.Context, run ledger.Run, operator bool) error {
+	s.mu.Lock()
+	p := s.peer
+	s.mu.Unlock()
+	owner, err := s.RunInstance(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	if p == nil || owner == s.opts.Instance {
+		return ledger.Errorf(ledger.CodeConflict, "the run %s is %s but not in flight in this gateway", run.ID, run.Status)
+	}
+	var live bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM instances WHERE name = $1 AND expires_at >= `+dbNow+`)`,
+		owner).Scan(&live); err != nil {
+		return fmt.Errorf("look up instance %s: %w", owner, err)
+	}
+	if !live {
+		return ledger.Errorf(ledger.CodeConflict,
+			"the run %s is relayed by instance %s, which is not running; its runs end interrupted (holds kept) once its lease expires", run.ID, owner)
+	}
+	var b [12]byte
+	rand.Read(b[:])
+	req := hex.EncodeToString(b[:])
+	ch := make(chan cancelReply, 1)
+	p.mu.Lock()
+	p.waiters[req] = ch
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.waiters, req)
+		p.mu.Unlock()
+	}()
+	if err := s.notify(ctx, s.chCancel, cancelRequest{Op: "cancel", To: owner, From: s.opts.Instance, Req: req,
+		Run: string(run.ID), Operator: operator}); err != nil {
+		return fmt.Errorf("route the cancel of run %s to instance %s: %w", run.ID, owner, err)
+	}
+	t := time.NewTimer(CancelTimeout)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		if r.ok {
+			return nil
+		}
+		return ledger.Errorf(r.code, "%s", r.msg)
+	case <-t.C:
+		return ledger.Errorf(ledger.CodeConflict, "instance %s, which relays run %s, did not answer the cancel within %v", owner, run.ID, CancelTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Store) stopPeer() {
+	s.mu.Lock()
+	p := s.peer
+	s.peer = nil
+	s.mu.Unlock()
+	if p != nil {
+		p.stop()
+		<-p.done
+	}
+}
+
+// announce queues c for the NOTIFY that w sends before it commits.
+func (w *wtx) announce(c Change) {
+	w.changes = append(w.changes, c)
+}
+
+// notifyChanges sends w's changes on the commit channel inside w: the
+// other gateways receive them when, and only if, w commits.
+func (s *Store) notifyChanges(ctx context.Context, w *wtx) error {
+	if len(w.changes) == 0 {
+		return nil
+	}
+	cs := w.changes
+	if len(cs) > maxNotifyChanges {
+		cs = []Change{{Kind: ChangeResync}}
+	}
+	for i := range cs {
+		cs[i].Instance = s.opts.Instance
+	}
+	b, err := json.Marshal(cs)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Exec(ctx, `SELECT pg_notify($1, $2)`, s.chCommit, string(b)); err != nil {
+		return fmt.Errorf("notify commit: %w", err)
+	}
+	return nil
+}

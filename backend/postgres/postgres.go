@@ -1,0 +1,292 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Defaults for Options.
+const (
+	DefaultMaxConns     = 16
+	DefaultWriteTimeout = 30 * time.Second
+)
+
+// Options tunes a Store. The zero value is the production setting.
+type Options struct {
+	// Instance names this gateway among those sharing the database; runs
+	// it admits carry it. "" means the host name.
+	Instance string
+	// MaxConns bounds the connection pool.
+	MaxConns int32
+	// WriteTimeout bounds one write transaction once begun. A write is not
+	// abandoned when its caller's context ends (the answer must tell the
+	// truth about the database), only after this bound.
+	WriteTimeout time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.Instance == "" {
+		o.Instance, _ = os.Hostname()
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Store is the PostgreSQL ledger.
+type Store struct {
+	opts Options
+	pool *pgxpool.Pool
+	dsn  string // with the password removed, for messages
+
+	mu        sync.Mutex
+	closed    bool
+	closing   bool
+	lastPrune time.Time
+	claim     *configClaim // set by ClaimConfig
+	lease     *lease       // set by TakeLease
+	peer      *peer        // set by Serve
+
+	chCommit, chCancel string // NOTIFY channels of this ledger (its schema)
+}
+
+// Open connects to the database named by dsn (a URL, a keyword DSN, or a
+// keyword DSN whose host is a Unix socket directory), applies pending
+// migrations and returns the store. The role needs to own the database (or
+// its schema), not to be a superuser.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger: the PostgreSQL DSN is not valid: %s", scrubDSNError(err))
+	}
+	cfg.MaxConns = opts.MaxConns
+	cfg.ConnConfig.RuntimeParams["application_name"] = "quotagate " + opts.Instance
+	// READ COMMITTED is the default; set it so a database default cannot
+	// change what the package doc argues.
+	cfg.ConnConfig.RuntimeParams["default_transaction_isolation"] = "read committed"
+	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	where := describe(cfg.ConnConfig)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger %s: %w", where, err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open ledger %s: cannot reach PostgreSQL: %w", where, err)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open ledger %s: %w", where, err)
+	}
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open ledger %s: %w", where, err)
+	}
+	return &Store{opts: opts, pool: pool, dsn: where,
+		chCommit: "quotagate_commit_" + schema, chCancel: "quotagate_cancel_" + schema}, nil
+}
+
+// describe names the database without its password.
+func describe(c *pgx.ConnConfig) string {
+	return fmt.Sprintf("postgres %s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+}
+
+// scrubDSNError keeps a parse error from echoing a password.
+func scrubDSNError(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "cannot parse `"); i >= 0 {
+		if j := strings.Index(msg[i+len("cannot parse `"):], "`"); j >= 0 {
+			msg = msg[:i] + "cannot parse the DSN" + msg[i+len("cannot parse `")+j+1:]
+		}
+	}
+	return msg
+}
+
+// Instance is the name this store writes on the runs it admits.
+func (s *Store) Instance() string { return s.opts.Instance }
+
+// Where names the database (role, host, port, database; no password).
+func (s *Store) Where() string { return s.dsn }
+
+// Close closes the pool; further calls fail.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed || s.closing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closing = true
+	s.mu.Unlock()
+	s.stopPeer()
+	s.dropLease()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.pool.Close()
+	return nil
+}
+
+// migrationLock is the advisory lock that serialises migrations of gateways
+// starting at once against one database.
+const migrationLock = 0x71756f7461 // "quota"
+
+// migrate applies the embedded migrations in name order, each in its own
+// transaction with its schema_version row, under an advisory lock.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(migrationLock))
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+		version    text PRIMARY KEY,
+		applied_at bigint NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("create schema_version: %w", err)
+	}
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("list migrations: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := migrateFile(ctx, conn.Conn(), name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func migrateFile(ctx context.Context, conn *pgx.Conn, name string) error {
+	version := strings.TrimPrefix(name, "migrations/")
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM schema_version WHERE version = $1`, version).Scan(&n); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+		if n > 0 {
+			return nil
+		}
+		body, err := migrationFS.ReadFile(name)
+		if err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+		if _, err := tx.Exec(ctx, string(body)); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)`,
+			version, time.Now().UnixNano()); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// SchemaVersions lists the applied migrations in order.
+func (s *Store) SchemaVersions(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT version FROM schema_version ORDER BY version`)
+	if err != nil {
+		return nil, fmt.Errorf("schema versions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("schema versions: %w", err)
+	}
+	return out, nil
+}
+
+// wtx is one write transaction as a change sees it, with its clock.
+type wtx struct {
+	pgx.Tx
+	now     time.Time
+	changes []Change // announced to the other gateways on commit
+}
+
+var errClosed = ledger.Errorf(ledger.CodeInternal, "the ledger is closed")
+
+// write runs fn in one READ COMMITTED transaction and commits it. A
+// deadlock or serialization failure (neither expected with the fixed lock
+// order, but PostgreSQL may report either) is retried a few times. Once
+// begun, the transaction runs to its end even if ctx ends: the caller then
+// learns what the database holds.
+func (s *Store) write(ctx context.Context, fn func(w *wtx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return errClosed
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.WriteTimeout)
+	defer cancel()
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		err = pgx.BeginFunc(wctx, s.pool, func(tx pgx.Tx) error {
+			w := &wtx{Tx: tx, now: s.opts.Now().UTC()}
+			if err := fn(w); err != nil {
+				return err
+			}
+			return s.notifyChanges(wctx, w)
+		})
+		if !retryable(err) {
+			break
+		}
+	}
+	return err
+}
+
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "40001" || pe.Code == "40P01"
+	}
+	return false
+}
+
+// uniqueViolation reports a unique-key conflict (SQLSTATE 23505).
+func uniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+var _ ledger.Store = (*Store)(nil)

@@ -1,0 +1,184 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// Verify opens the ledger at dsn, checks it as Store.Verify does, and
+// closes it. It is `quotagate verify` on PostgreSQL; an unreachable
+// database is an error.
+func Verify(ctx context.Context, dsn string) ([]string, error) {
+	s, err := Open(ctx, dsn, Options{Instance: "verify"})
+	if err != nil {
+		return nil, fmt.Errorf("verify ledger: %w", err)
+	}
+	problems, verr := s.Verify(ctx)
+	if err := s.Close(); err != nil && verr == nil {
+		verr = err
+	}
+	return problems, verr
+}
+
+// Verify recomputes every balance from the runs and from the audit log, in
+// one REPEATABLE READ snapshot, with the checks of backend/sqlite's Verify
+// (except SQLite's quick_check): balance rows against their runs, the
+// per-tenant audit chain, admit and settle rows against runs, and each
+// guarded model's day against its runs.
+func (s *Store) Verify(ctx context.Context) ([]string, error) {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	defer tx.Rollback(context.Background())
+	v := &verifier{ctx: ctx, tx: tx}
+	v.balances()
+	v.auditChain()
+	v.runsAgainstAudit()
+	v.quotaDays()
+	if v.err != nil {
+		return nil, fmt.Errorf("verify: %w", v.err)
+	}
+	return v.problems, nil
+}
+
+type verifier struct {
+	ctx      context.Context
+	tx       pgx.Tx
+	problems []string
+	err      error
+}
+
+func (v *verifier) addf(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+// each runs query and calls fn with the scanned row until an error.
+func (v *verifier) each(query string, dest []any, fn func()) {
+	if v.err != nil {
+		return
+	}
+	rows, err := v.tx.Query(v.ctx, query)
+	if err != nil {
+		v.err = err
+		return
+	}
+	_, v.err = pgx.ForEachRow(rows, dest, func() error { fn(); return nil })
+}
+
+func (v *verifier) balances() {
+	var b ledger.Balance
+	var spent, held ledger.Units
+	var active int
+	v.each(`SELECT t.id, t.budget_units, t.spent_units, t.held_units, t.active,
+			coalesce(sum(r.spent_units), 0)::bigint, coalesce(sum(r.held_units), 0)::bigint,
+			count(r.id) FILTER (WHERE r.status IN ('queued', 'active'))::int
+		FROM tenants t LEFT JOIN runs r ON r.tenant_id = t.id GROUP BY t.id ORDER BY t.id`,
+		[]any{&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &spent, &held, &active},
+		func() {
+			b.AvailableUnits = b.Available()
+			if err := b.Check(); err != nil {
+				v.addf("%v", err)
+			}
+			if b.SpentUnits != spent {
+				v.addf("tenant %s: spent %d but its runs spent %d", b.TenantID, b.SpentUnits, spent)
+			}
+			if b.HeldUnits != held {
+				v.addf("tenant %s: held %d but its runs hold %d", b.TenantID, b.HeldUnits, held)
+			}
+			if b.Active != active {
+				v.addf("tenant %s: active %d but %d of its runs are queued or active", b.TenantID, b.Active, active)
+			}
+		})
+}
+
+func (v *verifier) auditChain() {
+	type state struct{ last, spent ledger.Units }
+	chain := map[string]*state{}
+	var seq int64
+	var tenant, kind string
+	var units, before, after ledger.Units
+	v.each(`SELECT seq, tenant_id, kind, units, available_before, available_after FROM audit
+		WHERE balance ORDER BY tenant_id, seq`, []any{&seq, &tenant, &kind, &units, &before, &after},
+		func() {
+			st := chain[tenant]
+			if st == nil {
+				st = &state{}
+				chain[tenant] = st
+			}
+			if st.last != before {
+				v.addf("tenant %s: audit row %d starts at available %d but the previous row left %d", tenant, seq, before, st.last)
+			}
+			st.last = after
+			switch ledger.AuditKind(kind) {
+			case ledger.AuditSettle, ledger.AuditReconcile:
+				st.spent += units
+			}
+		})
+	var avail, spent ledger.Units
+	v.each(`SELECT id, budget_units - spent_units - held_units, spent_units FROM tenants ORDER BY id`,
+		[]any{&tenant, &avail, &spent}, func() {
+			st := chain[tenant]
+			if st == nil {
+				v.addf("tenant %s: no audit row records its creation", tenant)
+				return
+			}
+			if st.last != avail {
+				v.addf("tenant %s: available %d but replaying its audit rows gives %d", tenant, avail, st.last)
+			}
+			if st.spent != spent {
+				v.addf("tenant %s: spent %d but its settle and reconcile audit rows add up to %d", tenant, spent, st.spent)
+			}
+		})
+}
+
+func (v *verifier) runsAgainstAudit() {
+	var id, usage string
+	var reserve, lo, hi, spent, units ledger.Units
+	var n int
+	var seq int64
+	v.each(`SELECT r.id, r.reserve_units, count(a.seq)::int, coalesce(min(a.units), -1), coalesce(max(a.units), -1)
+		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind = 'admit' AND a.balance
+		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.reserve_units ORDER BY r.id`,
+		[]any{&id, &reserve, &n, &lo, &hi}, func() {
+			v.addf("run %s: reserve %d but %d admit audit rows (units %d..%d)", id, reserve, n, lo, hi)
+		})
+	v.each(`SELECT a.seq, a.run_id FROM audit a LEFT JOIN runs r ON r.id = a.run_id
+		WHERE a.kind = 'admit' AND a.balance AND r.id IS NULL ORDER BY a.seq`,
+		[]any{&seq, &id}, func() {
+			v.addf("audit row %d admitted run %s, which is missing", seq, id)
+		})
+	v.each(`SELECT r.id, r.usage, r.spent_units, count(a.seq)::int, coalesce(min(a.units), -1)
+		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind IN ('settle', 'reconcile') AND a.balance
+		WHERE r.usage IN ('trusted', 'reconciled') OR a.seq IS NOT NULL
+		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.spent_units OR r.usage NOT IN ('trusted', 'reconciled')
+		ORDER BY r.id`,
+		[]any{&id, &usage, &spent, &n, &units}, func() {
+			v.addf("run %s: usage %s, spent %d, but %d settle/reconcile audit rows (units %d)", id, usage, spent, n, units)
+		})
+}
+
+func (v *verifier) quotaDays() {
+	var up, model, day string
+	var usage, held, rUsage, rHeld ledger.Units
+	v.each(`WITH sums AS (
+			SELECT upstream, model, quota_day AS day, sum(spent_units + overrun_units) AS usage, sum(held_units) AS held
+			FROM runs WHERE quota_day != '' GROUP BY upstream, model, quota_day
+		), keys AS (
+			SELECT upstream, model, day FROM sums UNION SELECT upstream, model, day FROM quota_days
+		)
+		SELECT k.upstream, k.model, k.day, coalesce(q.usage_units, 0), coalesce(q.held_units, 0),
+			coalesce(s.usage, 0)::bigint, coalesce(s.held, 0)::bigint
+		FROM keys k
+		LEFT JOIN quota_days q ON q.upstream = k.upstream AND q.model = k.model AND q.day = k.day
+		LEFT JOIN sums s ON s.upstream = k.upstream AND s.model = k.model AND s.day = k.day
+		WHERE coalesce(q.usage_units, 0) != coalesce(s.usage, 0) OR coalesce(q.held_units, 0) != coalesce(s.held, 0)
+		ORDER BY k.upstream, k.model, k.day`,
+		[]any{&up, &model, &day, &usage, &held, &rUsage, &rHeld}, func() {
+			v.addf("quota %s/%s %s: usage %d held %d but its runs spent %d and hold %d", up, model, day, usage, held, rUsage, rHeld)
+		})
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/gateway"
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/postgres"
+)
+
+// configuredLedger returns the opener of the ledger cfg.Ledger chooses: the
+// SQLite file in the data dir (the default), or the PostgreSQL database
+// shared with other gateways, where this gateway's tenants and upstreams
+// must match the shared definitions or be newer by ledger.version.
+//
+// On PostgreSQL the gateway also takes its instance's lease here, before
+// Open recovers the instance's interrupted runs: a live twin with the same
+// instance name makes the open fail instead.
+func configuredLedger(cfg *config.Config, addr string, log *slog.Logger) func(ctx context.Context, dataDir string) (ledger.Store, error) {
+	if cfg.Ledger.Driver != config.DriverPostgres {
+		return OpenLedger
+	}
+	return func(ctx context.Context, _ string) (ledger.Store, error) {
+		st, err := postgres.Open(ctx, cfg.Ledger.DSN, postgres.Options{Instance: instanceName(cfg, addr)})
+		if err != nil {
+			return nil, err
+		}
+		if err := st.ClaimConfig(ctx, cfg.Ledger.Version, cfg.Fingerprint()); err != nil {
+			st.Close()
+			return nil, err
+		}
+		if err := st.TakeLease(ctx, postgres.LeaseOptions{Addr: addr, Heartbeat: cfg.Ledger.Heartbeat, Expiry: cfg.Ledger.LeaseExpiry, Logger: log}); err != nil {
+			st.Close()
+			return nil, err
+		}
+		return st, nil
+	}
+}
+
+// joinPeers connects a gateway on a shared ledger to the others: their
+// commits reach this gateway's dashboards, and cancels of runs this gateway
+// relays are answered here. Nothing to do on SQLite.
+func (s *Server) joinPeers(ctx context.Context) error {
+	st, ok := s.store.(*postgres.Store)
+	if !ok {
+		return nil
+	}
+	o := postgres.PeerOptions{Logger: s.log, OnRemote: func(cs []postgres.Change) {
+		for _, c := range cs {
+			s.hub.Publish(liveChange(c))
+		}
+	}}
+	if s.assembly != nil {
+		o.Cancel = s.assembly.gateway.CancelLocal
+	}
+	return st.Serve(ctx, o)
+}
+
+func liveChange(c postgres.Change) live.Change {
+	kind := live.KindRun
+	switch c.Kind {
+	case postgres.ChangeTenant:
+		kind = live.KindTenant
+	case postgres.ChangeQuota:
+		kind = live.KindQuota
+	case postgres.ChangeConfig, postgres.ChangeResync:
+		kind = live.KindConfig
+	}
+	return live.Change{Kind: kind, TenantID: c.TenantID, RunID: c.RunID, Upstream: c.Upstream, Model: c.Model}
+}
+
+// elsewhere is the store's route to the other gateways, when it has one.
+func elsewhere(st ledger.Store) gateway.Elsewhere {
+	if e, ok := st.(gateway.Elsewhere); ok {
+		return e
+	}
+	return nil
+}
+
+// instanceName is ledger.instance, or host:port of this gateway.
+func instanceName(cfg *config.Config, addr string) string {
+	if cfg.Ledger.Instance != "" {
+		return cfg.Ledger.Instance
+	}
+	host, _ := os.Hostname()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		port = addr
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// verifyConfigured is `quotagate verify` on the configured ledger.
+func verifyConfigured(ctx context.Context, cfg *config.Config, dataDir string) ([]string, error) {
+	if cfg.Ledger.Driver == config.DriverPostgres {
+		return postgres.Verify(ctx, cfg.Ledger.DSN)
+	}
+	path := filepath.Join(dataDir, LedgerFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no ledger at %s: %w", path, err)
+	}
+	store, err := OpenLedger(ctx, dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	defer store.Close()
+	return store.Verify(ctx)
+}

@@ -22,8 +22,23 @@ func insertAuditIn(ctx context.Context, w *wtx, e ledger.AuditEntry, balance boo
 	if at.IsZero() {
 		at = w.now
 	}
+	if e.Kind == ledger.AuditReject {
+		// One row per tenant and code per interval counts the refusals
+		// (issue 12 item 5); its available figures stay the first's.
+		tag, err := w.Exec(ctx, `UPDATE audit SET count = count + 1, last_at = GREATEST(last_at, $1) WHERE seq = (
+			SELECT seq FROM audit WHERE kind = 'reject' AND tenant_id = $2 AND reason = $3 AND at >= $4
+			ORDER BY seq DESC LIMIT 1)`,
+			nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval)))
+		if err != nil {
+			return fmt.Errorf("count refusal: %w", err)
+		}
+		if tag.RowsAffected() == 1 {
+			return nil
+		}
+	}
 	_, err := w.Exec(ctx, `INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
-		available_before, available_after, detail, balance, instance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		available_before, available_after, detail, balance, instance, count, last_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $1)`,
 		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason, e.Evidence, int64(e.Units),
 		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, balance, instance)
 	if err != nil {
@@ -45,7 +60,7 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	return nil
 }
 
-const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail`
+const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at`
 
 // Audit returns rows matching f in sequence order; From is inclusive, To exclusive.
 func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.AuditEntry, error) {
@@ -82,11 +97,11 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.AuditEntry, error) {
 		var e ledger.AuditEntry
-		var at int64
+		var at, lastAt int64
 		var kind, run string
 		err := r.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &e.Actor, &e.Reason, &e.Evidence,
-			&e.Units, &e.AvailableBefore, &e.AvailableAfter, &e.Detail)
-		e.At, e.Kind, e.RunID = fromNanos(at), ledger.AuditKind(kind), ledger.RunID(run)
+			&e.Units, &e.AvailableBefore, &e.AvailableAfter, &e.Detail, &e.Count, &lastAt)
+		e.At, e.Kind, e.RunID, e.LastAt = fromNanos(at), ledger.AuditKind(kind), ledger.RunID(run), fromNanos(lastAt)
 		return e, err
 	})
 	if err != nil {

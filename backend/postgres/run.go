@@ -452,6 +452,10 @@ func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Uni
 	})
 }
 
+// QueuedAtCrashEvidence is the evidence of a run released at recovery (or
+// when its dead instance is reaped) because it was still queued at the gate.
+const QueuedAtCrashEvidence = "queued at the crash, never sent upstream"
+
 // RecoverInterrupted marks the runs this instance left queued or active
 // (a previous life of the same instance name) as interrupted with usage
 // unknown; their holds stay. Other instances' runs are theirs: a dead
@@ -484,9 +488,18 @@ func (s *Store) interruptOpen(ctx context.Context, instance, actor, why string) 
 			if run.Status.Ended() {
 				return run, change{}, nil // ended meanwhile by its own transition
 			}
+			did = true
+			if run.Status == ledger.RunQueued {
+				// Started before it is sent: a run still queued never reached
+				// the provider, proof of no work (issue 12 item 4).
+				held := run.HeldUnits
+				run.Status, run.Usage, run.Evidence = ledger.RunFailed, ledger.UsageReleased, QueuedAtCrashEvidence
+				run.SpentUnits, run.HeldUnits = 0, 0
+				return run, change{kind: ledger.AuditRelease, actor: actor, reason: "hold released",
+					evidence: QueuedAtCrashEvidence, units: held}, nil
+			}
 			evidence := why + string(run.Status)
 			run.Status, run.Usage, run.Evidence = ledger.RunInterrupted, ledger.UsageUnknown, evidence
-			did = true
 			return run, change{kind: ledger.AuditRecover, actor: actor, reason: evidence, units: run.HeldUnits}, nil
 		})
 		if err != nil {

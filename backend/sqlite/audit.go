@@ -20,10 +20,25 @@ func insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool)
 	if balance {
 		b = 1
 	}
+	if e.Kind == ledger.AuditReject {
+		// A refusal moves no money: within one interval, one row per tenant
+		// and code counts them (its available figures stay the first's, so
+		// Verify's chain still holds).
+		res, err := w.exec(ctx, `UPDATE audit SET count = count + 1, last_at = max(last_at, ?1) WHERE seq = (
+			SELECT seq FROM audit WHERE kind = 'reject' AND tenant_id = ?2 AND reason = ?3 AND at >= ?4
+			ORDER BY seq DESC LIMIT 1)`,
+			nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval)))
+		if err != nil {
+			return fmt.Errorf("count refusal: %w", err)
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 1 {
+			return nil
+		}
+	}
 	_, err := w.exec(ctx, `INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
-		available_before, available_after, detail, balance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		available_before, available_after, detail, balance, count, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
 		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason, e.Evidence, int64(e.Units),
-		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b)
+		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b, nanos(at))
 	if err != nil {
 		return fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}
@@ -43,7 +58,7 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	return nil
 }
 
-const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail`
+const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at`
 
 // Audit returns rows matching f in sequence order; From is inclusive, To exclusive.
 func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.AuditEntry, error) {
@@ -82,14 +97,14 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 	var out []ledger.AuditEntry
 	for rows.Next() {
 		var e ledger.AuditEntry
-		var at int64
+		var at, lastAt int64
 		var kind, run string
 		var units, before, after int64
 		if err := rows.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &e.Actor, &e.Reason, &e.Evidence,
-			&units, &before, &after, &e.Detail); err != nil {
+			&units, &before, &after, &e.Detail, &e.Count, &lastAt); err != nil {
 			return nil, fmt.Errorf("read audit: %w", err)
 		}
-		e.At = fromNanos(at)
+		e.At, e.LastAt = fromNanos(at), fromNanos(lastAt)
 		e.Kind = ledger.AuditKind(kind)
 		e.RunID = ledger.RunID(run)
 		e.Units, e.AvailableBefore, e.AvailableAfter = ledger.Units(units), ledger.Units(before), ledger.Units(after)

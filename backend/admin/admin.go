@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -321,13 +322,20 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if err != nil || mt != "application/json" {
 		return ledger.Errorf(codeUnsupportedMediaType, "send the body as application/json")
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return ledger.Errorf(ledger.CodeRequestTooLarge, "body over %d bytes", maxBodyBytes)
 		}
+		return ledger.Errorf(ledger.CodeInvalidRequest, "the body could not be read: %v", err)
+	}
+	if k, dup := duplicateKey(b); dup {
+		return ledger.Errorf(ledger.CodeInvalidRequest, "the key %q appears twice in one object; send it once", k)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		return ledger.Errorf(ledger.CodeInvalidRequest, "malformed JSON body: %v", err)
 	}
 	if dec.More() {

@@ -55,6 +55,8 @@ const (
 	DefaultStreamQueueEvents   = 8
 	DefaultWriteTimeout        = 30 * time.Second
 	DefaultUpstreamTimeout     = 120 * time.Second // longest silence from a streaming upstream
+	DefaultBodyTimeout         = 30 * time.Second  // a body that trickles in (issue 12: 30 stalled bodies cost 245 MB)
+	DefaultFinishGrace         = 5 * time.Second   // issue 12 item 9: usage comes ~300 ms after the last content
 	DefaultGateConcurrent      = 2                 // seed 003
 	DefaultMaxWaiters          = 4
 	DefaultMaxWait             = 8 * time.Second
@@ -175,6 +177,8 @@ type Limits struct {
 	StreamQueueEvents   int           `yaml:"stream_queue_events"`
 	WriteTimeout        time.Duration `yaml:"write_timeout"`
 	UpstreamTimeout     time.Duration `yaml:"upstream_timeout"` // longest upstream silence mid-stream
+	BodyTimeout         time.Duration `yaml:"body_timeout"`     // longest wait for a request body to arrive
+	FinishGrace         time.Duration `yaml:"finish_grace"`     // after finish_reason, how long a stream whose client left is still read for usage
 }
 
 //go:embed default.yaml
@@ -284,6 +288,8 @@ func (c *Config) fillDefaults() {
 	orDefault(&l.StreamQueueEvents, DefaultStreamQueueEvents)
 	orDefault(&l.WriteTimeout, DefaultWriteTimeout)
 	orDefault(&l.UpstreamTimeout, DefaultUpstreamTimeout)
+	orDefault(&l.BodyTimeout, DefaultBodyTimeout)
+	orDefault(&l.FinishGrace, DefaultFinishGrace)
 	for i := range c.Tenants {
 		orDefault(&c.Tenants[i].MaxConcurrent, 1)
 	}

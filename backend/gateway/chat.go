@@ -134,14 +134,9 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.RequestBytesMax))
+	body, err := g.readBody(w, r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, ledger.Errorf(ledger.CodeRequestTooLarge, "the request body is larger than %d bytes", g.opts.RequestBytesMax))
-			return
-		}
-		writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "the request body could not be read: %v", err))
+		writeError(w, err)
 		return
 	}
 	req, err := meter.ParseChatRequest(body)
@@ -279,6 +274,10 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		c.upstreamRefused(w, resp, refusals)
+		return
+	}
+	if ct := resp.Header.Get("Content-Type"); !answerType(ct, c.req.Stream) {
+		c.wrongType(w, ct)
 		return
 	}
 	if c.req.Stream {

@@ -21,8 +21,12 @@ func statusOf(code string) int {
 		return http.StatusPaymentRequired
 	case ledger.CodeForbidden:
 		return http.StatusForbidden
-	case ledger.CodeModelNotFound, ledger.CodeRunNotFound:
+	case ledger.CodeModelNotFound, ledger.CodeRunNotFound, codeNotFound:
 		return http.StatusNotFound
+	case codeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case codeRequestTimeout:
+		return http.StatusRequestTimeout
 	case ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict:
 		return http.StatusConflict
 	case ledger.CodeRequestTooLarge:

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +25,8 @@ const (
 	DefaultKeepAlive         = 15 * time.Second  // ": keepalive" during an upstream gap
 	DefaultResponseBytesMax  = 64 << 20          // a non-streaming upstream body
 	DefaultTenantRefresh     = 2 * time.Second
+	DefaultBodyTimeout       = 30 * time.Second
+	DefaultFinishGrace       = 5 * time.Second
 )
 
 // Options configures a Gateway. Store, Meter and Upstreams are required; a
@@ -42,6 +43,8 @@ type Options struct {
 	WriteTimeout      time.Duration // per write to the client; a client that stops reading is cut after it; default 30s
 	UpstreamTimeout   time.Duration // longest silence from a streaming upstream before the run is cut; default 120s
 	KeepAlive         time.Duration // SSE comment sent to the client during an upstream gap; default 15s, <0 off
+	BodyTimeout       time.Duration // longest wait for the request body (408 after it); default 30s
+	FinishGrace       time.Duration // after finish_reason, how long a stream whose client left is still read for usage; default 5s
 	MaxEventBytes     int           // one upstream SSE event; default meter.DefaultMaxEventBytes
 	// ForwardHeaders are request headers copied to the upstream (e.g.
 	// "X-Demo-Plan" for the demo upstream); nothing else is forwarded.
@@ -104,6 +107,12 @@ func New(opts Options) *Gateway {
 	if opts.UpstreamTimeout <= 0 {
 		opts.UpstreamTimeout = DefaultUpstreamTimeout
 	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.FinishGrace <= 0 {
+		opts.FinishGrace = DefaultFinishGrace
+	}
 	if opts.KeepAlive == 0 {
 		opts.KeepAlive = DefaultKeepAlive
 	}
@@ -123,9 +132,9 @@ func New(opts Options) *Gateway {
 	mux.HandleFunc("GET /v1/balance", g.balance)
 	mux.HandleFunc("GET /v1/runs/{id}", g.getRun)
 	mux.HandleFunc("DELETE /v1/runs/{id}", g.deleteRun)
-	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "%s %s is not a quotagate endpoint", r.Method, r.URL.Path))
-	})
+	mux.HandleFunc("GET /v1/models/{id}", g.model)
+	mux.HandleFunc("GET /v1/runs", g.listRuns)
+	mux.HandleFunc(catchAll, g.unknownRoute)
 	g.mux = mux
 	return g
 }
@@ -183,12 +192,7 @@ func (g *Gateway) loadTenants(ctx context.Context, force bool) ([]ledger.Tenant,
 
 // authenticate returns the tenant whose key is the request's Bearer token.
 func (g *Gateway) authenticate(r *http.Request) (ledger.Tenant, error) {
-	auth := r.Header.Get("Authorization")
-	key, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok {
-		key, ok = strings.CutPrefix(auth, "bearer ")
-	}
-	key = strings.TrimSpace(key)
+	key, ok := bearer(r.Header.Get("Authorization"))
 	if !ok || key == "" {
 		return ledger.Tenant{}, ledger.Errorf(ledger.CodeInvalidAPIKey, "send your quotagate key as \"Authorization: Bearer <key>\"")
 	}

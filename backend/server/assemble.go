@@ -107,6 +107,8 @@ func assemble(p Parts) (_ *assembly, err error) {
 		StreamQueueEvents: cfg.Limits.StreamQueueEvents,
 		WriteTimeout:      cfg.Limits.WriteTimeout,
 		UpstreamTimeout:   cfg.Limits.UpstreamTimeout,
+		BodyTimeout:       cfg.Limits.BodyTimeout,
+		FinishGrace:       cfg.Limits.FinishGrace,
 		ForwardHeaders:    forward,
 		RateLimiter:       a.limiter,
 		Gate:              gateway.FromGates(p.Gates),

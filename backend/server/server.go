@@ -23,6 +23,7 @@ import (
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/datadir"
 	"github.com/quotagate/quotagate/backend/gate"
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
 	"github.com/quotagate/quotagate/backend/scrub"
@@ -254,9 +255,12 @@ func (s *Server) routes(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	count := s.instrument
 	mux.Handle("GET /healthz", count("healthz", http.HandlerFunc(s.healthz)))
-	mux.Handle("GET /metrics", count("metrics", metricsHandler(s.registry)))
+	mux.Handle("GET /metrics", count("metrics", s.metrics()))
 	mux.Handle("/admin/", count("admin", s.admin))
 	mux.Handle("/v1/", count("v1", gw))
+	for _, p := range gateway.MissingV1Paths { // a base URL without /v1
+		mux.Handle(p, count("v1", http.HandlerFunc(gateway.MissingV1)))
+	}
 	mux.Handle("/", count("dashboard", dashboard(s.opts.Frontend)))
 	return mux
 }

@@ -55,8 +55,9 @@ package: build ## the .deb, the Linux tarball and the Windows zip, into build/pa
 package-check: ## install the built .deb, run it, remove it; check the tarball and the .exe
 	VERSION=$(VERSION) scripts/package_check.sh
 
-bench: ## benchmarks, each against its baseline
+bench: build ## benchmarks, each against its baseline; quotagate against a direct call (cmd/gatebench)
 	go test -run '^$$' -bench . -benchmem ./...
+	go run ./cmd/gatebench -binary $(BIN)
 
 fuzz: ## every fuzz target for FUZZTIME (default 30s)
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh

@@ -13,9 +13,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/postgres"
 	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/frontend"
 )
@@ -32,6 +34,9 @@ Commands:
   (none)     open the window (without a display: says so and runs serve)
   serve      run without a window; print the dashboard URL and the local key
   verify     recompute every balance from the ledger; exit 1 on any difference
+             (the configured one: <data>/ledger.db, or ledger.dsn on PostgreSQL)
+  migrate    copy a desktop ledger into an empty shared one, then verify it:
+             quotagate migrate --from sqlite:PATH --to postgres:DSN
   service install|uninstall
              start the gateway headless at login (systemd user unit on Linux,
              the per-user Run key on Windows), or stop doing so
@@ -43,6 +48,7 @@ Flags:
   --data DIR      data directory: ledger and secrets
                   (default $XDG_DATA_HOME/quotagate, else ~/.local/share/quotagate)
   --config FILE   YAML config (default: built in — tenant "local", the demo upstream)
+  --from, --to    migrate's source (sqlite:PATH) and target (postgres:DSN)
   --version       print the version
   --help          print this text
 
@@ -52,6 +58,7 @@ Point a tool at http://127.0.0.1:8787/v1 with the printed key as its API key.
 // cli is the parsed command line.
 type cli struct {
 	command, action, addr, data, config string
+	from, to                            string // migrate
 }
 
 func main() {
@@ -84,6 +91,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, c, stdout, stderr, log)
 	case "verify":
 		return verify(ctx, c, stdout, stderr)
+	case "migrate":
+		return migrate(ctx, c, stdout, stderr)
 	case "service":
 		return service(c, stdout, stderr)
 	case "":
@@ -102,6 +111,8 @@ func parse(args []string, stderr io.Writer) (cli, error) {
 	fs.StringVar(&c.addr, "addr", "", "")
 	fs.StringVar(&c.data, "data", "", "")
 	fs.StringVar(&c.config, "config", "", "")
+	fs.StringVar(&c.from, "from", "", "")
+	fs.StringVar(&c.to, "to", "", "")
 	fs.BoolVar(&showVersion, "version", false, "")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -204,5 +215,40 @@ func verify(ctx context.Context, c cli, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stdout, "verify: ledger consistent")
+	return 0
+}
+
+// migrate is `quotagate migrate --from sqlite:PATH --to postgres:DSN`.
+func migrate(ctx context.Context, c cli, stdout, stderr io.Writer) int {
+	from, okFrom := strings.CutPrefix(c.from, "sqlite:")
+	to, okTo := strings.CutPrefix(c.to, "postgres:")
+	if !okFrom || !okTo || from == "" || to == "" {
+		fmt.Fprintln(stderr, "quotagate: migrate needs --from sqlite:PATH (a desktop ledger, its gateway stopped) and --to postgres:DSN (an empty shared ledger)")
+		return 2
+	}
+	res, err := postgres.MigrateSQLite(ctx, from, to)
+	if err != nil {
+		fmt.Fprintf(stderr, "quotagate: %s\n", config.RedactDSN(err.Error(), to))
+		return 1
+	}
+	tables := make([]string, 0, len(res.Rows))
+	for t := range res.Rows {
+		tables = append(tables, t)
+	}
+	sort.Strings(tables)
+	for _, t := range tables {
+		fmt.Fprintf(stdout, "  %-14s %d rows\n", t, res.Rows[t])
+	}
+	if res.Interrupted > 0 {
+		fmt.Fprintf(stdout, "  %d runs left open by the desktop gateway were ended interrupted first (holds kept)\n", res.Interrupted)
+	}
+	for _, p := range res.Problems {
+		fmt.Fprintln(stdout, p)
+	}
+	if len(res.Problems) > 0 {
+		fmt.Fprintf(stdout, "migrate: copied, but verify found %d differences\n", len(res.Problems))
+		return 1
+	}
+	fmt.Fprintln(stdout, "migrate: copied and verified; point every gateway at it with ledger: {driver: postgres, dsn: …}")
 	return 0
 }

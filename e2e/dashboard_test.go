@@ -49,8 +49,9 @@ func TestDashboardLive(t *testing.T) {
 
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(s.DashboardURL()),
-		waitJS(`document.querySelector('[data-testid="conn-status"]')?.textContent === 'live'`),
+		waitJS(`document.querySelector('[data-testid="conn-status"]')?.dataset.value === 'live'`),
 		waitJS(`document.querySelector('[data-testid="version"]')?.textContent.includes('e2e')`),
+		chromedp.Click(tid("nav-overview")),
 		waitJS(digits("tenant-local-available")+` === '1000000'`),
 	)
 	if err != nil {

@@ -10,6 +10,7 @@ pkgs=(
   xvfb xauth imagemagick xdotool                                  # desktop smoke test
   chromium                                                        # dashboard e2e
   fonts-dejavu-core
+  fonts-wqy-microhei                                              # CJK glyphs: the zh-CN dashboard, Chinese evidence
   postgresql                                                      # backend/postgres tests
   desktop-file-utils zip unzip file binutils                      # make package and its check
 )

@@ -51,6 +51,7 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 		for {
 			var m struct {
 				Type string `json:"type"`
+				Lang string `json:"lang"` // the page's language (the desktop smoke checks zh-CN)
 			}
 			if err := conn.ReadJSON(&m); err != nil {
 				var syntax *json.SyntaxError
@@ -62,7 +63,7 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 			alive()
 			if m.Type == "rendered" && !told {
 				told = true // the page painted a pushed state (the desktop smoke waits for this)
-				h.log.Info("admin ws page rendered the state", "origin", origin)
+				h.log.Info("admin ws page rendered the state", "origin", origin, "lang", m.Lang)
 			}
 		}
 	}()

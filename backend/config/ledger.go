@@ -129,3 +129,12 @@ func (c *Config) Fingerprint() string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
+
+// RedactDSN removes dsn's password from msg (an error that may echo it).
+func RedactDSN(msg, dsn string) string {
+	if c, err := pgconn.ParseConfig(dsn); err == nil && c.Password != "" {
+		msg = strings.ReplaceAll(msg, c.Password, "xxxxx")
+		msg = strings.ReplaceAll(msg, url.QueryEscape(c.Password), "xxxxx")
+	}
+	return msg
+}

@@ -1,460 +1,158 @@
 package gateway
 
 import (
-	"context"
-	"crypto/sha256"
+	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"strings"
-	"sync"
-	"time"
 
-	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
-	"github.com/quotagate/quotagate/backend/upstream"
+	"github.com/quotagate/quotagate/backend/openai"
 )
 
-// Why a run's upstream context was cancelled. Owner, operator, client and
-// write-timeout cancels end the run cancelled; an upstream silence ends it
-// interrupted. None of them is evidence: the hold is kept.
-var (
-	errCancelOwner    = errors.New("cancelled by its owner")
-	errCancelOperator = errors.New("cancelled by the operator")
-	errWriteTimeout   = errors.New("the client stopped reading for longer than the write timeout")
-	errUpstreamIdle   = errors.New("the upstream sent nothing for longer than the upstream timeout")
-)
+// chatDoor is POST /v1/chat/completions: OpenAI's chat completions, the
+// first door. Every upstream speaks chat, so it is always native.
+type chatDoor struct{}
 
-// call is one admitted run in flight.
-type call struct {
-	g       *Gateway
-	id      ledger.RunID
-	tenant  ledger.Tenant
-	up      Upstream
-	req     *meter.ChatRequest
-	est     meter.Estimate
-	ctx     context.Context // the upstream call's context; cancelled to close the connection
-	cancel  context.CancelCauseFunc
-	stream  *streamState // nil for non-streaming runs
-	guarded bool         // the quota guard returned a check for this model
+func (chatDoor) protocol() Protocol { return ProtocolChat }
 
-	mu      sync.Mutex
-	rc      *http.ResponseController // set once the response started
-	writing bool                     // a write to the client is in progress
-	reason  error                    // the first abort's cause
-
-	out       outcome // decided by the handler goroutine, applied by finish
-	finished  bool    // finish ran (it runs once: before the end marker, or in the defer)
-	doneEvent []byte  // the upstream's [DONE], held back until the outcome is committed
-}
-
-// outcome is what finish writes to the ledger.
-type outcome struct {
-	decided  bool
-	verdict  meter.Verdict // Trusted → Settle
-	release  bool          // proof the provider did no work → ReleaseHold
-	status   ledger.RunStatus
-	evidence string
-}
-
-func (c *call) settle(v meter.Verdict) {
-	c.out = outcome{decided: true, verdict: v, status: ledger.RunCompleted, evidence: v.Evidence()}
-}
-
-func (c *call) keep(status ledger.RunStatus, evidence string) {
-	c.out = outcome{decided: true, status: status, evidence: evidence}
-}
-
-func (c *call) releaseHold(status ledger.RunStatus, evidence string) {
-	c.out = outcome{decided: true, release: true, status: status, evidence: evidence}
-}
-
-// abort cancels the upstream call with cause (the first cause wins) and,
-// if a write to a client that does not read is blocking, ends that write now.
-func (c *call) abort(cause error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.reason == nil {
-		c.reason = cause
-	}
-	c.cancel(cause)
-	if c.writing && c.rc != nil {
-		_ = c.rc.SetWriteDeadline(time.Now())
-	}
-}
-
-// cause says why the upstream context ended, or nil while it runs. Without
-// an abort, the request context ended: the client closed its connection.
-func (c *call) cause() error {
-	if c.ctx.Err() == nil {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.reason != nil {
-		return c.reason
-	}
-	return errClientGone
-}
-
-func statusFor(cause error) ledger.RunStatus {
-	if errors.Is(cause, errUpstreamIdle) {
-		return ledger.RunInterrupted
-	}
-	return ledger.RunCancelled
-}
-
-// clientError is what the client of a cancelled run is told, when it can
-// still hear it.
-func clientError(cause error) error {
-	switch {
-	case errors.Is(cause, errUpstreamIdle):
-		return ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream stopped sending; the run was cut and its reservation is held until reconciled")
-	case errors.Is(cause, errCancelOwner), errors.Is(cause, errCancelOperator):
-		return ledger.Errorf(ledger.CodeRunEnded, "the run was %s; its reservation is held until reconciled", cause.Error())
-	}
-	return ledger.Errorf(ledger.CodeRunEnded, "the run ended: %s", cause.Error())
-}
-
-func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
-	t, err := g.authenticate(r)
+func (chatDoor) parse(body []byte) (doorRequest, error) {
+	req, err := openai.ParseChatRequest(body)
 	if err != nil {
-		g.internal(w, err, "authenticate")
-		return
+		return nil, err
 	}
-	if g.opts.RateLimiter != nil {
-		if ra, ok := g.opts.RateLimiter.Allow(t.ID); !ok {
-			err := &ledger.Error{Code: ledger.CodeRateLimited, RetryAfter: ra,
-				Message: fmt.Sprintf("tenant %s sent too many requests; retry after the Retry-After seconds", t.ID)}
-			g.refuse(r.Context(), t.ID, "", "", err)
-			writeError(w, err)
-			return
-		}
-	}
-	body, err := g.readBody(w, r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	req, err := meter.ParseChatRequest(body)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	up := g.upstreamFor(req.Model)
-	if up == nil || !t.AllowsModel(req.Model) {
-		writeError(w, ledger.Errorf(ledger.CodeModelNotFound, "the model %q does not exist or is not available to this key", req.Model))
-		return
-	}
-	var quota *ledger.QuotaCheck
-	if g.opts.Quota != nil {
-		// Before any token counting: an evicted model costs nothing to refuse.
-		if quota, err = g.opts.Quota.Check(up.Name(), req.Model); err != nil {
-			g.refuse(r.Context(), t.ID, up.Name(), req.Model, err)
-			g.internal(w, err, "quota check")
-			return
-		}
-	}
-	est := g.opts.Reserve.Estimate(g.opts.Meter, req)
-	var ticket GateTicket
-	if g.opts.Gate != nil {
-		if ticket, err = g.opts.Gate.Enter(up.Name()); err != nil {
-			g.refuse(r.Context(), t.ID, up.Name(), req.Model, err)
-			g.internal(w, err, "gate")
-			return
-		}
-	}
-
-	ctx, cancel := context.WithCancelCause(r.Context())
-	defer cancel(nil)
-	c := &call{g: g, id: g.opts.NewRunID(), tenant: t, up: up, req: req, est: est, ctx: ctx, cancel: cancel, guarded: quota != nil}
-	if req.Stream {
-		c.stream = &streamState{queueCap: g.opts.StreamQueueEvents}
-	}
-	g.register(c)
-	// Admission is recorded even if the client leaves meanwhile: the ledger
-	// write must not be half-cancelled.
-	run, err := g.opts.Store.Admit(context.WithoutCancel(r.Context()), ledger.AdmitRequest{
-		RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: req.Model,
-		ReserveUnits: est.ReserveUnits, Queued: ticket != nil && ticket.Queued(),
-		Quota: quota, Actor: g.opts.Actor,
-	})
-	if err != nil {
-		g.unregister(c)
-		if ticket != nil {
-			ticket.Abandon()
-		}
-		if ledger.ErrorCode(err) == ledger.CodeInternal {
-			// A disk that is full, or a file another program locked: the call
-			// was neither recorded nor sent, and may well succeed in a moment.
-			g.log.Error("gateway: admit", "err", err)
-			err = &ledger.Error{Code: ledger.CodeLedgerUnavailable, RetryAfter: time.Second,
-				Message: "quotagate could not record this call in its ledger just now; nothing was charged or sent — try again shortly"}
-		}
-		g.emit(Event{Kind: EventReject, TenantID: t.ID, Upstream: up.Name(), Model: req.Model, Code: ledger.ErrorCode(err)})
-		writeError(w, err)
-		return
-	}
-	g.emit(Event{Kind: EventAdmit, RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: req.Model})
-	w.Header().Set("X-Run-Id", string(c.id))
-	defer func() { _ = c.finish(r.Context()) }()
-	c.serve(w, r, ticket, run.Status == ledger.RunQueued)
+	return chatRequest{req}, nil
 }
 
-// refuse audits a refusal that happens before Admit (Admit audits its own).
-func (g *Gateway) refuse(ctx context.Context, tenantID, up, model string, err error) {
-	code := ledger.ErrorCode(err)
-	if code == ledger.CodeInternal {
-		return
-	}
-	g.emit(Event{Kind: EventReject, TenantID: tenantID, Upstream: up, Model: model, Code: code})
-	detail := ""
-	if up != "" {
-		detail = up + "/" + model
-	}
-	aerr := g.opts.Store.AppendAudit(context.WithoutCancel(ctx), ledger.AuditEntry{
-		Kind: ledger.AuditReject, TenantID: tenantID, Actor: g.opts.Actor, Reason: code,
-		Evidence: ledger.ErrorMessage(err), Detail: detail,
-	})
-	if aerr != nil {
-		g.log.Error("gateway: audit refusal", "tenant", tenantID, "code", code, "err", aerr)
-	}
-}
+func (chatDoor) writeError(w http.ResponseWriter, err error) { writeError(w, err) }
 
-// serve takes the run from admission to a decided outcome. Until the first
-// byte it may answer with an error; after it, failures only end the stream.
-func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, queued bool) {
-	g := c.g
-	if ticket != nil {
-		release, err := ticket.Wait(c.ctx)
-		if err != nil {
-			// Gave up while queued: the upstream never saw the call.
-			status := ledger.RunFailed
-			if cause := c.cause(); cause != nil {
-				status = ledger.RunCancelled
-				err = clientError(cause)
-			}
-			c.releaseHold(status, "gave up while queued at the gate of "+c.up.Name()+": "+ledger.ErrorMessage(err))
-			writeError(w, err)
-			return
-		}
-		defer release()
-		if queued {
-			if _, err := g.opts.Store.Start(context.WithoutCancel(c.ctx), c.id); err != nil {
-				c.releaseHold(ledger.RunFailed, "could not start after the gate: "+err.Error())
-				g.internal(w, err, "start run "+string(c.id))
-				return
-			}
-			g.emit(Event{Kind: EventStart, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
-		}
-	}
+func (chatDoor) streamError(err error) []byte { return sseError(err) }
+
+// chatRequest is one parsed chat-completions request.
+type chatRequest struct{ req *openai.ChatRequest }
+
+func (c chatRequest) meterRequest() meter.Request { return ChatMeterRequest(c.req) }
+
+// upstream is always native: the client's body, asking a streaming
+// upstream for the usage chunk.
+func (c chatRequest) upstream(bool) (string, []byte, error) {
 	body, err := c.req.UpstreamBody()
-	if err != nil {
-		c.releaseHold(ledger.RunFailed, "request not sent: "+err.Error())
-		writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "the request could not be prepared: %v", err))
-		return
-	}
-	var hdr http.Header
-	for _, k := range g.opts.ForwardHeaders {
-		if v := r.Header.Values(k); len(v) > 0 {
-			if hdr == nil {
-				hdr = http.Header{}
-			}
-			hdr[http.CanonicalHeaderKey(k)] = v
-		}
-	}
-	resp, refusals, err := g.send(c, body, hdr)
-	if err != nil {
-		c.sendFailed(w, err)
-		return
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		c.upstreamRefused(w, resp, refusals)
-		return
-	}
-	if ct := resp.Header.Get("Content-Type"); !answerType(ct, c.req.Stream) {
-		c.wrongType(w, ct)
-		return
-	}
-	if c.req.Stream {
-		c.relayStream(w, resp)
-	} else {
-		c.relayComplete(w, resp)
-	}
+	return chatPath, body, err
 }
 
-// send calls the upstream, retrying a 429/503 per Options.Retry. It returns
-// the final answer and the refusals that came before it. When the wait for a
-// retry is cancelled, the provider has still done no work: the error says
-// the request was not sent, so the hold is released.
-func (g *Gateway) send(c *call, body []byte, hdr http.Header) (*upstream.Response, []gate.Answer, error) {
-	var resp *upstream.Response
-	answers, err := g.opts.Retry.Do(c.ctx, func(ctx context.Context) (int, string, func(), error) {
-		r, err := c.up.Send(ctx, body, hdr)
-		if err != nil {
-			return 0, "", nil, err
-		}
-		resp = r
-		discard := func() {
-			_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, upstreamErrorBytes))
-			r.Body.Close()
-		}
-		return r.StatusCode, r.Header.Get("Retry-After"), discard, nil
-	})
-	if err != nil {
-		var se *upstream.SendError
-		if len(answers) > 0 && !errors.As(err, &se) { // cancelled while waiting to retry
-			err = &upstream.SendError{Upstream: c.up.Name(), Err: fmt.Errorf("after %s: %w", gate.Evidence(answers), err)}
-		}
-		return nil, answers, err
+func (c chatRequest) answer(bool) answer { return chatAnswer{includeUsage: c.req.IncludeUsage} }
+
+// ChatMeterRequest is what the meter counts of a chat-completions request.
+func ChatMeterRequest(r *openai.ChatRequest) meter.Request {
+	msgs := make([]meter.Message, len(r.Messages))
+	for i, m := range r.Messages {
+		msgs[i] = meter.Message(m)
 	}
-	if gate.Retryable(resp.StatusCode) && len(answers) > 0 {
-		answers = answers[:len(answers)-1] // the final answer is resp itself
-	}
-	return resp, answers, nil
+	c, ok := r.OutputCap()
+	return meter.Request{Model: r.Model, Stream: r.Stream, Messages: msgs, ToolsJSON: r.ToolsJSON,
+		OutputCap: c, HasOutputCap: ok, N: r.N}
 }
 
-// sendFailed handles a Send that got no response. A request that never left
-// releases the hold with the error as evidence; one that may have reached
-// the provider keeps it.
-func (c *call) sendFailed(w http.ResponseWriter, err error) {
-	var se *upstream.SendError
-	sent := !errors.As(err, &se) || se.Sent
-	cause := c.cause()
-	status := ledger.RunFailed
-	if cause != nil {
-		status = statusFor(cause)
+// ChatInputUnits is the gateway's count of a chat-completions body's input
+// under m, as the reserve counts it (no media units); 0 when the body does
+// not parse. The demo upstream reports it as prompt units, to be trusted.
+func ChatInputUnits(m meter.Meter, body []byte) ledger.Units {
+	req, err := openai.ParseChatRequest(body)
+	if err != nil {
+		return 0
 	}
-	scrub := c.g.opts.Scrub.String
+	in, _ := meter.ReservePolicy{}.Reserve(m, ChatMeterRequest(req))
+	return in
+}
+
+// chatAnswer reads a chat-completions answer and relays it as it came,
+// except the usage chunk the client did not ask for.
+type chatAnswer struct{ includeUsage bool }
+
+func (chatAnswer) endMarker() string { return "" }
+
+func (a chatAnswer) event(ev openai.Event) step {
+	if ev.Incomplete {
+		// Cut before its blank line (often mid-JSON): a client drops such an
+		// event, so it is not relayed, and neither its text nor its [DONE]
+		// nor its usage counts; the error event that follows starts clean.
+		return step{}
+	}
+	if !ev.HasData() {
+		return step{relay: bytes.Clone(ev.Raw)} // comments (keep-alives) pass through
+	}
+	chunk, o := chatObservation(ev.Data)
 	switch {
-	case !sent:
-		c.releaseHold(status, scrub(se.Evidence()))
-	case cause != nil:
-		c.keep(status, fmt.Sprintf("%s while waiting for the upstream's answer", cause))
-	default:
-		c.keep(status, scrub(fmt.Sprintf("upstream_no_response: the request reached %s but no answer came: %v", c.up.Name(), err)))
+	case chunk.Done:
+		return step{observe: true, obs: o, final: bytes.Clone(ev.Raw)}
+	case chunk.UsageOnly() && !a.includeUsage:
+		return step{observe: true, obs: o} // asked for the ledger, not by the client
 	}
-	if cause != nil {
-		writeError(w, clientError(cause))
-		return
-	}
-	if se != nil && se.Timeout {
-		writeError(w, ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s did not answer in time", c.up.Name()))
-		return
-	}
-	writeError(w, ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s could not be reached", c.up.Name()))
+	return step{observe: true, obs: o, relay: bytes.Clone(ev.Raw)}
 }
 
-// upstreamErrorBytes bounds the error body kept as evidence.
-const upstreamErrorBytes = 64 << 10
-
-// upstreamRefused handles an HTTP error answer before any output: the
-// provider did no work, so the hold is released with the answer as evidence.
-func (c *call) upstreamRefused(w http.ResponseWriter, resp *upstream.Response, refusals []gate.Answer) {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, upstreamErrorBytes))
-	sum := sha256.Sum256(b)
-	msg := c.g.opts.Scrub.String(upstreamMessage(b))
-	evidence := fmt.Sprintf("upstream_status=%d body_sha256=%x: %s", resp.StatusCode, sum[:8], truncate(msg, 200))
-	if len(refusals) > 0 {
-		evidence = fmt.Sprintf("retried after %s; final %s", gate.Evidence(refusals), evidence)
-	}
-	c.releaseHold(ledger.RunFailed, evidence)
-	var err *ledger.Error
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests:
-		err = &ledger.Error{Code: ledger.CodeUpstreamBusy, Message: fmt.Sprintf("the upstream %s is busy: %s", c.up.Name(), msg)}
-		if d, ok := gate.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > 0 {
-			err.RetryAfter = d
-		}
-	case http.StatusGatewayTimeout:
-		err = ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s timed out: %s", c.up.Name(), msg)
-	default:
-		err = ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s answered %d: %s", c.up.Name(), resp.StatusCode, msg)
-	}
-	writeError(w, err)
-}
-
-// upstreamMessage is the message of an OpenAI-shaped error body, else the
-// body's first line.
-func upstreamMessage(b []byte) string {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(b, &e) == nil && e.Error.Message != "" {
-		return e.Error.Message
-	}
-	s := strings.TrimSpace(string(b))
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if s == "" {
-		s = "(empty body)"
-	}
-	return truncate(s, 500)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && (s[n]&0xC0) == 0x80 { // keep UTF-8 whole
-		n--
-	}
-	return s[:n] + "…"
-}
-
-// finish writes the decided outcome to the ledger, once. The relay calls it
-// before the client sees the end of the answer (a [DONE] or the last byte of
-// a body), so an answer the client received whole is settled on disk even if
-// the process dies next (RELIABILITY T16). It also runs in a defer, so a
-// panic or an early return still ends the run — with its hold kept unless
-// there is evidence.
-func (c *call) finish(reqCtx context.Context) error {
-	if c.finished {
-		return nil
-	}
-	c.finished = true
-	g := c.g
-	g.unregister(c)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(reqCtx), 30*time.Second)
-	defer cancel()
-	o := c.out
-	if !o.decided {
-		o = outcome{status: ledger.RunInterrupted, evidence: "the gateway ended the run without a decision"}
-	}
-	var (
-		err  error
-		kind string
-	)
+func (chatAnswer) body(b []byte) (meter.Observation, []byte) {
+	c, err := openai.ParseCompletion(b)
+	o := meter.Observation{Text: c.Text(), Usage: c.Usage}
 	switch {
-	case o.verdict.Trusted:
-		// Above the reserve, the ledger charges the tenant the reserve and
-		// counts the rest in the quota day (the provider did consume it).
-		_, err = g.opts.Store.Settle(ctx, c.id, o.verdict.SpendUnits, o.evidence)
-		kind = EventSettle
-	case o.release:
-		_, err = g.opts.Store.ReleaseHold(ctx, c.id, o.status, o.evidence)
-		kind = EventRelease
-	default:
-		_, err = g.opts.Store.KeepHold(ctx, c.id, o.status, o.evidence)
-		kind = EventHold
+	case errors.Is(err, openai.ErrBadUsage):
+		o.Usage, o.Problem = nil, err.Error()
+	case err != nil:
+		o = meter.Observation{Unreadable: true}
 	}
+	return o, b
+}
+
+// chatObservation is what one chat.completion.chunk payload says to the meter.
+func chatObservation(data []byte) (openai.Chunk, meter.Observation) {
+	c, err := openai.ParseChunk(data)
+	if err != nil && !errors.Is(err, openai.ErrBadUsage) {
+		return c, meter.Observation{Unreadable: true, Problem: "a data event did not parse: " + err.Error()}
+	}
+	o := meter.Observation{Text: c.Text(), Usage: c.Usage, End: c.Done, UpstreamError: c.Error}
 	if err != nil {
-		// The run stays open in the ledger; RecoverInterrupted keeps its hold at the next start.
-		g.log.Error("gateway: end run", "run", c.id, "outcome", kind, "err", err)
-		return fmt.Errorf("end run %s: %w", c.id, err)
+		o.Usage, o.Problem = nil, err.Error()
 	}
-	g.emit(Event{Kind: kind, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
-	if c.guarded {
-		if err := g.opts.Quota.Observe(ctx, c.up.Name(), c.req.Model); err != nil {
-			g.log.Warn("gateway: quota observe", "run", c.id, "err", err)
-		}
+	return c, o
+}
+
+// typeOf is the OpenAI error "type" of a code.
+func typeOf(code string) string {
+	switch code {
+	case ledger.CodeInsufficientBudget:
+		return "insufficient_quota"
+	case ledger.CodeInvalidAPIKey:
+		return "authentication_error"
+	case ledger.CodeForbidden:
+		return "permission_error"
+	case ledger.CodeConcurrencyLimit, ledger.CodeRateLimited, ledger.CodeUpstreamBusy, ledger.CodeQuotaGuard:
+		return "rate_limit_error"
+	case ledger.CodeUpstreamError, ledger.CodeUpstreamTimeout, ledger.CodeUpstreamInterrupt:
+		return "upstream_error"
+	case ledger.CodeInternal, ledger.CodeLedgerUnavailable:
+		return "server_error"
 	}
-	return nil
+	return "invalid_request_error"
+}
+
+func errorBody(err error) openai.ErrorBody {
+	code := ledger.ErrorCode(err)
+	return openai.NewError(ledger.ErrorMessage(err), typeOf(code), code)
+}
+
+// writeError is the one renderer of OpenAI-shaped gateway errors (the chat
+// door's, and /v1's other endpoints'): errorHeaders, then the body.
+// Internal errors never carry their text to the client.
+func writeError(w http.ResponseWriter, err error) {
+	w.WriteHeader(errorHeaders(w, err))
+	_ = json.NewEncoder(w).Encode(errorBody(err))
+}
+
+// sseError is the terminal event of a stream that failed after its first
+// byte: the status cannot change any more, so the failure is an event, and
+// no [DONE] follows.
+func sseError(err error) []byte {
+	b, _ := json.Marshal(errorBody(err))
+	return openai.SSEData(b)
 }

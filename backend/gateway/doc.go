@@ -1,20 +1,24 @@
-// Package gateway serves quotagate's OpenAI-compatible /v1 API:
-// POST /v1/chat/completions (streaming and not), GET /v1/models,
-// GET /v1/balance, GET /v1/runs/{id} and DELETE /v1/runs/{id}.
+// Package gateway serves quotagate's /v1 API: one protocol-free run core
+// and a door per API protocol (door.go: the seam), POST
+// /v1/chat/completions (streaming and not) being the first door; and
+// GET /v1/models, GET /v1/balance, GET /v1/runs/{id} and
+// DELETE /v1/runs/{id}.
 //
 // # One call
 //
 //	auth (tenant key, Bearer) → rate limit → read the whole body (413) →
-//	parse (400 for accounting fields) → model → quota guard → reserve →
-//	gate → Admit (one atomic ledger step) → X-Run-Id → [wait at the gate,
-//	Start] → upstream → relay → settle or keep the hold
+//	door parse (400 for accounting fields) → model → quota guard →
+//	meter.NewRun (the reserve) → gate → Admit (one atomic ledger step) →
+//	X-Run-Id → [wait at the gate, Start] → upstream (native or
+//	translated) → relay (the door reads each event; the meter run
+//	observes) → verdict → settle or keep the hold
 //
 // The outcome is decided by the handler and written to the ledger in a
 // defer, so an early return or a panic still ends the run, with its hold
 // kept unless there is evidence:
 //
-//   - trusted usage (meter.Judge: complete, consistent, followed by
-//     [DONE]) settles;
+//   - trusted usage (meter.Run.Verdict: complete, consistent, followed by
+//     the protocol's terminal marker, chat's [DONE]) settles;
 //   - an HTTP error answer before any output, a connection never made, or a
 //     call that gave up while queued releases the hold, that answer being
 //     the evidence;
@@ -23,16 +27,17 @@
 //     owner, the operator or the client's disconnect (cancelled), a request
 //     that reached the upstream but got no answer (failed).
 //
-// Before the first byte a failure is an HTTP error (writeError: the code of
-// DESIGN.md's table → status, OpenAI-shaped body, Retry-After on 429s and
-// on 503 ledger_unavailable). After it, a failure can only end the stream:
+// Before the first byte a failure is an HTTP error in the door's shape
+// (errorHeaders: the code of DESIGN.md's table → status, Retry-After on
+// 429s and on 503 ledger_unavailable; the chat door's writeError: the
+// OpenAI body). After it, a failure can only end the stream:
 // an SSE error event, and no [DONE] — a cut upstream is never disguised as
 // a normal end.
 //
 // # Concurrency
 //
 // A stream has two goroutines: a reader that parses upstream SSE events
-// (meter.SSEReader) into a bounded queue (Options.StreamQueueEvents) and
+// (openai.SSEReader, read by the door's answer) into a bounded queue (Options.StreamQueueEvents) and
 // tallies the evidence, and the handler that writes queued events to the
 // client under a per-write deadline (Options.WriteTimeout). A full queue
 // blocks the reader, so a slow client stops the upstream read

@@ -27,7 +27,7 @@ func (g *Gateway) CancelLocal(id ledger.RunID, operator bool) bool {
 		cause = errCancelOperator
 	}
 	c.abort(cause)
-	g.emit(Event{Kind: EventCancel, RunID: id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
+	g.emit(Event{Kind: EventCancel, RunID: id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.model})
 	return true
 }
 

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -43,51 +42,14 @@ func statusOf(code string) int {
 	return http.StatusInternalServerError
 }
 
-// typeOf is the OpenAI error "type" of a code.
-func typeOf(code string) string {
-	switch code {
-	case ledger.CodeInsufficientBudget:
-		return "insufficient_quota"
-	case ledger.CodeInvalidAPIKey:
-		return "authentication_error"
-	case ledger.CodeForbidden:
-		return "permission_error"
-	case ledger.CodeConcurrencyLimit, ledger.CodeRateLimited, ledger.CodeUpstreamBusy, ledger.CodeQuotaGuard:
-		return "rate_limit_error"
-	case ledger.CodeUpstreamError, ledger.CodeUpstreamTimeout, ledger.CodeUpstreamInterrupt:
-		return "upstream_error"
-	case ledger.CodeInternal, ledger.CodeLedgerUnavailable:
-		return "server_error"
-	}
-	return "invalid_request_error"
-}
-
 // DefaultRetryAfter is sent with a 429 whose error carries no Retry-After.
 const DefaultRetryAfter = time.Second
 
-// errorJSON is the OpenAI error shape: {"error":{"message","type","param","code"}}.
-type errorJSON struct {
-	Error errorObject `json:"error"`
-}
-
-type errorObject struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    string  `json:"code"`
-}
-
-func errorBody(err error) errorJSON {
-	code := ledger.ErrorCode(err)
-	return errorJSON{Error: errorObject{Message: ledger.ErrorMessage(err), Type: typeOf(code), Code: code}}
-}
-
-// writeError is the one renderer of gateway errors: status from the code,
-// OpenAI-shaped body, Retry-After (whole seconds, at least 1) for the 429
-// family and a 503. Internal errors never carry their text to the client.
-func writeError(w http.ResponseWriter, err error) {
-	code := ledger.ErrorCode(err)
-	status := statusOf(code)
+// errorHeaders sets the headers every door's error answer carries and
+// returns its status: the code of DESIGN.md's table → status, Retry-After
+// (whole seconds, at least 1) for the 429 family and a 503.
+func errorHeaders(w http.ResponseWriter, err error) int {
+	status := statusOf(ledger.ErrorCode(err))
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		ra := ledger.RetryAfter(err)
 		if ra <= 0 {
@@ -97,19 +59,7 @@ func writeError(w http.ResponseWriter, err error) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(errorBody(err))
-}
-
-// sseError is the terminal event of a stream that failed after its first
-// byte: the status cannot change any more, so the failure is an event, and
-// no [DONE] follows.
-func sseError(err error) []byte {
-	b, _ := json.Marshal(errorBody(err))
-	out := make([]byte, 0, len(b)+8)
-	out = append(out, "data: "...)
-	out = append(out, b...)
-	return append(out, "\n\n"...)
+	return status
 }
 
 var errClientGone = errors.New("client went away")

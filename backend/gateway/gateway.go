@@ -35,7 +35,7 @@ type Options struct {
 	Store     ledger.Store
 	Meter     meter.Meter
 	Reserve   meter.ReservePolicy // output cap default, reasoning floor, image units
-	Band      meter.PromptBand    // tiktoken prompt band; zero → meter.BandFor(model), per call
+	Band      meter.PromptBand    // tiktoken prompt band; zero → meter.BandFor(model), per call (meter.NewRun)
 	Upstreams []Upstream          // in config order; a model goes to the first that serves it
 
 	RequestBytesMax   int64         // request body limit (413); default 8 MiB
@@ -45,7 +45,7 @@ type Options struct {
 	KeepAlive         time.Duration // SSE comment sent to the client during an upstream gap; default 15s, <0 off
 	BodyTimeout       time.Duration // longest wait for the request body (408 after it); default 30s
 	FinishGrace       time.Duration // after finish_reason, how long a stream whose client left is still read for usage; default 5s
-	MaxEventBytes     int           // one upstream SSE event; default meter.DefaultMaxEventBytes
+	MaxEventBytes     int           // one upstream SSE event; default openai.DefaultMaxEventBytes
 	// ForwardHeaders are request headers copied to the upstream (e.g.
 	// "X-Demo-Plan" for the demo upstream); nothing else is forwarded.
 	ForwardHeaders []string
@@ -127,7 +127,9 @@ func New(opts Options) *Gateway {
 	}
 	g := &Gateway{opts: opts, log: opts.Logger, runs: make(map[ledger.RunID]*call)}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", g.chat)
+	mux.HandleFunc("POST /v1/chat/completions", g.serveDoor(chatDoor{}))
+	mux.HandleFunc("POST /v1/responses", g.serveDoor(responsesDoor{log: opts.Logger}))
+	mux.HandleFunc("GET /v1/responses", serveResponsesUpgrade)
 	mux.HandleFunc("GET /v1/models", g.models)
 	mux.HandleFunc("GET /v1/balance", g.balance)
 	mux.HandleFunc("GET /v1/runs/{id}", g.getRun)
@@ -146,17 +148,6 @@ func newRunID() ledger.RunID {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return ledger.RunID("run_" + hex.EncodeToString(b[:]))
-}
-
-// band is the tolerance between the gateway's own prompt count and the
-// upstream's: tight for models tiktoken counts with their own encoding,
-// wider for the others (a DeepSeek answer in Chinese is about half its
-// cl100k count), unless Options.Band fixes one.
-func (g *Gateway) band(model string) meter.PromptBand {
-	if g.opts.Band != (meter.PromptBand{}) {
-		return g.opts.Band
-	}
-	return meter.BandFor(model)
 }
 
 func (g *Gateway) emit(e Event) {
@@ -272,8 +263,13 @@ func (g *Gateway) balance(w http.ResponseWriter, r *http.Request) {
 // internal logs err and writes it; ledger.ErrorMessage keeps SQL and
 // secrets out of the body.
 func (g *Gateway) internal(w http.ResponseWriter, err error, what string) {
+	g.internalFor(chatDoor{}, w, err, what)
+}
+
+// internalFor is internal in door d's error shape.
+func (g *Gateway) internalFor(d door, w http.ResponseWriter, err error, what string) {
 	if ledger.ErrorCode(err) == ledger.CodeInternal {
 		g.log.Error("gateway: "+what, "err", err)
 	}
-	writeError(w, err)
+	d.writeError(w, err)
 }

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,7 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/openai"
 	"github.com/quotagate/quotagate/backend/upstream"
 )
 
@@ -85,13 +84,12 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 
 	queue := make(chan []byte, st.queueCap)
 	st.queue.Store(&queue)
-	var tally meter.Tally
 	var readErr error
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(readerDone)
 		defer close(queue)
-		readErr = c.readUpstream(resp.Body, &tally, queue)
+		readErr = c.readUpstream(resp.Body, queue)
 	}()
 	if writeErr == nil {
 		writeErr = c.writeClient(w, rc, queue)
@@ -100,9 +98,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	}
 	<-readerDone
 
-	j := tally.Judgement(g.opts.Meter, c.req.Model, c.est.InputUnits, c.est.UncertainUnits, g.band(c.req.Model))
-	j.ReserveUnits = c.est.ReserveUnits
-	v := meter.Judge(j)
+	v := c.meter.Verdict()
 	cause := c.cause()
 	var tell error // the terminal error event, if the client can still hear it
 	switch {
@@ -115,7 +111,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 		tell = clientError(cause)
 	case writeErr != nil:
 		c.keep(ledger.RunCancelled, fmt.Sprintf("%v; %s", writeErr, v.Evidence()))
-	case readErr != nil || !tally.SawDone():
+	case readErr != nil || !c.meter.SawEnd():
 		why := "the upstream closed the stream before [DONE]"
 		if readErr != nil {
 			why = "the upstream stream broke: " + g.opts.Scrub.String(readErr.Error())
@@ -133,7 +129,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	}
 	end := c.doneEvent
 	if tell != nil {
-		end = sseError(tell)
+		end = c.door.streamError(tell)
 	}
 	if end != nil && writeErr == nil {
 		c.mu.Lock()
@@ -145,15 +141,16 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	}
 }
 
-// readUpstream parses events off the upstream body into queue until EOF, a
-// read error or cancellation. The tally sees every event, including the
-// usage chunk a client that did not ask for usage is not sent.
-func (c *call) readUpstream(body io.Reader, tally *meter.Tally, queue chan<- []byte) error {
+// readUpstream frames events off the upstream body, has the door's answer
+// read each, and queues what the client gets, until EOF, a read error or
+// cancellation. The meter observes every event the answer says counts,
+// including the usage chunk a client that did not ask for usage is not sent.
+func (c *call) readUpstream(body io.Reader, queue chan<- []byte) error {
 	g := c.g
 	st := c.stream
 	idle := time.AfterFunc(g.opts.UpstreamTimeout, func() { c.abort(errUpstreamIdle) })
 	defer idle.Stop()
-	sr := meter.NewSSEReader(body, g.opts.MaxEventBytes)
+	sr := openai.NewSSEReader(body, g.opts.MaxEventBytes)
 	for {
 		ev, err := sr.Next()
 		if err == io.EOF {
@@ -166,25 +163,22 @@ func (c *call) readUpstream(body io.Reader, tally *meter.Tally, queue chan<- []b
 			return err
 		}
 		idle.Reset(g.opts.UpstreamTimeout)
-		chunk, _ := tally.Observe(ev)
-		if ev.Incomplete {
-			// A half event at a cut is never relayed: a client would drop it,
-			// and the error event that follows must start on a clean line.
+		s := c.ans.event(ev)
+		if s.observe {
+			c.meter.Observe(s.obs)
+		}
+		if s.final != nil {
+			c.doneEvent = s.final // relayed once the outcome is committed
+		}
+		raw := s.relay
+		if raw == nil {
 			continue
 		}
-		if chunk.Done {
-			c.doneEvent = bytes.Clone(ev.Raw) // relayed once the outcome is committed
-			continue
-		}
-		if chunk.UsageOnly() && !c.req.IncludeUsage {
-			continue // the client did not ask for usage; it was asked for the ledger
-		}
-		raw := bytes.Clone(ev.Raw)
 		select {
 		case queue <- raw:
 		default:
 			if st.backpressure.Add(1) == 1 {
-				g.emit(Event{Kind: EventBackpressure, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
+				g.emit(Event{Kind: EventBackpressure, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.model})
 			}
 			g.stats.backpressure.Add(1)
 			raise(&st.queuePeak, int64(len(queue))) // seen full
@@ -307,28 +301,28 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	if err != nil {
 		if cause := c.cause(); cause != nil {
 			c.keep(statusFor(cause), fmt.Sprintf("%s while reading the upstream's body", cause))
-			writeError(w, clientError(cause))
+			c.door.writeError(w, clientError(cause))
 			return
 		}
 		c.keep(ledger.RunInterrupted, "the upstream body broke off: "+g.opts.Scrub.String(err.Error()))
-		writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
+		c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
 		return
 	}
-	_, j := meter.CompletionJudgement(g.opts.Meter, c.req.Model, c.est.InputUnits, c.est.UncertainUnits, b, g.band(c.req.Model))
-	j.ReserveUnits = c.est.ReserveUnits
-	v := meter.Judge(j)
+	o, out := c.ans.body(b)
+	c.meter.Observe(o)
+	v := c.meter.Verdict()
 	if v.Trusted {
 		c.settle(v)
 	} else {
 		c.keep(ledger.RunCompleted, v.Evidence())
 	}
 	if err := c.finish(c.ctx); err != nil { // the body goes out only once the outcome is on disk
-		writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
+		c.door.writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Now().Add(g.opts.WriteTimeout))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	_, _ = w.Write(out)
 }

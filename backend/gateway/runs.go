@@ -70,7 +70,7 @@ func (c *call) streamState() StreamState {
 func (g *Gateway) Cancel(ctx context.Context, id ledger.RunID) error {
 	if c := g.lookup(id); c != nil {
 		c.abort(errCancelOperator)
-		g.emit(Event{Kind: EventCancel, RunID: id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.req.Model})
+		g.emit(Event{Kind: EventCancel, RunID: id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.model})
 		return nil
 	}
 	run, err := g.opts.Store.Run(ctx, id)
@@ -126,7 +126,7 @@ func (g *Gateway) deleteRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		c.abort(errCancelOwner)
-		g.emit(Event{Kind: EventCancel, RunID: id, TenantID: t.ID, Upstream: c.up.Name(), Model: c.req.Model})
+		g.emit(Event{Kind: EventCancel, RunID: id, TenantID: t.ID, Upstream: c.up.Name(), Model: c.model})
 		writeJSON(w, http.StatusAccepted, map[string]string{"id": string(id), "status": "cancelling"})
 		return
 	}

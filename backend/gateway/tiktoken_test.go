@@ -20,14 +20,7 @@ func TestTiktokenMeterSettlesDemoUsage(t *testing.T) {
 		tenants: []ledger.Tenant{tenant("a", 10_000, 2)},
 		plan:    demo.Plan{Text: "Hello there, this is a simulated answer."},
 		demo: func(o *demo.Options, m meter.Meter) {
-			o.PromptUnits = func(body []byte) int64 {
-				req, err := meter.ParseChatRequest(body)
-				if err != nil {
-					return 0
-				}
-				in, _ := meter.ReservePolicy{}.Reserve(m, req)
-				return int64(in)
-			}
+			o.PromptUnits = func(body []byte) int64 { return int64(gateway.ChatInputUnits(m, body)) }
 			o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
 		},
 	})
@@ -37,8 +30,7 @@ func TestTiktokenMeterSettlesDemoUsage(t *testing.T) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		run := e.waitEnd(runID(t, resp))
-		req, _ := meter.ParseChatRequest([]byte(`{"model":"demo-chat","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Say hello."}]}`))
-		in, _ := meter.ReservePolicy{}.Reserve(m, req)
+		in := gateway.ChatInputUnits(m, []byte(`{"model":"demo-chat","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Say hello."}]}`))
 		want := in + m.Count("demo-chat", "Hello there, this is a simulated answer.")
 		if run.Usage != ledger.UsageTrusted || run.SpentUnits != want {
 			t.Errorf("stream=%s: run %+v, want trusted %d", stream, run, want)
@@ -65,11 +57,7 @@ func TestPromptBandFollowsModel(t *testing.T) {
 				plan:    demo.Plan{Text: "A simulated answer."},
 				modify:  func(o *gateway.Options) { o.Band = tt.band },
 				demo: func(o *demo.Options, m meter.Meter) {
-					o.PromptUnits = func(body []byte) int64 {
-						req, _ := meter.ParseChatRequest(body)
-						in, _ := meter.ReservePolicy{}.Reserve(m, req)
-						return int64(in) * 14 / 10
-					}
+					o.PromptUnits = func(body []byte) int64 { return int64(gateway.ChatInputUnits(m, body)) * 14 / 10 }
 					o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
 				},
 			})

@@ -1,15 +1,15 @@
 package meter
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"hash/maphash"
-	"io"
 	"strings"
 	"testing"
+
+	"github.com/quotagate/quotagate/backend/openai"
 )
+
+var sinkInt int
 
 // Per-chunk metering: what the gateway pays per relayed delta. The baseline
 // is len(), the cheapest possible count.
@@ -86,110 +86,17 @@ func BenchmarkCountText(b *testing.B) {
 	}
 }
 
-// benchStream is n OpenAI-shaped chunk events plus usage and [DONE].
-func benchStream(n int) []byte {
-	var b bytes.Buffer
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764400000,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"token %d "},"finish_reason":null}],"usage":null}`+"\n\n", i)
-		if i%50 == 0 {
-			b.WriteString(": keep-alive\n\n")
+// Per-event tallying: what the meter adds to the chat door's parse
+// (openai's BenchmarkChunk).
+func BenchmarkTally(b *testing.B) {
+	o := Observation{Text: "token 42 "}
+	var t Tally
+	for b.Loop() {
+		t.Observe(o)
+		if t.output.Len() > 1<<20 {
+			t = Tally{}
 		}
 	}
-	b.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":20,"total_tokens":30}}` + "\n\n")
-	b.WriteString("data: [DONE]\n\n")
-	return b.Bytes()
-}
-
-var sinkInt int
-
-// SSE framing throughput: SSEReader (exact Raw, CR/CRLF/LF, limits) against
-// the least a relay could do — bufio.Scanner lines, joining data lines.
-func BenchmarkSSE(b *testing.B) {
-	stream := benchStream(1000)
-	b.Run("SSEReader", func(b *testing.B) {
-		b.SetBytes(int64(len(stream)))
-		for b.Loop() {
-			r := NewSSEReader(bytes.NewReader(stream), 0)
-			n := 0
-			for {
-				ev, err := r.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-				n += len(ev.Data)
-			}
-			sinkInt += n
-		}
-	})
-	b.Run("baseline-bufio.Scanner-lines", func(b *testing.B) {
-		b.SetBytes(int64(len(stream)))
-		// b.N, not b.Loop: this loop body inside b.Loop crashes the Go 1.26.8
-		// compiler (internal compiler error in escape analysis).
-		for i := 0; i < b.N; i++ {
-			sc := bufio.NewScanner(bytes.NewReader(stream))
-			n := 0
-			var data []byte
-			for sc.Scan() {
-				line := sc.Bytes()
-				switch {
-				case len(line) == 0:
-					n += len(data)
-					data = data[:0]
-				case bytes.HasPrefix(line, []byte("data: ")):
-					data = append(data, line[6:]...)
-				}
-			}
-			sinkInt += n
-		}
-	})
-}
-
-// Per-event parsing and tallying against a bare json.Unmarshal of the same
-// payload into a minimal struct.
-func BenchmarkChunk(b *testing.B) {
-	payload := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764400000,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"token 42 "},"finish_reason":null}],"usage":null}`)
-	b.Run("ParseChunk", func(b *testing.B) {
-		b.SetBytes(int64(len(payload)))
-		for b.Loop() {
-			c, err := ParseChunk(payload)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sinkInt += len(c.Content)
-		}
-	})
-	b.Run("baseline-json.Unmarshal", func(b *testing.B) {
-		b.SetBytes(int64(len(payload)))
-		for b.Loop() {
-			var w struct {
-				Choices []struct {
-					Delta struct {
-						Content string `json:"content"`
-					} `json:"delta"`
-				} `json:"choices"`
-			}
-			if err := json.Unmarshal(payload, &w); err != nil {
-				b.Fatal(err)
-			}
-			sinkInt += len(w.Choices)
-		}
-	})
-	b.Run("Tally.Observe", func(b *testing.B) {
-		ev := Event{Raw: payload, Data: payload}
-		var t Tally
-		b.SetBytes(int64(len(payload)))
-		for b.Loop() {
-			if _, err := t.Observe(ev); err != nil {
-				b.Fatal(err)
-			}
-			if t.output.Len() > 1<<20 {
-				t = Tally{}
-			}
-		}
-	})
 }
 
 // An agent resends the whole conversation every turn. Reserve for turn 21
@@ -204,10 +111,11 @@ func BenchmarkReserveAgentTurn(b *testing.B) {
 	}
 	body := []byte(`{"model":"gpt-4o","max_tokens":1000,"messages":[` + strings.Join(msgs, ",") + `]}`)
 	prev := []byte(`{"model":"gpt-4o","max_tokens":1000,"messages":[` + strings.Join(msgs[:20], ",") + `]}`)
-	req, err := ParseChatRequest(body)
+	parsed, err := openai.ParseChatRequest(body)
 	if err != nil {
 		b.Fatal(err)
 	}
+	req := chatRequest(parsed)
 	p := ReservePolicy{DefaultOutputUnits: 1000}
 	b.Run("cold", func(b *testing.B) {
 		cold := &tiktokenMeter{o200k: shared.o200k, cl100k: shared.cl100k}
@@ -222,8 +130,8 @@ func BenchmarkReserveAgentTurn(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			warm := &tiktokenMeter{o200k: shared.o200k, cl100k: shared.cl100k, cache: &countCache{seed: maphash.MakeSeed()}}
-			preq, _ := ParseChatRequest(prev)
-			p.Reserve(warm, preq)
+			preq, _ := openai.ParseChatRequest(prev)
+			p.Reserve(warm, chatRequest(preq))
 			b.StartTimer()
 			_, r := p.Reserve(warm, req)
 			sinkUnits += int64(r)
@@ -232,7 +140,7 @@ func BenchmarkReserveAgentTurn(b *testing.B) {
 	b.Run("baseline-parse-only", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
-			r, err := ParseChatRequest(body)
+			r, err := openai.ParseChatRequest(body)
 			if err != nil {
 				b.Fatal(err)
 			}

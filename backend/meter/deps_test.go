@@ -9,27 +9,25 @@ import (
 )
 
 // TestDependencies keeps meter in ring 0 (STYLE.md §2): pure, stdlib plus
-// the named tokenizer, no I/O of its own.
+// the named tokenizer, no I/O of its own, and no wire protocol: a door
+// turns its protocol into meter.Request and Observations.
 func TestDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	why := map[string]string{
+	depcheck.ForbidImports(t, ".", map[string]string{
 		"net/http":     "meter does no network I/O: only upstream calls out",
 		"net":          "meter does no network I/O",
 		"os":           "meter reads only embedded files",
 		"os/exec":      "meter runs nothing",
 		"database/sql": "storage is an adapter (sqlite)",
+	})
+	out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
 	}
 	for _, imp := range strings.Fields(string(out)) {
-		if r, bad := why[imp]; bad {
-			t.Errorf("meter imports %s: %s", imp, r)
-		}
-		if strings.HasPrefix(imp, "github.com/quotagate/quotagate/") && imp != "github.com/quotagate/quotagate/backend/ledger" {
+		if strings.HasPrefix(imp, depcheck.Module+"/") && imp != depcheck.Module+"/backend/ledger" {
 			t.Errorf("meter imports %s: ring 0 depends only on ledger", imp)
 		}
 	}
@@ -41,5 +39,8 @@ func TestDependencies(t *testing.T) {
 		"modernc.org/sqlite":                                  "storage is an adapter (sqlite)",
 		"github.com/quotagate/quotagate/backend/gateway/...":  "ring 0 does not know the gateway",
 		"github.com/quotagate/quotagate/backend/upstream/...": "ring 0 does not know upstreams",
+		"github.com/quotagate/quotagate/backend/openai":       "metering knows no wire protocol: a door translates",
+		"github.com/quotagate/quotagate/backend/responses":    "metering knows no wire protocol: a door translates",
+		"github.com/quotagate/quotagate/backend/anthropic":    "metering knows no wire protocol: a door translates",
 	})
 }

@@ -3,14 +3,16 @@
 //
 //   - meters: "utf8-bytes-v1" (1 unit per UTF-8 byte, seed 000) and
 //     "tiktoken" (o200k_base / cl100k_base, BPE files embedded offline);
-//   - the chat-completions request body: ParseChatRequest refuses
-//     accounting fields and ambiguous spellings, UpstreamBody always asks a
-//     streaming upstream for usage;
-//   - the reserve taken at admission (ReservePolicy.Reserve, seeds 000, 002);
-//   - SSE framing (SSEReader) that hands back each event's exact bytes;
-//   - chunk, completion and usage parsing, and Judge: DESIGN.md's
-//     "Settlement rule per meter", which turns the evidence into settle or
-//     keep-the-hold.
+//   - the reserve taken at admission (ReservePolicy.Reserve, seeds 000,
+//     002) of a Request, which a door fills from its own wire format;
+//   - Run, the per-call meter created once at admission: reserve → observe
+//     events → verdict;
+//   - Judge: DESIGN.md's "Settlement rule per meter", which turns the
+//     evidence (Observations) into settle or keep-the-hold. The overrun
+//     above the reserve is ledger.SplitOverrun's.
+//
+// meter knows no wire protocol: the chat-completions format is
+// backend/openai, and the gateway's doors translate between the two.
 //
 // # What counts as input and output
 //
@@ -23,10 +25,10 @@
 // definitions. Under both, each image (or other media) part is
 // ReservePolicy.ImageUnits and is never downloaded.
 //
-// The output is every piece of generated text the gateway relays:
-// delta.content, delta.reasoning_content and tool-call names and arguments
-// (Chunk.Text). Text that looks like usage JSON is text: only the usage
-// member of a chunk object is evidence.
+// The output is every piece of generated text the gateway relays
+// (Observation.Text: for chat, delta.content, delta.reasoning_content and
+// tool-call names and arguments). Text that looks like usage JSON is text:
+// only a usage member is evidence.
 //
 // # Trust
 //
@@ -39,16 +41,11 @@
 //
 // # The gateway's path
 //
-//	req, err := ParseChatRequest(body)          // 400 on any error
-//	est := policy.Estimate(m, req)              // est.ReserveUnits → ledger Admit
-//	up, _ := req.UpstreamBody()                 // always asks for usage when streaming
-//	sr := NewSSEReader(resp.Body, max)          // relay ev.Raw unchanged, except
-//	ch, _ := tally.Observe(ev)                  // ch.UsageOnly() && !req.IncludeUsage,
-//	                                            // and ev.Incomplete
-//	v := Judge(tally.Judgement(m, req.Model, est.InputUnits, est.UncertainUnits, BandFor(req.Model)))
+//	req, err := door.parse(body)                       // 400 on any error; req → meter.Request
+//	run := meter.NewRun(m, policy, band, mreq, "")     // run.ReserveUnits() → ledger Admit
+//	for each upstream event: run.Observe(door.observe(ev))
+//	v := run.Verdict()
 //	// v.Trusted → Settle(v.SpendUnits, v.Evidence()); else KeepHold(…, v.Evidence())
-//
-// Non-streaming bodies go through CompletionJudgement instead of a Tally.
 //
 // # Cost
 //

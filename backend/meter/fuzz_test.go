@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"testing"
-	"testing/iotest"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/openai"
 )
 
 // The seed corpora live in testdata/fuzz/<Target>/; plain `go test` runs
-// them. Longer runs: go test -run '^$' -fuzz FuzzSSE -fuzztime 60s ./backend/meter
+// them. Longer runs: go test -run '^$' -fuzz FuzzSSE -fuzztime 60s ./backend/meter (parsers: ./backend/openai)
 
 func FuzzChatRequest(f *testing.F) {
 	f.Add([]byte(`{"model":"demo","messages":[{"role":"user","content":"hi"}],"max_tokens":100}`))
@@ -21,7 +20,7 @@ func FuzzChatRequest(f *testing.F) {
 	utf8m := mustMeter(f, NameUTF8Bytes)
 	policy := ReservePolicy{DefaultOutputUnits: 1000, ReasoningFloorUnits: 4096, ImageUnits: 85, ReasoningModels: []string{"r*"}}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		r, err := ParseChatRequest(body)
+		r, err := openai.ParseChatRequest(body)
 		if err != nil {
 			var le *ledger.Error
 			if !errors.As(err, &le) || le.Code != ledger.CodeInvalidRequest || le.Message == "" {
@@ -32,7 +31,7 @@ func FuzzChatRequest(f *testing.F) {
 		if r.Model == "" || len(r.Messages) == 0 || r.N < 1 {
 			t.Fatalf("accepted an incomplete request: %+v", r)
 		}
-		in, res := policy.Reserve(utf8m, r)
+		in, res := policy.Reserve(utf8m, chatRequest(r))
 		if in < 0 || res < in || res > ledger.MaxUnits {
 			t.Fatalf("Reserve = %d, %d", in, res)
 		}
@@ -43,7 +42,7 @@ func FuzzChatRequest(f *testing.F) {
 		if !r.Stream && !bytes.Equal(up, body) {
 			t.Fatalf("non-streaming body changed")
 		}
-		r2, err := ParseChatRequest(up)
+		r2, err := openai.ParseChatRequest(up)
 		if err != nil {
 			t.Fatalf("the upstream body does not parse: %v\n%s", err, up)
 		}
@@ -55,65 +54,8 @@ func FuzzChatRequest(f *testing.F) {
 		if r.Stream && !r2.IncludeUsage {
 			t.Fatalf("streaming upstream body does not ask for usage: %s", up)
 		}
-		if in2, res2 := policy.Reserve(utf8m, r2); in2 != in || res2 != res {
+		if in2, res2 := policy.Reserve(utf8m, chatRequest(r2)); in2 != in || res2 != res {
 			t.Fatalf("reserve changed through UpstreamBody: %d/%d vs %d/%d", in, res, in2, res2)
-		}
-	})
-}
-
-type sseSummary struct {
-	data                     string
-	hasData, comment, incomp bool
-	name                     string
-}
-
-func summarize(t *testing.T, r io.Reader, max int) ([]sseSummary, []byte, error) {
-	sr := NewSSEReader(r, max)
-	var out []sseSummary
-	var raw []byte
-	for i := 0; ; i++ {
-		ev, err := sr.Next()
-		if err != nil {
-			return out, raw, err
-		}
-		if i > 1<<20 {
-			t.Fatal("reader does not terminate")
-		}
-		if len(ev.Raw) == 0 {
-			t.Fatal("event with empty Raw")
-		}
-		if bytes.ContainsAny(ev.Data, "\r") {
-			t.Fatalf("data holds a CR: %q", ev.Data)
-		}
-		raw = append(raw, ev.Raw...)
-		if ev.HasData() || ev.Comment || ev.Name != "" {
-			out = append(out, sseSummary{string(ev.Data), ev.HasData(), ev.Comment, ev.Incomplete, ev.Name})
-		}
-	}
-}
-
-func FuzzSSE(f *testing.F) {
-	f.Add([]byte("data: a\r\n\r\n: ping\n\ndata: b\rdata: c\r\r"), uint16(64))
-	f.Add([]byte("data: [DONE]"), uint16(8))
-	f.Fuzz(func(t *testing.T, in []byte, limit uint16) {
-		max := 16 + int(limit%2048)
-		evs, raw, err := summarize(t, bytes.NewReader(in), max)
-		if err != io.EOF {
-			if !errors.Is(err, ErrEventTooLarge) {
-				t.Fatalf("unexpected error %v", err)
-			}
-			return
-		}
-		if !bytes.Equal(raw, in) {
-			t.Fatalf("Raw concatenation %q != input %q", raw, in)
-		}
-		// Where reads split the input must not change what the events say.
-		slow, _, err := summarize(t, iotest.OneByteReader(bytes.NewReader(in)), max+1)
-		if err != io.EOF {
-			return // a CRLF split across reads may move one LF into the next event
-		}
-		if fmt.Sprint(slow) != fmt.Sprint(evs) {
-			t.Fatalf("one-byte reads: %+v\nwhole: %+v", slow, evs)
 		}
 	})
 }
@@ -125,15 +67,15 @@ func FuzzUsage(f *testing.F) {
 	tk := mustMeter(f, NameTiktoken)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The chunk and completion parsers never panic on anything.
-		if c, err := ParseChunk(data); err == nil && c.Usage != nil {
+		if c, err := openai.ParseChunk(data); err == nil && c.Usage != nil {
 			checkUsage(t, c.Usage)
 		}
-		if c, err := ParseCompletion(data); err == nil && c.Usage != nil {
+		if c, err := openai.ParseCompletion(data); err == nil && c.Usage != nil {
 			checkUsage(t, c.Usage)
 		}
-		u, err := ParseUsage(data)
+		u, err := openai.ParseUsage(data)
 		if err != nil {
-			if !errors.Is(err, ErrBadUsage) {
+			if !errors.Is(err, openai.ErrBadUsage) {
 				t.Fatalf("error %v does not wrap ErrBadUsage", err)
 			}
 			return
@@ -144,7 +86,7 @@ func FuzzUsage(f *testing.F) {
 		checkUsage(t, u)
 		// Round trip through the wire form.
 		wire := fmt.Sprintf(`{"prompt_tokens":%d,"completion_tokens":%d}`, u.PromptTokens, u.CompletionTokens)
-		if u2, err := ParseUsage([]byte(wire)); err != nil || u2.PromptTokens != u.PromptTokens || u2.CompletionTokens != u.CompletionTokens {
+		if u2, err := openai.ParseUsage([]byte(wire)); err != nil || u2.PromptTokens != u.PromptTokens || u2.CompletionTokens != u.CompletionTokens {
 			t.Fatalf("round trip %s: %+v %v", wire, u2, err)
 		}
 		for _, m := range []Meter{utf8m, tk} {
@@ -165,19 +107,4 @@ func checkUsage(t *testing.T, u *Usage) {
 			t.Fatalf("usage out of range: %+v", u)
 		}
 	}
-}
-
-// FuzzJSONString: the fast path of jsonString agrees with json.Unmarshal.
-func FuzzJSONString(f *testing.F) {
-	for _, s := range []string{`"hi"`, `"问题"`, `"a\"b"`, `"\u00e9"`, "\"\xff\"", "\"tab\there\"", `""`, `"a`, `"\/"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		var want, got string
-		werr := json.Unmarshal(raw, &want)
-		gerr := jsonString(raw, &got)
-		if (werr == nil) != (gerr == nil) || got != want {
-			t.Fatalf("jsonString(%q) = %q, %v; json.Unmarshal = %q, %v", raw, got, gerr, want, werr)
-		}
-	})
 }

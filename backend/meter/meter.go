@@ -293,3 +293,7 @@ func EncodingForModel(model string) string {
 	}
 	return EncodingCL100k
 }
+
+// Usage is an upstream's usage evidence (ledger.Usage); a door maps its
+// protocol's usage object onto it.
+type Usage = ledger.Usage

@@ -47,6 +47,42 @@ func (p ReservePolicy) IsReasoning(model string) bool {
 	return false
 }
 
+// Request is what the meter reads of a client's request, whatever its
+// protocol: a door fills it from its own wire format (the chat door from
+// openai.ChatRequest), so counting and the reserve know no protocol.
+type Request struct {
+	Model    string
+	Stream   bool
+	Messages []Message
+	// ToolsJSON is the raw tool definitions, which the provider bills as
+	// prompt tokens; nil when absent.
+	ToolsJSON []byte
+	// OutputCap is the client's output cap when HasOutputCap; else the
+	// policy's DefaultOutputUnits.
+	OutputCap    int64
+	HasOutputCap bool
+	// N is the number of answers asked for (0 is 1); each may produce up to
+	// the output cap, so the reserve multiplies by N.
+	N int64
+}
+
+// Message is one prompt message with its text flattened.
+type Message struct {
+	Role string
+	Name string
+	// Text is the message's content: its text, or its text parts joined
+	// without separator. Media parts are counted, never fetched.
+	Text string
+	// ToolCalls is the function names and arguments of an assistant's
+	// earlier tool calls, concatenated; the provider bills them as prompt
+	// tokens.
+	ToolCalls string
+	// Images counts image parts; OtherParts counts parts that are neither
+	// text nor image (audio, files, …).
+	Images     int
+	OtherParts int
+}
+
 // Estimate is the breakdown behind a reserve.
 type Estimate struct {
 	// InputUnits is the gateway's own count of the prompt: TextUnits +
@@ -63,10 +99,10 @@ type Estimate struct {
 }
 
 // Reserve returns the gateway's count of the request's input and the units
-// to hold at admission: input + output cap (ChatRequest.OutputCap, else
+// to hold at admission: input + output cap (Request.OutputCap, else
 // p.DefaultOutputUnits), the cap raised to
 // p.ReasoningFloorUnits for reasoning models, times n.
-func (p ReservePolicy) Reserve(m Meter, req *ChatRequest) (inputUnits, reserveUnits ledger.Units) {
+func (p ReservePolicy) Reserve(m Meter, req Request) (inputUnits, reserveUnits ledger.Units) {
 	e := p.Estimate(m, req)
 	return e.InputUnits, e.ReserveUnits
 }
@@ -82,7 +118,7 @@ const (
 )
 
 // Estimate is Reserve with its breakdown.
-func (p ReservePolicy) Estimate(m Meter, req *ChatRequest) Estimate {
+func (p ReservePolicy) Estimate(m Meter, req Request) Estimate {
 	var e Estimate
 	tiktokenRules := m.Name() != NameUTF8Bytes
 	media := 0
@@ -109,8 +145,8 @@ func (p ReservePolicy) Estimate(m Meter, req *ChatRequest) Estimate {
 	e.UncertainUnits = addUnits(e.ToolUnits, e.MediaUnits)
 
 	out := p.DefaultOutputUnits
-	if c, ok := req.OutputCap(); ok {
-		out = ledger.Units(c)
+	if req.HasOutputCap {
+		out = ledger.Units(req.OutputCap)
 	}
 	if p.IsReasoning(req.Model) && out < p.ReasoningFloorUnits {
 		out = p.ReasoningFloorUnits

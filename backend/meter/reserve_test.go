@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/openai"
 )
 
-func mustRequest(t testing.TB, body string) *ChatRequest {
+func mustRequest(t testing.TB, body string) Request {
 	t.Helper()
-	r, err := ParseChatRequest([]byte(body))
+	r, err := openai.ParseChatRequest([]byte(body))
 	if err != nil {
 		t.Fatalf("ParseChatRequest(%s): %v", body, err)
 	}
-	return r
+	return chatRequest(r)
 }
 
 func userBody(model, text, extra string) string {

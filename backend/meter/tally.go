@@ -1,66 +1,88 @@
 package meter
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Tally gathers, event by event, what the gateway relayed of one stream
-// and the evidence the upstream gave, for Judge. The zero value is ready;
-// it is not safe for concurrent use (one reader goroutine observes, and
-// Judgement is taken after that goroutine is done).
+// Observation is what one upstream event (or a whole non-streaming body)
+// says to the meter, in no protocol's terms: a door reads its protocol's
+// event and fills it.
+type Observation struct {
+	// Text is the generated text in the event that is relayed to the client
+	// (content, reasoning, tool-call names and arguments): the metered
+	// output. Text that looks like usage JSON is text.
+	Text string
+	// Usage is the usage evidence the event carries; nil when none. The
+	// last one wins (some providers repeat a running usage).
+	Usage *Usage
+	// End is the protocol's terminal marker (chat's [DONE], the Messages
+	// API's message_stop, the Responses API's response.completed).
+	End bool
+	// Problem says why the event's evidence cannot be used (a usage object
+	// that is present but bad, a payload that does not parse); the verdict
+	// then keeps the hold. With Unreadable, nothing else of the event
+	// counts: not its text, its marker nor its usage (and a body that is
+	// unreadable is incomplete).
+	Problem    string
+	Unreadable bool
+	// UpstreamError is the message of an in-stream error object.
+	UpstreamError string
+}
+
+// Tally gathers, observation by observation, what the gateway relayed of
+// one answer and the evidence the upstream gave, for Judge. The zero value
+// is ready; it is not safe for concurrent use (one reader goroutine
+// observes, and Judgement is taken after that goroutine is done).
 type Tally struct {
 	output  strings.Builder
 	usage   *Usage
 	sawDone bool
 	problem string
+	// unreadable: an observation could not be read at all.
+	unreadable bool
+	// EndMarker names the terminal marker in sentences ("[DONE]" when empty).
+	EndMarker string
 	// UpstreamError is the message of the last in-stream error object.
 	UpstreamError string
-	// Events counts events with data.
+	// Events counts observations.
 	Events int
 }
 
-// Observe takes one event, as relayed to the client, and returns its parsed
-// chunk (the zero Chunk for comments and events without data). The last
-// usage object wins (some providers repeat a running usage in every chunk).
-// An error means the event says something the tally cannot account for; the
-// tally has recorded it and the verdict will keep the hold.
-func (t *Tally) Observe(ev Event) (Chunk, error) {
-	if !ev.HasData() {
-		return Chunk{}, nil
-	}
+// Observe takes one event's observation. Data after the terminal marker is
+// a problem: the verdict will keep the hold.
+func (t *Tally) Observe(o Observation) {
 	t.Events++
-	c, err := ParseChunk(ev.Data)
-	if ev.Incomplete {
-		// Cut before its blank line (often mid-JSON): a client drops such an
-		// event and the gateway does not relay it, so neither its text nor
-		// its [DONE] nor its usage counts — and its half JSON is no problem.
-		return c, nil
+	if o.Unreadable {
+		t.unreadable = true
+		t.setProblem(o.Problem)
+		return
 	}
-	if err != nil && !errors.Is(err, ErrBadUsage) {
-		t.setProblem("a data event did not parse: " + err.Error())
-		return c, err
-	}
-	t.output.WriteString(c.Text())
-	if c.Error != "" {
-		t.UpstreamError = c.Error
+	t.output.WriteString(o.Text)
+	if o.UpstreamError != "" {
+		t.UpstreamError = o.UpstreamError
 	}
 	switch {
 	case t.sawDone:
-		t.setProblem("data arrived after [DONE]")
-	case c.Done:
+		t.setProblem("data arrived after " + t.marker())
+	case o.End:
 		t.sawDone = true
 	}
-	if err != nil {
-		t.setProblem(err.Error())
-		return c, err
+	if o.Problem != "" {
+		t.setProblem(o.Problem)
+		return
 	}
-	if c.Usage != nil {
-		t.usage = c.Usage
+	if o.Usage != nil {
+		t.usage = o.Usage
 	}
-	return c, nil
+}
+
+func (t *Tally) marker() string {
+	if t.EndMarker == "" {
+		return "[DONE]"
+	}
+	return t.EndMarker
 }
 
 func (t *Tally) setProblem(p string) {
@@ -75,7 +97,7 @@ func (t *Tally) Output() string { return t.output.String() }
 // Usage is the last usage object seen, or nil.
 func (t *Tally) Usage() *Usage { return t.usage }
 
-// SawDone reports whether a complete [DONE] event arrived.
+// SawDone reports whether the terminal marker arrived.
 func (t *Tally) SawDone() bool { return t.sawDone }
 
 // Judgement returns the stream's judgement for Judge, with the run's meter,
@@ -86,7 +108,7 @@ func (t *Tally) Judgement(m Meter, model string, inputUnits, uncertainUnits ledg
 		InputUnits: inputUnits, UncertainUnits: uncertainUnits,
 		Output: t.output.String(),
 		Usage:  t.usage, UsageProblem: t.problem,
-		Stream: true, SawDone: t.sawDone,
+		Stream: true, SawDone: t.sawDone, EndMarker: t.EndMarker,
 		Band: band,
 	}
 }

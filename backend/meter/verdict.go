@@ -1,7 +1,6 @@
 package meter
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -99,9 +98,11 @@ type Judgement struct {
 	// bad usage object, a chunk that did not parse, data after [DONE]).
 	UsageProblem string
 	Stream       bool
-	SawDone      bool // streams: the [DONE] marker arrived after the usage
-	Complete     bool // non-streaming: the whole JSON body arrived and parsed
-	Band         PromptBand
+	SawDone      bool // streams: the terminal marker ([DONE]) arrived after the usage
+	// EndMarker names the terminal marker in sentences ("" is "[DONE]").
+	EndMarker string
+	Complete  bool // non-streaming: the whole JSON body arrived and parsed
+	Band      PromptBand
 	// ReserveUnits, when > 0, is the run's reserve; a trusted spend above it
 	// sets Verdict.ExceedsReserve (ledger.Store.Settle charges the reserve and keeps the rest as overrun).
 	ReserveUnits ledger.Units
@@ -179,7 +180,7 @@ func Judge(j Judgement) Verdict {
 	case u == nil:
 		return v.hold(ReasonNoUsage, "the upstream sent no usage object")
 	case j.Stream && !j.SawDone:
-		return v.hold(ReasonNoDone, "the stream ended without [DONE]")
+		return v.hold(ReasonNoDone, "the stream ended without %s", j.endMarker())
 	case u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 || u.ReasoningTokens < 0:
 		return v.hold(ReasonBadEvidence, "the usage has a negative count")
 	case u.PromptTokens > int64(ledger.MaxUnits) || u.CompletionTokens > int64(ledger.MaxUnits)-u.PromptTokens:
@@ -215,31 +216,22 @@ func Judge(j Judgement) Verdict {
 	v.Trusted = true
 	v.Reason = ReasonTrusted
 	v.Detail = fmt.Sprintf("usage %d in + %d out under %s", u.PromptTokens, u.CompletionTokens, j.Meter.Name())
-	if j.ReserveUnits > 0 && v.SpendUnits > j.ReserveUnits {
+	if _, over := ledger.SplitOverrun(j.ReserveUnits, v.SpendUnits); j.ReserveUnits > 0 && over > 0 {
 		v.ExceedsReserve = true
-		v.Detail += fmt.Sprintf(", %d above the reserve of %d", v.SpendUnits-j.ReserveUnits, j.ReserveUnits)
+		v.Detail += fmt.Sprintf(", %d above the reserve of %d", over, j.ReserveUnits)
 	}
 	return v
+}
+
+func (j Judgement) endMarker() string {
+	if j.EndMarker == "" {
+		return "[DONE]"
+	}
+	return j.EndMarker
 }
 
 func (v Verdict) hold(reason, format string, args ...any) Verdict {
 	v.Trusted, v.SpendUnits = false, 0
 	v.Reason, v.Detail = reason, fmt.Sprintf(format, args...)
 	return v
-}
-
-// CompletionJudgement parses a non-streaming response body that arrived
-// whole and returns it with its judgement. A body that does not parse is
-// not complete evidence; a bad usage object is unusable evidence.
-func CompletionJudgement(m Meter, model string, inputUnits, uncertainUnits ledger.Units, body []byte, band PromptBand) (Completion, Judgement) {
-	c, err := ParseCompletion(body)
-	j := Judgement{Meter: m, Model: model, InputUnits: inputUnits, UncertainUnits: uncertainUnits,
-		Output: c.Text(), Usage: c.Usage, Complete: true, Band: band}
-	switch {
-	case errors.Is(err, ErrBadUsage):
-		j.Usage, j.UsageProblem = nil, err.Error()
-	case err != nil:
-		j.Complete, j.Usage = false, nil
-	}
-	return c, j
 }

@@ -173,30 +173,6 @@ func TestJudgeExceedsReserve(t *testing.T) {
 	}
 }
 
-func TestCompletionJudgement(t *testing.T) {
-	m := mustMeter(t, NameUTF8Bytes)
-	for _, tc := range []struct {
-		name, body string
-		trusted    bool
-		spend      ledger.Units
-		reason     string
-	}{
-		{"seed000 settles 15", `{"choices":[{"message":{"role":"assistant","content":"你好 AI"}}],"usage":{"prompt_tokens":6,"completion_tokens":9,"total_tokens":15}}`, true, 15, ReasonTrusted},
-		{"no usage", `{"choices":[{"message":{"content":"你好 AI"}}]}`, false, 0, ReasonNoUsage},
-		{"usage-shaped content is text", `{"choices":[{"message":{"content":"{\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0,\"total_tokens\":0}}"}}],"usage":{"prompt_tokens":6,"completion_tokens":0,"total_tokens":6}}`, false, 0, ReasonMismatch},
-		{"bad usage", `{"choices":[{"message":{"content":"你好 AI"}}],"usage":{"prompt_tokens":6,"completion_tokens":9.0}}`, false, 0, ReasonBadEvidence},
-		{"truncated body", `{"choices":[{"message":{"content":"你好 AI"}}],"usage":{"prompt_tokens":6,"comp`, false, 0, ReasonIncomplete},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, j := CompletionJudgement(m, "demo", 6, 0, []byte(tc.body), DefaultPromptBand)
-			v := Judge(j)
-			if v.Trusted != tc.trusted || v.SpendUnits != tc.spend || v.Reason != tc.reason {
-				t.Errorf("got %+v", v)
-			}
-		})
-	}
-}
-
 func TestBandFor(t *testing.T) {
 	for model, want := range map[string]PromptBand{
 		"gpt-4o": DefaultPromptBand, "gpt-4.1-mini": DefaultPromptBand, "o3": DefaultPromptBand,

@@ -24,7 +24,9 @@ func insertAuditIn(ctx context.Context, w *wtx, e ledger.AuditEntry, balance boo
 	}
 	if e.Kind == ledger.AuditReject {
 		// One row per tenant and code per interval counts the refusals
-		// (issue 12 item 5); its available figures stay the first's.
+		// (issue 12 item 5); its available figures stay the first's. The
+		// count moves now (it must know whether a row matched); a new row is
+		// queued like every other.
 		tag, err := w.Exec(ctx, `UPDATE audit SET count = count + 1, last_at = GREATEST(last_at, $1) WHERE seq = (
 			SELECT seq FROM audit WHERE kind = 'reject' AND tenant_id = $2 AND reason = $3 AND at >= $4
 			ORDER BY seq DESC LIMIT 1)`,
@@ -36,14 +38,13 @@ func insertAuditIn(ctx context.Context, w *wtx, e ledger.AuditEntry, balance boo
 			return nil
 		}
 	}
-	_, err := w.Exec(ctx, `INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
+	// Queued: the row's seq is drawn when the batch runs, still inside the
+	// transaction and so still under the tenant row's lock.
+	w.queue(`INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
 		available_before, available_after, detail, balance, instance, count, last_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $1)`,
 		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason, e.Evidence, int64(e.Units),
 		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, balance, instance)
-	if err != nil {
-		return fmt.Errorf("append audit %s: %w", e.Kind, err)
-	}
 	return nil
 }
 

@@ -295,11 +295,11 @@ func (w *wtx) announce(c Change) {
 	w.changes = append(w.changes, c)
 }
 
-// notifyChanges sends w's changes on the commit channel inside w: the
+// notifyChanges queues w's changes on the commit channel inside w: the
 // other gateways receive them when, and only if, w commits.
-func (s *Store) notifyChanges(ctx context.Context, w *wtx) error {
+func (s *Store) notifyChanges(w *wtx) {
 	if len(w.changes) == 0 {
-		return nil
+		return
 	}
 	cs := w.changes
 	if len(cs) > maxNotifyChanges {
@@ -308,12 +308,6 @@ func (s *Store) notifyChanges(ctx context.Context, w *wtx) error {
 	for i := range cs {
 		cs[i].Instance = s.opts.Instance
 	}
-	b, err := json.Marshal(cs)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Exec(ctx, `SELECT pg_notify($1, $2)`, s.chCommit, string(b)); err != nil {
-		return fmt.Errorf("notify commit: %w", err)
-	}
-	return nil
+	b, _ := json.Marshal(cs)
+	w.queue(`SELECT pg_notify($1, $2)`, s.chCommit, string(b))
 }

@@ -233,7 +233,20 @@ func (s *Store) SchemaVersions(ctx context.Context) ([]string, error) {
 type wtx struct {
 	pgx.Tx
 	now     time.Time
-	changes []Change // announced to the other gateways on commit
+	changes []Change  // announced to the other gateways on commit
+	later   pgx.Batch // statements whose results nothing waits for, sent in one round trip before the commit
+}
+
+// queue adds a statement whose result the change does not need (an audit
+// row, a NOTIFY): it is sent with the others in one round trip before the
+// commit, and its failure fails the transaction.
+func (w *wtx) queue(sql string, args ...any) { w.later.Queue(sql, args...) }
+
+func (w *wtx) flush(ctx context.Context) error {
+	if w.later.Len() == 0 {
+		return nil
+	}
+	return w.SendBatch(ctx, &w.later).Close()
 }
 
 var errClosed = ledger.Errorf(ledger.CodeInternal, "the ledger is closed")
@@ -262,7 +275,8 @@ func (s *Store) write(ctx context.Context, fn func(w *wtx) error) error {
 			if err := fn(w); err != nil {
 				return err
 			}
-			return s.notifyChanges(wctx, w)
+			s.notifyChanges(w)
+			return w.flush(wctx)
 		})
 		if !retryable(err) {
 			break
@@ -279,10 +293,10 @@ func retryable(err error) bool {
 	return false
 }
 
-// uniqueViolation reports a unique-key conflict (SQLSTATE 23505).
-func uniqueViolation(err error) bool {
+// isRunsKey reports a duplicate run id (SQLSTATE 23505 on runs' primary key).
+func isRunsKey(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505"
+	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "runs_pkey"
 }
 
 func nanos(t time.Time) int64 { return t.UnixNano() }

@@ -69,6 +69,9 @@ func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run,
 		run, err = s.admit(ctx, w, req)
 		return err
 	})
+	if isRunsKey(err) {
+		err = runExists(req.RunID)
+	}
 	var domain *ledger.Error
 	if errors.As(err, &domain) {
 		if aerr := s.write(ctx, func(w *wtx) error { return auditReject(ctx, w, req, err) }); aerr != nil {
@@ -107,6 +110,9 @@ func runExists(id ledger.RunID) error {
 }
 
 func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, error) {
+	// A duplicate id is refused first, as SQLite does; one admitted
+	// meanwhile by another transaction is caught by the run insert's primary
+	// key when the queued statements run (the transaction rolls back whole).
 	var exists bool
 	if err := w.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)`, string(req.RunID)).Scan(&exists); err != nil {
 		return ledger.Run{}, fmt.Errorf("look up run: %w", err)
@@ -167,16 +173,11 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 		Status: status, Usage: ledger.UsagePending, ReserveUnits: r, HeldUnits: r,
 		CreatedAt: w.now, UpdatedAt: w.now,
 	}
-	if _, err := w.Exec(ctx, `INSERT INTO runs (`+runColumns+`, instance)
+	w.queue(`INSERT INTO runs (`+runColumns+`, instance)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
-		nanos(run.CreatedAt), nanos(run.UpdatedAt), s.opts.Instance); err != nil {
-		if uniqueViolation(err) {
-			return ledger.Run{}, runExists(req.RunID) // admitted meanwhile by another transaction
-		}
-		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
-	}
+		nanos(run.CreatedAt), nanos(run.UpdatedAt), s.opts.Instance)
 	w.announce(Change{Kind: ChangeRun, TenantID: run.TenantID, RunID: run.ID, Upstream: run.Upstream, Model: run.Model})
 	after := b.available()
 	if err := s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
@@ -280,18 +281,14 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before, after ledger.Ru
 		return fmt.Errorf("move balance of tenant %s: %w", before.TenantID, err)
 	}
 	if before.QuotaDay != "" && (dUsed != 0 || dHeld != 0) {
-		if _, err := w.Exec(ctx, `UPDATE quota_days SET usage_units = usage_units + $1, held_units = held_units + $2
+		w.queue(`UPDATE quota_days SET usage_units = usage_units + $1, held_units = held_units + $2
 			WHERE upstream = $3 AND model = $4 AND day = $5`, int64(dUsed), int64(dHeld),
-			before.Upstream, before.Model, before.QuotaDay); err != nil {
-			return fmt.Errorf("move quota day: %w", err)
-		}
+			before.Upstream, before.Model, before.QuotaDay)
 		if dUsed > 0 {
 			minute := w.now.Truncate(time.Minute).Unix()
-			if _, err := w.Exec(ctx, `INSERT INTO usage_minutes (upstream, model, minute, units) VALUES ($1, $2, $3, $4)
+			w.queue(`INSERT INTO usage_minutes (upstream, model, minute, units) VALUES ($1, $2, $3, $4)
 				ON CONFLICT (upstream, model, minute) DO UPDATE SET units = usage_minutes.units + excluded.units`,
-				before.Upstream, before.Model, minute, int64(dUsed)); err != nil {
-				return fmt.Errorf("usage minute: %w", err)
-			}
+				before.Upstream, before.Model, minute, int64(dUsed))
 		}
 	}
 	w.announce(Change{Kind: ChangeRun, TenantID: before.TenantID, RunID: before.ID, Upstream: before.Upstream, Model: before.Model})

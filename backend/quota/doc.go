@@ -16,22 +16,37 @@
 //
 // Δ is estimated online: the Δ in [MinLag, MaxLag] whose usage windows best
 // explain the balance drops between successive snapshots (larger Δ on ties:
-// it gives the smaller, safer B0). Each lagged reading since the last rise of
-// the balance (a rise can only be a refund) yields one B0 estimate; the guard
-// takes the smallest, because a reading taken while the lag was longer than
-// Δ overstates B0 by exactly the consumption v6 forgets. A manual B0 for the
-// day (read from the provider console) takes precedence.
+// it gives the smaller, safer B0). Each lagged reading yields one B0
+// estimate; the guard takes the smallest, because a reading taken while the
+// lag was longer than Δ overstates B0 by exactly the consumption v6 forgets.
+// A rise of the balance (a refund) raises the estimate by at most the rise
+// seen between the two readings. A manual B0 for the day (read from the
+// provider console) is taken when it is no higher than what the readings
+// support, and cut down to that otherwise (issue 17).
 //
 // Free packages expire after 30 days. When the source lists expiries, the
 // units that the packages expiring within ExpiryHorizon still hold — less
-// what today's usage has drawn from them since the listing, since the oldest
-// packages are consumed first — are left out of the limit at every Check.
+// what today's usage has drawn from them since the listing and before their
+// expiry, since the oldest packages are consumed first — are left out of the
+// limit at every Check.
+//
+// # Rooms
+//
+// guard.go is admission (Check) and observation (Observe); sync.go the
+// balance readings and the loop; state.go the dashboard's read-only view
+// (State never writes); overrun.go the learned overrun; topup.go and
+// filler.go the nightly top-up, which sees the guard through a small
+// interface and calls quotagate's own /v1 through a ChatSender.
 //
 // # Admission and eviction
 //
 // Admission is the ledger's atomic check usage_today + held_in_flight +
 // reserve ≤ limit (ledger.QuotaCheck); the guard only supplies the day and
-// the limit. Soft eviction (seed 002 §7.6) refuses a model at once, before
+// the limit — AdmitLimit, which leaves room for yesterday's runs that settle
+// after midnight (they are paid from today's pool but count in yesterday's
+// quota day) and scales the holds by the model's learned overrun, so that
+// usage + carry + k·(held + reserve) ≤ limit holds for what the provider
+// really consumes (issue 17). Soft eviction (seed 002 §7.6) refuses a model at once, before
 // any token counting: evicted while usage ≥ min(limit, usage_wall), or while
 // balance_at_sync < balance_wall and usage > 0; restored exactly when neither
 // holds, so eviction and restore cannot flap against each other.

@@ -43,10 +43,12 @@ func PlanTopUp(o Options, usage, b0 ledger.Units) ledger.Units {
 // the guard fails closed until one arrives.
 const ReasonNoBalance = "no_balance"
 
-// Verdict applies ShouldEvict to an assessment and today's settled usage.
+// Verdict applies ShouldEvict to an assessment and today's settled usage;
+// the units yesterday's runs settled since 00:00 count toward the walls too
+// (they were collected, and paid, today).
 func Verdict(o Options, a Assessment, usage ledger.Units) (bool, string) {
 	if !a.B0.Known {
 		return true, ReasonNoBalance + ": no balance reading or manual B0 yet"
 	}
-	return ShouldEvict(o, a.Limit, usage, a.BalanceAtSync)
+	return ShouldEvict(o, a.Limit, usage+a.Carry.Settled, a.BalanceAtSync)
 }

@@ -66,6 +66,9 @@ type model struct {
 	syncErr     string
 	topUpDay    string
 	topUpPlan   ledger.Units
+	carry       Carry // yesterday's runs drawing on today's pool, as of the last refresh
+	overrun     int64 // learned OverrunMilli (kept in snapshots and audit rows)
+	auditSeq    int64 // the last audit row the overrun learning has read
 }
 
 // Guard is the runtime quota guard: per guarded model it keeps the limit
@@ -164,7 +167,7 @@ func (g *Guard) Check(upstream, model string) (*ledger.QuotaCheck, error) {
 		return nil, &ledger.Error{Code: ledger.CodeQuotaGuard, RetryAfter: m.retryAfter(now),
 			Message: fmt.Sprintf("model %s on upstream %s is paused by its quota guard (%s)", model, upstream, m.reason)}
 	}
-	return &ledger.QuotaCheck{Day: m.a.Day, LimitUnits: m.a.Limit}, nil
+	return &ledger.QuotaCheck{Day: m.a.Day, LimitUnits: m.a.AdmitLimit(m.usage.UsageUnits)}, nil
 }
 
 func (m *model) stale(day string) bool {
@@ -245,7 +248,11 @@ func (g *Guard) refreshLocked(ctx context.Context, m *model, full bool) error {
 		}
 		m.mu.Lock()
 		m.snaps, m.loaded = snaps, true
+		m.overrun = max(m.overrun, overrunOf(snaps))
 		m.mu.Unlock()
+	}
+	if err := g.learnOverrun(ctx, m, now); err != nil {
+		return err
 	}
 	var a Assessment
 	if reassess {
@@ -255,6 +262,10 @@ func (g *Guard) refreshLocked(ctx context.Context, m *model, full bool) error {
 		}
 	}
 	u, err := g.store.QuotaUsage(ctx, m.key.upstream, m.key.model, day)
+	if err != nil {
+		return err
+	}
+	carry, err := g.carry(ctx, m, now, u) // after u: a settlement in between counts twice, never not at all
 	if err != nil {
 		return err
 	}
@@ -272,11 +283,34 @@ func (g *Guard) refreshLocked(ctx context.Context, m *model, full bool) error {
 			m.usageAtLast = 0 // a new day: the burst trigger counts from zero
 		}
 	}
-	m.usage = u
+	m.usage, m.carry = u, carry
+	m.a.Carry, m.a.OverrunMilli = carry, m.overrun
 	m.a.At(m.opts, now, u.UsageUnits)
 	change := m.judge()
 	m.mu.Unlock()
 	return g.announce(ctx, m, change)
+}
+
+// carry reads what yesterday's runs draw from today's pool: the units
+// settled since 00:00 beyond today's own usage u (the series counts by
+// settlement time, the quota day by admission), and yesterday's holds.
+// Yesterday's holds include runs that ended with usage unknown, which can
+// no longer draw on today: counting them is conservative, for one day.
+func (g *Guard) carry(ctx context.Context, m *model, now time.Time, u ledger.QuotaUsage) (Carry, error) {
+	start := m.opts.DayStart(now)
+	y, err := g.store.QuotaUsage(ctx, m.key.upstream, m.key.model, m.opts.Day(start.Add(-time.Minute)))
+	if err != nil {
+		return Carry{}, err
+	}
+	pts, err := g.store.UsageSeries(ctx, m.key.upstream, m.key.model, start, now.Add(time.Minute))
+	if err != nil {
+		return Carry{}, err
+	}
+	var since ledger.Units
+	for _, p := range pts {
+		since += p.Units
+	}
+	return Carry{Settled: max(0, since-u.UsageUnits), Held: y.HeldInFlight}, nil
 }
 
 // assess derives m's assessment at now from the snapshots in memory (plus
@@ -296,6 +330,9 @@ func (g *Guard) assess(ctx context.Context, m *model, now time.Time, extra *ledg
 	}
 	a := Assess(m.opts, now, snaps, series)
 	a.SetExpiries(m.opts, exp, expAt, series)
+	m.mu.Lock()
+	a.Carry, a.OverrunMilli = m.carry, m.overrun
+	m.mu.Unlock()
 	return a, nil
 }
 

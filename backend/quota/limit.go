@@ -41,17 +41,33 @@ func clamp(u ledger.Units) ledger.Units { return max(u, 0) }
 func UsageToday(s *Series, dayStart, t time.Time) ledger.Units { return s.Cum(t) - s.Cum(dayStart) }
 
 // readings are the snapshots that are lagged balance readings (everything
-// but a manual B0), oldest first, within the window before now.
+// but a manual B0), oldest first, within the window before now. Snapshots
+// kept in time order (as the guard keeps them) cost no copy.
 func readings(snaps []ledger.Snapshot, now time.Time) []ledger.Snapshot {
+	from := now.Add(-lagWindow)
+	sorted, clean := true, true
+	for i := range snaps {
+		if i > 0 && snaps[i].At.Before(snaps[i-1].At) {
+			sorted = false
+			break
+		}
+		if snaps[i].Source == SourceManualB0 || snaps[i].At.After(now) {
+			clean = false
+		}
+	}
+	if sorted && clean {
+		i := sort.Search(len(snaps), func(i int) bool { return !snaps[i].At.Before(from) })
+		return snaps[i:]
+	}
 	out := make([]ledger.Snapshot, 0, len(snaps))
 	for _, s := range snaps {
-		if s.Source == SourceManualB0 || s.At.After(now) || now.Sub(s.At) > lagWindow {
+		if s.Source == SourceManualB0 || s.At.After(now) || s.At.Before(from) {
 			continue
 		}
 		out = append(out, s)
 	}
 	less := func(i, j int) bool { return out[i].At.Before(out[j].At) }
-	if !sort.SliceIsSorted(out, less) {
+	if !sorted {
 		sort.SliceStable(out, less)
 	}
 	return out
@@ -66,6 +82,13 @@ func EstimateLag(o Options, snaps []ledger.Snapshot, s *Series, now time.Time) t
 }
 
 func estimateLag(o Options, rs []ledger.Snapshot, s *Series) time.Duration {
+	lag, _ := estimateLagInfo(o, rs, s)
+	return lag
+}
+
+// estimateLagInfo is estimateLag, and whether the readings told anything
+// (false: DefaultLag, for want of pairs that moved).
+func estimateLagInfo(o Options, rs []ledger.Snapshot, s *Series) (time.Duration, bool) {
 	// Pair ends as minute indexes into the series: shifting both by Δ whole
 	// minutes is then integer arithmetic (this runs at every sync).
 	type pair struct {
@@ -81,7 +104,7 @@ func estimateLag(o Options, rs []ledger.Snapshot, s *Series) time.Duration {
 		pairs = append(pairs, pair{s.index(rs[i-1].At), s.index(rs[i].At), drop})
 	}
 	if len(pairs) == 0 {
-		return o.DefaultLag
+		return o.DefaultLag, false
 	}
 	if len(pairs) > lagPairs {
 		pairs = pairs[len(pairs)-lagPairs:]
@@ -107,21 +130,45 @@ func estimateLag(o Options, rs []ledger.Snapshot, s *Series) time.Duration {
 		}
 	}
 	if !informative {
-		return o.DefaultLag
+		return o.DefaultLag, false
 	}
-	return best
+	return best, true
 }
 
 // B0Estimate is the day's starting free pool as the guard believes it.
 type B0Estimate struct {
 	Units  ledger.Units
 	Known  bool
-	Manual bool // from a manual B0 for the day
+	Manual bool // a manual B0 for the day lowered (or matched) the readings' estimate
+	// ManualUnits is the day's manual B0, when one was entered (0 otherwise).
+	ManualUnits ledger.Units
+	// Readings is what the balance readings support, when there are any
+	// (ReadingsKnown): a manual B0 above it is not believed (issue 17).
+	Readings      ledger.Units
+	ReadingsKnown bool
 }
 
-// EstimateB0 returns the manual B0 for day if there is one; otherwise the
-// smallest balance + usage_today(t − Δ) over the readings since the last rise
-// of the balance (each rise is a refund, which raises B0 for real).
+// ManualExcess is how far a manual B0 stands above what the readings
+// support (0 when it does not, or when either is missing): the difference
+// the dashboard shows the operator.
+func (b B0Estimate) ManualExcess() ledger.Units {
+	if b.ManualUnits == 0 || !b.ReadingsKnown {
+		return 0
+	}
+	return max(0, b.ManualUnits-b.Readings)
+}
+
+// EstimateB0 returns the smallest balance + usage_today(t − Δ) over the
+// readings, where a rise of the balance between two readings (a refund) may
+// raise the estimate by at most the rise seen: consumption between the two
+// settle points hides part of the refund, never adds to it (issue 17).
+//
+// A manual B0 for day is taken when it is no higher than what the readings
+// support — the same estimate, or, when the readings reveal no lag (no pair
+// of them moved), their balance plus all usage since (v6's B0 + L) — and
+// is cut down to that otherwise (issue 17: an operator's B0 may lower the
+// estimate, never raise it above the readings). With no readings, the
+// manual B0 alone.
 func EstimateB0(o Options, day string, snaps []ledger.Snapshot, s *Series, lag time.Duration, now time.Time) B0Estimate {
 	return estimateB0(o, day, snaps, readings(snaps, now), s, lag, now)
 }
@@ -135,27 +182,42 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 			}
 		}
 	}
-	if manual != nil {
-		return B0Estimate{Units: manual.B0Units, Known: true, Manual: true}
-	}
-	if len(rs) == 0 {
-		return B0Estimate{}
-	}
-	from := 0
-	for i := 1; i < len(rs); i++ {
-		if rs[i].BalanceUnits > rs[i-1].BalanceUnits {
-			from = i
-		}
-	}
 	dayStart := o.DayStart(now)
-	est := B0Estimate{Known: true}
-	for i, r := range rs[from:] {
-		b0 := r.BalanceUnits + UsageToday(s, dayStart, r.At.Add(-lag))
-		if i == 0 || b0 < est.Units {
-			est.Units = b0
+	est := B0Estimate{Readings: fromReadings(rs, s, dayStart, lag), ReadingsKnown: len(rs) > 0}
+	est.Units, est.Known = est.Readings, est.ReadingsKnown
+	if manual == nil {
+		return est
+	}
+	est.ManualUnits = manual.B0Units
+	if est.ReadingsKnown {
+		if _, informative := estimateLagInfo(o, rs, s); !informative {
+			est.Readings = fromReadings(rs, s, dayStart, -time.Minute) // lag 0, the reading's whole minute included
 		}
+	}
+	if !est.ReadingsKnown || manual.B0Units <= est.Readings {
+		est.Units, est.Known, est.Manual = manual.B0Units, true, true
+	} else {
+		est.Units = est.Readings
 	}
 	return est
+}
+
+// fromReadings is the readings' B0 at lag: the smallest balance +
+// usage_today(t − lag), a rise raising it by at most the rise seen.
+func fromReadings(rs []ledger.Snapshot, s *Series, dayStart time.Time, lag time.Duration) ledger.Units {
+	var b ledger.Units
+	for i, r := range rs {
+		b0 := r.BalanceUnits + UsageToday(s, dayStart, r.At.Add(-lag))
+		switch {
+		case i == 0:
+			b = b0
+		case r.BalanceUnits > rs[i-1].BalanceUnits:
+			b = min(b0, b+r.BalanceUnits-rs[i-1].BalanceUnits)
+		default:
+			b = min(b, b0)
+		}
+	}
+	return b
 }
 
 // Expiry is a free package's expiry: its available units vanish at At. The
@@ -187,7 +249,13 @@ type Assessment struct {
 	Expiring      []Expiry     // the source's package expiries at the last sync
 	ExpiryBase    ledger.Units // usage_today when the listed units were current
 	ExpiringUnits ledger.Units // units expiring within the horizon, left out of Limit
+	// Carry is what yesterday's runs draw from today's pool (issue 17).
+	Carry Carry
+	// OverrunMilli is the model's learned ratio of trusted usage to reserve,
+	// in thousandths (0 or 1000: none); see AdmitLimit.
+	OverrunMilli  int64
 	at            time.Time
+	series        *Series
 	BalanceAtSync ledger.Units // latest reading (or manual B0 − usage)
 	UsageAtSync   ledger.Units
 	SyncedAt      time.Time
@@ -196,7 +264,7 @@ type Assessment struct {
 
 // Assess derives the limit at now from the snapshots and the usage series.
 func Assess(o Options, now time.Time, snaps []ledger.Snapshot, s *Series) Assessment {
-	a := Assessment{Day: o.Day(now), at: now}
+	a := Assessment{Day: o.Day(now), at: now, series: s}
 	rs := readings(snaps, now)
 	a.Lag = estimateLag(o, rs, s)
 	a.B0 = estimateB0(o, a.Day, snaps, rs, s, a.Lag, now)
@@ -220,25 +288,78 @@ func Assess(o Options, now time.Time, snaps []ledger.Snapshot, s *Series) Assess
 // SetExpiries attaches a source's package expiries listed at listedAt (a
 // lagged listing: the units are as of listedAt − Lag) to the assessment.
 func (a *Assessment) SetExpiries(o Options, exp []Expiry, listedAt time.Time, s *Series) {
-	a.Expiring = exp
+	a.Expiring = append([]Expiry(nil), exp...)
+	sort.SliceStable(a.Expiring, func(i, j int) bool { return a.Expiring[i].At.Before(a.Expiring[j].At) })
 	a.ExpiryBase = 0
 	if len(exp) > 0 {
 		a.ExpiryBase = UsageToday(s, o.DayStart(a.at), listedAt.Add(-a.Lag))
 	}
 }
 
+// Carry is what yesterday's runs draw from today's free pool: the pool is
+// the balance at 00:00, and a run admitted before midnight that settles
+// after it is paid from it, yet counts in yesterday's quota day (issue 17).
+type Carry struct {
+	Settled ledger.Units // units yesterday's runs settled since 00:00
+	Held    ledger.Units // reserves of yesterday's runs still holding
+}
+
 // At recomputes Limit for now and today's usage: min(cap, B0 − small_buffer
 // − E), where E is what the packages expiring by now + ExpiryHorizon still
 // hold. Packages are consumed oldest first, and the oldest expire first, so
-// the usage since the listing has already eaten into them: E = max(0,
-// listed units − (usage − ExpiryBase)). Requests admitted now may finish
-// after the expiry, so E is left out of the limit from the horizon on.
+// the usage since the listing has already eaten into them — but only until
+// each one's expiry: usage after it is drawn from the packages still live
+// (issue 17: a package listed after its expiry must not count as
+// available). Requests admitted now may finish after the expiry, so E is
+// left out of the limit from the horizon on.
 func (a *Assessment) At(o Options, now time.Time, usage ledger.Units) {
-	a.ExpiringUnits = max(0, ExpiringBy(a.Expiring, now.Add(o.ExpiryHorizon))-max(0, usage-a.ExpiryBase))
+	consumed := usage + a.Carry.Settled // since 00:00, by settlement time
+	horizon := now.Add(o.ExpiryHorizon)
+	var e, eaten ledger.Units
+	for _, x := range a.Expiring { // oldest first
+		if x.At.After(horizon) {
+			break
+		}
+		upTo := consumed
+		if !x.At.After(now) && a.series != nil {
+			upTo = min(upTo, UsageToday(a.series, o.DayStart(now), x.At))
+		}
+		take := min(x.Units, max(0, upTo-a.ExpiryBase-eaten))
+		eaten += take
+		e += x.Units - take
+	}
+	a.ExpiringUnits = e
 	a.Limit = 0
 	if a.B0.Known {
 		a.Limit = Limit(o, a.B0.Units-a.ExpiringUnits)
 	}
+}
+
+// noOverrun is OverrunMilli's neutral value: trusted usage ≤ reserve.
+const noOverrun = 1000
+
+// AdmitLimit is the limit the ledger enforces on today's quota day
+// (ledger.QuotaCheck) given today's settled usage: the room left under
+// Limit, after yesterday's carry, is shared by the holds in flight and the
+// new reserve scaled by the model's overrun k, so that
+//
+//	usage + carry.settled + k·(carry.held + held + reserve) ≤ Limit
+//
+// holds for what the provider really consumes (issue 17), while the ledger
+// checks usage + held + reserve ≤ AdmitLimit. With no carry and k = 1 it is
+// Limit. A usage that grows after this was computed only tightens it.
+func (a *Assessment) AdmitLimit(usage ledger.Units) ledger.Units {
+	k := ledger.Units(max(a.OverrunMilli, noOverrun))
+	room := a.Limit - usage - a.Carry.Settled - mulMilli(a.Carry.Held, k)
+	if room <= 0 {
+		return min(usage, a.Limit)
+	}
+	return usage + room/k*noOverrun + room%k*noOverrun/k
+}
+
+// mulMilli is ⌈u·k/1000⌉ without overflow for u ≤ MaxUnits and k ≤ 10⁶.
+func mulMilli(u, k ledger.Units) ledger.Units {
+	return u/noOverrun*k + (u%noOverrun*k+noOverrun-1)/noOverrun
 }
 
 // Admits reports whether a reserve fits under the limit given the day so far:
@@ -246,4 +367,23 @@ func (a *Assessment) At(o Options, now time.Time, usage ledger.Units) {
 // rule atomically (ledger.QuotaCheck); this is its pure form.
 func Admits(u ledger.QuotaUsage, reserve, limit ledger.Units) bool {
 	return u.UsageUnits+u.HeldInFlight+reserve <= limit
+}
+
+// maxOverrun bounds a learned overrun (100×): beyond it a model's reserve
+// says nothing about its consumption, and AdmitLimit admits next to nothing.
+const maxOverrun = 100 * noOverrun
+
+// LearnOverrun returns a model's overrun after a call that reserved reserve
+// consumed cost (trusted usage): the largest ratio seen, in thousandths,
+// rounded up. The guard reserves accordingly in AdmitLimit (issue 17: the
+// seed's 34-vs-167 reasoning case, and worse).
+func LearnOverrun(k int64, reserve, cost ledger.Units) int64 {
+	if reserve <= 0 || cost <= reserve {
+		return k
+	}
+	r := int64(maxOverrun)
+	if cost/reserve < maxOverrun/noOverrun {
+		r = int64(cost/reserve*noOverrun + (cost%reserve*noOverrun+reserve-1)/reserve)
+	}
+	return max(k, r)
 }

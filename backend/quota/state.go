@@ -34,6 +34,18 @@ type Row struct {
 	TopUpPlan     ledger.Units `json:"topup_plan,omitempty"`
 	ExpiringUnits ledger.Units `json:"expiring_units"` // left out of limit: packages expiring within the horizon
 	CanSync       bool         `json:"can_sync"`       // an automatic balance source is configured (Sync works)
+	// B0ManualExcess is how far the day's manual B0 stands above what the
+	// readings support (it was cut down to B0Readings); 0 when it does not.
+	B0ManualExcess ledger.Units `json:"b0_manual_excess"`
+	B0Readings     ledger.Units `json:"b0_readings"`
+	// CarrySettled and CarryHeld are what yesterday's runs draw from today's
+	// pool (settled since 00:00, still held); AdmitLimit is the limit the
+	// ledger enforces on today's runs after them and the learned overrun.
+	CarrySettled ledger.Units `json:"carry_settled"`
+	CarryHeld    ledger.Units `json:"carry_held"`
+	AdmitLimit   ledger.Units `json:"admit_limit"`
+	// Overrun is the learned ratio of trusted usage to reserve (1: none).
+	Overrun float64 `json:"overrun"`
 }
 
 // State returns one row per guarded model, in configuration order, with
@@ -72,9 +84,15 @@ func (g *Guard) row(ctx context.Context, m *model) (Row, error) {
 		if a, err = g.unloadedAssessment(ctx, m, now); err != nil {
 			return Row{}, err
 		}
+		if a.Carry, err = g.carry(ctx, m, now, u); err != nil {
+			return Row{}, err
+		}
 		evicted, reason = Verdict(m.opts, a, u.UsageUnits)
 	}
 	a.At(m.opts, now, u.UsageUnits)
+	r.B0ManualExcess, r.B0Readings = a.B0.ManualExcess(), a.B0.Readings
+	r.CarrySettled, r.CarryHeld, r.AdmitLimit = a.Carry.Settled, a.Carry.Held, a.AdmitLimit(u.UsageUnits)
+	r.Overrun = float64(max(a.OverrunMilli, noOverrun)) / noOverrun
 	r.Day, r.UsageToday, r.HeldInFlight = a.Day, u.UsageUnits, u.HeldInFlight
 	r.BalanceAtSync, r.UsageAtSync, r.LagSeconds = a.BalanceAtSync, a.UsageAtSync, int64(a.Lag/time.Second)
 	r.B0Estimate, r.B0Manual, r.Limit, r.LimitV6 = a.B0.Units, a.B0.Manual, a.Limit, a.LimitV6
@@ -114,7 +132,7 @@ type Position struct {
 	Usage   ledger.Units
 	Held    ledger.Units
 	B0      B0Estimate
-	Limit   ledger.Units
+	Limit   ledger.Units // what the ledger admits today's runs up to (AdmitLimit)
 	Evicted bool
 	Reason  string
 }
@@ -134,7 +152,7 @@ func (g *Guard) Position(ctx context.Context, upstream, model string) (Position,
 	defer m.mu.Unlock()
 	m.a.At(m.opts, now, m.usage.UsageUnits)
 	return Position{Day: m.a.Day, Usage: m.usage.UsageUnits, Held: m.usage.HeldInFlight, B0: m.a.B0,
-		Limit: m.a.Limit, Evicted: m.evicted, Reason: m.reason}, nil
+		Limit: m.a.AdmitLimit(m.usage.UsageUnits), Evicted: m.evicted, Reason: m.reason}, nil
 }
 
 // HasSource reports whether a guarded model's balance is read automatically.

@@ -126,7 +126,10 @@ func (g *Guard) record(ctx context.Context, m *model, balance, b0 ledger.Units, 
 	s.LimitUnits, s.LimitV6Units, s.B0Units, s.LagSeconds = a.Limit, a.LimitV6, a.B0.Units, int64(a.Lag/time.Second)
 	if source != SourceManualB0 {
 		s.Detail = fmt.Sprintf("v6 − limit: %d; expiring within %s: %d", a.LimitV6-a.Limit, m.opts.ExpiryHorizon, a.ExpiringUnits)
+	} else if x := a.B0.ManualExcess(); x > 0 {
+		s.Detail = fmt.Sprintf("manual B0 %d is %d above what the readings support (%d): B0 %d", b0, x, a.B0.Readings, a.B0.Units)
 	}
+	s.Detail = joinDetail(s.Detail, overrunDetail(a.OverrunMilli))
 	saved, err := g.store.SaveSnapshot(ctx, s)
 	if err != nil {
 		return ledger.Snapshot{}, fmt.Errorf("sync %s/%s: %w", m.key.upstream, m.key.model, err)

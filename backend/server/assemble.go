@@ -67,7 +67,7 @@ func assemble(p Parts) (_ *assembly, err error) {
 			baseURL = d.URL()
 			forward = []string{demo.PlanHeader} // lets a caller script the demo's faults
 		}
-		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models,
+		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models, Protocols: u.Protocols,
 			// a non-streaming reasoning call sends its headers only when done
 			ResponseHeaderTimeout: cfg.Limits.UpstreamTimeout})
 		if err != nil {
@@ -129,14 +129,8 @@ func demoOptions(u config.Upstream, m meter.Meter) demo.Options {
 	if m.Name() == config.MeterUTF8Bytes {
 		return o // the demo's default usage is UTF-8 bytes
 	}
-	o.PromptUnits = func(body []byte) int64 {
-		req, err := meter.ParseChatRequest(body)
-		if err != nil {
-			return 0
-		}
-		in, _ := meter.ReservePolicy{}.Reserve(m, req)
-		return int64(in)
-	}
+	o.PromptUnits = func(body []byte) int64 { return int64(gateway.ChatInputUnits(m, body)) }
+	o.ResponsesPromptUnits = func(body []byte) int64 { return int64(gateway.ResponsesInputUnits(m, body)) }
 	o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
 	return o
 }

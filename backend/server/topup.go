@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/openai"
 	"github.com/quotagate/quotagate/backend/quota"
 	"github.com/quotagate/quotagate/backend/upstream"
 )
@@ -61,11 +63,11 @@ func newFillerCaller(p Parts, m meter.Meter, reserve meter.ReservePolicy, prompt
 		Reserve: func(model, prompt string) (ledger.Units, ledger.Units) {
 			probe, _ := json.Marshal(map[string]any{"model": model, "max_tokens": 1,
 				"messages": []map[string]string{{"role": "user", "content": prompt}}})
-			req, err := meter.ParseChatRequest(probe)
+			req, err := openai.ParseChatRequest(probe)
 			if err != nil {
 				return ledger.MaxUnits, 0 // cannot happen for a marshalled request; fits no call
 			}
-			input, _ := reserve.Reserve(m, req)
+			input, _ := reserve.Reserve(m, gateway.ChatMeterRequest(req))
 			if reserve.IsReasoning(model) {
 				return input, reserve.ReasoningFloorUnits
 			}

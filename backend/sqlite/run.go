@@ -319,8 +319,8 @@ func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units,
 		if run.Status.Ended() {
 			return run, change{}, ended(run)
 		}
-		spent := min(units, run.ReserveUnits)
-		if over := units - spent; over > 0 {
+		spent, over := ledger.SplitOverrun(run.ReserveUnits, units)
+		if over > 0 {
 			// The provider consumed more than was held: the tenant pays the
 			// reserve; the quota day counts everything the provider reported.
 			run.OverrunUnits = over

@@ -37,6 +37,9 @@ type Options struct {
 	BaseURL string   // ends before /chat/completions, e.g. https://api.openai.com/v1
 	APIKey  string   // sent as Authorization: Bearer; never logged
 	Models  []string // model ids this upstream serves
+	// Protocols are the API protocols the upstream speaks natively ("chat",
+	// "responses", "messages"); empty means chat completions only.
+	Protocols []string
 
 	DialTimeout           time.Duration // TCP connect (+TLS handshake) limit
 	ResponseHeaderTimeout time.Duration // from request written to response headers
@@ -97,6 +100,14 @@ func (c *Client) Serves(model string) bool {
 	return slices.Contains(c.opts.Models, model)
 }
 
+// Speaks reports whether this upstream speaks protocol natively.
+func (c *Client) Speaks(protocol string) bool {
+	if len(c.opts.Protocols) == 0 {
+		return protocol == "chat"
+	}
+	return slices.Contains(c.opts.Protocols, protocol)
+}
+
 // Response is an upstream answer whose body the caller must close.
 type Response struct {
 	StatusCode int
@@ -136,13 +147,19 @@ func (e *SendError) Evidence() string {
 // Send posts body to /chat/completions. header carries extra request headers
 // (may be nil). The returned body streams; cancel ctx to close the connection.
 func (c *Client) Send(ctx context.Context, body []byte, header http.Header) (*Response, error) {
+	return c.Post(ctx, "/chat/completions", body, header)
+}
+
+// Post is Send to another path under the base URL ("/responses",
+// "/messages"), for a protocol the upstream speaks natively.
+func (c *Client) Post(ctx context.Context, path string, body []byte, header http.Header) (*Response, error) {
 	var wrote atomic.Bool
 	trace := &httptrace.ClientTrace{
 		WroteHeaderField: func(string, []string) { wrote.Store(true) },
 		WroteHeaders:     func() { wrote.Store(true) },
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost,
-		c.base+"/chat/completions", bytes.NewReader(body))
+		c.base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("upstream %s request: %w", c.opts.Name, err)
 	}

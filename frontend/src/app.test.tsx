@@ -9,13 +9,25 @@ import { Store } from './lib/store';
 import type { SocketLike } from './lib/live';
 import type { State } from './lib/types';
 import fixture from './fixtures/state.json';
+import { MISSING, setLang } from './lib/i18n';
+import type { AuditRow, ConnectInfo } from './lib/api';
+
+const connectInfo: ConnectInfo = {
+  base_url: 'http://127.0.0.1:8787/v1',
+  origin: 'http://127.0.0.1:8787',
+  locale: 'C',
+  tenants: [{ tenant: 'local', key: 'sk-qg-local-secret-0123456789', models: [] }],
+  models: [{ id: 'demo-chat', upstream: 'demo' }],
+};
+const auditRows: AuditRow[] = [
+  { seq: 9, at: '2026-11-29T11:00:00Z', kind: 'sync', actor: 'volcengine', units: 0, balance: 1726526, available_before: 0, available_after: 0 },
+  { seq: 8, at: '2026-11-29T10:40:12Z', kind: 'hold', tenant: 'local', run: 'run_01JQ7UNKNOWN000000000000', units: 1002, available_before: 745904, available_after: 745904, reason: 'stream cut before [DONE]' },
+];
 
 const state = fixture as unknown as State;
 const NOW = Date.parse('2026-11-29T11:02:00Z');
 const ACTIVE = 'run_01JQ7ACTIVE0000000000000';
-const QUEUED = 'run_01JQ7QUEUED0000000000000';
 const UNKNOWN = 'run_01JQ7UNKNOWN000000000000';
-const DONE = 'run_01JQ7DONE000000000000000';
 
 let root: HTMLElement;
 let calls: unknown[][];
@@ -27,18 +39,20 @@ function api(over: Partial<Api> = {}): Api {
     cancelRun: async (...a) => void calls.push(['cancel', ...a]),
     syncQuota: async (...a) => void calls.push(['sync', ...a]),
     setBalance: async (...a) => void calls.push(['balance', ...a]),
-    auditCSV: async () => new Blob([]),
+    auditCSV: async () => ({ blob: new Blob([]), name: 'x.csv' }),
+    audit: async (q) => (calls.push(['audit', q]), { rows: auditRows, more: false }),
+    connect: async () => connectInfo,
     wsURL: () => 'ws://127.0.0.1:8787/admin/ws?token=t',
     ...over,
   };
 }
 
-function mount(a: Api = api(), initial: State | null = state): Store {
+function mount(a: Api = api(), initial: State | null = state, tab: 'overview' | 'connect' | 'quota' | 'audit' = 'overview'): Store {
   const store = new Store(
     { api: a, exportCSV: async (_api, q) => (calls.push(['export', q]), { kind: 'downloaded', name: 'x.csv' }), now: () => NOW },
     initial ?? undefined,
   );
-  act(() => render(<App store={store} clock={() => NOW} tick={false} />, root));
+  act(() => render(<App store={store} clock={() => NOW} tick={false} tab={tab} />, root));
   return store;
 }
 
@@ -77,6 +91,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
+  setLang('en');
   act(() => render(null, root));
   root.remove();
 });
@@ -87,210 +102,137 @@ describe('dashboard from the fixture', () => {
     expect(text('version')).toBe('0.1.0');
     expect(text('uptime')).toBe('1h 02m');
     expect(text('addr')).toBe('127.0.0.1:8787');
-    expect(text('data-dir')).toBe('/root/.local/share/quotagate');
-    expect(text('meter')).toBe('tiktoken');
     expect(text('conn-status')).toBe('connecting');
     expect(text('demo-badge')).toContain('simulated model');
-    expect($('error-banner')).toBeNull();
   });
 
-  it('no demo badge when the demo upstream is off', () => {
-    mount(api(), { ...state, demo: false });
-    expect($('demo-badge')).toBeNull();
-  });
-
-  it('tenants table: formatted balances per tenant', () => {
+  it('overview: a stacked bar with numbers and a legend per tenant, and totals', () => {
     mount();
-    expect($('tenants-table')).not.toBeNull();
     expect(text('tenant-local-available')).toBe('745,904');
     expect(text('tenant-local-held')).toBe('4,096');
+    expect(text('tenant-local-spent')).toBe('250,000');
     expect(text('tenant-tenant-a-available')).toBe('95');
-    expect(text('tenant-tenant-a-held')).toBe('0');
-    expect(text('tenant-row-local')).toContain('1,000,000');
-    expect(text('tenant-row-local')).toContain('1 / 4');
-    const bar = $('tenant-row-local')!.querySelector<HTMLElement>('.bar-spent')!;
-    expect(bar.style.width).toBe('25%');
+    expect(text('tenant-row-local')).toContain('(0.4%)'); // 4,096 of 1,000,000 is readable
+    expect(text('tenant-_total-budget')).toBe('1,000,110');
+    const held = $('bar-local')!.querySelector<HTMLElement>('.seg-held')!;
+    expect(held.style.minWidth).toBe('4px');
+    expect($('bar-local')!.getAttribute('aria-label')).toContain('held 4,096');
   });
 
-  it('holds table lists held runs with a reconcile button each', () => {
+  it('holds: only real holds, with why in a sentence', () => {
     mount();
-    const rows = $('holds-table')!.querySelectorAll('tbody tr');
-    expect(rows).toHaveLength(2);
-    expect(text(`hold-row-${UNKNOWN}`)).toContain('1,002');
-    expect(text(`hold-row-${UNKNOWN}`)).toContain('unknown');
-    expect($(`reconcile-${UNKNOWN}`)?.tagName).toBe('BUTTON');
-    expect($(`reconcile-${ACTIVE}`)?.tagName).toBe('BUTTON');
+    expect($(`hold-row-${UNKNOWN}`)).not.toBeNull();
+    expect($(`hold-row-${ACTIVE}`)).toBeNull(); // an active run holds its reserve but is no hold
+    expect(text(`hold-why-${UNKNOWN}`)).toContain('The upstream cut the stream');
+    expect(text(`hold-why-${UNKNOWN}`)).toContain('stream cut before [DONE]');
   });
 
-  it('runs table offers cancel only for queued and active runs', () => {
-    mount();
-    expect($(`cancel-${ACTIVE}`)?.tagName).toBe('BUTTON');
-    expect($(`cancel-${QUEUED}`)?.tagName).toBe('BUTTON');
-    expect($(`cancel-${UNKNOWN}`)).toBeNull();
-    expect($(`cancel-${DONE}`)).toBeNull();
-    expect(text(`run-row-${DONE}`)).toContain('2026-11-28 23:59');
-  });
-
-  it('gates table shows depth, in flight, rejections and p95', () => {
-    mount();
-    expect($('gates-table')).not.toBeNull();
-    expect(text('gate-ark-queued')).toBe('3 / 4');
-    const ark = text('gate-row-ark')!;
-    expect(ark).toContain('2 / 2');
-    expect(ark).toContain('5,678');
-    expect(ark).toContain('12');
-    expect(ark).toContain('1.5 s');
-  });
-
-  it('quota table shows the guard figures, the eviction and a never-synced model', () => {
-    mount();
-    expect($('quota-table')).not.toBeNull();
-    const id = 'ark-deepseek-v4-flash';
-    expect(text(`quota-${id}-usage`)).toBe('1,696,135');
-    expect(text(`quota-${id}-limit`)).toBe('2,192,178');
-    const row = text(`quota-row-${id}`)!;
-    expect(row).toContain('2,242,178'); // B0 estimate
-    expect(row).toContain('1,726,526'); // balance at sync
-    expect(row).toContain('2,192,128'); // limit v6
-    expect(row).toContain('lag 14m 00s');
-    expect(row).toContain('2m 00s ago');
-    expect(text(`quota-${id}-evicted`)).toBe('evicted');
-    expect(text(`quota-${id}-reason`)).toBe('evicted: usage 1,696,135 + reserve 4,096 reached the usage wall');
-    const never = text('quota-row-ark-doubao-seed')!;
-    expect(never).toContain('never');
-    expect(never).toContain('open');
-  });
-
-  it('snapshots list, latest first', () => {
-    mount();
-    const rows = $('snapshots-list')!.querySelectorAll('tbody tr');
-    expect(rows).toHaveLength(2);
-    expect(rows[0].getAttribute('data-testid')).toBe('snapshot-row-2');
-    expect(text('snapshot-row-1')).toContain('manual');
-  });
-
-  it('empty lists (Go nil slices) render as empty tables, not a crash', () => {
-    mount(api(), { ...state, tenants: [], holds: [], runs: [], gates: [], quota: [], snapshots: [] });
-    expect(text('tenants-table')).toContain('No tenants configured.');
-    expect(text('holds-table')).toContain('Nothing held.');
-    expect(text('quota-table')).toContain('No guarded models.');
-  });
-});
-
-describe('operator actions', () => {
-  it('reconcile: form → POST with units and evidence → form closes, notice shown', async () => {
+  it('reconcile: dialog with live preview, confirm → POST, fresh form next time', async () => {
     mount();
     await click(`reconcile-${UNKNOWN}`);
-    await type(`reconcile-units-${UNKNOWN}`, '1,002');
-    await type(`reconcile-evidence-${UNKNOWN}`, 'console shows 1,002 tokens');
+    expect(text(`reconcile-preview-${UNKNOWN}`)).toContain('Type the units');
+    await type(`reconcile-units-${UNKNOWN}`, '6');
+    expect(text(`reconcile-preview-${UNKNOWN}`)).toBe('Spend 6, release 996; local available becomes 746,900.');
+    await type(`reconcile-evidence-${UNKNOWN}`, 'console: 6 tokens');
     await click(`reconcile-submit-${UNKNOWN}`);
-    expect(calls).toEqual([['reconcile', UNKNOWN, 1002, 'console shows 1,002 tokens']]);
-    expect($(`reconcile-form-${UNKNOWN}`)).toBeNull();
-    expect(text('notice')).toContain('reconciled at 1002 units');
+    expect(calls).toContainEqual(['reconcile', UNKNOWN, 6, 'console: 6 tokens']);
+    expect($(`reconcile-dialog-${UNKNOWN}`)).toBeNull();
+    expect(text('notice')).toContain('reconciled at 6 units');
+    await click(`reconcile-${UNKNOWN}`);
+    expect(($(`reconcile-units-${UNKNOWN}`) as HTMLInputElement).value).toBe('');
+    expect(($(`reconcile-evidence-${UNKNOWN}`) as HTMLTextAreaElement).value).toBe('');
   });
 
-  it('reconcile refused by the server: its message in the error banner, form stays open', async () => {
+  it('reconcile errors stand next to their field; bad units never reach the server', async () => {
     mount(
       api({
         reconcile: async () => {
-          throw new ApiError('run is still active; wait for it to end', 409, 'conflict');
+          throw new ApiError('reconciling a hold needs evidence (a bill, a console figure)', 400, 'invalid_request');
         },
       }),
     );
-    await click(`reconcile-${ACTIVE}`);
-    await type(`reconcile-units-${ACTIVE}`, '10');
-    await type(`reconcile-evidence-${ACTIVE}`, 'bill');
-    await click(`reconcile-submit-${ACTIVE}`);
-    expect(text('error-banner')).toBe('run is still active; wait for it to end');
-    expect($(`reconcile-form-${ACTIVE}`)).not.toBeNull();
-  });
-
-  it('reconcile with bad units never calls the server', async () => {
-    mount();
     await click(`reconcile-${UNKNOWN}`);
-    await type(`reconcile-units-${UNKNOWN}`, '-3');
+    await type(`reconcile-units-${UNKNOWN}`, '5000');
     await type(`reconcile-evidence-${UNKNOWN}`, 'bill');
     await click(`reconcile-submit-${UNKNOWN}`);
-    expect(calls).toEqual([]);
-    expect(text('error-banner')).toContain('whole number');
+    expect(text(`reconcile-error-units-${UNKNOWN}`)).toBe('Units must be a whole number from 0 to 1,002.');
+    expect(calls.filter((c) => c[0] === 'reconcile')).toEqual([]);
+    await type(`reconcile-units-${UNKNOWN}`, '5');
+    await click(`reconcile-submit-${UNKNOWN}`);
+    expect(text(`reconcile-error-evidence-${UNKNOWN}`)).toContain('needs evidence');
+    expect($(`reconcile-dialog-${UNKNOWN}`)).not.toBeNull();
   });
 
-  it('cancel posts for that run', async () => {
+  it('cancel asks first and says the reserve stays held', async () => {
     mount();
-    await click(`cancel-${QUEUED}`);
-    expect(calls).toEqual([['cancel', QUEUED]]);
+    expect($(`cancel-${UNKNOWN}`)).toBeNull();
+    await click(`cancel-${ACTIVE}`);
+    expect(calls.filter((c) => c[0] === 'cancel')).toEqual([]);
+    expect(text(`cancel-dialog-${ACTIVE}`)).toContain('stays held until you reconcile');
+    await click(`cancel-confirm-${ACTIVE}`);
+    expect(calls).toContainEqual(['cancel', ACTIVE]);
+    expect(text(`notice-cancel-${ACTIVE}`)).toContain('Cancel sent');
   });
 
-  it('quota: sync, and a B0 reading', async () => {
-    mount();
-    const id = 'ark-deepseek-v4-flash';
-    await click(`sync-${id}`);
-    await click(`balance-${id}`);
-    const kind = $(`balance-kind-${id}`) as HTMLSelectElement;
-    await act(async () => {
-      kind.value = 'b0';
-      kind.dispatchEvent(new Event('change', { bubbles: true }));
-    });
-    await type(`balance-value-${id}`, '2,242,178');
-    await click(`balance-submit-${id}`);
-    expect(calls).toEqual([
-      ['sync', 'ark', 'deepseek-v4-flash'],
-      ['balance', 'ark', 'deepseek-v4-flash', { b0: 2242178 }],
-    ]);
+  it('quota: unknown before a sync, the wall in words when evicted', () => {
+    mount(api(), state, 'quota');
+    const never = state.quota.find((q) => !q.synced_at);
+    if (never) expect(text(`quota-${never.upstream}-${never.model}-limit`)).toBe('unknown');
+    const ev = state.quota.find((q) => q.evicted)!;
+    expect(text(`quota-${ev.upstream}-${ev.model}-reason`)).toMatch(/^Evicted: /);
   });
 
-  it('export CSV', async () => {
-    mount();
+  it('audit log lists rows with balance in its own column, and exports the same filter', async () => {
+    mount(api(), state, 'audit');
+    await flush();
+    expect(text('audit-row-9')).toContain('1,726,526');
+    await type('audit-text', 'cut');
+    await flush();
+    expect(calls.filter((c) => c[0] === 'audit').pop()).toEqual(['audit', expect.objectContaining({ text: 'cut' })]);
     await click('export-csv');
-    expect(calls).toEqual([['export', { from: '', to: '', tenant: '' }]]);
-    expect(text('notice')).toBe('Audit CSV downloaded as x.csv.');
+    expect(calls).toContainEqual(['export', expect.objectContaining({ text: 'cut' })]);
   });
-});
 
-describe('live updates', () => {
-  it('a pushed state turns the status live and updates the tables without reload', async () => {
+  it('connect: base URL, hidden key with reveal, snippets from the live config', async () => {
+    mount(api(), state, 'connect');
+    await flush();
+    expect(text('connect-base-url')).toBe('http://127.0.0.1:8787/v1');
+    expect(text('connect-key')).not.toContain('secret');
+    await click('reveal-key');
+    expect(text('connect-key')).toBe('sk-qg-local-secret-0123456789');
+    const curl = $('snippet-curl')!.dataset.snippet!;
+    expect(curl).toContain("'http://127.0.0.1:8787/v1/chat/completions'".replace(/'/g, ''));
+    expect(curl).toContain('Bearer sk-qg-local-secret-0123456789');
+    await click('tool-codex');
+    expect($('snippet-codex')!.dataset.snippet).toContain('wire_api = "responses"');
+    await click('tool-claude-code');
+    expect($('snippet-claude-code')!.dataset.snippet).toContain('ANTHROPIC_BASE_URL=http://127.0.0.1:8787\n');
+  });
+
+  it('zh-CN: Chinese words, lang attribute, no untranslated key on any tab', async () => {
+    setLang('zh-CN');
+    for (const tab of ['overview', 'connect', 'quota', 'audit'] as const) {
+      mount(api(), state, tab);
+      await flush();
+      expect(root.textContent).not.toContain(MISSING);
+      expect(root.querySelector('.page')!.getAttribute('lang')).toBe('zh-CN');
+      act(() => render(null, root));
+    }
+    mount();
+    expect(text('conn-status')).toBe('连接中');
+    expect(text(`hold-why-${UNKNOWN}`)).toContain('上游');
+  });
+
+  it('a pushed state turns the status live and a refused token is said', async () => {
+    const st = mount(api({ state: async () => { throw new ApiError('The admin token was refused (401)', 401); } }), null);
     const sockets: SocketLike[] = [];
-    const store = mount(api(), null);
-    expect(root.textContent).toContain('Connecting to quotagate');
-    act(() =>
-      store.start((url) => {
-        expect(url).toBe('ws://127.0.0.1:8787/admin/ws?token=t');
-        const s: SocketLike = { onopen: null, onmessage: null, onclose: null, onerror: null, close() {} };
-        sockets.push(s);
-        return s;
-      }),
-    );
+    st.start(() => {
+      const s: SocketLike = { onopen: null, onmessage: null, onclose: null, onerror: null, close() {} };
+      sockets.push(s);
+      return s;
+    });
     await flush();
-    expect(sockets).toHaveLength(1);
-    expect(text('tenant-local-available')).toBe('745,904');
-    expect(text('conn-status')).toBe('connecting');
-
-    const next = {
-      ...state,
-      tenants: state.tenants.map((t) => (t.tenant === 'local' ? { ...t, available_units: 123456 } : t)),
-    };
-    await act(async () => sockets[0].onmessage?.({ data: JSON.stringify({ type: 'state', state: next }) }));
-    expect(text('conn-status')).toBe('live');
-    expect(text('tenant-local-available')).toBe('123,456');
-
-    await act(async () => sockets[0].onclose?.({}));
-    expect(text('conn-status')).toBe('reconnecting');
-    store.stop();
-  });
-
-  it('a refused token is said in the error banner', async () => {
-    const store = mount(
-      api({
-        state: async () => {
-          throw new ApiError('The admin token was refused (401)', 401);
-        },
-      }),
-      null,
-    );
-    act(() => store.start(() => ({ onopen: null, onmessage: null, onclose: null, onerror: null, close() {} })));
-    await flush();
-    expect(text('error-banner')).toContain('refused (401)');
-    expect(text('conn-status')).toBe('reconnecting');
-    store.stop();
+    expect(text('error-banner')).toContain('refused');
+    st.stop();
   });
 });

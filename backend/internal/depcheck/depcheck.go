@@ -8,10 +8,59 @@ import (
 	"testing"
 )
 
+// Module is quotagate's module path.
+const Module = "github.com/quotagate/quotagate"
+
 // Forbid fails t when pkg (an import path, or "." for the package under test)
 // transitively imports any key of forbidden; the value says why it must not.
 // A key ending in "/..." forbids the whole subtree.
 func Forbid(t *testing.T, pkg string, forbidden map[string]string) {
+	t.Helper()
+	for _, dep := range deps(t, pkg) {
+		for bad, why := range forbidden {
+			if dep == bad || (strings.HasSuffix(bad, "/...") && strings.HasPrefix(dep, strings.TrimSuffix(bad, "..."))) {
+				t.Errorf("%s imports %s: %s", pkg, dep, why)
+			}
+		}
+	}
+}
+
+// ForbidImports fails t when pkg imports a key of forbidden directly (the
+// standard library's I/O packages, say, which everything imports
+// transitively); the value says why it must not.
+func ForbidImports(t *testing.T, pkg string, forbidden map[string]string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		if why, bad := forbidden[imp]; bad {
+			t.Errorf("%s imports %s: %s", pkg, imp, why)
+		}
+	}
+}
+
+// WireOnly fails t when pkg imports, directly or transitively, any package
+// of this module but backend/ledger. A wire package (backend/openai, and
+// backend/responses and backend/anthropic beside it) is one protocol's
+// shapes and parsers, read by the gateway's doors and the demo upstream, so
+// it must know none of them.
+func WireOnly(t *testing.T, pkg string) {
+	t.Helper()
+	for _, dep := range deps(t, pkg) {
+		if dep == Module+"/backend/ledger" {
+			continue
+		}
+		if dep == Module || strings.HasPrefix(dep, Module+"/") {
+			t.Errorf("%s imports %s: a wire package imports nothing of ours but backend/ledger", pkg, dep)
+		}
+	}
+}
+
+// deps lists what pkg imports transitively, without pkg itself (and
+// without its tests' imports).
+func deps(t *testing.T, pkg string) []string {
 	t.Helper()
 	self, err := exec.Command("go", "list", pkg).Output()
 	if err != nil {
@@ -21,14 +70,11 @@ func Forbid(t *testing.T, pkg string, forbidden map[string]string) {
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
 	}
+	var list []string
 	for _, dep := range strings.Fields(string(out)) {
-		if dep == strings.TrimSpace(string(self)) {
-			continue
-		}
-		for bad, why := range forbidden {
-			if dep == bad || (strings.HasSuffix(bad, "/...") && strings.HasPrefix(dep, strings.TrimSuffix(bad, "..."))) {
-				t.Errorf("%s imports %s: %s", pkg, dep, why)
-			}
+		if dep != strings.TrimSpace(string(self)) {
+			list = append(list, dep)
 		}
 	}
+	return list
 }

@@ -130,14 +130,15 @@ func (p *provider) apiBalance() ledger.Units {
 }
 
 // apiExpiries is the package listing's expiries as the lagged API shows them:
-// packages live at the settle point, with their units as of then.
-func (p *provider) apiExpiries() []quota.Expiry {
+// packages live at the listing's settle point (at or before the balance's),
+// with their units as of then.
+func (p *provider) apiExpiries(settle time.Time) []quota.Expiry {
 	var out []quota.Expiry
 	for _, k := range p.all {
-		if !k.granted.Before(p.settle) || !k.expires.After(p.settle) {
+		if !k.granted.Before(settle) || !k.expires.After(settle) {
 			continue
 		}
-		if u := k.leftBefore(p.settle); u > 0 {
+		if u := k.leftBefore(settle); u > 0 {
 			out = append(out, quota.Expiry{At: k.expires, Units: u})
 		}
 	}

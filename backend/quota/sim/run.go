@@ -10,8 +10,11 @@ import (
 // policy is what a limit policy keeps between events.
 type policy interface {
 	admit(now time.Time, reserve ledger.Units) bool
-	settle(now time.Time, reserve, cost ledger.Units)
+	// settle ends a call; today tells whether it was admitted on the current
+	// quota day (a call admitted before midnight may end after it).
+	settle(now time.Time, today bool, reserve, cost ledger.Units)
 	sync(now time.Time, balance ledger.Units, expiries []quota.Expiry)
+	manualB0(now time.Time, b0 ledger.Units)
 	rollover(now time.Time)
 	syncDue(now time.Time) bool
 }
@@ -39,7 +42,8 @@ func (c *common) syncDueWith(now time.Time, limit ledger.Units) bool {
 
 // v6 is seed 002's Snapshot-Offset: limit = min(cap, balance_at_sync +
 // usage_at_sync − small_buffer); a request passes while usage + reserve <
-// limit (in-flight requests are not counted); walls as §7.6.
+// limit (in-flight requests are not counted); walls as §7.6. Its usage key
+// is the day a call is recorded (settled), and it has no console B0.
 type v6 struct {
 	common
 	usageAtSync ledger.Units
@@ -60,7 +64,7 @@ func (p *v6) admit(_ time.Time, reserve ledger.Units) bool {
 
 func (p *v6) judge() { p.evicted, _ = quota.ShouldEvict(p.o, p.limit(), p.usage, p.balAtSync) }
 
-func (p *v6) settle(_ time.Time, reserve, cost ledger.Units) {
+func (p *v6) settle(_ time.Time, _ bool, reserve, cost ledger.Units) {
 	p.held -= reserve
 	p.usage += cost
 	p.judge()
@@ -72,6 +76,8 @@ func (p *v6) sync(now time.Time, balance ledger.Units, _ []quota.Expiry) {
 	p.judge()
 }
 
+func (p *v6) manualB0(time.Time, ledger.Units) {}
+
 // rollover: the day's usage key starts from zero; the synced keys live on
 // until the next sync (their TTL is 24 h), as in v6.
 func (p *v6) rollover(now time.Time) {
@@ -81,7 +87,9 @@ func (p *v6) rollover(now time.Time) {
 
 func (p *v6) syncDue(now time.Time) bool { return p.syncDueWith(now, p.limit()) }
 
-// guard drives quotagate's pure core exactly as the runtime Guard does.
+// guard drives quotagate's pure core exactly as the runtime Guard does, with
+// the ledger's quota days: usage and held count the calls admitted today;
+// yesterday's calls still in flight are the carry.
 type guard struct {
 	common
 	snaps      []ledger.Snapshot
@@ -89,6 +97,8 @@ type guard struct {
 	a          quota.Assessment
 	expiries   []quota.Expiry
 	expiriesAt time.Time
+	carry      quota.Carry
+	overrun    int64 // learned, as the runtime Guard learns it from settled runs
 }
 
 func (p *guard) assess(now time.Time) {
@@ -99,6 +109,7 @@ func (p *guard) assess(now time.Time) {
 	p.snaps = p.snaps[cut:]
 	p.a = quota.Assess(p.o, now, p.snaps, p.series)
 	p.a.SetExpiries(p.o, p.expiries, p.expiriesAt, p.series)
+	p.a.Carry, p.a.OverrunMilli = p.carry, p.overrun
 	p.a.At(p.o, now, p.usage)
 	p.judge()
 }
@@ -110,16 +121,23 @@ func (p *guard) admit(now time.Time, reserve ledger.Units) bool {
 	if p.evicted {
 		return false
 	}
-	if !quota.Admits(ledger.QuotaUsage{UsageUnits: p.usage, HeldInFlight: p.held}, reserve, p.a.Limit) {
+	if !quota.Admits(ledger.QuotaUsage{UsageUnits: p.usage, HeldInFlight: p.held}, reserve, p.a.AdmitLimit(p.usage)) {
 		return false
 	}
 	p.held += reserve
 	return true
 }
 
-func (p *guard) settle(now time.Time, reserve, cost ledger.Units) {
-	p.held -= reserve
-	p.usage += cost
+func (p *guard) settle(now time.Time, today bool, reserve, cost ledger.Units) {
+	if today {
+		p.held -= reserve
+		p.usage += cost
+	} else {
+		p.carry.Held -= reserve
+		p.carry.Settled += cost
+	}
+	p.overrun = quota.LearnOverrun(p.overrun, reserve, cost)
+	p.a.Carry, p.a.OverrunMilli = p.carry, p.overrun
 	p.series.Add(now, cost)
 	p.a.At(p.o, now, p.usage)
 	p.judge()
@@ -133,8 +151,15 @@ func (p *guard) sync(now time.Time, balance ledger.Units, expiries []quota.Expir
 	p.assess(now)
 }
 
+func (p *guard) manualB0(now time.Time, b0 ledger.Units) {
+	p.snaps = append(p.snaps, ledger.Snapshot{Day: p.o.Day(now), At: now, B0Units: b0,
+		BalanceUnits: max(b0-p.usage, 0), UsageAtSync: p.usage, Source: quota.SourceManualB0})
+	p.assess(now)
+}
+
 func (p *guard) rollover(now time.Time) {
-	p.day, p.usage, p.usageAtLast = p.o.Day(now), 0, 0
+	p.carry = quota.Carry{Held: p.held} // today's calls in flight are yesterday's now
+	p.day, p.usage, p.held, p.usageAtLast = p.o.Day(now), 0, 0, 0
 	p.assess(now)
 }
 
@@ -142,6 +167,7 @@ func (p *guard) syncDue(now time.Time) bool { return p.syncDueWith(now, p.a.Limi
 
 type flight struct {
 	end           time.Time
+	day           int // the quota day it was admitted on
 	reserve, cost ledger.Units
 }
 
@@ -188,8 +214,15 @@ func Run(cfg Config, pol Policy) Result {
 	consumedToday := ledger.Units(0)
 	billedToday := ledger.Units(0)
 	day := 0
-	refundDue := time.Time{}
-	var refund ledger.Units
+	// The provider's day turns w.skew after the guard's; its collection of a
+	// day is refunded the next one, in one part or two.
+	provNext := cfg.Start.Add(24*time.Hour + w.skew)
+	collected := ledger.Units(0)
+	type grant struct {
+		at    time.Time
+		units ledger.Units
+	}
+	var grants []grant
 	poolAtMidnight := prov.balance()
 	refundOfDay := ledger.Units(0)
 	end := cfg.Start.Add(time.Duration(cfg.Days) * 24 * time.Hour)
@@ -227,24 +260,47 @@ func Run(cfg Config, pol Policy) Result {
 		if now.After(cfg.Start) && o.DayStart(now).Equal(now) { // 00:00 local
 			closeDay()
 			day++
-			refund = min(consumedToday, o.DailyCap)
-			refundDue = now.Add(w.refundAt[day])
 			consumedToday, billedToday, refundOfDay = 0, 0, 0
 			poolAtMidnight = prov.balance()
 			p.rollover(now)
 		}
+		if !now.Before(provNext) { // the provider's midnight: yesterday's collection is refunded today
+			refund := min(collected, o.DailyCap)
+			collected = 0
+			d := min(day+1, len(w.refundAt)-1)
+			if w.skew >= 0 {
+				d = min(day, len(w.refundAt)-1)
+			}
+			first := provNext.Add(w.refundAt[d])
+			if two := w.refund2[d]; two > 0 {
+				part := refund * ledger.Units(30+w.refundAt[d]%41) / 100
+				grants = append(grants, grant{first, part}, grant{provNext.Add(two), refund - part})
+			} else {
+				grants = append(grants, grant{first, refund})
+			}
+			provNext = provNext.Add(24 * time.Hour)
+		}
 		prov.expire(now)
-		if !refundDue.IsZero() && !now.Before(refundDue) {
-			prov.grant(now, refund)
-			refundOfDay = refund
-			refundDue = time.Time{}
+		kept := grants[:0]
+		for _, g := range grants {
+			if now.Before(g.at) {
+				kept = append(kept, g)
+				continue
+			}
+			prov.grant(now, g.units)
+			refundOfDay += g.units
+		}
+		grants = kept
+		if m := w.manualAt[min(day, len(w.manualAt)-1)]; m > 0 && now.Equal(o.DayStart(now).Add(m)) {
+			trueB0 := poolAtMidnight + refundOfDay - (prov.expired - expiredAtMidnight)
+			p.manualB0(now, trueB0+ledger.Units(float64(trueB0)*w.harsh.ManualB0High))
 		}
 
 		// Completions: the provider bills at the end of a call.
-		kept := inflight[:0]
+		kept2 := inflight[:0]
 		for _, f := range inflight {
 			if f.end.After(now) {
-				kept = append(kept, f)
+				kept2 = append(kept2, f)
 				continue
 			}
 			b := prov.consume(now, f.cost)
@@ -252,13 +308,14 @@ func Run(cfg Config, pol Policy) Result {
 			res.Billed += b
 			billedToday += b
 			consumedToday += f.cost
+			collected += f.cost
 			inflightCost -= f.cost
-			p.settle(now, f.reserve, f.cost)
+			p.settle(now, f.day == day, f.reserve, f.cost)
 			if debugHook != nil {
 				debugHook(now, "settle", p, int64(f.cost), int64(prov.balance()))
 			}
 		}
-		inflight = kept
+		inflight = kept2
 
 		prov.settle = w.settlePoint(now, prov.settle)
 		if p.syncDue(now) {
@@ -266,7 +323,7 @@ func Run(cfg Config, pol Policy) Result {
 			if l := api - prov.balance(); l > res.MaxInflation {
 				res.MaxInflation = l // v6's limit exceeds the true pool by exactly this much
 			}
-			p.sync(now, api, prov.apiExpiries())
+			p.sync(now, api, prov.apiExpiries(prov.settle.Add(-w.listLate[min(day, len(w.listLate)-1)])))
 			res.Syncs++
 			if debugHook != nil {
 				debugHook(now, "sync", p, int64(api), int64(prov.balance()))
@@ -279,7 +336,7 @@ func Run(cfg Config, pol Policy) Result {
 			demandToday += rq.cost
 			if p.admit(now, rq.reserve) {
 				res.Admitted++
-				inflight = append(inflight, flight{end: now.Add(rq.duration), reserve: rq.reserve, cost: rq.cost})
+				inflight = append(inflight, flight{end: now.Add(rq.duration), day: day, reserve: rq.reserve, cost: rq.cost})
 				inflightCost += rq.cost
 				continue
 			}

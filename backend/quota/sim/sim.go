@@ -30,6 +30,25 @@ type Config struct {
 	MaxStall time.Duration
 	// BaseLag overrides the balance API's base lag (default 8–16 min by seed).
 	BaseLag time.Duration
+	Harsh   Harsh // the harsher provider and traffic of issue 17; zero: the usual conditions
+}
+
+// Harsh is the harsher provider of issue 17, one knob per factor. Its draws
+// come from a second random stream, so that the usual world of a seed stays
+// the same whatever is switched on.
+type Harsh struct {
+	PoolMin, PoolMax ledger.Units  // the starting pool (usual: 800k–2.6M)
+	RefundBy         time.Duration // the T+1 refund arrives by this offset after 00:00 (usual: 10:00)
+	RefundSplit      bool          // sometimes in two parts
+	LagDrift         bool          // the API's lag drifts 5–60 min within a day
+	MaxFreeze        time.Duration // freezes (stalls) up to this long
+	ListingLate      time.Duration // the package listing lags the balance by up to this: expiry shown late
+	SeveralExpiring  bool          // the starting pool is several packages expiring the same day
+	Bursts           int           // per day: bursts of 20 concurrent 150k-token calls at any hour
+	BurstsAtMidnight bool          // a burst just before local midnight, every day
+	Overrun          float64       // reasoning calls' true output up to this × the output cap (> 1)
+	ManualB0High     float64       // on some days the operator enters B0 this fraction too high
+	DaySkew          time.Duration // the provider's day turns this far from the guard's (±)
 }
 
 // Result is what one run cost and refused.
@@ -61,6 +80,7 @@ type Result struct {
 // request is one call of the traffic, identical under every policy.
 type request struct {
 	at       time.Time
+	input    ledger.Units
 	reserve  ledger.Units // input + max(declared output, reasoning floor)
 	cost     ledger.Units // what the provider bills: ≤ reserve
 	duration time.Duration
@@ -75,6 +95,17 @@ type world struct {
 	settleStep time.Duration   // the API settles in steps of this size
 	stalls     []stall         // periods in which the API does not settle
 	initial    []*pkg
+	harsh      Harsh
+	lagKnots   []lagKnot       // LagDrift: the lag at each knot, linear in between
+	listLate   []time.Duration // per day: how far the listing lags the balance
+	refund2    []time.Duration // per day: offset of the refund's second part (0: one part)
+	manualAt   []time.Duration // per day: when a too-high manual B0 is entered (0: not that day)
+	skew       time.Duration
+}
+
+type lagKnot struct {
+	at  time.Time
+	lag time.Duration
 }
 
 type stall struct{ from, to time.Time }
@@ -96,8 +127,56 @@ func newWorld(cfg Config) *world {
 	seedPack := &pkg{granted: w.start.Add(-age), expires: w.start.Add(-age + packageLife)}
 	seedPack.set(seedPack.granted, pool)
 	w.initial = []*pkg{seedPack}
+	h := cfg.Harsh
+	w.harsh = h
+	hr := rand.New(rand.NewPCG(cfg.Seed^0x5bd1e995, cfg.Seed+17)) // the harsher provider's own stream
+	if h.PoolMax > 0 {
+		pool := h.PoolMin + ledger.Units(hr.Int64N(int64(h.PoolMax-h.PoolMin)+1))
+		w.initial = nil
+		n := 1
+		if h.SeveralExpiring {
+			n = 2 + hr.IntN(3)
+		}
+		for i := range n { // several packages granted the same day, a few hours apart: they expire the same day
+			k := &pkg{granted: w.start.Add(-age + time.Duration(i*3+hr.IntN(3))*time.Hour)}
+			k.expires = k.granted.Add(packageLife)
+			k.set(k.granted, pool/ledger.Units(n))
+			w.initial = append(w.initial, k)
+		}
+	} else if h.SeveralExpiring {
+		n := 2 + hr.IntN(3)
+		w.initial = nil
+		for i := range n {
+			k := &pkg{granted: w.start.Add(-age + time.Duration(i*3+hr.IntN(3))*time.Hour)}
+			k.expires = k.granted.Add(packageLife)
+			k.set(k.granted, pool/ledger.Units(n))
+			w.initial = append(w.initial, k)
+		}
+	}
+	if h.DaySkew != 0 {
+		w.skew = time.Duration(hr.Int64N(int64(2*h.DaySkew)+1)) - h.DaySkew
+	}
+	if h.LagDrift {
+		for t := w.start.Add(-2 * time.Hour); !t.After(w.start.Add(time.Duration(cfg.Days+1) * day)); t = t.Add(time.Duration(60+hr.IntN(180)) * time.Minute) {
+			w.lagKnots = append(w.lagKnots, lagKnot{t, time.Duration(5+hr.IntN(56)) * time.Minute})
+		}
+	}
 	for d := 0; d < cfg.Days; d++ {
 		w.refundAt = append(w.refundAt, time.Duration(5+r.IntN(595))*time.Minute) // 00:05–10:00
+		if h.RefundBy > 0 {
+			w.refundAt[d] = time.Duration(5+hr.IntN(int(h.RefundBy/time.Minute)-4)) * time.Minute
+		}
+		var two time.Duration
+		if h.RefundSplit && hr.IntN(3) == 0 {
+			two = w.refundAt[d] + time.Duration(10+hr.IntN(300))*time.Minute
+		}
+		w.refund2 = append(w.refund2, two)
+		w.listLate = append(w.listLate, time.Duration(hr.Int64N(int64(h.ListingLate)+1)))
+		var man time.Duration
+		if h.ManualB0High > 0 && hr.IntN(3) == 0 {
+			man = time.Duration(6*60+hr.IntN(10*60)) * time.Minute
+		}
+		w.manualAt = append(w.manualAt, man)
 		dayStart := w.start.Add(time.Duration(d) * day)
 		// A stall or two a day: the API stops settling for 10–30 minutes.
 		for k := r.IntN(3); k > 0; k-- {
@@ -106,11 +185,51 @@ func newWorld(cfg Config) *world {
 			if cfg.MaxStall > 0 {
 				n = 10 + r.IntN(int(cfg.MaxStall/time.Minute)-9)
 			}
+			if h.MaxFreeze > 0 {
+				n = 10 + hr.IntN(int(h.MaxFreeze/time.Minute)-9)
+			}
 			w.stalls = append(w.stalls, stall{from, from.Add(time.Duration(n) * time.Minute)})
 		}
-		w.requests = append(w.requests, dayTraffic(r, dayStart, cfg.Options.DailyCap)...)
+		reqs := dayTraffic(r, dayStart, cfg.Options.DailyCap)
+		if h.Overrun > 1 {
+			for i := range reqs {
+				overrun(hr, &reqs[i], h.Overrun)
+			}
+		}
+		for b := 0; b < h.Bursts; b++ {
+			reqs = append(reqs, burst(hr, dayStart.Add(time.Duration(hr.IntN(24*60))*time.Minute))...)
+		}
+		if h.BurstsAtMidnight {
+			reqs = append(reqs, burst(hr, dayStart.Add(24*time.Hour-time.Duration(1+hr.IntN(10))*time.Minute))...)
+		}
+		sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].at.Before(reqs[j].at) })
+		w.requests = append(w.requests, reqs...)
 	}
+	sort.SliceStable(w.requests, func(i, j int) bool { return w.requests[i].at.Before(w.requests[j].at) })
 	return w
+}
+
+// burst is 20 concurrent calls of ≈150k tokens each, running 3–12 minutes.
+func burst(r *rand.Rand, at time.Time) []request {
+	out := make([]request, 20)
+	for i := range out {
+		input := 140_000 + r.IntN(10_001)
+		declared := max(256+r.IntN(7_937), reasoningFloor)
+		cost := input + int(float64(declared)*(0.2+0.8*r.Float64()))
+		out[i] = request{at: at, reserve: ledger.Units(input + declared), cost: ledger.Units(cost),
+			duration: time.Duration(3+r.IntN(10)) * time.Minute}
+	}
+	return out
+}
+
+// overrun makes a third of the calls reasoning calls whose true output is up
+// to k × the output cap (seed 002's 34-vs-167 case, and worse).
+func overrun(r *rand.Rand, rq *request, k float64) {
+	if r.IntN(3) != 0 {
+		return
+	}
+	out := float64(rq.reserve - rq.input)
+	rq.cost = rq.input + ledger.Units(out*(0.5+(k-0.5)*r.Float64()))
 }
 
 // dayTraffic draws one day of bursty demand: quiet, normal or heavy days,
@@ -164,7 +283,7 @@ func newRequest(r *rand.Rand, at time.Time) request {
 	declared := 256 + r.IntN(7_937)
 	out := max(declared, reasoningFloor)
 	cost := input + int(float64(out)*(0.2+0.8*r.Float64()))
-	return request{at: at, reserve: ledger.Units(input + out), cost: ledger.Units(cost),
+	return request{at: at, input: ledger.Units(input), reserve: ledger.Units(input + out), cost: ledger.Units(cost),
 		duration: time.Duration(1+r.IntN(3)) * time.Minute}
 }
 
@@ -187,10 +306,28 @@ func (w *world) settlePoint(now, prev time.Time) time.Time {
 			return prev
 		}
 	}
-	p := now.Add(-w.settleLag)
+	p := now.Add(-w.lagAt(now))
 	p = w.start.Add(p.Sub(w.start) / w.settleStep * w.settleStep)
 	if p.Before(prev) {
 		return prev
 	}
 	return p
+}
+
+// lagAt is the balance API's lag at now: the seed's base lag, or with
+// LagDrift the drifting one.
+func (w *world) lagAt(now time.Time) time.Duration {
+	if len(w.lagKnots) == 0 {
+		return w.settleLag
+	}
+	i := sort.Search(len(w.lagKnots), func(i int) bool { return w.lagKnots[i].at.After(now) })
+	if i == 0 {
+		return w.lagKnots[0].lag
+	}
+	if i == len(w.lagKnots) {
+		return w.lagKnots[i-1].lag
+	}
+	a, b := w.lagKnots[i-1], w.lagKnots[i]
+	f := float64(now.Sub(a.at)) / float64(b.at.Sub(a.at))
+	return (a.lag + time.Duration(f*float64(b.lag-a.lag))).Truncate(time.Minute)
 }

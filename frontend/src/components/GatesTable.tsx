@@ -1,26 +1,26 @@
 import type { GateState } from '../lib/types';
 import { count, millis } from '../lib/format';
+import { t } from '../lib/i18n';
 import { TablePanel, type Column } from './TablePanel';
 
-const columns: readonly Column[] = [
-  { label: 'upstream' },
-  { label: 'in flight', class: 'num' },
-  { label: 'queued', class: 'num' },
-  { label: 'max wait', class: 'num' },
-  { label: 'admitted', class: 'num' },
-  { label: 'rejected', class: 'num' },
-  { label: 'timed out', class: 'num' },
-  { label: 'wait p95', class: 'num' },
-];
-
 export function GatesTable(props: { gates: GateState[] }) {
+  const columns: Column[] = [
+    { label: t('gates.upstream') },
+    { label: t('gates.inFlight'), class: 'num' },
+    { label: t('gates.queued'), class: 'num' },
+    { label: t('gates.maxWait'), class: 'num' },
+    { label: t('gates.admitted'), class: 'num' },
+    { label: t('gates.rejected'), class: 'num' },
+    { label: t('gates.timedOut'), class: 'num' },
+    { label: t('gates.p95'), class: 'num' },
+  ];
   return (
     <TablePanel
-      title="Gates"
-      note="per-upstream concurrency and wait queue"
+      title={t('gates.title')}
+      note={t('gates.note')}
       testid="gates-table"
       columns={columns}
-      empty="No upstreams."
+      empty={t('gates.empty')}
       isEmpty={props.gates.length === 0}
     >
       {props.gates.map((g) => (

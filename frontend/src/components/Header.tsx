@@ -1,8 +1,24 @@
 import type { ConnStatus } from '../lib/live';
 import type { State } from '../lib/types';
 import { duration } from '../lib/format';
+import { langs, t, type Key, type Lang, type ThemePref } from '../lib/i18n';
 
-export function Header(props: { state: State | null; status: ConnStatus; uptimeSeconds: number | null }) {
+export type Tab = 'connect' | 'overview' | 'quota' | 'audit';
+export const tabs: readonly Tab[] = ['connect', 'overview', 'quota', 'audit'];
+
+const langNames: Record<Lang, string> = { en: 'English', 'zh-CN': '简体中文' };
+
+export function Header(props: {
+  state: State | null;
+  status: ConnStatus;
+  uptimeSeconds: number | null;
+  lang: Lang;
+  onLang: (l: Lang) => void;
+  theme: ThemePref;
+  onTheme: (p: ThemePref) => void;
+  tab: Tab;
+  onTab: (t: Tab) => void;
+}) {
   const s = props.state;
   return (
     <header class="top">
@@ -12,38 +28,82 @@ export function Header(props: { state: State | null; status: ConnStatus; uptimeS
           {s?.version ?? '—'}
         </span>
         {s?.demo && (
-          <span
-            class="badge warn"
-            data-testid="demo-badge"
-            title="The built-in demo upstream answers with generated text; no provider is called and nothing is billed."
-          >
-            demo upstream · simulated model
+          <span class="badge warn" data-testid="demo-badge" title={t('header.demoTitle')}>
+            {t('header.demo')}
           </span>
         )}
       </div>
+      <nav class="tabs" aria-label="sections">
+        {tabs.map((k) => (
+          <button
+            type="button"
+            key={k}
+            class={props.tab === k ? 'tab current' : 'tab'}
+            aria-current={props.tab === k ? 'page' : undefined}
+            data-testid={`nav-${k}`}
+            onClick={() => props.onTab(k)}
+          >
+            {t(`nav.${k}` as Key)}
+          </button>
+        ))}
+      </nav>
       <dl class="facts">
         <div>
-          <dt>uptime</dt>
+          <dt>{t('header.uptime')}</dt>
           <dd data-testid="uptime">{duration(props.uptimeSeconds)}</dd>
         </div>
         <div>
-          <dt>address</dt>
+          <dt>{t('header.addr')}</dt>
           <dd data-testid="addr">{s?.addr ?? '—'}</dd>
         </div>
         <div>
-          <dt>data dir</dt>
+          <dt>{t('header.dataDir')}</dt>
           <dd data-testid="data-dir" class="path" title={s?.data_dir}>
             {s?.data_dir ?? '—'}
           </dd>
         </div>
         <div>
-          <dt>meter</dt>
+          <dt>{t('header.meter')}</dt>
           <dd data-testid="meter">{s?.meter ?? '—'}</dd>
         </div>
       </dl>
-      <span class={`conn conn-${props.status}`} title="connection to the quotagate backend">
+      <div class="switches">
+        <label>
+          <span class="sr">{t('header.lang')}</span>
+          <select
+            data-testid="lang-switch"
+            aria-label={t('header.lang')}
+            value={props.lang}
+            onChange={(e) => props.onLang((e.target as HTMLSelectElement).value as Lang)}
+          >
+            {langs.map((l) => (
+              <option key={l} value={l} lang={l}>
+                {langNames[l]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span class="sr">{t('header.theme')}</span>
+          <select
+            data-testid="theme-switch"
+            aria-label={t('header.theme')}
+            value={props.theme}
+            onChange={(e) => props.onTheme((e.target as HTMLSelectElement).value as ThemePref)}
+          >
+            {(['system', 'light', 'dark'] as const).map((p) => (
+              <option key={p} value={p}>
+                {t(`theme.${p}`)}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <span class={`conn conn-${props.status}`} title={t('conn.title')}>
         <span class="dot" aria-hidden="true" />
-        <span data-testid="conn-status">{props.status}</span>
+        <span data-testid="conn-status" data-value={props.status}>
+          {t(`conn.${props.status}` as Key)}
+        </span>
       </span>
     </header>
   );

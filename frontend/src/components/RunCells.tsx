@@ -1,18 +1,19 @@
 import type { Run } from '../lib/types';
 import { shortID } from '../lib/format';
-import { StatusBadge } from './StatusBadge';
+import { t } from '../lib/i18n';
 import type { Column } from './TablePanel';
 
 /** The columns every run table starts with, matching RunCells. */
-export const runColumns: readonly Column[] = [
-  { label: 'run' },
-  { label: 'tenant' },
-  { label: 'model' },
-  { label: 'status' },
-  { label: 'usage' },
-];
+export function runColumns(): Column[] {
+  return [{ label: t('holds.run') }, { label: t('holds.tenant') }, { label: t('holds.model') }, { label: t('holds.door') }];
+}
 
-/** RunCells are the cells that identify a run: id, tenant, model, status, usage. */
+/** door is the protocol a run came in by; older servers only had chat completions. */
+export function door(r: Run): string {
+  return r.protocol || r.door || 'chat';
+}
+
+/** RunCells are the cells that identify a run: id, tenant, model, door. */
 export function RunCells(props: { run: Run }) {
   const r = props.run;
   return (
@@ -24,12 +25,7 @@ export function RunCells(props: { run: Run }) {
       <td>
         {r.upstream}/{r.model}
       </td>
-      <td>
-        <StatusBadge value={r.status} />
-      </td>
-      <td>
-        <StatusBadge value={r.usage} />
-      </td>
+      <td>{door(r)}</td>
     </>
   );
 }

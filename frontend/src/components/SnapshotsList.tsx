@@ -1,32 +1,32 @@
 import type { Snapshot } from '../lib/types';
-import { duration, time, units } from '../lib/format';
+import { duration, fullTime, time, units } from '../lib/format';
+import { t } from '../lib/i18n';
 import { TablePanel, type Column } from './TablePanel';
 
-const columns: readonly Column[] = [
-  { label: 'synced' },
-  { label: 'model' },
-  { label: 'balance', class: 'num' },
-  { label: 'usage at sync', class: 'num' },
-  { label: 'limit', class: 'num' },
-  { label: 'limit v6', class: 'num' },
-  { label: 'B0 estimate', class: 'num' },
-  { label: 'lag', class: 'num' },
-  { label: 'source' },
-];
-
 export function SnapshotsList(props: { snapshots: Snapshot[]; now: Date }) {
+  const columns: Column[] = [
+    { label: t('quota.synced') },
+    { label: t('holds.model') },
+    { label: t('quota.balance'), class: 'num' },
+    { label: t('snap.usageAtSync'), class: 'num' },
+    { label: t('quota.limit'), class: 'num' },
+    { label: t('quota.limitV6'), class: 'num' },
+    { label: t('quota.b0'), class: 'num' },
+    { label: t('quota.lag', { lag: '' }).trim(), class: 'num' },
+    { label: t('snap.source') },
+  ];
   return (
     <TablePanel
-      title="Balance snapshots"
-      note="latest first"
+      title={t('snap.title')}
+      note={t('snap.note')}
       testid="snapshots-list"
       columns={columns}
-      empty="No balance syncs yet."
+      empty={t('snap.empty')}
       isEmpty={props.snapshots.length === 0}
     >
       {props.snapshots.map((s) => (
         <tr key={s.id} data-testid={`snapshot-row-${s.id}`} title={s.detail}>
-          <td>{time(s.synced_at, props.now)}</td>
+          <td title={fullTime(s.synced_at)}>{time(s.synced_at, props.now)}</td>
           <td>
             {s.upstream}/{s.model}
           </td>

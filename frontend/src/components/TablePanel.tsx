@@ -19,6 +19,7 @@ export function TablePanel(props: {
   columns: readonly Column[];
   empty: string;
   isEmpty: boolean;
+  tools?: ComponentChildren; // controls beside the heading (bulk actions)
   children: ComponentChildren;
 }) {
   return (
@@ -31,6 +32,7 @@ export function TablePanel(props: {
             <span class="muted">{props.note}</span>
           </>
         )}
+        {props.tools && <span class="tools">{props.tools}</span>}
       </h2>
       <div class="scroll">
         <table data-testid={props.testid}>

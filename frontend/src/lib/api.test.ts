@@ -94,11 +94,11 @@ describe('createApi over real HTTP', () => {
   it('audit CSV passes only the filters given', async () => {
     reply = () => ({ status: 200, body: 'seq,at\r\n1,2026-11-29\r\n', type: 'text/csv' });
     const api = createApi({ url: base, token: 't' });
-    const blob = await api.auditCSV({ from: '2026-11-01', to: '', tenant: 'tenant-a' });
+    const { blob } = await api.auditCSV({ from: '2026-11-01', to: '', tenant: 'tenant-a', kind: 'hold', run: 'r1', text: '账单' });
     expect(await blob.text()).toBe('seq,at\r\n1,2026-11-29\r\n');
     await api.auditCSV({});
     expect(seen.map((s) => s.url)).toEqual([
-      '/admin/api/audit.csv?from=2026-11-01&tenant=tenant-a',
+      '/admin/api/audit.csv?from=2026-11-01&tenant=tenant-a&kind=hold&run=r1&text=%E8%B4%A6%E5%8D%95',
       '/admin/api/audit.csv',
     ]);
   });

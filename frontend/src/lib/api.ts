@@ -60,9 +60,53 @@ function humanStatus(status: number, statusText: string): string {
 export type FetchFn = (input: string, init?: RequestInit) => Promise<Response>;
 
 export interface AuditQuery {
-  from?: string; // YYYY-MM-DD (or RFC 3339), empty: no bound
+  from?: string; // YYYY-MM-DD (a local day) or RFC 3339; empty: no bound
   to?: string;
   tenant?: string;
+  kind?: string;
+  run?: string;
+  text?: string; // case-insensitive substring of reason, evidence, detail, actor
+}
+
+/** AuditRow is one audit log row (ledger.AuditEntry). */
+export interface AuditRow {
+  seq: number;
+  at: string;
+  kind: string;
+  tenant?: string;
+  run?: string;
+  actor?: string;
+  reason?: string;
+  evidence?: string;
+  units: number;
+  balance?: number; // a balance reading (sync rows); units is then 0
+  available_before: number;
+  available_after: number;
+  detail?: string;
+}
+
+export interface AuditPage {
+  rows: AuditRow[]; // newest first
+  more: boolean; // older rows exist before the last one
+}
+
+/** ConnectInfo is what a tool needs to reach this quotagate (GET /admin/api/connect). */
+export interface ConnectInfo {
+  base_url: string; // …/v1
+  origin: string; // scheme://host:port, for clients that add /v1 themselves (Anthropic)
+  locale: string; // the server process's LANG, for the window's language
+  tenants: { tenant: string; key?: string; models: string[] }[];
+  models: { id: string; upstream: string; reasoning?: boolean }[];
+}
+
+/** auditParams is the query string of q, shared by the JSON list and the CSV export. */
+export function auditParams(q: AuditQuery): URLSearchParams {
+  const p = new URLSearchParams();
+  for (const k of ['from', 'to', 'tenant', 'kind', 'run', 'text'] as const) {
+    const v = q[k];
+    if (v) p.set(k, v);
+  }
+  return p;
 }
 
 export interface Api {
@@ -71,7 +115,9 @@ export interface Api {
   cancelRun(runID: string): Promise<void>;
   syncQuota(upstream: string, model: string): Promise<void>;
   setBalance(upstream: string, model: string, reading: { balance: number } | { b0: number }): Promise<void>;
-  auditCSV(q: AuditQuery): Promise<Blob>;
+  auditCSV(q: AuditQuery): Promise<{ blob: Blob; name: string }>;
+  audit(q: AuditQuery, before?: number, limit?: number): Promise<AuditPage>;
+  connect(): Promise<ConnectInfo>;
   /** wsURL is the WebSocket address with the token as ?token= (browsers cannot set headers on a WebSocket). */
   wsURL(): string;
 }
@@ -120,13 +166,24 @@ export function createApi(conn: Conn, fetchFn: FetchFn = (i, init) => fetch(i, i
       await call('POST', `/admin/api/quota/${seg(upstream)}/${seg(model)}/balance`, reading);
     },
     async auditCSV(q) {
-      const params = new URLSearchParams();
-      if (q.from) params.set('from', q.from);
-      if (q.to) params.set('to', q.to);
-      if (q.tenant) params.set('tenant', q.tenant);
-      const qs = params.toString();
+      const qs = auditParams(q).toString();
       const res = await call('GET', `/admin/api/audit.csv${qs ? `?${qs}` : ''}`);
-      return res.blob();
+      // The server names the file (the window's save dialog uses the same name).
+      const cd = res.headers.get('Content-Disposition') ?? '';
+      const m = /filename="([^"]+)"/.exec(cd);
+      return { blob: await res.blob(), name: m ? m[1] : 'quotagate-audit.csv' };
+    },
+    async audit(q, before, limit) {
+      const p = auditParams(q);
+      if (before) p.set('before', String(before));
+      if (limit) p.set('limit', String(limit));
+      const res = await call('GET', `/admin/api/audit?${p.toString()}`);
+      const j = (await res.json()) as AuditPage;
+      return { rows: j.rows ?? [], more: !!j.more };
+    },
+    async connect() {
+      const res = await call('GET', '/admin/api/connect');
+      return (await res.json()) as ConnectInfo;
     },
     wsURL() {
       const u = new URL(`${base}/admin/ws`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connection, csvName, exportAuditCSV, wailsApp, type Host, type WailsApp } from './desktop';
+import { connection, exportAuditCSV, wailsApp, type Host, type WailsApp } from './desktop';
 import type { Api } from './api';
 
 function browserHost(hash: string, stored: Record<string, string> = {}) {
@@ -57,9 +57,9 @@ describe('connection', () => {
 
 describe('exportAuditCSV', () => {
   const csv = new Blob(['seq,at\r\n'], { type: 'text/csv' });
-  const api = { auditCSV: async () => csv } as unknown as Api;
+  const api = { auditCSV: async () => ({ blob: csv, name: 'quotagate-audit_tenant-a_20261101-0000.csv' }) } as unknown as Api;
 
-  it('in a browser: fetches the CSV and clicks a download link with a safe name', async () => {
+  it('in a browser: fetches the CSV and clicks a download link with the name the server gave', async () => {
     const { host } = browserHost('');
     const clicks: [string, string][] = [];
     const made: Blob[] = [];
@@ -72,34 +72,28 @@ describe('exportAuditCSV', () => {
       click: (href, name) => clicks.push([href, name]),
     });
     expect(made).toEqual([csv]);
-    expect(clicks).toEqual([['blob:1', 'quotagate-audit_tenant-a_2026-11-01.csv']]);
-    expect(r).toEqual({ kind: 'downloaded', name: 'quotagate-audit_tenant-a_2026-11-01.csv' });
+    expect(clicks).toEqual([['blob:1', 'quotagate-audit_tenant-a_20261101-0000.csv']]);
+    expect(r).toEqual({ kind: 'downloaded', name: 'quotagate-audit_tenant-a_20261101-0000.csv' });
   });
 
   it('inside Wails: the native save dialog binding is used', async () => {
     const { host } = browserHost('');
-    const calls: string[][] = [];
+    const calls: string[] = [];
     host.go = {
       app: {
         App: {
           Connection: async () => ({ url: '', token: '' }),
-          SaveAuditCSV: async (from, to, tenant) => {
-            calls.push([from, to, tenant]);
+          SaveAuditCSV: async (query) => {
+            calls.push(query);
             return calls.length === 1 ? '/root/audit.csv' : '';
           },
         },
       },
     };
-    expect(await exportAuditCSV(api, { from: '2026-11-01' }, host)).toEqual({ kind: 'saved', path: '/root/audit.csv' });
+    expect(await exportAuditCSV(api, { from: '2026-11-01', kind: 'reconcile', text: 'a b' }, host)).toEqual({ kind: 'saved', path: '/root/audit.csv' });
     expect(await exportAuditCSV(api, {}, host)).toEqual({ kind: 'cancelled' });
-    expect(calls).toEqual([
-      ['2026-11-01', '', ''],
-      ['', '', ''],
-    ]);
+    // The window gets exactly the filter the browser would send.
+    expect(calls).toEqual(['from=2026-11-01&kind=reconcile&text=a+b', '']);
   });
 
-  it('csvName keeps only file-safe characters', () => {
-    expect(csvName({ tenant: 'a/b c' })).toBe('quotagate-audit_a-b-c.csv');
-    expect(csvName({})).toBe('quotagate-audit.csv');
-  });
 });

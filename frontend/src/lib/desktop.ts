@@ -1,12 +1,13 @@
 // The only module that touches the Wails bindings (window.go). It
 // feature-detects them, so the same build runs in the window and in a browser.
 
-import type { Api, AuditQuery, Conn } from './api';
+import { auditParams, type Api, type AuditQuery, type Conn } from './api';
 
 /** The bound methods of app.App this dashboard calls (Go side: app/app.go, app/desktop.go). */
 export interface WailsApp {
   Connection(): Promise<Conn>;
-  SaveAuditCSV?(from: string, to: string, tenant: string): Promise<string | void>;
+  /** query: the audit filter as a URL query string (from, to, tenant, kind, run, text). */
+  SaveAuditCSV?(query: string): Promise<string | void>;
 }
 
 declare global {
@@ -89,11 +90,6 @@ const browserDownload: DownloadDeps = {
   },
 };
 
-export function csvName(q: AuditQuery): string {
-  const parts = ['quotagate-audit', q.tenant, q.from, q.to].filter((p): p is string => !!p);
-  return `${parts.join('_').replace(/[^A-Za-z0-9._-]/g, '-')}.csv`;
-}
-
 /**
  * exportAuditCSV saves the audit log. Inside Wails a native save dialog is
  * used (a webview ignores <a download>); in a browser the CSV is fetched with
@@ -107,11 +103,10 @@ export async function exportAuditCSV(
 ): Promise<ExportResult> {
   const app = wailsApp(host);
   if (app?.SaveAuditCSV) {
-    const path = await app.SaveAuditCSV(q.from ?? '', q.to ?? '', q.tenant ?? '');
+    const path = await app.SaveAuditCSV(auditParams(q).toString());
     return path ? { kind: 'saved', path } : { kind: 'cancelled' };
   }
-  const blob = await api.auditCSV(q);
-  const name = csvName(q);
+  const { blob, name } = await api.auditCSV(q);
   const href = dl.createObjectURL(blob);
   try {
     dl.click(href, name);

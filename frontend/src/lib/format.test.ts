@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { ago, duration, fraction, millis, percent, shortID, time, units } from './format';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ago, duration, fraction, known, millis, percent, shortID, time, units } from './format';
+import { setLang } from './i18n';
+
+afterEach(() => setLang('en'));
 
 describe('units', () => {
   it.each([
@@ -58,10 +61,10 @@ describe('millis', () => {
 describe('time and ago (TZ=UTC in vitest config)', () => {
   const now = new Date('2026-11-29T11:02:00Z');
   it('shows only the clock for today', () => {
-    expect(time('2026-11-29T11:01:40Z', now)).toBe('11:01:40');
+    expect(time('2026-11-29T11:01:40Z', now)).toBe('11:01:40 UTC');
   });
   it('shows the date for another day', () => {
-    expect(time('2026-11-28T23:59:00Z', now)).toBe('2026-11-28 23:59');
+    expect(time('2026-11-28T23:59:00Z', now)).toBe('Nov 28, 2026, 23:59 UTC');
   });
   it('treats Go zero time and garbage as never', () => {
     expect(time('0001-01-01T00:00:00Z', now)).toBe('—');
@@ -84,11 +87,45 @@ describe('fraction and percent', () => {
     expect(fraction(-1, 100)).toBe(0);
     expect(percent(0.4567)).toBe('46%');
   });
+  it('a small share keeps a decimal, so 0.4 % held is not "0%"', () => {
+    expect(percent(4119 / 1000000)).toBe('0.4%');
+    expect(percent(0.00002)).toBe('<0.1%');
+    expect(percent(0)).toBe('0%');
+  });
 });
 
 describe('shortID', () => {
   it('keeps short ids and cuts long ones', () => {
     expect(shortID('run_1')).toBe('run_1');
     expect(shortID('run_01JQ7ACTIVE0000000000000')).toBe('run_01JQ…');
+  });
+});
+
+describe('zh-CN', () => {
+  const now = new Date('2026-11-29T11:02:00Z');
+  it('numbers keep their separators', () => {
+    setLang('zh-CN');
+    expect(units(1234567)).toBe('1,234,567');
+    expect(percent(0.004119)).toBe('0.4%');
+  });
+  it('durations and ago in Chinese words', () => {
+    setLang('zh-CN');
+    expect(duration(185)).toBe('3分05秒');
+    expect(duration(7380)).toBe('2小时03分');
+    expect(duration(86400 * 4 + 7200)).toBe('4天02小时');
+    expect(ago('2026-11-29T11:01:48Z', now)).toBe('12秒前');
+    expect(ago('0001-01-01T00:00:00Z', now)).toBe('从未');
+  });
+  it('dates are year-month-day with the zone, never mm/dd/yyyy', () => {
+    setLang('zh-CN');
+    expect(time('2026-11-29T11:01:40Z', now)).toBe('UTC 11:01:40');
+    expect(time('2026-11-28T23:59:00Z', now)).toBe('2026年11月28日 UTC 23:59');
+  });
+  it('unknown is said, never 0', () => {
+    setLang('zh-CN');
+    expect(known(0, false)).toBe('未知');
+    setLang('en');
+    expect(known(0, false)).toBe('unknown');
+    expect(known(0, true)).toBe('0');
   });
 });

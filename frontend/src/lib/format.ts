@@ -1,21 +1,36 @@
-// Every number, duration and time on the dashboard is formatted here, so
-// units look the same in every panel.
+// Every number, duration and time on the dashboard is formatted here, in the
+// current language (i18n.lang()), so units look the same in every panel.
+
+import { lang, t } from './i18n';
 
 const dash = '—';
 
-/** units formats an integer count with thousands separators: 1234567 → "1,234,567". */
+const numberFormats = new Map<string, Intl.NumberFormat>();
+function nf(): Intl.NumberFormat {
+  const l = lang();
+  let f = numberFormats.get(l);
+  if (!f) {
+    f = new Intl.NumberFormat(l, { maximumFractionDigits: 0 });
+    numberFormats.set(l, f);
+  }
+  return f;
+}
+
+/** units formats an integer count with the language's separators: 1234567 → "1,234,567". */
 export function units(n: number | null | undefined): string {
   if (n === null || n === undefined || !Number.isFinite(n)) return dash;
-  const neg = n < 0;
-  const digits = Math.trunc(Math.abs(n)).toString();
-  const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return neg ? `-${grouped}` : grouped;
+  return nf().format(Math.trunc(n) || 0); // trunc: a stray fraction is cut, never rounded up
+}
+
+/** known is units() for a value that may not have been read yet: "unknown", never 0. */
+export function known(n: number | null | undefined, isKnown: boolean): string {
+  return isKnown ? units(n) : t('fmt.unknown');
 }
 
 /** count is units() for plain counts (requests, waiters); kept separate for intent. */
 export const count = units;
 
-/** duration formats whole seconds as the two largest parts: "45s", "3m 05s", "2h 03m", "4d 02h". */
+/** duration formats whole seconds as the two largest parts: "45s", "3m 05s", "2h 03m", "4d 02h" (zh: "3分05秒"). */
 export function duration(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined || !Number.isFinite(seconds) || seconds < 0) return dash;
   const s = Math.floor(seconds);
@@ -24,10 +39,12 @@ export function duration(seconds: number | null | undefined): string {
   const m = Math.floor((s % 3600) / 60);
   const sec = s % 60;
   const p = (x: number) => x.toString().padStart(2, '0');
-  if (d > 0) return `${d}d ${p(h)}h`;
-  if (h > 0) return `${h}h ${p(m)}m`;
-  if (m > 0) return `${m}m ${p(sec)}s`;
-  return `${sec}s`;
+  const sep = t('fmt.sep');
+  const two = (a: string, b: string) => `${a}${sep}${b}`;
+  if (d > 0) return two(t('fmt.d', { n: d }), t('fmt.h', { n: p(h) }));
+  if (h > 0) return two(t('fmt.h', { n: h }), t('fmt.m', { n: p(m) }));
+  if (m > 0) return two(t('fmt.m', { n: m }), t('fmt.s', { n: p(sec) }));
+  return t('fmt.s', { n: sec });
 }
 
 /** millis formats a short wait: "0 ms", "850 ms", "1.2 s", "12 s". */
@@ -40,7 +57,7 @@ export function millis(ms: number | null | undefined): string {
   return `${Math.round(ms / 1000)} s`;
 }
 
-function parse(iso: string | null | undefined): Date | null {
+export function parseTime(iso: string | null | undefined): Date | null {
   if (!iso) return null;
   const d = new Date(iso);
   // Go's zero time.Time marshals as 0001-01-01T00:00:00Z: treat as "never".
@@ -48,29 +65,55 @@ function parse(iso: string | null | undefined): Date | null {
   return d;
 }
 
-const p2 = (x: number) => x.toString().padStart(2, '0');
-
-/**
- * time formats an RFC 3339 instant in local time: "14:03:09" when it falls on
- * the same local day as now, else "2026-11-28 14:03".
- */
-export function time(iso: string | null | undefined, now: Date = new Date()): string {
-  const d = parse(iso);
-  if (!d) return dash;
-  const hms = `${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
-  const sameDay =
-    d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth() && d.getDate() === now.getDate();
-  if (sameDay) return hms;
-  return `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}`;
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+function df(kind: 'time' | 'day' | 'full'): Intl.DateTimeFormat {
+  const k = `${lang()}|${kind}`;
+  let f = dateFormats.get(k);
+  if (!f) {
+    const o: Intl.DateTimeFormatOptions =
+      kind === 'time'
+        ? { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'short' }
+        : kind === 'day'
+          ? { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' }
+          : { dateStyle: 'medium', timeStyle: 'long', hourCycle: 'h23' };
+    f = new Intl.DateTimeFormat(lang(), o);
+    dateFormats.set(k, f);
+  }
+  return f;
 }
 
-/** ago formats how long before now an instant was: "12s ago", "3m 05s ago"; future instants read "just now". */
+/**
+ * time formats an RFC 3339 instant in local time with its zone: "14:03:09 UTC"
+ * when it falls on the same local day as now, else "Nov 28, 2026, 14:03 UTC"
+ * (zh-CN: "UTC 14:03:09", "2026年11月28日 UTC 14:03").
+ */
+export function time(iso: string | null | undefined, now: Date = new Date()): string {
+  const d = parseTime(iso);
+  if (!d) return dash;
+  const sameDay =
+    d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth() && d.getDate() === now.getDate();
+  return df(sameDay ? 'time' : 'day').format(d);
+}
+
+/** fullTime is the long local form for tooltips: date, time and zone. */
+export function fullTime(iso: string | null | undefined): string {
+  const d = parseTime(iso);
+  return d ? df('full').format(d) : dash;
+}
+
+/** ago formats how long before now an instant was: "12s ago", "3分05秒前"; future instants read "just now". */
 export function ago(iso: string | null | undefined, now: Date = new Date()): string {
-  const d = parse(iso);
-  if (!d) return 'never';
+  const d = parseTime(iso);
+  if (!d) return t('fmt.never');
   const s = Math.floor((now.getTime() - d.getTime()) / 1000);
-  if (s <= 0) return 'just now';
-  return `${duration(s)} ago`;
+  if (s <= 0) return t('fmt.justNow');
+  return t('fmt.ago', { d: duration(s) });
+}
+
+/** elapsed is the whole seconds from iso to now (0 when in the future or unreadable). */
+export function elapsed(iso: string | null | undefined, now: Date): number {
+  const d = parseTime(iso);
+  return d ? Math.max(0, Math.floor((now.getTime() - d.getTime()) / 1000)) : 0;
 }
 
 /** fraction returns part/whole clamped to [0, 1]; 0 when whole is not positive. */
@@ -79,10 +122,18 @@ export function fraction(part: number, whole: number): number {
   return Math.min(1, Math.max(0, part / whole));
 }
 
-/** percent formats a fraction as a whole percentage: 0.4567 → "46%". */
+/**
+ * percent formats a fraction: whole percent from 10 % up, one decimal below
+ * (so a 0.4 % hold reads "0.4%", not "0%"), "<0.1%" for a tiny non-zero part.
+ */
 export function percent(f: number): string {
   if (!Number.isFinite(f)) return dash;
-  return `${Math.round(f * 100)}%`;
+  if (f > 0 && f < 0.001) return `<${pct(0.001, 1)}`;
+  return pct(f, Math.abs(f) < 0.1 ? 1 : 0);
+}
+
+function pct(f: number, digits: number): string {
+  return new Intl.NumberFormat(lang(), { style: 'percent', maximumFractionDigits: digits }).format(f);
 }
 
 /** shortID keeps run ids readable in narrow tables: the first 8 characters. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, connectLive, parseMessage, RENDERED, type ConnStatus, type SocketLike } from './live';
+import { backoffDelay, connectLive, parseMessage, rendered, type ConnStatus, type SocketLike } from './live';
 import type { State } from './types';
 import fixture from '../fixtures/state.json';
 
@@ -143,7 +143,7 @@ describe('connectLive', () => {
     expect(h.sockets[0].sent).toEqual([]); // not before the paint
     expect(h.paints).toHaveLength(1);
     h.paints[0]();
-    expect(h.sockets[0].sent).toEqual([RENDERED]);
+    expect(h.sockets[0].sent).toEqual([rendered()]);
     h.live.close();
   });
 

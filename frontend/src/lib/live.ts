@@ -39,6 +39,12 @@ export interface LiveOptions {
  */
 export const RENDERED = JSON.stringify({ type: 'rendered' });
 
+/** rendered is RENDERED with the page's language, so the smoke test can see the window chose zh-CN. */
+export function rendered(): string {
+  const lang = typeof document !== 'undefined' ? document.documentElement.lang : '';
+  return lang ? JSON.stringify({ type: 'rendered', lang }) : RENDERED;
+}
+
 function defaultAfterPaint(fn: () => void) {
   if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => setTimeout(fn, 0));
   else setTimeout(fn, 0);
@@ -156,7 +162,7 @@ export function connectLive(o: LiveOptions): Live {
         (o.afterPaint ?? defaultAfterPaint)(() => {
           if (closed || myGen !== gen) return;
           try {
-            s.send?.(RENDERED);
+            s.send?.(rendered());
           } catch {
             // the socket closed meanwhile; the reconnect will tell again
           }

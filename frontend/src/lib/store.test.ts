@@ -13,7 +13,9 @@ function fakeApi(over: Partial<Api> = {}): Api {
     cancelRun: async () => {},
     syncQuota: async () => {},
     setBalance: async () => {},
-    auditCSV: async () => new Blob([]),
+    auditCSV: async () => ({ blob: new Blob([]), name: 'x.csv' }),
+    audit: async () => ({ rows: [], more: false }),
+    connect: async () => ({ base_url: 'http://x/v1', origin: 'http://x', locale: '', tenants: [], models: [] }),
     wsURL: () => 'ws://x/admin/ws?token=t',
     ...over,
   };
@@ -35,11 +37,11 @@ describe('Store actions', () => {
     const busySeen: boolean[] = [];
     st.subscribe((v) => busySeen.push(v.busy.has('reconcile:r1')));
     expect(await st.reconcile('r1', 5, 'bill')).toBe(false);
-    expect(st.get().error).toBe('run r1 holds nothing to reconcile');
+    expect(st.get().notes.get('reconcile:r1')).toEqual({ kind: 'error', text: 'run r1 holds nothing to reconcile', code: 'not_held' });
     expect(st.get().busy.size).toBe(0);
     expect(busySeen[0]).toBe(true);
-    st.dismissError();
-    expect(st.get().error).toBeNull();
+    st.dismiss('reconcile:r1');
+    expect(st.get().notes.size).toBe(0);
   });
 
   it('a successful action clears an old error and leaves a notice', async () => {
@@ -51,13 +53,14 @@ describe('Store actions', () => {
       },
       state,
     );
-    st.fail('old problem');
+    st.fail('quota:ark/m', 'old problem');
     expect(await st.setBalance('ark', 'm', 'b0', 2242178)).toBe(true);
     expect(sent).toEqual([['ark', 'm', { b0: 2242178 }]]);
-    expect(st.get().error).toBeNull();
-    expect(st.get().notice).toBe('B0 recorded for ark/m.');
+    // The success replaces the error of the same place: never both.
+    expect(st.get().notes.get('quota:ark/m')).toEqual({ kind: 'ok', text: 'B0 recorded for ark/m.' });
     expect(await st.exportCSV({})).toBe(true);
-    expect(st.get().notice).toBe('Audit CSV saved to /tmp/a.csv.');
+    expect(st.get().notes.get('export')?.text).toBe('Audit CSV saved to /tmp/a.csv.');
+    expect(st.get().notes.get('quota:ark/m')?.kind).toBe('ok');
   });
 
   it('a second click while the first is in flight is ignored', async () => {

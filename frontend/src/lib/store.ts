@@ -1,30 +1,44 @@
 // The dashboard's one store: the latest state, the connection status and the
-// operator's messages. Components read a View and call Actions; they never
-// fetch or touch bindings themselves.
+// operator's notices. Components read a View and call Actions; they never
+// fetch or touch bindings themselves. A notice belongs to the place on the
+// page where its action was started (its scope), so it shows next to that
+// button, replaces the previous notice of that scope (an error and a success
+// never stand side by side), and can be dismissed.
 
 import { ApiError, createApi, type Api, type AuditQuery, type Conn } from './api';
 import { connectLive, type ConnStatus, type Live, type SocketFactory } from './live';
 import type { State } from './types';
 import type { ExportResult } from './desktop';
+import { t } from './i18n';
+import { units } from './format';
+
+export interface Note {
+  kind: 'ok' | 'error';
+  text: string;
+  code?: string; // the API's error code, so a form can put the error next to its field
+}
 
 export interface View {
   state: State | null;
   receivedAt: number; // local clock (ms) when state arrived; uptime ticks from here
   status: ConnStatus;
-  error: string | null;
-  notice: string | null;
+  notes: ReadonlyMap<string, Note>; // scope → the latest notice of that scope
   busy: ReadonlySet<string>; // keys of actions in flight, e.g. "cancel:<id>"
 }
 
+/** The scope of notices that concern the whole page (a refused token). */
+export const GLOBAL = 'global';
+
 export interface Actions {
-  reconcile(runID: string, units: number, evidence: string): Promise<boolean>;
-  cancelRun(runID: string): Promise<boolean>;
+  reconcile(runID: string, units: number, evidence: string, scope?: string): Promise<boolean>;
+  reconcileMany(runIDs: readonly string[], units: number, evidence: string, scope: string): Promise<boolean>;
+  cancelRun(runID: string, scope?: string): Promise<boolean>;
   syncQuota(upstream: string, model: string): Promise<boolean>;
   setBalance(upstream: string, model: string, kind: 'balance' | 'b0', value: number): Promise<boolean>;
   exportCSV(q: AuditQuery): Promise<boolean>;
-  dismissError(): void;
+  dismiss(scope: string): void;
   /** fail shows a problem found before any call (a form that does not parse). */
-  fail(message: string): void;
+  fail(scope: string, message: string): void;
 }
 
 export interface StoreDeps {
@@ -47,10 +61,13 @@ export class Store implements Actions {
       state: initial ?? null,
       receivedAt: this.now(),
       status: 'connecting',
-      error: null,
-      notice: null,
+      notes: new Map(),
       busy: new Set(),
     };
+  }
+
+  get api(): Api {
+    return this.deps.api;
   }
 
   get(): View {
@@ -65,6 +82,11 @@ export class Store implements Actions {
   private set(patch: Partial<View>) {
     this.view = { ...this.view, ...patch };
     for (const fn of this.subs) fn(this.view);
+  }
+
+  /** refresh re-renders subscribers (after a language switch). */
+  refresh() {
+    this.set({});
   }
 
   applyState(s: State) {
@@ -82,7 +104,7 @@ export class Store implements Actions {
       onStatus: (status) => this.set({ status }),
       onError: (err) => {
         // A 401 will not fix itself by retrying: say so; other gaps are shown as "reconnecting".
-        if (err instanceof ApiError && err.status === 401) this.set({ error: err.message });
+        if (err instanceof ApiError && err.status === 401) this.note(GLOBAL, { kind: 'error', text: err.message, code: err.code });
       },
     });
   }
@@ -92,17 +114,26 @@ export class Store implements Actions {
     this.live = null;
   }
 
-  private async run(key: string, notice: string, fn: () => Promise<string | void>): Promise<boolean> {
+  private note(scope: string, n: Note | null) {
+    const notes = new Map(this.view.notes);
+    if (n) notes.set(scope, n);
+    else notes.delete(scope);
+    this.set({ notes });
+  }
+
+  private async run(key: string, scope: string, ok: () => string, fn: () => Promise<string | void>): Promise<boolean> {
     if (this.view.busy.has(key)) return false;
     const busy = new Set(this.view.busy);
     busy.add(key);
-    this.set({ busy, error: null });
+    this.set({ busy });
+    this.note(scope, null);
     try {
       const custom = await fn();
-      this.set({ notice: custom || notice });
+      this.note(scope, { kind: 'ok', text: custom || ok() });
       return true;
     } catch (err) {
-      this.set({ error: err instanceof Error ? err.message : String(err) });
+      const code = err instanceof ApiError ? err.code : undefined;
+      this.note(scope, { kind: 'error', text: err instanceof Error ? err.message : String(err), code });
       return false;
     } finally {
       const b = new Set(this.view.busy);
@@ -111,45 +142,70 @@ export class Store implements Actions {
     }
   }
 
-  reconcile(runID: string, units: number, evidence: string) {
-    return this.run(`reconcile:${runID}`, `Run ${runID} reconciled at ${units} units.`, () =>
-      this.deps.api.reconcile(runID, units, evidence),
+  reconcile(runID: string, n: number, evidence: string, scope = `reconcile:${runID}`) {
+    return this.run(`reconcile:${runID}`, scope, () => t('rec.done', { run: runID, units: units(n) }), () =>
+      this.deps.api.reconcile(runID, n, evidence),
     );
   }
 
-  cancelRun(runID: string) {
-    return this.run(`cancel:${runID}`, `Cancel sent for run ${runID}.`, () => this.deps.api.cancelRun(runID));
+  /** reconcileMany settles each run with the same units and evidence; each is its own audited reconcile. */
+  reconcileMany(runIDs: readonly string[], n: number, evidence: string, scope: string) {
+    return this.run('reconcile:bulk', scope, () => t('rec.doneBulk', { n: runIDs.length }), async () => {
+      let ok = 0;
+      for (const id of runIDs) {
+        try {
+          await this.deps.api.reconcile(id, n, evidence);
+          ok++;
+        } catch (err) {
+          const e = err instanceof Error ? err : new Error(String(err));
+          const wrapped = new ApiError(
+            t('rec.partial', { ok, n: runIDs.length, run: id, error: e.message }),
+            err instanceof ApiError ? err.status : 0,
+            err instanceof ApiError ? err.code : '',
+          );
+          throw wrapped;
+        }
+      }
+    });
+  }
+
+  cancelRun(runID: string, scope = `cancel:${runID}`) {
+    return this.run(`cancel:${runID}`, scope, () => t('runs.cancelled', { run: runID }), () =>
+      this.deps.api.cancelRun(runID),
+    );
   }
 
   syncQuota(upstream: string, model: string) {
-    return this.run(`sync:${upstream}/${model}`, `Balance sync requested for ${upstream}/${model}.`, () =>
+    const k = `${upstream}/${model}`;
+    return this.run(`sync:${k}`, `quota:${k}`, () => t('quota.syncAsked', { model: k }), () =>
       this.deps.api.syncQuota(upstream, model),
     );
   }
 
   setBalance(upstream: string, model: string, kind: 'balance' | 'b0', value: number) {
+    const k = `${upstream}/${model}`;
     const reading = kind === 'b0' ? { b0: value } : { balance: value };
-    const what = kind === 'b0' ? 'B0' : 'Balance';
-    return this.run(`balance:${upstream}/${model}`, `${what} recorded for ${upstream}/${model}.`, () =>
+    const what = kind === 'b0' ? 'B0' : t('quota.readingBalance');
+    return this.run(`balance:${k}`, `quota:${k}`, () => t('quota.recorded', { what, model: k }), () =>
       this.deps.api.setBalance(upstream, model, reading),
     );
   }
 
   exportCSV(q: AuditQuery) {
-    return this.run('export', 'Audit CSV exported.', async () => {
+    return this.run('export', 'export', () => t('audit.exportCancelled'), async () => {
       const r = await this.deps.exportCSV(this.deps.api, q);
-      if (r.kind === 'saved') return `Audit CSV saved to ${r.path}.`;
-      if (r.kind === 'downloaded') return `Audit CSV downloaded as ${r.name}.`;
-      return 'Export cancelled.';
+      if (r.kind === 'saved') return t('audit.saved', { path: r.path });
+      if (r.kind === 'downloaded') return t('audit.downloaded', { name: r.name });
+      return t('audit.exportCancelled');
     });
   }
 
-  dismissError() {
-    this.set({ error: null });
+  dismiss(scope: string) {
+    this.note(scope, null);
   }
 
-  fail(message: string) {
-    this.set({ error: message });
+  fail(scope: string, message: string) {
+    this.note(scope, { kind: 'error', text: message });
   }
 }
 

@@ -28,8 +28,17 @@ export interface Run {
   spent_units: number;
   held_units: number;
   evidence?: string;
+  overrun_units?: number;
   created_at: string;
   updated_at: string;
+  // Added by the protocol doors and the retry work; optional so older servers still render.
+  protocol?: string; // the door the call came in by: chat, responses, messages
+  door?: string;
+  streamed_units?: number; // units relayed so far (active runs)
+  cached_units?: number;
+  retry_count?: number; // the SDK's X-Stainless-Retry-Count
+  retry_of?: string; // the run this one retried
+  idempotency_key?: string;
 }
 
 export interface GateState {
@@ -53,13 +62,23 @@ export interface QuotaState {
   held_in_flight: number;
   balance_at_sync: number;
   usage_at_sync: number;
-  synced_at: string;
+  synced_at: string | null; // null until the first balance reading
   lag_seconds: number;
   b0_estimate: number;
+  b0_manual?: boolean;
   limit: number;
   limit_v6: number;
   evicted: boolean;
   evicted_reason: string;
+  source?: string;
+  sync_error?: string;
+  daily_cap?: number;
+  usage_wall?: number;
+  balance_wall?: number;
+  small_buffer?: number;
+  topup_plan?: number;
+  expiring_units?: number;
+  can_sync?: boolean; // false when the balance source is manual only
 }
 
 export interface Snapshot {

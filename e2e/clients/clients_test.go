@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quotagate/quotagate/backend/internal/clients"
+	"github.com/quotagate/quotagate/e2e/clients"
 )
 
 // TestInstalled runs each pinned CLI from the cache with no network help: the

@@ -1,4 +1,4 @@
-package meter
+package openai
 
 import (
 	"bytes"
@@ -11,17 +11,10 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Usage is an upstream's usage object. A nil *Usage means "absent"; a
-// non-nil Usage with zeros is the provider saying zero (RELIABILITY T13).
-type Usage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
-	HasTotal         bool  `json:"-"` // total_tokens was present
-	// ReasoningTokens is completion_tokens_details.reasoning_tokens (0 when
-	// absent); they are part of completion_tokens and billed.
-	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
-}
+// Usage is the chat-completions usage object as evidence
+// (prompt_tokens, completion_tokens, total_tokens and
+// completion_tokens_details.reasoning_tokens), in the ledger's own form.
+type Usage = ledger.Usage
 
 // ErrBadUsage marks a usage object that is present but unusable as
 // evidence: a missing count, a negative, fractional, non-numeric or
@@ -223,11 +216,11 @@ func ParseCompletion(body []byte) (Completion, error) {
 
 func parseBody(d []byte, message bool) (Chunk, error) {
 	if len(d) == 0 || d[0] != '{' {
-		return Chunk{}, fmt.Errorf("meter: payload is not a JSON object: %.60q", d)
+		return Chunk{}, fmt.Errorf("openai: payload is not a JSON object: %.60q", d)
 	}
 	var w wireChunk
 	if err := json.Unmarshal(d, &w); err != nil {
-		return Chunk{}, fmt.Errorf("meter: payload: %w", err)
+		return Chunk{}, fmt.Errorf("openai: payload: %w", err)
 	}
 	c := Chunk{Choices: len(w.Choices)}
 	var content, reasoning, tools strings.Builder
@@ -249,13 +242,9 @@ func parseBody(d []byte, message bool) (Chunk, error) {
 	}
 	c.Content, c.Reasoning, c.ToolArguments = content.String(), reasoning.String(), tools.String()
 	if len(w.Error) > 0 && !isNull(w.Error) {
-		var e struct {
-			Message string `json:"message"`
+		if c.Error = objectMessage(w.Error); c.Error == "" {
+			c.Error = string(w.Error)
 		}
-		if json.Unmarshal(w.Error, &e) != nil || e.Message == "" {
-			e.Message = string(w.Error)
-		}
-		c.Error = e.Message
 	}
 	u, err := ParseUsage(w.Usage)
 	if err != nil {

@@ -1,4 +1,4 @@
-package meter
+package openai
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ type Event struct {
 func (e Event) HasData() bool { return e.Data != nil }
 
 // ErrEventTooLarge is returned when one event exceeds the reader's limit.
-var ErrEventTooLarge = errors.New("meter: SSE event too large")
+var ErrEventTooLarge = errors.New("openai: SSE event too large")
 
 // SSEReader splits a text/event-stream into events. Lines may end in CRLF,
 // LF or CR. It is not safe for concurrent use.

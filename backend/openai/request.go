@@ -1,4 +1,4 @@
-package meter
+package openai
 
 import (
 	"bytes"
@@ -423,7 +423,7 @@ func withIncludeUsage(raw json.RawMessage) ([]byte, error) {
 	}
 	fields, err := objectFields(raw)
 	if err != nil {
-		return nil, fmt.Errorf("meter: rewrite stream_options: %w", err)
+		return nil, fmt.Errorf("openai: rewrite stream_options: %w", err)
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')

@@ -1,0 +1,143 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/openai"
+	"github.com/quotagate/quotagate/backend/upstream"
+)
+
+// The door seam. The gateway is one protocol-free run core (run.go, relay.go:
+// auth → rate limit → body → door.parse → model → quota guard → meter.Run →
+// gate → Admit → X-Run-Id → send → relay → judge → settle, hold or release;
+// cancel) and a door per API protocol. A door knows its protocol's wire
+// format (a wire package: backend/openai, backend/responses,
+// backend/anthropic) and nothing of the ledger; the core knows no wire
+// format but SSE framing. Chat completions (chat.go) is the first door.
+//
+// A door, registered in New with g.handle(pattern, d):
+//
+//   - parse: reads and checks the client's body into a doorRequest; what
+//     admission needs is its meterRequest (model, stream, the messages the
+//     meter counts, output cap, n — the reasoning floor is the policy's).
+//     Errors are *ledger.Error with CodeInvalidRequest.
+//   - writeError / streamError: renders refusals and failures in the door's
+//     error shape, before the first byte (status from the code, Retry-After
+//     on the 429 family — see writeError for OpenAI's) and after it (a
+//     terminal event; the status cannot change any more).
+//
+// A doorRequest builds the upstream request and the reader of its answer.
+// The run core picks the mode per upstream: native when the upstream speaks
+// the door's protocol (config `protocols: [chat, responses, messages]`,
+// default [chat]; see speaks), else translated to chat completions:
+//
+//   - native: upstream(true) is the protocol's path under base_url and the
+//     client's body relayed as it is (chat adds only
+//     stream_options.include_usage, the settlement evidence);
+//   - translated: upstream(false) is "/chat/completions" and a chat body;
+//     the answer is chat completions, which the door translates back.
+//
+// answer(native) reads the upstream's answer in the upstream's protocol:
+// for each SSE event (framed by openai.SSEReader; the Responses and Messages
+// streams are SSE too) a step — what the meter observes (text, usage, the
+// terminal marker), the bytes the client gets now, and the bytes that end
+// the answer, which the core sends only once the outcome is committed. A
+// non-streaming answer is read whole by body. The meter judges trust the
+// same way for every door: usage present, consistent and followed by the
+// terminal marker (meter.Observation.End), else the hold stays.
+//
+// The core owns everything else, the same for every door: X-Run-Id, the
+// reserve rule, the hold rule, DELETE /v1/runs/{id}, the gate, retries of
+// an upstream 429/503, backpressure, keep-alives, the write and idle
+// timeouts, and what an upstream error answered before any output releases.
+type door interface {
+	protocol() Protocol
+	parse(body []byte) (doorRequest, error)
+	writeError(w http.ResponseWriter, err error)
+	streamError(err error) []byte
+}
+
+// doorRequest is one parsed client request.
+type doorRequest interface {
+	// meterRequest is what the meter counts at admission.
+	meterRequest() meter.Request
+	// upstream returns the path under the upstream's base URL and the body
+	// to send: the door's own protocol when native, chat completions when
+	// not. An error means the request could not be prepared (nothing sent).
+	upstream(native bool) (path string, body []byte, err error)
+	// answer returns the reader of this request's upstream answer.
+	answer(native bool) answer
+}
+
+// answer reads one upstream answer and renders what the client gets.
+type answer interface {
+	// endMarker names the upstream protocol's terminal marker in verdicts
+	// ("" is chat's "[DONE]").
+	endMarker() string
+	// event reads one upstream SSE event of a stream.
+	event(ev openai.Event) step
+	// body reads a whole non-streaming body: what the meter observes, and
+	// the body the client gets (application/json).
+	body(b []byte) (meter.Observation, []byte)
+}
+
+// step is what one upstream event amounts to.
+type step struct {
+	// observe: the event says something to the meter (false for comments
+	// and for a half event at a cut, which a client would drop).
+	observe bool
+	obs     meter.Observation
+	// relay is written to the client now; nil writes nothing.
+	relay []byte
+	// final ends the answer for the client (chat's [DONE]): the core holds
+	// it back until the outcome is on disk (RELIABILITY T16), and drops it
+	// when the stream failed.
+	final []byte
+}
+
+// Protocol names an API protocol: a door's, and one an upstream speaks.
+type Protocol string
+
+// The protocols, as written in an upstream's `protocols:`.
+const (
+	ProtocolChat      Protocol = "chat"      // POST /v1/chat/completions
+	ProtocolResponses Protocol = "responses" // POST /v1/responses
+	ProtocolMessages  Protocol = "messages"  // POST /v1/messages
+)
+
+// chatPath is where a chat-completions body goes under an upstream's base URL.
+const chatPath = "/chat/completions"
+
+// protocolUpstream is an Upstream that can say which protocols it speaks
+// and post to another protocol's path. *upstream.Client satisfies it. An
+// Upstream without it speaks chat completions only.
+type protocolUpstream interface {
+	Speaks(protocol string) bool
+	Post(ctx context.Context, path string, body []byte, header http.Header) (*upstream.Response, error)
+}
+
+// errNoProtocol: the upstream cannot post to another protocol's path.
+var errNoProtocol = errors.New("speaks chat completions only")
+
+// speaks reports whether up speaks p natively.
+func speaks(up Upstream, p Protocol) bool {
+	if pu, ok := up.(protocolUpstream); ok {
+		return pu.Speaks(string(p))
+	}
+	return p == ProtocolChat
+}
+
+// post sends body to path under up's base URL.
+func post(ctx context.Context, up Upstream, path string, body []byte, hdr http.Header) (*upstream.Response, error) {
+	if path == chatPath {
+		return up.Send(ctx, body, hdr)
+	}
+	pu, ok := up.(protocolUpstream)
+	if !ok {
+		return nil, &upstream.SendError{Upstream: up.Name(), Err: errNoProtocol}
+	}
+	return pu.Post(ctx, path, body, hdr)
+}

@@ -1,0 +1,84 @@
+package gateway_test
+
+import (
+	"bufio"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// TestFirstEventTime measures the time from sending a streaming request to
+// reading its first data event, for the same demo answer through the chat
+// door and through the Responses door (native and translated), and logs the
+// medians: the added time to first event of a Responses stream (issue 10).
+// QUOTAGATE_FIRST_EVENT_N sets the rounds (default 30):
+//
+//	QUOTAGATE_FIRST_EVENT_N=300 go test -run TestFirstEventTime -v ./backend/gateway/
+func TestFirstEventTime(t *testing.T) {
+	n := 30
+	if v, err := strconv.Atoi(os.Getenv("QUOTAGATE_FIRST_EVENT_N")); err == nil && v > 0 {
+		n = v
+	}
+	cases := []struct {
+		name, path, body, first string
+		protocols               []string
+	}{
+		{"chat", "/v1/chat/completions", `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"say hi"}]}`, `{"id":"chatcmpl-`, []string{"chat", "responses"}},
+		{"responses native", "/v1/responses", `{"model":"demo-chat","stream":true,"input":"say hi"}`, `"type":"response.created"`, []string{"chat", "responses"}},
+		{"responses translated", "/v1/responses", `{"model":"demo-chat","stream":true,"input":"say hi"}`, `"type":"response.created"`, []string{"chat"}},
+	}
+	envs := make([]*env, len(cases))
+	for i, c := range cases {
+		envs[i] = responsesEnv(t, c.protocols, envOpts{tenants: []ledger.Tenant{tenant("a", ledger.MaxUnits/2, 4)}})
+	}
+	times := make([][]time.Duration, len(cases))
+	for round := range n {
+		for i, c := range cases { // interleaved, so drift hits every path alike
+			e := envs[i]
+			req, _ := http.NewRequest(http.MethodPost, e.srv.URL+c.path, strings.NewReader(c.body))
+			req.Header.Set("Authorization", "Bearer key-a")
+			start := time.Now()
+			resp, err := e.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(resp.Body)
+			var first string
+			for first == "" {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatalf("%s: no data event: %v", c.name, err)
+				}
+				if d, ok := strings.CutPrefix(line, "data: "); ok {
+					first = d
+				}
+			}
+			times[i] = append(times[i], time.Since(start))
+			if round == 0 && !strings.Contains(first, c.first) {
+				t.Errorf("%s: first event %.120s, want %s", c.name, first, c.first)
+			}
+			for {
+				if _, err := br.ReadString('\n'); err != nil {
+					break
+				}
+			}
+			resp.Body.Close()
+		}
+	}
+	median := func(d []time.Duration) time.Duration {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	base := median(times[0])
+	for i, c := range cases {
+		m := median(times[i])
+		t.Logf("time to first event, %-20s median %8v  (%+v vs chat, %d rounds)", c.name, m, m-base, n)
+	}
+}

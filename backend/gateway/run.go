@@ -1,0 +1,473 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/gate"
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/openai"
+	"github.com/quotagate/quotagate/backend/upstream"
+)
+
+// Why a run's upstream context was cancelled. Owner, operator, client and
+// write-timeout cancels end the run cancelled; an upstream silence ends it
+// interrupted. None of them is evidence: the hold is kept.
+var (
+	errCancelOwner    = errors.New("cancelled by its owner")
+	errCancelOperator = errors.New("cancelled by the operator")
+	errWriteTimeout   = errors.New("the client stopped reading for longer than the write timeout")
+	errUpstreamIdle   = errors.New("the upstream sent nothing for longer than the upstream timeout")
+)
+
+// call is one admitted run in flight, whatever door it came through.
+type call struct {
+	g       *Gateway
+	id      ledger.RunID
+	tenant  ledger.Tenant
+	up      Upstream
+	door    door
+	req     doorRequest
+	model   string
+	native  bool            // the upstream speaks the door's protocol (else: translated to chat)
+	meter   *meter.Run      // reserve → observe → verdict, created once at admission
+	ans     answer          // reads the upstream's answer, renders the client's
+	ctx     context.Context // the upstream call's context; cancelled to close the connection
+	cancel  context.CancelCauseFunc
+	stream  *streamState // nil for non-streaming runs
+	guarded bool         // the quota guard returned a check for this model
+
+	mu      sync.Mutex
+	rc      *http.ResponseController // set once the response started
+	writing bool                     // a write to the client is in progress
+	reason  error                    // the first abort's cause
+
+	out       outcome // decided by the handler goroutine, applied by finish
+	finished  bool    // finish ran (it runs once: before the end marker, or in the defer)
+	doneEvent []byte  // the upstream's [DONE], held back until the outcome is committed
+}
+
+// outcome is what finish writes to the ledger.
+type outcome struct {
+	decided  bool
+	verdict  meter.Verdict // Trusted → Settle
+	release  bool          // proof the provider did no work → ReleaseHold
+	status   ledger.RunStatus
+	evidence string
+}
+
+func (c *call) settle(v meter.Verdict) {
+	c.out = outcome{decided: true, verdict: v, status: ledger.RunCompleted, evidence: v.Evidence()}
+}
+
+func (c *call) keep(status ledger.RunStatus, evidence string) {
+	c.out = outcome{decided: true, status: status, evidence: evidence}
+}
+
+func (c *call) releaseHold(status ledger.RunStatus, evidence string) {
+	c.out = outcome{decided: true, release: true, status: status, evidence: evidence}
+}
+
+// abort cancels the upstream call with cause (the first cause wins) and,
+// if a write to a client that does not read is blocking, ends that write now.
+func (c *call) abort(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reason == nil {
+		c.reason = cause
+	}
+	c.cancel(cause)
+	if c.writing && c.rc != nil {
+		_ = c.rc.SetWriteDeadline(time.Now())
+	}
+}
+
+// cause says why the upstream context ended, or nil while it runs. Without
+// an abort, the request context ended: the client closed its connection.
+func (c *call) cause() error {
+	if c.ctx.Err() == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reason != nil {
+		return c.reason
+	}
+	return errClientGone
+}
+
+func statusFor(cause error) ledger.RunStatus {
+	if errors.Is(cause, errUpstreamIdle) {
+		return ledger.RunInterrupted
+	}
+	return ledger.RunCancelled
+}
+
+// clientError is what the client of a cancelled run is told, when it can
+// still hear it.
+func clientError(cause error) error {
+	switch {
+	case errors.Is(cause, errUpstreamIdle):
+		return ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream stopped sending; the run was cut and its reservation is held until reconciled")
+	case errors.Is(cause, errCancelOwner), errors.Is(cause, errCancelOperator):
+		return ledger.Errorf(ledger.CodeRunEnded, "the run was %s; its reservation is held until reconciled", cause.Error())
+	}
+	return ledger.Errorf(ledger.CodeRunEnded, "the run ended: %s", cause.Error())
+}
+
+// serveDoor is the run core's handler for door d: one call from auth to
+// a decided outcome.
+func (g *Gateway) serveDoor(d door) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { g.admit(d, w, r) }
+}
+
+func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
+	t, err := g.authenticate(r)
+	if err != nil {
+		g.internalFor(d, w, err, "authenticate")
+		return
+	}
+	if g.opts.RateLimiter != nil {
+		if ra, ok := g.opts.RateLimiter.Allow(t.ID); !ok {
+			err := &ledger.Error{Code: ledger.CodeRateLimited, RetryAfter: ra,
+				Message: fmt.Sprintf("tenant %s sent too many requests; retry after the Retry-After seconds", t.ID)}
+			g.refuse(r.Context(), t.ID, "", "", err)
+			d.writeError(w, err)
+			return
+		}
+	}
+	body, err := g.readBody(w, r)
+	if err != nil {
+		d.writeError(w, err)
+		return
+	}
+	req, err := d.parse(body)
+	if err != nil {
+		d.writeError(w, err)
+		return
+	}
+	mreq := req.meterRequest()
+	up := g.upstreamFor(mreq.Model)
+	if up == nil || !t.AllowsModel(mreq.Model) {
+		d.writeError(w, ledger.Errorf(ledger.CodeModelNotFound, "the model %q does not exist or is not available to this key", mreq.Model))
+		return
+	}
+	native := speaks(up, d.protocol())
+	if !native && !speaks(up, ProtocolChat) {
+		d.writeError(w, ledger.Errorf(ledger.CodeModelNotFound, "the model %q is served by %s, which speaks neither %s nor chat completions", mreq.Model, up.Name(), d.protocol()))
+		return
+	}
+	var quota *ledger.QuotaCheck
+	if g.opts.Quota != nil {
+		// Before any token counting: an evicted model costs nothing to refuse.
+		if quota, err = g.opts.Quota.Check(up.Name(), mreq.Model); err != nil {
+			g.refuse(r.Context(), t.ID, up.Name(), mreq.Model, err)
+			g.internalFor(d, w, err, "quota check")
+			return
+		}
+	}
+	ans := req.answer(native)
+	mrun := meter.NewRun(g.opts.Meter, g.opts.Reserve, g.opts.Band, mreq, ans.endMarker())
+	var ticket GateTicket
+	if g.opts.Gate != nil {
+		if ticket, err = g.opts.Gate.Enter(up.Name()); err != nil {
+			g.refuse(r.Context(), t.ID, up.Name(), mreq.Model, err)
+			g.internalFor(d, w, err, "gate")
+			return
+		}
+	}
+
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	c := &call{g: g, id: g.opts.NewRunID(), tenant: t, up: up, door: d, req: req, model: mreq.Model,
+		native: native, meter: mrun, ans: ans, ctx: ctx, cancel: cancel, guarded: quota != nil}
+	if mreq.Stream {
+		c.stream = &streamState{queueCap: g.opts.StreamQueueEvents}
+	}
+	g.register(c)
+	// Admission is recorded even if the client leaves meanwhile: the ledger
+	// write must not be half-cancelled.
+	run, err := g.opts.Store.Admit(context.WithoutCancel(r.Context()), ledger.AdmitRequest{
+		RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: mreq.Model,
+		ReserveUnits: mrun.ReserveUnits(), Queued: ticket != nil && ticket.Queued(),
+		Quota: quota, Actor: g.opts.Actor,
+	})
+	if err != nil {
+		g.unregister(c)
+		if ticket != nil {
+			ticket.Abandon()
+		}
+		if ledger.ErrorCode(err) == ledger.CodeInternal {
+			// A disk that is full, or a file another program locked: the call
+			// was neither recorded nor sent, and may well succeed in a moment.
+			g.log.Error("gateway: admit", "err", err)
+			err = &ledger.Error{Code: ledger.CodeLedgerUnavailable, RetryAfter: time.Second,
+				Message: "quotagate could not record this call in its ledger just now; nothing was charged or sent — try again shortly"}
+		}
+		g.emit(Event{Kind: EventReject, TenantID: t.ID, Upstream: up.Name(), Model: mreq.Model, Code: ledger.ErrorCode(err)})
+		d.writeError(w, err)
+		return
+	}
+	g.emit(Event{Kind: EventAdmit, RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: mreq.Model})
+	w.Header().Set("X-Run-Id", string(c.id))
+	defer func() { _ = c.finish(r.Context()) }()
+	c.serve(w, r, ticket, run.Status == ledger.RunQueued)
+}
+
+// refuse audits a refusal that happens before Admit (Admit audits its own).
+func (g *Gateway) refuse(ctx context.Context, tenantID, up, model string, err error) {
+	code := ledger.ErrorCode(err)
+	if code == ledger.CodeInternal {
+		return
+	}
+	g.emit(Event{Kind: EventReject, TenantID: tenantID, Upstream: up, Model: model, Code: code})
+	detail := ""
+	if up != "" {
+		detail = up + "/" + model
+	}
+	aerr := g.opts.Store.AppendAudit(context.WithoutCancel(ctx), ledger.AuditEntry{
+		Kind: ledger.AuditReject, TenantID: tenantID, Actor: g.opts.Actor, Reason: code,
+		Evidence: ledger.ErrorMessage(err), Detail: detail,
+	})
+	if aerr != nil {
+		g.log.Error("gateway: audit refusal", "tenant", tenantID, "code", code, "err", aerr)
+	}
+}
+
+// serve takes the run from admission to a decided outcome. Until the first
+// byte it may answer with an error; after it, failures only end the stream.
+func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, queued bool) {
+	g := c.g
+	if ticket != nil {
+		release, err := ticket.Wait(c.ctx)
+		if err != nil {
+			// Gave up while queued: the upstream never saw the call.
+			status := ledger.RunFailed
+			if cause := c.cause(); cause != nil {
+				status = ledger.RunCancelled
+				err = clientError(cause)
+			}
+			c.releaseHold(status, "gave up while queued at the gate of "+c.up.Name()+": "+ledger.ErrorMessage(err))
+			c.door.writeError(w, err)
+			return
+		}
+		defer release()
+		if queued {
+			if _, err := g.opts.Store.Start(context.WithoutCancel(c.ctx), c.id); err != nil {
+				c.releaseHold(ledger.RunFailed, "could not start after the gate: "+err.Error())
+				g.internalFor(c.door, w, err, "start run "+string(c.id))
+				return
+			}
+			g.emit(Event{Kind: EventStart, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.model})
+		}
+	}
+	path, body, err := c.req.upstream(c.native)
+	if err != nil {
+		c.releaseHold(ledger.RunFailed, "request not sent: "+err.Error())
+		c.door.writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "the request could not be prepared: %v", err))
+		return
+	}
+	var hdr http.Header
+	for _, k := range g.opts.ForwardHeaders {
+		if v := r.Header.Values(k); len(v) > 0 {
+			if hdr == nil {
+				hdr = http.Header{}
+			}
+			hdr[http.CanonicalHeaderKey(k)] = v
+		}
+	}
+	resp, refusals, err := g.send(c, path, body, hdr)
+	if err != nil {
+		c.sendFailed(w, err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		c.upstreamRefused(w, resp, refusals)
+		return
+	}
+	if ct := resp.Header.Get("Content-Type"); !answerType(ct, c.stream != nil) {
+		c.wrongType(w, ct)
+		return
+	}
+	if c.stream != nil {
+		c.relayStream(w, resp)
+	} else {
+		c.relayComplete(w, resp)
+	}
+}
+
+// send calls the upstream, retrying a 429/503 per Options.Retry. It returns
+// the final answer and the refusals that came before it. When the wait for a
+// retry is cancelled, the provider has still done no work: the error says
+// the request was not sent, so the hold is released.
+func (g *Gateway) send(c *call, path string, body []byte, hdr http.Header) (*upstream.Response, []gate.Answer, error) {
+	var resp *upstream.Response
+	answers, err := g.opts.Retry.Do(c.ctx, func(ctx context.Context) (int, string, func(), error) {
+		r, err := post(ctx, c.up, path, body, hdr)
+		if err != nil {
+			return 0, "", nil, err
+		}
+		resp = r
+		discard := func() {
+			_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, upstreamErrorBytes))
+			r.Body.Close()
+		}
+		return r.StatusCode, r.Header.Get("Retry-After"), discard, nil
+	})
+	if err != nil {
+		var se *upstream.SendError
+		if len(answers) > 0 && !errors.As(err, &se) { // cancelled while waiting to retry
+			err = &upstream.SendError{Upstream: c.up.Name(), Err: fmt.Errorf("after %s: %w", gate.Evidence(answers), err)}
+		}
+		return nil, answers, err
+	}
+	if gate.Retryable(resp.StatusCode) && len(answers) > 0 {
+		answers = answers[:len(answers)-1] // the final answer is resp itself
+	}
+	return resp, answers, nil
+}
+
+// sendFailed handles a Send that got no response. A request that never left
+// releases the hold with the error as evidence; one that may have reached
+// the provider keeps it.
+func (c *call) sendFailed(w http.ResponseWriter, err error) {
+	var se *upstream.SendError
+	sent := !errors.As(err, &se) || se.Sent
+	cause := c.cause()
+	status := ledger.RunFailed
+	if cause != nil {
+		status = statusFor(cause)
+	}
+	scrub := c.g.opts.Scrub.String
+	switch {
+	case !sent:
+		c.releaseHold(status, scrub(se.Evidence()))
+	case cause != nil:
+		c.keep(status, fmt.Sprintf("%s while waiting for the upstream's answer", cause))
+	default:
+		c.keep(status, scrub(fmt.Sprintf("upstream_no_response: the request reached %s but no answer came: %v", c.up.Name(), err)))
+	}
+	if cause != nil {
+		c.door.writeError(w, clientError(cause))
+		return
+	}
+	if se != nil && se.Timeout {
+		c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s did not answer in time", c.up.Name()))
+		return
+	}
+	c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s could not be reached", c.up.Name()))
+}
+
+// upstreamErrorBytes bounds the error body kept as evidence.
+const upstreamErrorBytes = 64 << 10
+
+// upstreamRefused handles an HTTP error answer before any output: the
+// provider did no work, so the hold is released with the answer as evidence.
+func (c *call) upstreamRefused(w http.ResponseWriter, resp *upstream.Response, refusals []gate.Answer) {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, upstreamErrorBytes))
+	sum := sha256.Sum256(b)
+	msg := c.g.opts.Scrub.String(upstreamMessage(b))
+	evidence := fmt.Sprintf("upstream_status=%d body_sha256=%x: %s", resp.StatusCode, sum[:8], truncate(msg, 200))
+	if len(refusals) > 0 {
+		evidence = fmt.Sprintf("retried after %s; final %s", gate.Evidence(refusals), evidence)
+	}
+	c.releaseHold(ledger.RunFailed, evidence)
+	var err *ledger.Error
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests:
+		err = &ledger.Error{Code: ledger.CodeUpstreamBusy, Message: fmt.Sprintf("the upstream %s is busy: %s", c.up.Name(), msg)}
+		if d, ok := gate.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > 0 {
+			err.RetryAfter = d
+		}
+	case http.StatusGatewayTimeout:
+		err = ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s timed out: %s", c.up.Name(), msg)
+	default:
+		err = ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s answered %d: %s", c.up.Name(), resp.StatusCode, msg)
+	}
+	c.door.writeError(w, err)
+}
+
+// upstreamMessage is the message of an OpenAI-shaped error body, else the
+// body's first line.
+func upstreamMessage(b []byte) string {
+	if m := openai.ErrorMessage(b); m != "" {
+		return m
+	}
+	s := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		s = "(empty body)"
+	}
+	return truncate(s, 500)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && (s[n]&0xC0) == 0x80 { // keep UTF-8 whole
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// finish writes the decided outcome to the ledger, once. The relay calls it
+// before the client sees the end of the answer (a [DONE] or the last byte of
+// a body), so an answer the client received whole is settled on disk even if
+// the process dies next (RELIABILITY T16). It also runs in a defer, so a
+// panic or an early return still ends the run — with its hold kept unless
+// there is evidence.
+func (c *call) finish(reqCtx context.Context) error {
+	if c.finished {
+		return nil
+	}
+	c.finished = true
+	g := c.g
+	g.unregister(c)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(reqCtx), 30*time.Second)
+	defer cancel()
+	o := c.out
+	if !o.decided {
+		o = outcome{status: ledger.RunInterrupted, evidence: "the gateway ended the run without a decision"}
+	}
+	var (
+		err  error
+		kind string
+	)
+	switch {
+	case o.verdict.Trusted:
+		// Above the reserve, the ledger charges the tenant the reserve and
+		// counts the rest in the quota day (the provider did consume it).
+		_, err = g.opts.Store.Settle(ctx, c.id, o.verdict.SpendUnits, o.evidence)
+		kind = EventSettle
+	case o.release:
+		_, err = g.opts.Store.ReleaseHold(ctx, c.id, o.status, o.evidence)
+		kind = EventRelease
+	default:
+		_, err = g.opts.Store.KeepHold(ctx, c.id, o.status, o.evidence)
+		kind = EventHold
+	}
+	if err != nil {
+		// The run stays open in the ledger; RecoverInterrupted keeps its hold at the next start.
+		g.log.Error("gateway: end run", "run", c.id, "outcome", kind, "err", err)
+		return fmt.Errorf("end run %s: %w", c.id, err)
+	}
+	g.emit(Event{Kind: kind, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.model})
+	if c.guarded {
+		if err := g.opts.Quota.Observe(ctx, c.up.Name(), c.model); err != nil {
+			g.log.Warn("gateway: quota observe", "run", c.id, "err", err)
+		}
+	}
+	return nil
+}

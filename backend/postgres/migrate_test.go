@@ -1,0 +1,81 @@
+package postgres_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
+	"github.com/quotagate/quotagate/backend/postgres"
+	"github.com/quotagate/quotagate/backend/postgres/pgtest"
+	"github.com/quotagate/quotagate/backend/sqlite"
+)
+
+// TestMigrateSQLite copies a desktop ledger (simulated histories, a run left
+// open, a snapshot) into an empty shared one: the copy verifies, balances,
+// runs and audit rows are equal, the open run is ended interrupted with its
+// hold kept, and a second migrate into the now used ledger is refused.
+func TestMigrateSQLite(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	src, err := sqlite.Open(path, sqlite.Options{Synchronous: "OFF"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := range uint64(5) {
+		m := &ledgertest.Machine{Store: src, Prefix: "m" + string(rune('a'+seed)), SkipFinalVerify: true}
+		if err := m.Run(ledgertest.Program(seed, 30)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ledgertest.MustApply(t, src, ledgertest.Tenant("open", 500, 2))
+	ledgertest.MustAdmit(t, src, ledger.AdmitRequest{RunID: "left-open", TenantID: "open", ReserveUnits: 40, Actor: "gateway"})
+	if _, err := src.SaveSnapshot(ctx, ledger.Snapshot{Upstream: "ark", Model: "m", Day: "2026-12-01", BalanceUnits: 9, Source: "manual"}); err != nil {
+		t.Fatal(err)
+	}
+	wantRuns, _ := src.Runs(ctx, ledger.RunFilter{Limit: 1 << 20})
+	wantAudit, _ := src.Audit(ctx, ledger.AuditFilter{})
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	dsn := pgtest.DSN(t)
+	res, err := postgres.MigrateSQLite(ctx, path, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) > 0 {
+		t.Fatalf("the copy does not verify: %s", strings.Join(res.Problems, "\n"))
+	}
+	if res.Interrupted != 1 || res.Rows["runs"] != len(wantRuns) || res.Rows["snapshots"] != 1 {
+		t.Fatalf("copied %+v (interrupted %d), want %d runs, 1 snapshot, 1 interrupted", res.Rows, res.Interrupted, len(wantRuns))
+	}
+	dst := mustOpen(t, dsn, postgres.Options{})
+	defer dst.Close()
+	gotRuns, _ := dst.Runs(ctx, ledger.RunFilter{Limit: 1 << 20})
+	open, _ := dst.Run(ctx, "left-open")
+	if open.Status != ledger.RunInterrupted || open.HeldUnits != 40 {
+		t.Fatalf("the run left open = %+v, want interrupted holding 40", open)
+	}
+	gotAudit, _ := dst.Audit(ctx, ledger.AuditFilter{})
+	if len(gotAudit) != len(wantAudit)+1 { // + the recover row written before the copy
+		t.Fatalf("audit rows: %d copied, source had %d (+1 recover)", len(gotAudit), len(wantAudit))
+	}
+	if !slices.EqualFunc(gotAudit[:len(wantAudit)], wantAudit, func(a, b ledger.AuditEntry) bool { return a == b }) {
+		t.Fatal("the copied audit rows differ from the source's")
+	}
+	if len(gotRuns) != len(wantRuns) {
+		t.Fatalf("runs: %d copied, %d in the source", len(gotRuns), len(wantRuns))
+	}
+	// New rows continue the sequence.
+	ledgertest.MustAdmit(t, dst, ledger.AdmitRequest{RunID: "after", TenantID: "open", ReserveUnits: 1, Actor: "gateway"})
+	ledgertest.WantVerified(t, dst)
+
+	_, err = postgres.MigrateSQLite(ctx, path, dsn)
+	if err == nil || !strings.Contains(err.Error(), "is not empty") {
+		t.Fatalf("second migrate: err = %v, want a refusal of a used ledger", err)
+	}
+}

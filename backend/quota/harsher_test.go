@@ -1,0 +1,322 @@
+package quota_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/quota"
+	"github.com/quotagate/quotagate/backend/sqlite"
+)
+
+// The exact moments at which issue 17's harsher provider billed the guard.
+// Each case fails on the guard before its correction (noted per case).
+
+// admitAt admits a run of reserve on the guarded model through the guard's
+// check at the clock's time; it returns the check's limit, or the refusal.
+func admitAt(t *testing.T, st ledger.Store, g *quota.Guard, id ledger.RunID, reserve ledger.Units) (ledger.Units, error) {
+	t.Helper()
+	qc, err := g.Check(ark, flash)
+	if err != nil {
+		return 0, err
+	}
+	_, err = st.Admit(context.Background(), ledger.AdmitRequest{RunID: id, TenantID: "team", Upstream: ark, Model: flash,
+		ReserveUnits: reserve, Quota: qc, Actor: "test"})
+	return qc.LimitUnits, err
+}
+
+func settleAt(t *testing.T, st ledger.Store, g *quota.Guard, id ledger.RunID, units ledger.Units) {
+	t.Helper()
+	if _, err := st.Settle(context.Background(), id, units, "test usage"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Observe(context.Background(), ark, flash); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkLimit(t *testing.T, g *quota.Guard) ledger.Units {
+	t.Helper()
+	qc, err := g.Check(ark, flash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qc.LimitUnits
+}
+
+// Correction 1 (midnight carry-over) and 6 (day skew): a run admitted
+// before midnight and settling after it is paid from today's pool, though
+// its units count in yesterday's quota day. Today's admission must leave
+// room for it — its hold while it runs, its units once settled. Before the
+// correction the limit after midnight was the whole 1,000,000 each time.
+func TestMidnightCarry(t *testing.T) {
+	tests := []struct {
+		name        string
+		admitted    time.Time // the run of yesterday
+		reserve     ledger.Units
+		settled     time.Time
+		units       ledger.Units
+		b0Day       string // the day whose manual B0 is 1,050,000
+		whileHeld   ledger.Units
+		afterSettle ledger.Units
+	}{
+		{"AdmittedAt235930SettlesAt0001", at("2026-08-13", "23:59:30"), 300_000, at("2026-08-14", "00:01:00"), 280_000,
+			"2026-08-14", 1_000_000 - 300_000, 1_000_000 - 280_000},
+		{"ProviderDayTurnsAt2352BurstAt2353", at("2026-08-13", "23:53:00"), 20 * 40_000, at("2026-08-14", "00:02:00"), 20 * 35_000,
+			"2026-08-14", 1_000_000 - 20*40_000, 1_000_000 - 20*35_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &clock{t: tc.admitted.Add(-time.Hour)}
+			st := openStore(t, c.Now)
+			g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash,
+				Options: quota.Options{DailyCap: 1 << 40, UsageWall: 1 << 40}}}, nil, c.Now, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := g.SetB0(ctx, ark, flash, 4_000_000); err != nil { // yesterday: plenty
+				t.Fatal(err)
+			}
+			c.Set(tc.admitted)
+			if _, err := admitAt(t, st, g, "late", tc.reserve); err != nil {
+				t.Fatal(err)
+			}
+			c.Set(at(tc.b0Day, "00:00:40"))
+			if _, err := g.SetB0(ctx, ark, flash, 1_050_000); err != nil { // today's true starting balance
+				t.Fatal(err)
+			}
+			if got := checkLimit(t, g); got != tc.whileHeld {
+				t.Fatalf("limit while yesterday's run holds %d: %d, want %d", tc.reserve, got, tc.whileHeld)
+			}
+			c.Set(tc.settled)
+			settleAt(t, st, g, "late", tc.units)
+			if got := checkLimit(t, g); got != tc.afterSettle {
+				t.Fatalf("limit after yesterday's run settled %d today: %d, want %d", tc.units, got, tc.afterSettle)
+			}
+			rows, err := g.State(ctx)
+			if err != nil || rows[0].CarrySettled != tc.units || rows[0].CarryHeld != 0 || rows[0].UsageToday != 0 {
+				t.Fatalf("state %+v, %v: want the carry shown", rows, err)
+			}
+			// Whatever today admits now, with yesterday's run, stays within B0 − buffer.
+			if lim := rows[0].AdmitLimit; lim+tc.units > 1_050_000-50_000 {
+				t.Fatalf("admit limit %d + carry %d above the pool", lim, tc.units)
+			}
+		})
+	}
+}
+
+// Correction 2: a package expiring at 15:00 holds 400,000 in the listing
+// taken at 15:05 (as of 14:50, lag 15 min), and the lagged listing keeps
+// showing it until 15:20. 100,000 are drawn from it before it expires; the
+// usage after 15:00 is drawn from the packages still live and must not make
+// the expired units look spent. Before the correction E fell with all
+// usage since the listing (175,000 at 15:20, 0 at 15:40) and the limit
+// counted expired units as available.
+func TestExpiryListedLate(t *testing.T) {
+	o := opts()
+	o.DailyCap = 1 << 40
+	day := "2026-08-13"
+	s := &quota.Series{}
+	spread(s, at(day, "08:00:00"), at(day, "14:50:00"), 500_000)
+	spread(s, at(day, "14:50:00"), at(day, "15:00:00"), 100_000) // drawn from the expiring package
+	spread(s, at(day, "15:00:00"), at(day, "15:40:00"), 600_000) // drawn from the packages still live
+	listing := []quota.Expiry{{At: at(day, "15:00:00"), Units: 400_000}}
+	r := reading(at(day, "15:05:00"), 2_000_000-500_000, 0) // as of 14:50
+	tests := []struct {
+		name     string
+		now      time.Time
+		listedAt time.Time
+	}{
+		{"ListedAt1505", at(day, "15:05:00"), at(day, "15:05:00")},
+		{"StillListedAt1520", at(day, "15:20:00"), at(day, "15:05:00")},
+		{"At1540", at(day, "15:40:00"), at(day, "15:05:00")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := quota.Assess(o, tc.now, []ledger.Snapshot{r}, s)
+			if a.B0.Units != 2_000_000 {
+				t.Fatalf("B0 %d (lag %s), want 2,000,000", a.B0.Units, a.Lag)
+			}
+			a.SetExpiries(o, listing, tc.listedAt, s)
+			a.At(o, tc.now, quota.UsageToday(s, o.DayStart(tc.now), tc.now))
+			if a.ExpiringUnits != 300_000 {
+				t.Fatalf("expiring %d, want 300,000 (400,000 less the 100,000 drawn before 15:00)", a.ExpiringUnits)
+			}
+			if a.Limit != 2_000_000-50_000-300_000 {
+				t.Fatalf("limit %d, want 1,650,000", a.Limit)
+			}
+		})
+	}
+}
+
+// Correction 3: a manual B0 above what the readings support is cut down to
+// them, and the difference is shown; one below them lowers the estimate.
+// Before the correction the manual B0 always won.
+func TestManualB0AboveReadings(t *testing.T) {
+	o := opts()
+	o.DailyCap = 1 << 40
+	day := "2026-08-13"
+	s := &quota.Series{}
+	spread(s, at(day, "09:00:00"), at(day, "10:00:00"), 600_000)
+	// Two readings 30 min apart.
+	r1 := reading(at(day, "09:30:00"), 1_000_000-150_000, 0)
+	r2 := reading(at(day, "10:00:00"), 1_000_000-450_000, 0)
+	now := at(day, "10:10:00")
+	sup := quota.Assess(o, now, []ledger.Snapshot{r1, r2}, s).B0.Units // what the readings support
+	tests := []struct {
+		name       string
+		manual     ledger.Units
+		wantB0     ledger.Units
+		wantManual bool
+		wantExcess ledger.Units
+	}{
+		{"FivePercentHigh", sup + sup/20, sup, false, sup / 20},
+		{"Equal", sup, sup, true, 0},
+		{"Lower", sup - sup/10, sup - sup/10, true, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := ledger.Snapshot{Day: day, At: at(day, "10:05:00"), B0Units: tc.manual, Source: quota.SourceManualB0}
+			a := quota.Assess(o, now, []ledger.Snapshot{r1, r2, m}, s)
+			if a.B0.Units != tc.wantB0 || a.B0.Manual != tc.wantManual || a.B0.ManualExcess() != tc.wantExcess {
+				t.Fatalf("B0 %+v (excess %d), want %d manual=%v excess %d", a.B0, a.B0.ManualExcess(), tc.wantB0, tc.wantManual, tc.wantExcess)
+			}
+		})
+	}
+}
+
+// Correction 4: a refund of 1,000,000 lands at 08:10 between readings at
+// 08:00 and 08:30 while 300,000 are consumed in 07:50–08:20. With a lag
+// estimate shorter than the true 15 min, the reading after the rise alone
+// says 2,250,000 (the old estimate, restarted at the rise); the true pool is
+// 2,200,000. B0 may rise by at most the rise seen (750,000: consumption
+// between the settle points hides 250,000 of the refund).
+func TestRefundBetweenReadings(t *testing.T) {
+	o := opts()
+	o.DailyCap = 1 << 40
+	day := "2026-08-13"
+	s := &quota.Series{}
+	spread(s, at(day, "06:00:00"), at(day, "07:45:00"), 700_000)
+	spread(s, at(day, "07:50:00"), at(day, "08:20:00"), 300_000)
+	r1 := reading(at(day, "08:00:00"), 1_200_000-700_000, 0)                   // as of 07:45
+	r2 := reading(at(day, "08:30:00"), 1_200_000+1_000_000-700_000-250_000, 0) // as of 08:15
+	tests := []struct {
+		name   string
+		lag    time.Duration
+		wantB0 ledger.Units
+	}{
+		{"LagUnderestimated", 5 * time.Minute, 1_250_000 + 750_000},
+		{"LagRight", 15 * time.Minute, 1_200_000 + 750_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b0 := quota.EstimateB0(o, day, []ledger.Snapshot{r1, r2}, s, tc.lag, at(day, "08:30:00"))
+			if b0.Units != tc.wantB0 {
+				t.Fatalf("B0 %d, want %d", b0.Units, tc.wantB0)
+			}
+			if b0.Units > 2_200_000 {
+				t.Fatalf("B0 %d above the true pool 2,200,000", b0.Units)
+			}
+		})
+	}
+}
+
+// Correction 5: a model whose trusted usage is 4× its reserve. The guard
+// learns k from the ledger's settlement and reserves k × (held + reserve),
+// so usage + k·(held + reserve) ≤ limit holds for what the provider really
+// consumes; k survives a restart. Before the correction the limit stayed
+// 1,000,000 and a reserve of 400,000 was admitted at usage 200,000 (1.8M
+// consumed against a 1,050,000 pool).
+func TestOverrunReserves(t *testing.T) {
+	if k := quota.LearnOverrun(0, 34, 167); k != 4912 {
+		t.Fatalf("seed 002's 34-vs-167 call: overrun %d‰, want 4912", k)
+	}
+	tests := []struct {
+		name   string
+		k      int64
+		usage  ledger.Units
+		held   ledger.Units
+		admits ledger.Units // the largest reserve admitted
+	}{
+		{"None", 1000, 200_000, 0, 800_000},
+		{"FourTimes", 4000, 200_000, 0, 200_000},
+		{"FourTimesWithHolds", 4000, 200_000, 100_000, 100_000},
+		{"SeedCase", 4912, 0, 0, 203_583},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := quota.Assessment{Limit: 1_000_000, OverrunMilli: tc.k}
+			lim := a.AdmitLimit(tc.usage)
+			u := ledger.QuotaUsage{UsageUnits: tc.usage, HeldInFlight: tc.held}
+			if !quota.Admits(u, tc.admits, lim) || quota.Admits(u, tc.admits+1, lim) {
+				t.Fatalf("admit limit %d: want %d admitted and %d refused", lim, tc.admits, tc.admits+1)
+			}
+			k := max(tc.k, 1000)
+			if consumed := tc.usage + (tc.held+tc.admits)*ledger.Units(k)/1000; consumed > 1_000_000 {
+				t.Fatalf("real consumption %d above the limit", consumed)
+			}
+		})
+	}
+
+	t.Run("LearnedFromTheLedgerAndKeptAcrossARestart", func(t *testing.T) {
+		c := &clock{t: at("2026-08-13", "10:00:00")}
+		path := t.TempDir() + "/ledger.db"
+		st := openLedger(t, path, c.Now)
+		newGuard := func(st *sqlite.Store) *quota.Guard {
+			g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash,
+				Options: quota.Options{DailyCap: 1 << 40, UsageWall: 1 << 40}}}, nil, c.Now, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+		g := newGuard(st)
+		ctx := context.Background()
+		if _, err := g.SetB0(ctx, ark, flash, 1_050_000); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admitAt(t, st, g, "thinks", 50_000); err != nil {
+			t.Fatal(err)
+		}
+		settleAt(t, st, g, "thinks", 200_000) // 4× its reserve: the quota day counts all of it
+		if got, want := checkLimit(t, g), ledger.Units(200_000+(1_000_000-200_000)/4); got != want {
+			t.Fatalf("limit after a 4× overrun %d, want %d", got, want)
+		}
+		if _, err := admitAt(t, st, g, "big", 200_001); ledger.ErrorCode(err) != ledger.CodeQuotaGuard {
+			t.Fatalf("a reserve of 200,001 (4× = 800,004 > 800,000 left): %v, want quota_guard", err)
+		}
+		rows, err := g.State(ctx)
+		if err != nil || rows[0].Overrun != 4 {
+			t.Fatalf("state %+v, %v: want overrun 4 shown", rows, err)
+		}
+		if _, err := g.SetB0(ctx, ark, flash, 1_050_000); err != nil { // a snapshot now carries k too
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, restart := range []string{"FromTheAuditRow", "FromTheSnapshot"} {
+			st := openLedger(t, path, c.Now)
+			if got := checkLimit(t, newGuard(st)); got != 400_000 {
+				t.Fatalf("%s: limit after a restart %d, want 400,000 (k = 4 kept)", restart, got)
+			}
+			_ = st.Close()
+			c.Set(c.Now().Add(2 * time.Hour)) // second pass: the audit row is older, the snapshot is not
+		}
+		rowsAudit := auditKinds(t, openLedger(t, path, c.Now), ledger.AuditSync)
+		n := 0
+		for _, r := range rowsAudit {
+			if r.Reason == quota.ReasonOverrunLearned {
+				n++
+				if r.Units != 4000 || r.Actor != "quota" {
+					t.Fatalf("overrun audit %+v", r)
+				}
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%d overrun_learned rows, want 1", n)
+		}
+	})
+}

@@ -1,0 +1,58 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// DumpTables are the ledger's tables in the order Dump reads them (parents
+// before children), for `quotagate migrate`.
+var DumpTables = []string{"tenants", "tenant_keys", "runs", "quota_days", "usage_minutes", "snapshots", "audit"}
+
+// Dump reads every row of DumpTables in one read snapshot, in insertion
+// order, and hands each to row with its column names. It changes nothing.
+func (s *Store) Dump(ctx context.Context, row func(table string, cols []string, vals []any) error) error {
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("dump ledger: %w", err)
+	}
+	defer tx.Rollback()
+	for _, table := range DumpTables {
+		if err := dumpTable(ctx, tx, table, row); err != nil {
+			return fmt.Errorf("dump ledger table %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+func dumpTable(ctx context.Context, tx *sql.Tx, table string, row func(string, []string, []any) error) error {
+	order := "rowid"
+	switch table {
+	case "quota_days", "usage_minutes": // WITHOUT ROWID
+		order = "1, 2, 3"
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT * FROM `+table+` ORDER BY `+order)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		if err := row(table, cols, vals); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,443 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/upstream/demo"
+)
+
+// Options is one benchmark run.
+type Options struct {
+	Binary      string
+	Clients     []int
+	Reps        int
+	Duration    time.Duration
+	SlowStreams int
+	Meter       string
+}
+
+// The fake upstreams' models: one upstream each, so each answers its way.
+const (
+	modelStream = "bench-stream" // 20 chunks, 5 ms apart
+	modelFast   = "bench-fast"   // the whole answer at once
+	modelSlow   = "bench-slow"   // 10 chunks, 1 s apart: the memory run
+	benchKey    = "sk-bench-0123456789abcdef"
+	upstreamKey = "sk-upstream-bench"
+)
+
+// Sample is one measurement of one target.
+type Sample struct {
+	Calls, Failed int
+	FirstError    string
+	Wall          time.Duration
+	TTFB, Total   []time.Duration
+	CPU           time.Duration // the gateway process's CPU time during it (gateway only)
+}
+
+func (s Sample) rate() float64 { return float64(s.Calls) / s.Wall.Seconds() }
+
+// Run starts everything, measures, prints the report and stops everything.
+func Run(ctx context.Context, o Options, w io.Writer) error {
+	ups := map[string]*demo.Server{}
+	for model, plan := range map[string]demo.Plan{
+		modelStream: {Kind: demo.KindNormal, Chunks: 20, ChunkDelay: 5 * time.Millisecond},
+		modelFast:   {Kind: demo.KindNormal, Chunks: 20},
+		modelSlow:   {Kind: demo.KindNormal, Chunks: 10, ChunkDelay: time.Second},
+	} {
+		d, err := demo.Start(demo.Options{Models: []string{model}, APIKey: upstreamKey, Plan: plan, KeepRequests: 1})
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		ups[model] = d
+	}
+	gw, err := spawn(ctx, o, ups)
+	if err != nil {
+		return err
+	}
+	defer gw.stop()
+
+	tr := &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute, DisableCompression: true}
+	client := &http.Client{Transport: tr}
+	direct := target{client: client, key: upstreamKey, url: func(model string) string { return ups[model].URL() + "/chat/completions" }}
+	through := target{client: client, key: benchKey, url: func(string) string { return gw.base + "/v1/chat/completions" }}
+
+	fmt.Fprintf(w, "# gatebench: quotagate %s, meter %s, %d reps of %s, GOMAXPROCS of this load generator %s\n\n",
+		gw.version, o.Meter, o.Reps, o.Duration, os.Getenv("GOMAXPROCS"))
+	type key struct {
+		stream  bool
+		clients int
+	}
+	results := map[key][][2]Sample{}
+	for rep := range o.Reps {
+		for _, n := range o.Clients {
+			for _, stream := range []bool{false, true} {
+				model := modelFast
+				if stream {
+					model = modelStream
+				}
+				// Interleaved: direct, then through the gateway, per cell.
+				d := load(ctx, direct, model, stream, n, o.Duration, nil)
+				g := load(ctx, through, model, stream, n, o.Duration, gw)
+				if g.Failed > 0 || d.Failed > 0 {
+					fmt.Fprintf(w, "rep %d, %d clients, stream %v: %d direct and %d gateway calls failed (%s%s)\n",
+						rep+1, n, stream, d.Failed, g.Failed, d.FirstError, g.FirstError)
+				}
+				results[key{stream, n}] = append(results[key{stream, n}], [2]Sample{d, g})
+			}
+		}
+	}
+	fmt.Fprintln(w, "| mode | clients | direct calls/s | quotagate calls/s | ratio | added TTFB p50 / p99 | added total p50 / p99 | gateway CPU s per 1,000 calls |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, stream := range []bool{false, true} {
+		for _, n := range o.Clients {
+			var dr, gr, ratio, t50, t99, a50, a99, cpu []float64
+			for _, s := range results[key{stream, n}] {
+				d, g := s[0], s[1]
+				dr, gr = append(dr, d.rate()), append(gr, g.rate())
+				ratio = append(ratio, g.rate()/d.rate())
+				t50 = append(t50, ms(pct(g.TTFB, 50)-pct(d.TTFB, 50)))
+				t99 = append(t99, ms(pct(g.TTFB, 99)-pct(d.TTFB, 99)))
+				a50 = append(a50, ms(pct(g.Total, 50)-pct(d.Total, 50)))
+				a99 = append(a99, ms(pct(g.Total, 99)-pct(d.Total, 99)))
+				cpu = append(cpu, g.CPU.Seconds()*1000/float64(max(1, g.Calls)))
+			}
+			mode := "non-stream"
+			if stream {
+				mode = "stream, 20 chunks × 5 ms"
+			}
+			fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.3f | +%.2f / +%.2f ms | +%.2f / +%.2f ms | %.3f |\n",
+				mode, n, median(dr), median(gr), median(ratio), median(t50), median(t99), median(a50), median(a99), median(cpu))
+		}
+	}
+	rss, hwm := gw.memory()
+	fmt.Fprintf(w, "\ngateway RSS after the runs: %.1f MB (peak %.1f MB)\n", mb(rss), mb(hwm))
+	if err := gw.settled(ctx, client, w); err != nil {
+		return err
+	}
+	if o.SlowStreams > 0 {
+		if err := slowStreams(ctx, w, through, gw, ups[modelSlow], o.SlowStreams); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// target is where the load goes: the fake upstream directly, or the gateway.
+type target struct {
+	client *http.Client
+	key    string
+	url    func(model string) string
+}
+
+func body(model string, stream bool) []byte {
+	return []byte(`{"model":"` + model + `","stream":` + strconv.FormatBool(stream) +
+		`,"stream_options":{"include_usage":true},"max_tokens":256,"messages":[{"role":"user","content":"Say something short about ledgers, please."}]}`)
+}
+
+// load runs n clients in a closed loop for d and returns what they saw; gw
+// (when measuring the gateway) gives its CPU time over the run.
+func load(ctx context.Context, t target, model string, stream bool, n int, d time.Duration, gw *gateway) Sample {
+	b := body(model, stream)
+	var mu sync.Mutex
+	var s Sample
+	var cpu0 time.Duration
+	if gw != nil {
+		cpu0 = gw.cpu()
+	}
+	start := time.Now()
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var ttfb, total []time.Duration
+			calls, failed, firstErr := 0, 0, ""
+			for time.Now().Before(deadline) {
+				first, all, err := t.call(ctx, model, b)
+				if err != nil {
+					if failed == 0 {
+						firstErr = err.Error()
+					}
+					failed++
+					continue
+				}
+				calls++
+				ttfb, total = append(ttfb, first), append(total, all)
+			}
+			mu.Lock()
+			s.Calls += calls
+			s.Failed += failed
+			if s.FirstError == "" {
+				s.FirstError = firstErr
+			}
+			s.TTFB = append(s.TTFB, ttfb...)
+			s.Total = append(s.Total, total...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	s.Wall = time.Since(start)
+	if gw != nil {
+		s.CPU = gw.cpu() - cpu0
+	}
+	return s
+}
+
+// call makes one call and reads its whole answer: time to the first body
+// byte, and to the end.
+func (t target) call(ctx context.Context, model string, b []byte) (time.Duration, time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url(model), bytes.NewReader(b))
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+t.key)
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 32<<10)
+	var first time.Duration
+	var got []byte
+	for {
+		k, err := resp.Body.Read(buf)
+		if k > 0 && first == 0 {
+			first = time.Since(start)
+		}
+		got = append(got, buf[:k]...)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, 0, fmt.Errorf("%s: %s", resp.Status, got)
+	}
+	if bytes.Contains(got, []byte(`"upstream_interrupted"`)) {
+		return 0, 0, fmt.Errorf("stream interrupted: %s", got)
+	}
+	return first, time.Since(start), nil
+}
+
+// slowStreams opens n slow streams at once through the gateway and reports
+// its RSS while all of them are in flight, against its RSS before.
+func slowStreams(ctx context.Context, w io.Writer, t target, gw *gateway, up *demo.Server, n int) error {
+	before, _ := gw.memory()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	b := body(modelSlow, true)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, _, err := t.call(ctx, modelSlow, b); err != nil && ctx.Err() == nil {
+				failed.Add(1)
+			}
+		}()
+	}
+	// Wait until the fake upstream sees all n in flight, sampling the peak.
+	var peak int64
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		rss, _ := gw.memory()
+		peak = max(peak, rss)
+		if up.Stats().InFlight >= n || failed.Load() > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	inFlight := up.Stats().InFlight
+	rss, _ := gw.memory()
+	peak = max(peak, rss)
+	cancel()
+	wg.Wait()
+	fmt.Fprintf(w, "%d slow streams in flight (%d failed): gateway RSS %.1f MB (peak %.1f MB, %.1f MB before; +%.0f KiB a stream)\n",
+		inFlight, failed.Load(), mb(rss), mb(peak), mb(before), float64(peak-before)/1024/float64(max(1, inFlight)))
+	return nil
+}
+
+// gateway is the `quotagate serve` child.
+type gateway struct {
+	base, version string
+	pid           int
+	stop          func()
+}
+
+func spawn(ctx context.Context, o Options, ups map[string]*demo.Server) (*gateway, error) {
+	dir, err := os.MkdirTemp("", "gatebench-")
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "addr: %s\nmeter: %s\ntenants:\n  - id: bench\n    key: %s\n    budget_units: 1000000000000000\n    max_concurrent: 10000\nupstreams:\n", addr, o.Meter, benchKey)
+	names := make([]string, 0, len(ups))
+	for m := range ups {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	for _, m := range names {
+		fmt.Fprintf(&cfg, "  - name: %s\n    base_url: %s\n    api_key: %s\n    models: [%s]\n    max_concurrent: 10000\n    queue: {max_waiters: 1, max_wait: 1s}\n",
+			strings.TrimPrefix(m, "bench-"), ups[m].URL(), upstreamKey, m)
+	}
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o600); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(dir, "gateway.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(o.Binary, "serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--addr", addr)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", o.Binary, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	g := &gateway{base: "http://" + addr, pid: cmd.Process.Pid, stop: func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		logf.Close()
+		os.RemoveAll(dir)
+	}}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		select {
+		case <-exited:
+			log, _ := os.ReadFile(logf.Name())
+			return nil, fmt.Errorf("quotagate exited before it was healthy:\n%s", log)
+		default:
+		}
+		if resp, err := http.Get(g.base + "/healthz"); err == nil {
+			var h struct{ Version string }
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				_ = json.Unmarshal(b, &h)
+				g.version = h.Version
+				return g, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			g.stop()
+			return nil, errors.New("quotagate was not healthy after 30 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// settled reports the tenant's balance: nothing may stay held once every
+// call has ended, or the gateway was not settling on trusted usage.
+func (g *gateway) settled(ctx context.Context, c *http.Client, w io.Writer) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.base+"/v1/balance", nil)
+	req.Header.Set("Authorization", "Bearer "+benchKey)
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var b struct {
+		Spent  int64 `json:"spent_units"`
+		Held   int64 `json:"held_units"`
+		Active int64 `json:"active"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil {
+		return fmt.Errorf("read the balance: %w", err)
+	}
+	fmt.Fprintf(w, "tenant after the runs: spent %d units, held %d, active %d\n", b.Spent, b.Held, b.Active)
+	if b.Held != 0 {
+		return fmt.Errorf("%d units stay held: calls did not settle on trusted usage", b.Held)
+	}
+	return nil
+}
+
+// cpu is the gateway's user+system CPU time so far (/proc/PID/stat).
+func (g *gateway) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", g.pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, 100 on Linux.
+const clockTicks = 100
+
+// memory is the gateway's resident set and its peak, in bytes.
+func (g *gateway) memory() (rss, hwm int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = kb << 10
+		case "VmHWM":
+			hwm = kb << 10
+		}
+	}
+	return rss, hwm
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func mb(b int64) float64         { return float64(b) / (1 << 20) }

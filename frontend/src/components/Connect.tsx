@@ -1,0 +1,139 @@
+import { useState } from 'preact/hooks';
+import type { ConnectInfo } from '../lib/api';
+import { snippet, toolNames, tools, type Tool } from '../lib/snippets';
+import { t, type Key } from '../lib/i18n';
+
+async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // Older webviews: a hidden textarea and execCommand.
+    try {
+      const ta = document.createElement('textarea');
+      ta.value = text;
+      ta.style.position = 'fixed';
+      ta.style.opacity = '0';
+      document.body.appendChild(ta);
+      ta.select();
+      const ok = document.execCommand('copy');
+      ta.remove();
+      return ok;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function CopyButton(props: { text: string; testid: string }) {
+  const [said, setSaid] = useState<string | null>(null);
+  return (
+    <span class="copy">
+      <button
+        type="button"
+        data-testid={props.testid}
+        onClick={async () => setSaid((await copyText(props.text)) ? t('connect.copied') : t('connect.copyFailed'))}
+      >
+        {t('connect.copy')}
+      </button>
+      {said && (
+        <span class="muted small" role="status">
+          {said}
+        </span>
+      )}
+    </span>
+  );
+}
+
+const mask = (k: string) => (k.length > 12 ? `${k.slice(0, 9)}${'•'.repeat(12)}` : '•'.repeat(k.length));
+
+export function Connect(props: { info: ConnectInfo | null; error: string | null }) {
+  const info = props.info;
+  const [tenant, setTenant] = useState('');
+  const [model, setModel] = useState('');
+  const [tool, setTool] = useState<Tool>('curl');
+  const [reveal, setReveal] = useState(false);
+  if (!info) {
+    return (
+      <section class="panel" data-testid="connect-panel">
+        <h2>{t('connect.title')}</h2>
+        <p class="muted">{props.error ? t('connect.unavailable', { error: props.error }) : t('app.loading')}</p>
+      </section>
+    );
+  }
+  const tn = info.tenants.find((x) => x.tenant === tenant) ?? info.tenants.find((x) => x.key) ?? info.tenants[0];
+  const models = tn && tn.models.length ? tn.models : info.models.map((m) => m.id);
+  const m = models.includes(model) ? model : (models[0] ?? '');
+  const key = tn?.key ?? '';
+  const shownKey = key || 'YOUR_TENANT_KEY';
+  const code = snippet(tool, { baseURL: info.base_url, origin: info.origin, key: shownKey, model: m });
+  const shownCode = reveal || !key ? code : code.split(key).join(mask(key));
+  return (
+    <section class="panel connect" data-testid="connect-panel">
+      <h2>
+        {t('connect.title')} <span class="muted">{t('connect.note')}</span>
+      </h2>
+      <dl class="kv">
+        <dt>{t('connect.baseURL')}</dt>
+        <dd>
+          <code data-testid="connect-base-url">{info.base_url}</code> <CopyButton text={info.base_url} testid="copy-base-url" />
+        </dd>
+        <dt>{t('connect.key')}</dt>
+        <dd>
+          {key ? (
+            <>
+              <code data-testid="connect-key" data-revealed={reveal ? 'yes' : 'no'}>
+                {reveal ? key : mask(key)}
+              </code>{' '}
+              <button type="button" data-testid="reveal-key" aria-pressed={reveal} onClick={() => setReveal(!reveal)}>
+                {reveal ? t('connect.hide') : t('connect.reveal')}
+              </button>{' '}
+              <CopyButton text={key} testid="copy-key" />
+              <div class="muted small">{t('connect.keyFor', { tenant: tn.tenant })}</div>
+            </>
+          ) : (
+            <span class="muted">{t('connect.noKey')}</span>
+          )}
+        </dd>
+      </dl>
+      <div class="inline">
+        {info.tenants.length > 1 && (
+          <label>
+            {t('connect.tenant')}
+            <select value={tn?.tenant} data-testid="connect-tenant" onChange={(e) => setTenant((e.target as HTMLSelectElement).value)}>
+              {info.tenants.map((x) => (
+                <option key={x.tenant} value={x.tenant}>
+                  {x.tenant}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <label>
+          {t('connect.model')}
+          <select value={m} data-testid="connect-model" onChange={(e) => setModel((e.target as HTMLSelectElement).value)}>
+            {models.map((x) => (
+              <option key={x} value={x}>
+                {x}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <div class="tooltabs" role="tablist">
+        {tools.map((x) => (
+          <button type="button" role="tab" key={x} aria-selected={tool === x} class={tool === x ? 'tab current' : 'tab'} data-testid={`tool-${x}`} onClick={() => setTool(x)}>
+            {toolNames[x]}
+          </button>
+        ))}
+      </div>
+      <p class="muted small">{t(`connect.hint.${tool}` as Key)}</p>
+      <div class="snippet">
+        <pre data-testid={`snippet-${tool}`} data-snippet={code}>
+          {shownCode}
+        </pre>
+        <CopyButton text={code} testid={`copy-snippet-${tool}`} />
+      </div>
+    </section>
+  );
+}

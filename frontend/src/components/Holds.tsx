@@ -1,0 +1,236 @@
+import { useState } from 'preact/hooks';
+import type { Run, TenantState } from '../lib/types';
+import type { Actions, Note as NoteT } from '../lib/store';
+import { duration, elapsed, fullTime, units } from '../lib/format';
+import { t } from '../lib/i18n';
+import { isHeld, reasonSentence } from '../lib/reason';
+import { check, errorField, maxUnits, preview } from '../lib/reconcile';
+import { RunCells, runColumns } from './RunCells';
+import { TablePanel, type Column } from './TablePanel';
+import { Dialog } from './Dialog';
+import { Note } from './Note';
+
+/** retryGroup names the user call a run belongs to when the SDK retried it. */
+function retryGroup(r: Run): string {
+  if (r.retry_of) return r.retry_of;
+  if (r.idempotency_key) return r.idempotency_key;
+  return '';
+}
+
+export function Holds(props: {
+  holds: Run[];
+  tenants: TenantState[];
+  actions: Actions;
+  busy: ReadonlySet<string>;
+  notes: ReadonlyMap<string, NoteT>;
+  now: Date;
+}) {
+  const holds = props.holds.filter(isHeld);
+  const [open, setOpen] = useState<string[] | null>(null); // run ids of the open dialog
+  const [opened, setOpened] = useState(0); // a fresh form each time the dialog opens
+  const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
+  const sel = holds.filter((r) => picked.has(r.id)).map((r) => r.id);
+  const toggle = (id: string) => {
+    const n = new Set(picked);
+    if (n.has(id)) n.delete(id);
+    else n.add(id);
+    setPicked(n);
+  };
+  const show = (ids: string[]) => {
+    setOpened(opened + 1);
+    setOpen(ids);
+  };
+  const columns: Column[] = [
+    { label: '' },
+    ...runColumns(),
+    { label: t('holds.why') },
+    { label: t('holds.reserve'), class: 'num' },
+    { label: t('holds.age'), class: 'num' },
+    { label: t('holds.retry') },
+    { label: '' },
+  ];
+  const openRuns = open ? holds.filter((r) => open.includes(r.id)) : [];
+  return (
+    <>
+      <TablePanel
+        title={t('holds.title')}
+        note={t('holds.note')}
+        testid="holds-table"
+        columns={columns}
+        empty={t('holds.empty')}
+        isEmpty={holds.length === 0}
+        tools={
+          sel.length > 1 && (
+            <button type="button" data-testid="reconcile-bulk" onClick={() => show(sel)}>
+              {t('holds.bulk', { n: sel.length })}
+            </button>
+          )
+        }
+      >
+        {holds.map((r) => (
+          <tr key={r.id} data-testid={`hold-row-${r.id}`}>
+            <td>
+              <input
+                type="checkbox"
+                aria-label={t('holds.select', { run: r.id })}
+                checked={picked.has(r.id)}
+                data-testid={`hold-pick-${r.id}`}
+                onChange={() => toggle(r.id)}
+              />
+            </td>
+            <RunCells run={r} />
+            <td class="why" data-testid={`hold-why-${r.id}`}>
+              {reasonSentence(r)}
+              {r.evidence && <div class="muted small">{t('reason.evidence', { evidence: r.evidence })}</div>}
+            </td>
+            <td class="num strong">{units(r.reserve_units)}</td>
+            <td class="num" title={fullTime(r.updated_at)}>
+              {duration(elapsed(r.updated_at, props.now))}
+            </td>
+            <td class="mono small">{retryGroup(r) || '—'}</td>
+            <td class="act">
+              <button type="button" data-testid={`reconcile-${r.id}`} onClick={() => show([r.id])}>
+                {t('holds.reconcile')}
+              </button>
+              <Note notes={props.notes} scope={`reconcile:${r.id}`} actions={props.actions} testid={`notice-${r.id}`} />
+            </td>
+          </tr>
+        ))}
+      </TablePanel>
+      {[...props.notes].map(([scope, n]) =>
+        scope.startsWith('dialog:') && n.kind === 'ok' ? <Note key={scope} notes={props.notes} scope={scope} actions={props.actions} /> : null,
+      )}
+      {open && openRuns.length > 0 && (
+        <ReconcileDialog
+          key={opened}
+          runs={openRuns}
+          tenants={props.tenants}
+          actions={props.actions}
+          busy={props.busy.has(openRuns.length === 1 ? `reconcile:${openRuns[0].id}` : 'reconcile:bulk')}
+          notes={props.notes}
+          onClose={() => setOpen(null)}
+          onDone={() => {
+            setOpen(null);
+            setPicked(new Set());
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function ReconcileDialog(props: {
+  runs: Run[];
+  tenants: TenantState[];
+  actions: Actions;
+  busy: boolean;
+  notes: ReadonlyMap<string, NoteT>;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const runs = props.runs;
+  const one = runs.length === 1 ? runs[0] : null;
+  const id = one ? one.id : 'bulk';
+  const scope = `dialog:${id}`;
+  const [unitsText, setUnits] = useState('');
+  const [evidence, setEvidence] = useState('');
+  const [local, setLocal] = useState<{ field: 'units' | 'evidence'; error: string } | null>(null);
+  const max = maxUnits(runs);
+  const tenant = one ? props.tenants.find((x) => x.tenant === one.tenant) : undefined;
+  const c = check(unitsText, 'x', max);
+  const server = props.notes.get(scope);
+  const serverErr = server?.kind === 'error' ? { field: errorField(server.text), error: server.text } : null;
+  const err = local ?? serverErr;
+  async function submit(e: Event) {
+    e.preventDefault();
+    const v = check(unitsText, evidence, max);
+    if ('error' in v) {
+      setLocal(v);
+      return;
+    }
+    setLocal(null);
+    const ok = one
+      ? await props.actions.reconcile(one.id, v.units, v.evidence, scope)
+      : await props.actions.reconcileMany(
+          runs.map((r) => r.id),
+          v.units,
+          v.evidence,
+          scope,
+        );
+    if (ok) {
+      props.onDone(); // the success notice stays under the Holds panel, where the row was
+    }
+  }
+  let previewText = t('rec.previewEmpty');
+  if ('units' in c) {
+    const p = preview(runs, c.units, tenant ? tenant.available_units : null);
+    previewText = one
+      ? t('rec.preview', {
+          spend: units(p.spend),
+          release: units(p.release),
+          tenant: one.tenant,
+          available: p.available === null ? t('fmt.unknown') : units(p.available),
+        })
+      : t('rec.previewBulk', { spend: units(p.spend), release: units(p.release), n: runs.length });
+  }
+  const fieldErr = (f: 'units' | 'evidence') =>
+    err?.field === f ? (
+      <span class="field-error" role="alert" data-testid={`reconcile-error-${f}-${id}`}>
+        {err.error}
+      </span>
+    ) : null;
+  const close = () => {
+    props.actions.dismiss(scope);
+    props.onClose();
+  };
+  return (
+    <Dialog title={one ? t('rec.title', { run: one.id }) : t('rec.titleBulk', { n: runs.length })} onClose={close} testid={`reconcile-dialog-${id}`}>
+      <form class="stacked" onSubmit={submit} data-testid={`reconcile-form-${id}`} noValidate>
+        {one && <p class="muted small">{reasonSentence(one)}</p>}
+        <label>
+          {one ? t('rec.units', { max: units(max) }) : t('rec.unitsBulk', { max: units(max) })}
+          <input
+            data-testid={`reconcile-units-${id}`}
+            inputMode="numeric"
+            placeholder={`0 … ${units(max)}`}
+            value={unitsText}
+            aria-invalid={err?.field === 'units'}
+            onInput={(e) => {
+              setUnits((e.target as HTMLInputElement).value);
+              setLocal(null);
+            }}
+          />
+          {fieldErr('units')}
+        </label>
+        <label>
+          {t('rec.evidence')}
+          <textarea
+            data-testid={`reconcile-evidence-${id}`}
+            placeholder={t('rec.evidenceHint')}
+            value={evidence}
+            rows={2}
+            aria-invalid={err?.field === 'evidence'}
+            onInput={(e) => {
+              setEvidence((e.target as HTMLTextAreaElement).value);
+              setLocal(null);
+            }}
+          />
+          {fieldErr('evidence')}
+        </label>
+        <p class="preview" data-testid={`reconcile-preview-${id}`}>
+          {previewText}
+        </p>
+        <div class="buttons">
+          <button type="submit" class="primary" disabled={props.busy} data-testid={`reconcile-submit-${id}`}>
+            {props.busy ? t('rec.saving') : t('rec.confirm')}
+          </button>
+          <button type="button" onClick={close}>
+            {t('rec.cancel')}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+

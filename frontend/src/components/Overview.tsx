@@ -1,0 +1,126 @@
+import type { Run, TenantState } from '../lib/types';
+import { fraction, percent, units } from '../lib/format';
+import { t } from '../lib/i18n';
+
+interface Parts {
+  spent: number;
+  held: number;
+  available: number;
+  budget: number;
+}
+
+/**
+ * StackedBar shows spent / held / available of a budget. A non-zero part is
+ * never thinner than a few pixels, so a 0.4 % hold stays visible; the exact
+ * numbers are in the legend beside it.
+ */
+export function StackedBar(props: { parts: Parts; label: string; testid?: string }) {
+  const p = props.parts;
+  const seg = (part: number, cls: string) => {
+    const f = fraction(part, p.budget);
+    if (part <= 0) return null;
+    return <span class={`seg ${cls}`} style={{ flexGrow: f, minWidth: '4px' }} />;
+  };
+  return (
+    <div class="stack" role="img" aria-label={props.label} title={props.label} data-testid={props.testid}>
+      {seg(p.spent, 'seg-spent')}
+      {seg(p.held, 'seg-held')}
+      {seg(p.available, 'seg-available')}
+    </div>
+  );
+}
+
+function Legend(props: { parts: Parts; id: string }) {
+  const p = props.parts;
+  const item = (cls: string, label: string, n: number, key: string) => (
+    <span class="legend-item">
+      <span class={`swatch ${cls}`} aria-hidden="true" />
+      {label}{' '}
+      <strong data-testid={`${props.id}-${key}`}>{units(n)}</strong>
+      <span class="muted"> ({percent(fraction(n, p.budget))})</span>
+    </span>
+  );
+  return (
+    <div class="legend">
+      {item('seg-spent', t('overview.spent'), p.spent, 'spent')}
+      {item('seg-held', t('overview.held'), p.held, 'held')}
+      {item('seg-available', t('overview.available'), p.available, 'available')}
+      <span class="legend-item muted">
+        {t('overview.budget')} <span data-testid={`${props.id}-budget`}>{units(p.budget)}</span>
+      </span>
+    </div>
+  );
+}
+
+/** recentCalls counts a tenant's runs created within the last minute (from the listed runs). */
+function recentCalls(runs: Run[], tenant: string, now: Date): number {
+  const since = now.getTime() - 60_000;
+  return runs.filter((r) => r.tenant === tenant && Date.parse(r.created_at) >= since).length;
+}
+
+export function Overview(props: { tenants: TenantState[]; runs: Run[]; now: Date }) {
+  const ts = props.tenants;
+  const total: Parts = { spent: 0, held: 0, available: 0, budget: 0 };
+  let active = 0;
+  for (const x of ts) {
+    total.spent += x.spent_units;
+    total.held += x.held_units;
+    total.available += x.available_units;
+    total.budget += x.budget_units;
+    active += x.active;
+  }
+  const queuedOf = (tenant?: string) => props.runs.filter((r) => r.status === 'queued' && (!tenant || r.tenant === tenant)).length;
+  const row = (id: string, name: string, p: Parts, extra: preact.ComponentChildren) => (
+    <div class="tenant" data-testid={`tenant-row-${id}`} key={id}>
+      <div class="tenant-head">
+        <strong>{name}</strong>
+        <span class="muted small">{extra}</span>
+      </div>
+      <StackedBar
+        parts={p}
+        testid={`bar-${id}`}
+        label={t('overview.barLabel', {
+          tenant: name,
+          spent: units(p.spent),
+          held: units(p.held),
+          available: units(p.available),
+          budget: units(p.budget),
+        })}
+      />
+      <Legend parts={p} id={`tenant-${id}`} />
+    </div>
+  );
+  return (
+    <section class="panel" data-testid="tenants-table">
+      <h2>
+        {t('overview.title')} <span class="muted">{t('overview.note')}</span>
+      </h2>
+      {ts.length === 0 && <p class="empty">{t('overview.noTenants')}</p>}
+      {ts.map((x) =>
+        row(
+          x.tenant,
+          x.tenant,
+          { spent: x.spent_units, held: x.held_units, available: x.available_units, budget: x.budget_units },
+          <>
+            <span data-testid={`tenant-${x.tenant}-active`}>{t('overview.concurrency', { active: units(x.active), max: units(x.max_concurrent) })}</span>
+            {' · '}
+            {t('overview.queued')} {units(queuedOf(x.tenant))}
+            {' · '}
+            {x.per_minute > 0
+              ? t('overview.rateUse', { used: units(recentCalls(props.runs, x.tenant, props.now)), limit: units(x.per_minute) })
+              : t('overview.rateNone')}
+          </>,
+        ),
+      )}
+      {ts.length > 1 &&
+        row(
+          '_total',
+          t('overview.totals'),
+          total,
+          <>
+            {t('overview.active')} {units(active)} · {t('overview.queued')} {units(queuedOf())}
+          </>,
+        )}
+    </section>
+  );
+}

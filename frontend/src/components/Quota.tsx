@@ -1,0 +1,174 @@
+import { useState } from 'preact/hooks';
+import type { QuotaState, Snapshot } from '../lib/types';
+import type { Actions, Note as NoteT } from '../lib/store';
+import { ago, duration, fullTime, known, percent, time, units } from '../lib/format';
+import { t } from '../lib/i18n';
+import { wholeUnits } from '../lib/parse';
+import { evictionWords, synced, tone, wall } from '../lib/quota';
+import { Note } from './Note';
+import { QuotaChart } from './QuotaChart';
+
+const key = (q: QuotaState) => `${q.upstream}/${q.model}`;
+
+export function Quota(props: {
+  quota: QuotaState[];
+  snapshots: Snapshot[];
+  actions: Actions;
+  busy: ReadonlySet<string>;
+  notes: ReadonlyMap<string, NoteT>;
+  now: Date;
+}) {
+  return (
+    <section class="panel" data-testid="quota-table">
+      <h2>
+        {t('quota.title')} <span class="muted">{t('quota.note')}</span>
+      </h2>
+      {props.quota.length === 0 && <p class="empty">{t('quota.empty')}</p>}
+      {props.quota.map((q) => (
+        <QuotaCard key={key(q)} q={q} {...props} />
+      ))}
+    </section>
+  );
+}
+
+function QuotaCard(props: {
+  q: QuotaState;
+  snapshots: Snapshot[];
+  actions: Actions;
+  busy: ReadonlySet<string>;
+  notes: ReadonlyMap<string, NoteT>;
+  now: Date;
+}) {
+  const q = props.q;
+  const k = key(q);
+  const id = `${q.upstream}-${q.model}`;
+  const [open, setOpen] = useState(false);
+  const [opened, setOpened] = useState(0);
+  const ok = synced(q);
+  const w = wall(q);
+  const tn = tone(q);
+  const fact = (label: string, value: string, testid?: string) => (
+    <div>
+      <dt>{label}</dt>
+      <dd class="num" data-testid={testid}>
+        {value}
+      </dd>
+    </div>
+  );
+  return (
+    <div class={`quota-card tone-${tn}`} data-testid={`quota-row-${id}`}>
+      <div class="quota-head">
+        <strong>{k}</strong>
+        <span class="muted small">{q.day}</span>
+        <span class={`badge ${tn === 'evicted' ? 'bad' : tn === 'near' ? 'warn' : 'ok'}`} data-testid={`quota-${id}-state`}>
+          {tn === 'evicted' ? t('quota.evicted') : tn === 'near' ? t('quota.near') : t('quota.open')}
+        </span>
+        {w !== null && w > 0 && (
+          <span class="muted small">{t('quota.ofWall', { pct: percent((q.usage_today + q.held_in_flight) / w) })}</span>
+        )}
+        <span class="spacer" />
+        {q.can_sync !== false && (
+          <button type="button" data-testid={`sync-${id}`} disabled={props.busy.has(`sync:${k}`)} onClick={() => void props.actions.syncQuota(q.upstream, q.model)}>
+            {t('quota.sync')}
+          </button>
+        )}
+        <button
+          type="button"
+          data-testid={`balance-${id}`}
+          aria-expanded={open}
+          onClick={() => {
+            setOpened(opened + 1);
+            setOpen(!open);
+          }}
+        >
+          {t('quota.enter')}
+        </button>
+      </div>
+      <Note notes={props.notes} scope={`quota:${k}`} actions={props.actions} />
+      {q.evicted && (
+        <p class="reason bad-text" data-testid={`quota-${id}-reason`}>
+          {evictionWords(q)}
+        </p>
+      )}
+      {q.sync_error && <p class="reason warn-text">{t('quota.syncError', { error: q.sync_error })}</p>}
+      {open && <BalanceForm key={opened} q={q} id={id} busy={props.busy.has(`balance:${k}`)} actions={props.actions} onDone={() => setOpen(false)} />}
+      <dl class="facts quota-facts">
+        {fact(t('quota.usage'), units(q.usage_today), `quota-${id}-usage`)}
+        {fact(t('quota.held'), units(q.held_in_flight))}
+        {fact(t('quota.balance'), known(q.balance_at_sync, ok))}
+        {fact(t('quota.b0'), known(q.b0_estimate, ok || !!q.b0_manual))}
+        {fact(t('quota.limit'), known(q.limit, ok), `quota-${id}-limit`)}
+        {fact(t('quota.limitV6'), known(q.limit_v6, ok), `quota-${id}-limit-v6`)}
+        {fact(t('quota.cap'), q.daily_cap ? units(q.daily_cap) : '—')}
+        {fact(t('quota.wall'), q.usage_wall ? units(q.usage_wall) : '—')}
+        {fact(t('quota.buffer'), q.small_buffer ? units(q.small_buffer) : '—')}
+        <div>
+          <dt>{t('quota.synced')}</dt>
+          <dd title={fullTime(q.synced_at)}>
+            {ok ? time(q.synced_at, props.now) : t('fmt.unknown')}
+            {ok && (
+              <div class="muted small">
+                {ago(q.synced_at, props.now)} · {t('quota.lag', { lag: duration(q.lag_seconds) })}
+              </div>
+            )}
+          </dd>
+        </div>
+      </dl>
+      {ok && q.limit !== q.limit_v6 && (
+        <p class="muted small" data-testid={`quota-${id}-v6`}>
+          {t('quota.v6why', { v6: units(q.limit_v6), ours: units(q.limit) })}
+        </p>
+      )}
+      <QuotaChart q={q} snapshots={props.snapshots.filter((s) => s.upstream === q.upstream && s.model === q.model && s.day === q.day)} now={props.now} id={id} />
+    </div>
+  );
+}
+
+function BalanceForm(props: { q: QuotaState; id: string; busy: boolean; actions: Actions; onDone: () => void }) {
+  const [kind, setKind] = useState<'balance' | 'b0'>('balance');
+  const [text, setText] = useState('');
+  const [err, setErr] = useState<string | null>(null);
+  async function submit(e: Event) {
+    e.preventDefault();
+    const n = wholeUnits(text);
+    if (n === null) {
+      setErr(t('quota.errReading'));
+      return;
+    }
+    setErr(null);
+    if (await props.actions.setBalance(props.q.upstream, props.q.model, kind, n)) props.onDone();
+  }
+  return (
+    <form class="inline" onSubmit={submit} data-testid={`balance-form-${props.id}`} noValidate>
+      <label>
+        {t('quota.reading')}
+        <select value={kind} data-testid={`balance-kind-${props.id}`} onChange={(e) => setKind((e.target as HTMLSelectElement).value as 'balance' | 'b0')}>
+          <option value="balance">{t('quota.readingBalance')}</option>
+          <option value="b0">{t('quota.readingB0')}</option>
+        </select>
+      </label>
+      <label>
+        {t('quota.units')}
+        <input
+          data-testid={`balance-value-${props.id}`}
+          inputMode="numeric"
+          placeholder="2,242,178"
+          value={text}
+          aria-invalid={err !== null}
+          onInput={(e) => setText((e.target as HTMLInputElement).value)}
+        />
+        {err && (
+          <span class="field-error" role="alert">
+            {err}
+          </span>
+        )}
+      </label>
+      <button type="submit" class="primary" disabled={props.busy} data-testid={`balance-submit-${props.id}`}>
+        {t('quota.record')}
+      </button>
+      <button type="button" onClick={props.onDone}>
+        {t('quota.close')}
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,137 @@
+// Setup snippets for the tools people route through quotagate, generated
+// from the live connection (base URL, key, a model). Codex uses the
+// Responses door (/v1/responses), Claude Code the Messages door
+// (/v1/messages, base URL without /v1); the rest speak chat completions.
+
+export interface SnippetInput {
+  baseURL: string; // http://127.0.0.1:8787/v1
+  origin: string; // http://127.0.0.1:8787
+  key: string;
+  model: string;
+}
+
+export type Tool = 'curl' | 'openai-python' | 'openai-js' | 'codex' | 'claude-code' | 'aider' | 'continue' | 'cline' | 'opencode' | 'zed';
+export const tools: readonly Tool[] = ['curl', 'openai-python', 'openai-js', 'codex', 'claude-code', 'aider', 'continue', 'cline', 'opencode', 'zed'];
+
+export const toolNames: Record<Tool, string> = {
+  curl: 'curl',
+  'openai-python': 'OpenAI SDK (Python)',
+  'openai-js': 'OpenAI SDK (JS)',
+  codex: 'Codex CLI',
+  'claude-code': 'Claude Code',
+  aider: 'aider',
+  continue: 'Continue',
+  cline: 'Cline',
+  opencode: 'OpenCode',
+  zed: 'Zed',
+};
+
+/** sh quotes a value for a POSIX shell. */
+export function sh(v: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
+}
+
+const js = (v: string) => JSON.stringify(v);
+const toml = (v: string) => JSON.stringify(v); // a TOML basic string is a JSON string for these values
+
+export function snippet(tool: Tool, i: SnippetInput): string {
+  const { baseURL, origin, key, model } = i;
+  switch (tool) {
+    case 'curl':
+      return [
+        `curl -sS ${sh(`${baseURL}/chat/completions`)} \\`,
+        `  -H ${sh(`Authorization: Bearer ${key}`)} \\`,
+        `  -H 'Content-Type: application/json' \\`,
+        `  -d ${sh(JSON.stringify({ model, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }))}`,
+      ].join('\n');
+    case 'openai-python':
+      return [
+        'from openai import OpenAI',
+        '',
+        `client = OpenAI(base_url=${js(baseURL)}, api_key=${js(key)})`,
+        `r = client.chat.completions.create(model=${js(model)}, messages=[{"role": "user", "content": "hi"}])`,
+        'print(r.choices[0].message.content)',
+      ].join('\n');
+    case 'openai-js':
+      return [
+        "import OpenAI from 'openai';",
+        '',
+        `const client = new OpenAI({ baseURL: ${js(baseURL)}, apiKey: ${js(key)} });`,
+        `const r = await client.chat.completions.create({ model: ${js(model)}, messages: [{ role: 'user', content: 'hi' }] });`,
+        'console.log(r.choices[0].message.content);',
+      ].join('\n');
+    case 'codex':
+      return [
+        '# ~/.codex/config.toml',
+        `model = ${toml(model)}`,
+        'model_provider = "quotagate"',
+        '',
+        '[model_providers.quotagate]',
+        'name = "quotagate"',
+        `base_url = ${toml(baseURL)}`,
+        'env_key = "QUOTAGATE_API_KEY"',
+        'wire_api = "responses"',
+        'supports_websockets = false',
+        '',
+        '[analytics]',
+        'enabled = false',
+        '',
+        '# then, in the shell:',
+        `# export QUOTAGATE_API_KEY=${sh(key)}`,
+        '# codex exec --skip-git-repo-check "say hi"',
+      ].join('\n');
+    case 'claude-code':
+      return [
+        `export ANTHROPIC_BASE_URL=${sh(origin)}`,
+        `export ANTHROPIC_AUTH_TOKEN=${sh(key)}`,
+        `export ANTHROPIC_MODEL=${sh(model)}`,
+        `export ANTHROPIC_SMALL_FAST_MODEL=${sh(model)}`,
+        `export ANTHROPIC_DEFAULT_HAIKU_MODEL=${sh(model)}`,
+        'export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1',
+        'claude',
+      ].join('\n');
+    case 'aider':
+      return [`export OPENAI_API_BASE=${sh(baseURL)}`, `export OPENAI_API_KEY=${sh(key)}`, `aider --model ${sh(`openai/${model}`)}`].join('\n');
+    case 'continue':
+      return [
+        '# ~/.continue/config.yaml',
+        'models:',
+        `  - name: ${js(`quotagate ${model}`)}`,
+        '    provider: openai',
+        `    model: ${js(model)}`,
+        `    apiBase: ${js(baseURL)}`,
+        `    apiKey: ${js(key)}`,
+      ].join('\n');
+    case 'cline':
+      return [`API Provider: OpenAI Compatible`, `Base URL:     ${baseURL}`, `API Key:      ${key}`, `Model ID:     ${model}`].join('\n');
+    case 'opencode':
+      return JSON.stringify(
+        {
+          $schema: 'https://opencode.ai/config.json',
+          provider: {
+            quotagate: {
+              npm: '@ai-sdk/openai-compatible',
+              name: 'quotagate',
+              options: { baseURL, apiKey: key },
+              models: { [model]: { name: model } },
+            },
+          },
+          model: `quotagate/${model}`,
+        },
+        null,
+        2,
+      );
+    case 'zed':
+      return JSON.stringify(
+        {
+          language_models: {
+            openai_compatible: {
+              quotagate: { api_url: baseURL, available_models: [{ name: model, max_tokens: 32768 }] },
+            },
+          },
+        },
+        null,
+        2,
+      );
+  }
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/gate"
@@ -53,6 +54,30 @@ type call struct {
 	out       outcome // decided by the handler goroutine, applied by finish
 	finished  bool    // finish ran (it runs once: before the end marker, or in the defer)
 	doneEvent []byte  // the upstream's [DONE], held back until the outcome is committed
+
+	// What the client got of a stream (issue 12 items 2 and 9).
+	finishSent atomic.Bool // the event with the finish reason was written to the client
+	dropped    atomic.Bool // a relayed event was not written (skipped after a cancel, or a write failed)
+	left       atomic.Bool // the client left after the finish reason: the upstream is read for a grace
+	grace      *time.Timer // ends that grace (under mu)
+}
+
+// clientLeft is called when the client's connection is gone (its request
+// context ended, or a write to it failed). Before the finish reason reached
+// it, the upstream call is cancelled at once; after it, the upstream is
+// read for FinishGrace more, so that its usage and [DONE] still settle a
+// run whose answer the client has whole (issue 12 item 9).
+func (c *call) clientLeft() {
+	if !c.finishSent.Load() {
+		c.abort(errClientGone)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.left.Swap(true) {
+		return
+	}
+	c.grace = time.AfterFunc(c.g.opts.FinishGrace, func() { c.abort(errClientGone) })
 }
 
 // outcome is what finish writes to the ledger.
@@ -185,10 +210,14 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	ctx, cancel := context.WithCancelCause(r.Context())
+	// The upstream call's context does not end with the client's request:
+	// clientLeft decides (a client that left after the finish reason gets
+	// its run settled from the usage that follows).
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
 	c := &call{g: g, id: g.opts.NewRunID(), tenant: t, up: up, door: d, req: req, model: mreq.Model,
 		native: native, meter: mrun, ans: ans, ctx: ctx, cancel: cancel, guarded: quota != nil}
+	defer context.AfterFunc(r.Context(), c.clientLeft)()
 	if mreq.Stream {
 		c.stream = &streamState{queueCap: g.opts.StreamQueueEvents}
 	}

@@ -158,7 +158,12 @@ func typeOf(code string) string {
 
 func errorBody(err error) openai.ErrorBody {
 	code := ledger.ErrorCode(err)
-	return openai.NewError(ledger.ErrorMessage(err), typeOf(code), code)
+	typ := typeOf(code)
+	var ua *upstreamAnswer
+	if errors.As(err, &ua) && ua.typ != "" {
+		typ = ua.typ
+	}
+	return openai.NewError(ledger.ErrorMessage(err), typ, code)
 }
 
 // writeError is the one renderer of OpenAI-shaped gateway errors (the chat

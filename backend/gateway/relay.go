@@ -340,11 +340,11 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	if err != nil {
 		if cause := c.cause(); cause != nil {
 			c.keep(statusFor(cause), fmt.Sprintf("%s while reading the upstream's body", cause))
-			c.door.writeError(w, clientError(cause))
+			c.writeError(w, clientError(cause))
 			return
 		}
 		c.keep(ledger.RunInterrupted, "the upstream body broke off: "+g.opts.Scrub.String(err.Error()))
-		c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
+		c.writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
 		return
 	}
 	o, out := c.ans.body(b)
@@ -356,7 +356,7 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 		c.keep(ledger.RunCompleted, v.Evidence())
 	}
 	if err := c.finish(c.ctx); err != nil { // the body goes out only once the outcome is on disk
-		c.door.writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
+		c.writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

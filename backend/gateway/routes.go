@@ -195,6 +195,6 @@ func (c *call) wrongType(w http.ResponseWriter, contentType string) {
 	c.keep(ledger.RunFailed, fmt.Sprintf("upstream_bad_content_type: %s answered 200 with Content-Type %q, not %s",
 		c.up.Name(), truncate(c.g.opts.Scrub.String(contentType), 100), want))
 	w.Header().Set("x-should-retry", "false") // a hold was kept: a retry would take another
-	c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamError,
+	c.writeError(w, ledger.Errorf(ledger.CodeUpstreamError,
 		"the upstream %s answered with %q instead of %s; the run's reservation is held until reconciled", c.up.Name(), truncate(contentType, 100), want))
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -127,6 +128,16 @@ func (c *call) cause() error {
 		return c.reason
 	}
 	return errClientGone
+}
+
+// writeError renders err in the door's shape; a failure that kept the
+// run's hold also says x-should-retry: false — a retry would take a second
+// hold for the same user call (issue 12 item 8).
+func (c *call) writeError(w http.ResponseWriter, err error) {
+	if c.out.decided && !c.out.release && !c.out.verdict.Trusted {
+		w.Header().Set("x-should-retry", "false")
+	}
+	c.door.writeError(w, err)
 }
 
 func statusFor(cause error) ledger.RunStatus {
@@ -285,7 +296,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 				err = clientError(cause)
 			}
 			c.releaseHold(status, "gave up while queued at the gate of "+c.up.Name()+": "+ledger.ErrorMessage(err))
-			c.door.writeError(w, err)
+			c.writeError(w, err)
 			return
 		}
 		defer release()
@@ -301,7 +312,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 	path, body, err := c.req.upstream(c.native)
 	if err != nil {
 		c.releaseHold(ledger.RunFailed, "request not sent: "+err.Error())
-		c.door.writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "the request could not be prepared: %v", err))
+		c.writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "the request could not be prepared: %v", err))
 		return
 	}
 	var hdr http.Header
@@ -386,14 +397,14 @@ func (c *call) sendFailed(w http.ResponseWriter, err error) {
 		c.keep(status, scrub(fmt.Sprintf("upstream_no_response: the request reached %s but no answer came: %v", c.up.Name(), err)))
 	}
 	if cause != nil {
-		c.door.writeError(w, clientError(cause))
+		c.writeError(w, clientError(cause))
 		return
 	}
 	if se != nil && se.Timeout {
-		c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s did not answer in time", c.up.Name()))
+		c.writeError(w, ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s did not answer in time", c.up.Name()))
 		return
 	}
-	c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s could not be reached", c.up.Name()))
+	c.writeError(w, ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s could not be reached", c.up.Name()))
 }
 
 // upstreamErrorBytes bounds the error body kept as evidence.
@@ -411,18 +422,66 @@ func (c *call) upstreamRefused(w http.ResponseWriter, resp *upstream.Response, r
 	}
 	c.releaseHold(ledger.RunFailed, evidence)
 	var err *ledger.Error
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests:
+	switch code, typ := upstreamCode(b); {
+	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests:
+		// Deterministic (a 400 context_length_exceeded): its own status,
+		// code and words, so SDKs and agents decide as against the provider.
+		if code == "" {
+			code = ledger.CodeUpstreamError
+		}
+		c.writeError(w, &upstreamAnswer{err: &ledger.Error{Code: code,
+			Message: fmt.Sprintf("the upstream %s answered %d: %s", c.up.Name(), resp.StatusCode, msg)},
+			status: resp.StatusCode, typ: typ})
+		return
+	case resp.StatusCode == http.StatusTooManyRequests:
 		err = &ledger.Error{Code: ledger.CodeUpstreamBusy, Message: fmt.Sprintf("the upstream %s is busy: %s", c.up.Name(), msg)}
 		if d, ok := gate.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > 0 {
 			err.RetryAfter = d
 		}
-	case http.StatusGatewayTimeout:
+	case resp.StatusCode == http.StatusGatewayTimeout:
 		err = ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s timed out: %s", c.up.Name(), msg)
 	default:
 		err = ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s answered %d: %s", c.up.Name(), resp.StatusCode, msg)
 	}
-	c.door.writeError(w, err)
+	c.writeError(w, err)
+}
+
+// upstreamCode is the code and type of an OpenAI- or Anthropic-shaped
+// error body ({"error":{"code","type"}}, {"type":"error","error":{"type"}}),
+// each a short identifier or "".
+func upstreamCode(b []byte) (code, typ string) {
+	var e struct {
+		Error struct {
+			Code any    `json:"code"`
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &e) != nil {
+		return "", ""
+	}
+	if s, ok := e.Error.Code.(string); ok && identifier(s) {
+		code = s
+	}
+	if identifier(e.Error.Type) {
+		typ = e.Error.Type
+	}
+	if code == "" {
+		code = typ
+	}
+	return code, typ
+}
+
+// identifier: 1–64 characters of [a-z0-9_.-], as error codes are.
+func identifier(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // upstreamMessage is the message of an OpenAI-shaped error body, else the

@@ -49,6 +49,8 @@ Flags:
                   (default $XDG_DATA_HOME/quotagate, else ~/.local/share/quotagate)
   --config FILE   YAML config (default: built in — tenant "local", the demo upstream)
   --from, --to    migrate's source (sqlite:PATH) and target (postgres:DSN)
+  --pprof ADDR    serve: also serve Go's profiler (net/http/pprof) on ADDR,
+                  loopback only, e.g. 127.0.0.1:6060 (off by default)
   --version       print the version
   --help          print this text
 
@@ -59,6 +61,7 @@ Point a tool at http://127.0.0.1:8787/v1 with the printed key as its API key.
 type cli struct {
 	command, action, addr, data, config string
 	from, to                            string // migrate
+	pprof                               string // serve: profiler address, "" = off
 }
 
 func main() {
@@ -113,6 +116,7 @@ func parse(args []string, stderr io.Writer) (cli, error) {
 	fs.StringVar(&c.config, "config", "", "")
 	fs.StringVar(&c.from, "from", "", "")
 	fs.StringVar(&c.to, "to", "", "")
+	fs.StringVar(&c.pprof, "pprof", "", "")
 	fs.BoolVar(&showVersion, "version", false, "")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -134,6 +138,11 @@ func parse(args []string, stderr io.Writer) (cli, error) {
 	}
 	if showVersion {
 		c.command = "version"
+	}
+	if c.pprof != "" {
+		if err := loopbackOnly(c.pprof); err != nil {
+			return c, err
+		}
 	}
 	if c.data == "" {
 		c.data = defaultDataDir()
@@ -175,7 +184,21 @@ func serve(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logge
 		fmt.Fprintf(stderr, "quotagate: %v\n", err)
 		return 1
 	}
+	var pprofAt string
+	if c.pprof != "" {
+		stop, bound, err := startPprof(c.pprof)
+		if err != nil {
+			srv.Close()
+			fmt.Fprintf(stderr, "quotagate: %v\n", err)
+			return 1
+		}
+		defer stop()
+		pprofAt = bound
+	}
 	fmt.Fprintf(stdout, "quotagate %s is running (Ctrl+C stops it)\n", version)
+	if pprofAt != "" {
+		fmt.Fprintf(stdout, "  pprof:     http://%s/debug/pprof/\n", pprofAt)
+	}
 	fmt.Fprintf(stdout, "  dashboard: %s\n", srv.DashboardURL())
 	fmt.Fprintf(stdout, "  base URL:  %s/v1\n", srv.URL())
 	keys := srv.GeneratedKeys()

@@ -29,6 +29,7 @@ func TestParse(t *testing.T) {
 		{"FlagsBeforeCommand", []string{"--config", "c.yaml", "verify"}, cli{command: "verify", config: "c.yaml", data: "/xdg/quotagate"}},
 		{"SingleDash", []string{"-addr=127.0.0.1:1", "serve"}, cli{command: "serve", addr: "127.0.0.1:1", data: "/xdg/quotagate"}},
 		{"VersionFlag", []string{"--version"}, cli{command: "version", data: "/xdg/quotagate"}},
+		{"Pprof", []string{"serve", "--pprof", "127.0.0.1:6060"}, cli{command: "serve", pprof: "127.0.0.1:6060", data: "/xdg/quotagate"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parse(tc.args, io.Discard)
@@ -58,6 +59,8 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"serve", "extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"--nope"}, 2, "", "flag provided but not defined"},
 		{[]string{"serve", "--addr", "0.0.0.0:0", "--data", "DATA"}, 1, "", "loopback only"},
+		{[]string{"serve", "--pprof", "0.0.0.0:6060", "--data", "DATA"}, 2, "", "loopback only"},
+		{[]string{"serve", "--pprof", "6060", "--data", "DATA"}, 2, "", "want HOST:PORT"},
 		{[]string{"serve", "--config", "/does/not/exist.yaml", "--data", "DATA"}, 1, "", "read config"},
 		{[]string{"verify", "--data", "DATA"}, 1, "", "no ledger"},
 	} {
@@ -77,7 +80,7 @@ func TestRunExitCodes(t *testing.T) {
 
 // TestServe runs `quotagate serve` in-process: it prints the dashboard URL
 // with the token and the local key, answers /healthz there, and exits 0
-// when its context ends (Ctrl+C).
+// when its context ends (Ctrl+C); with --pprof it serves the profiler.
 func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -85,7 +88,7 @@ func TestServe(t *testing.T) {
 	done := make(chan int, 1)
 	data := filepath.Join(t.TempDir(), "data")
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", data}, pw, io.Discard)
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--pprof", "127.0.0.1:0"}, pw, io.Discard)
 		pw.Close()
 	}()
 	lines := map[string]string{}
@@ -110,6 +113,11 @@ func TestServe(t *testing.T) {
 	resp, err := http.Get(base + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	resp, err = http.Get(lines["pprof"] + "cmdline")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("pprof at %q: %v %v", lines["pprof"], resp, err)
 	}
 	resp.Body.Close()
 	cancel()

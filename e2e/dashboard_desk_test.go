@@ -24,6 +24,7 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
+	"github.com/quotagate/quotagate/e2e/clients"
 )
 
 const deskConfig = `
@@ -34,9 +35,14 @@ upstreams:
   - {name: demo, kind: openai, base_url: %q, api_key: sk-upstream-e2e, models: [demo-chat], max_concurrent: 4, queue: {max_waiters: 4, max_wait: 8s}}
 `
 
+// deskQuota guards demo-chat with a manual balance and a usage wall of 80
+// units, so one answered call (about 84 bytes) evicts it.
+const deskQuota = `, quota: {daily_cap: 100000, small_buffer: 100, usage_wall: 80, balance_wall: 10, timezone: UTC, balance: {kind: manual}}`
+
 // openDesk starts quotagate in front of a demo upstream the test can watch,
-// with a keyless local tenant (its key is generated, as with `serve`).
-func openDesk(t *testing.T) (*server.Server, *demo.Server) {
+// with a keyless local tenant (its key is generated, as with `serve`);
+// extra is added to the upstream's line (deskQuota).
+func openDesk(t *testing.T, extra ...string) (*server.Server, *demo.Server) {
 	t.Helper()
 	dist := dashboardBuilt(t)
 	d, err := demo.Start(demo.Options{APIKey: "sk-upstream-e2e"})
@@ -44,7 +50,11 @@ func openDesk(t *testing.T) (*server.Server, *demo.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	cfg, err := config.Parse([]byte(fmt.Sprintf(deskConfig, d.URL())), func(string) (string, bool) { return "", false })
+	yaml := fmt.Sprintf(deskConfig, d.URL())
+	if len(extra) > 0 {
+		yaml = strings.Replace(yaml, "max_wait: 8s}}", "max_wait: 8s}"+strings.Join(extra, "")+"}", 1)
+	}
+	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +121,22 @@ func TestDashboardDesk(t *testing.T) {
 	if c := snippets["codex"]; !strings.Contains(c, `base_url = "`+s.URL()+`/v1"`) || !strings.Contains(c, `wire_api = "responses"`) {
 		t.Errorf("codex snippet does not point at this server's Responses door:\n%s", c)
 	}
+	t.Run("CodexSnippet", func(t *testing.T) {
+		bin := clients.Bin(t, "codex")
+		home := t.TempDir()
+		toml, _, _ := strings.Cut(snippets["codex"], "# then, in the shell:")
+		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cctx, cancel := context.WithTimeout(bg, 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(cctx, bin, "exec", "--skip-git-repo-check", "say hi")
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "HOME="+home, "QUOTAGATE_API_KEY="+key)
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), demo.DefaultText) {
+			t.Fatalf("the Connect panel's Codex config.toml with codex exec: %v\n%s\n%s", err, toml, out)
+		}
+	})
 	if c := snippets["claude-code"]; !strings.Contains(c, "ANTHROPIC_BASE_URL="+s.URL()+"\n") || !strings.Contains(c, "ANTHROPIC_AUTH_TOKEN="+key) {
 		t.Errorf("claude code snippet does not point at this server's Messages door:\n%s", c)
 	}
@@ -268,10 +294,13 @@ func adminGet(t *testing.T, s *server.Server, path string) string {
 // Chinese page has no untranslated key.
 func TestDashboardScreens(t *testing.T) {
 	exe := chromium(t)
-	s, _ := openDesk(t)
+	s, _ := openDesk(t, deskQuota)
 	key := s.GeneratedKeys()["local"]
-	doURL(t, s.URL(), "POST", "/v1/chat/completions", key, chatBody("hi", true, 64))
+	if r := doURL(t, s.URL(), "POST", "/admin/api/quota/demo/demo-chat/balance", s.AdminToken(), `{"b0": 100000}`); r.status != 200 {
+		t.Fatalf("B0 reading: %d %s", r.status, r.body)
+	}
 	doURL(t, s.URL(), "POST", "/v1/chat/completions", key, chatBody("/demo kind=cut&after=2", true, 64))
+	doURL(t, s.URL(), "POST", "/v1/chat/completions", key, chatBody("hi", true, 64)) // passes the 80-unit wall
 	ctx := browser(t, exe)
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "..", "build", "e2e")
@@ -281,22 +310,31 @@ func TestDashboardScreens(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.DashboardURL()), waitJS(`document.querySelector('[data-testid="conn-status"]')?.dataset.value === 'live'`)); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		// The last choice (en, dark) is remembered across a reload.
+		err := chromedp.Do(ctx, chromedp.Reload(),
+			waitJS(`document.querySelector('[data-testid="conn-status"]')?.dataset.value === 'live'`),
+			waitJS(`document.documentElement.lang === 'en' && document.documentElement.dataset.theme === 'dark'`))
+		if err != nil {
+			t.Errorf("language and theme not remembered: %v", err)
+		}
+	}()
 	for _, lang := range []string{"zh-CN", "en"} {
 		for _, theme := range []string{"light", "dark"} {
 			for _, size := range [][2]int64{{1440, 900}, {1024, 700}} {
 				name := fmt.Sprintf("dashboard-%s-%s-%dx%d.png", lang, theme, size[0], size[1])
+				// The header's switches, as an operator uses them (no reload).
 				err := chromedp.Do(ctx,
 					chromedp.EmulateViewport(size[0], size[1]),
-					chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`localStorage.setItem('quotagate.lang', %q); localStorage.setItem('quotagate.theme', %q)`, lang, theme)),
-					chromedp.Reload(),
-					waitJS(`document.querySelector('[data-testid="conn-status"]')?.dataset.value === 'live'`),
+					setField("lang-switch", lang, "change"),
+					setField("theme-switch", theme, "change"),
 					waitJS(fmt.Sprintf(`document.documentElement.lang === %q && document.documentElement.dataset.theme === %q`, lang, theme)),
 				)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
 				if lang == "zh-CN" {
-					for _, tab := range []string{"connect", "overview", "quota", "audit"} {
+					for _, tab := range []string{"connect", "overview", "quota", "audit", "settings"} {
 						if err := chromedp.Do(ctx, chromedp.Click(tid("nav-"+tab))); err != nil {
 							t.Fatal(err)
 						}
@@ -304,9 +342,32 @@ func TestDashboardScreens(t *testing.T) {
 						if strings.Contains(body, "⟦") {
 							t.Errorf("untranslated key on the zh-CN %s tab: %q", tab, body)
 						}
-						if !strings.ContainsRune(body, '额') && !strings.ContainsRune(body, '租') && !strings.ContainsRune(body, '接') {
+						if !strings.ContainsRune(body, '额') && !strings.ContainsRune(body, '租') && !strings.ContainsRune(body, '接') && !strings.ContainsRune(body, '通') {
 							t.Errorf("zh-CN %s tab shows no Chinese: %q", tab, body[:min(len(body), 200)])
 						}
+					}
+					if err := chromedp.Do(ctx, chromedp.Click(tid("nav-overview"))); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if theme == "light" && size[0] == 1440 {
+					// The evicted model says why, and its chart names the walls.
+					err := chromedp.Do(ctx,
+						chromedp.Click(tid("nav-quota")),
+						waitJS(`/^(Evicted: today's usage|已驱逐：今日用量)/.test(document.querySelector('[data-testid="quota-demo-demo-chat-reason"]')?.textContent ?? '')`),
+						chromedp.WaitVisible(tid("quota-demo-demo-chat-threshold-wall")),
+						chromedp.WaitVisible(tid("quota-demo-demo-chat-threshold-limit")),
+						waitJS(`!!document.querySelector('[data-testid="quota-chart-demo-demo-chat"] canvas')`),
+					)
+					if err != nil {
+						t.Fatalf("quota tab (%s): %v\n%s", lang, err, js(ctx, t, `document.body.innerText`))
+					}
+					shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("quota-%s-%s.png", lang, theme)), shot, 0o644); err != nil {
+						t.Fatal(err)
 					}
 					if err := chromedp.Do(ctx, chromedp.Click(tid("nav-overview"))); err != nil {
 						t.Fatal(err)

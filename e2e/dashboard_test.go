@@ -77,10 +77,10 @@ func TestDashboardLive(t *testing.T) {
 	if _, err := st.Admit(bg, ledger.AdmitRequest{RunID: "run_e2e", TenantID: "local", Upstream: "demo", Model: "demo-chat", ReserveUnits: 102, Actor: "e2e"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.KeepHold(bg, "run_e2e", ledger.RunInterrupted, "stream cut before [DONE]"); err != nil {
+	if _, err := st.KeepHold(bg, "run_e2e", ledger.RunInterrupted, "stream cut before [DONE]", "system:test"); err != nil {
 		t.Fatal(err)
 	}
-	s.Hub().Publish(live.Change{Kind: live.KindRun, RunID: "run_e2e", TenantID: "local"})
+	s.Hub().Publish(live.Change{Kind: live.KindLedger, RunID: "run_e2e", TenantID: "local"})
 	err = chromedp.Do(ctx,
 		chromedp.WaitVisible(tid("hold-row-run_e2e")),
 		waitJS(digits("tenant-local-held")+` === '102'`),

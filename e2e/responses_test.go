@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,4 +74,25 @@ func TestCodexThroughAssembledServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The assembled server answers Codex's WebSocket try with 426 too (its
+// middleware — host check, metrics — lets the upgrade request through).
+func TestResponsesWebSocket426AssembledServer(t *testing.T) {
+	s := openServer(t, fstest.MapFS{"index.html": {Data: []byte("<title>q</title>")}})
+	req, _ := http.NewRequest(http.MethodGet, s.URL()+"/v1/responses", nil)
+	req.Header.Set("Upgrade", "websocket")
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Sec-WebSocket-Version", "13")
+	req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUpgradeRequired {
+		t.Fatalf("status %d, want 426", resp.StatusCode)
+	}
+	t.Logf("426 in %v", time.Since(start))
 }

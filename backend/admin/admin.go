@@ -22,7 +22,7 @@ import (
 // Canceller cancels a run on the operator's behalf (the gateway closes the
 // upstream connection). Errors: ledger.CodeRunNotFound, ledger.CodeRunEnded.
 type Canceller interface {
-	Cancel(ctx context.Context, id ledger.RunID, actor string) (ledger.Run, error)
+	Cancel(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error)
 }
 
 // BalanceReading is the body of POST …/balance: a balance read now, or
@@ -40,8 +40,10 @@ type Quota interface {
 	RecordBalance(ctx context.Context, upstream, model string, r BalanceReading) (ledger.Snapshot, error)
 }
 
-// Options configure the admin handler. Token and State are required; a nil
-// Store, Canceller or Quota makes their endpoints answer 501.
+// Options configure the admin handler. Token, State, Store, Canceller, Quota
+// and Connect are required (the server always has a ledger, a gateway and a
+// guard's actions, which answer ledger.CodeModelNotFound when nothing is
+// guarded); New panics without them.
 type Options struct {
 	Token     string
 	Origins   []string // exact allowed Origins; see AllowedOrigins
@@ -49,15 +51,16 @@ type Options struct {
 	Store     ledger.Store // reconcile and audit.csv
 	Canceller Canceller
 	Quota     Quota
+	// Hub tells the dashboards' sockets when to push a snapshot. The admin
+	// API publishes nothing itself: its writes reach the hub (and the quota
+	// guard) through the ledger's commit hook, wired by the server.
 	Hub       *live.Hub
 	Connect   ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
+	Tenants   Tenants     // the Settings tab's tenant edits (tenants.go)
 	Presenter Presenter   // POST /admin/api/show; nil: there is no window to show
-	// Reconciled is told of every reconciled run, so that a guarded model's
-	// quota guard counts the settled units at once (its walls may now evict).
-	Reconciled func(ctx context.Context, run ledger.Run)
-	Logger     *slog.Logger
-	Coalesce   time.Duration // minimum gap between two pushed snapshots; default 100ms
-	Refresh    time.Duration // a snapshot at least this often (uptime, keepalive); default 5s
+	Logger    *slog.Logger
+	Coalesce  time.Duration // minimum gap between two pushed snapshots; default 100ms
+	Refresh   time.Duration // a snapshot at least this often (uptime, keepalive); default 5s
 	// Idle closes a dashboard socket that has answered no ping for this long
 	// (a peer that vanished without a close); pings go out at half of it.
 	// Default 60s.
@@ -65,7 +68,7 @@ type Options struct {
 }
 
 // Actor is recorded in the audit trail for changes made through this API.
-const Actor = "admin"
+const Actor = ledger.ActorAdmin
 
 // Handler serves /admin/api/* and /admin/ws.
 type Handler struct {
@@ -83,6 +86,15 @@ type Handler struct {
 
 // New returns the admin handler.
 func New(o Options) *Handler {
+	for _, r := range []struct {
+		name    string
+		missing bool
+	}{{"State", o.State == nil}, {"Store", o.Store == nil}, {"Canceller", o.Canceller == nil},
+		{"Quota", o.Quota == nil}, {"Connect", o.Connect == nil}} {
+		if r.missing {
+			panic("admin.New: Options." + r.name + " is required")
+		}
+	}
 	if o.Coalesce <= 0 {
 		o.Coalesce = 100 * time.Millisecond
 	}
@@ -116,6 +128,10 @@ func New(o Options) *Handler {
 	h.route("GET /admin/api/audit.csv", h.auditCSV)
 	h.route("GET /admin/api/audit", h.auditList)
 	h.route("GET /admin/api/connect", h.connect)
+	h.route("GET /admin/api/tenants", h.tenantSettings)
+	h.route("POST /admin/api/tenants", h.tenantSave)
+	h.route("POST /admin/api/tenants/discard", h.tenantDiscard)
+	h.route("POST /admin/api/tenants/{id}/rotate", h.tenantRotate)
 	h.route("POST /admin/api/holds/{run_id}/reconcile", h.reconcile)
 	h.route("POST /admin/api/runs/{id}/cancel", h.cancel)
 	h.route("POST /admin/api/quota/{upstream}/{model}/sync", h.quotaSync)
@@ -194,9 +210,6 @@ type reconcileBody struct {
 }
 
 func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Store == nil {
-		return notWired("reconcile")
-	}
 	var b reconcileBody
 	if err := decodeJSON(w, r, &b); err != nil {
 		return err
@@ -208,45 +221,30 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if h.o.Reconciled != nil {
-		h.o.Reconciled(r.Context(), run)
-	}
-	h.o.Hub.Publish(live.Change{Kind: live.KindRun, RunID: run.ID, TenantID: run.TenantID})
 	writeJSON(w, http.StatusOK, run)
 	return nil
 }
 
 func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Canceller == nil {
-		return notWired("cancel")
-	}
 	run, err := h.o.Canceller.Cancel(r.Context(), ledger.RunID(r.PathValue("id")), Actor)
 	if err != nil {
 		return err
 	}
-	h.o.Hub.Publish(live.Change{Kind: live.KindRun, RunID: run.ID, TenantID: run.TenantID})
 	writeJSON(w, http.StatusAccepted, run)
 	return nil
 }
 
 func (h *Handler) quotaSync(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Quota == nil {
-		return notWired("quota sync")
-	}
 	up, model := r.PathValue("upstream"), r.PathValue("model")
 	snap, err := h.o.Quota.Sync(r.Context(), up, model)
 	if err != nil {
 		return err
 	}
-	h.o.Hub.Publish(live.Change{Kind: live.KindQuota, Upstream: up, Model: model})
 	writeJSON(w, http.StatusOK, snap)
 	return nil
 }
 
 func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Quota == nil {
-		return notWired("quota balance")
-	}
 	var b BalanceReading
 	if err := decodeJSON(w, r, &b); err != nil {
 		return err
@@ -266,15 +264,11 @@ func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h.o.Hub.Publish(live.Change{Kind: live.KindQuota, Upstream: up, Model: model})
 	writeJSON(w, http.StatusOK, snap)
 	return nil
 }
 
 func (h *Handler) auditCSV(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Store == nil {
-		return notWired("audit export")
-	}
 	f, err := audit.ParseQuery(r.URL.Query(), nil)
 	if err != nil {
 		return err
@@ -305,10 +299,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
-}
-
-func notWired(what string) error {
-	return ledger.Errorf(codeNotImplemented, "%s is not available in this build yet", what)
 }
 
 // maxBodyBytes bounds admin request bodies; they are a few numbers and a sentence.

@@ -7,24 +7,14 @@ import (
 	"strconv"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/openai"
 )
 
 // Codes the admin API adds to the ledger's table.
 const (
 	codeNotFound             = "not_found"
-	codeNotImplemented       = "not_implemented"
 	codeUnsupportedMediaType = "unsupported_media_type"
 )
-
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Message string `json:"message"`
-	Type    string `json:"type"`
-	Code    string `json:"code"`
-}
 
 // status maps an error code to its HTTP status and OpenAI error type.
 func status(code string) (int, string) {
@@ -51,13 +41,11 @@ func status(code string) (int, string) {
 		return http.StatusBadGateway, "api_error"
 	case ledger.CodeUpstreamTimeout:
 		return http.StatusGatewayTimeout, "api_error"
-	case codeNotImplemented:
-		return http.StatusNotImplemented, "api_error"
 	}
 	return http.StatusInternalServerError, "server_error"
 }
 
-// writeError renders err as {"error":{"message","type","code"}}. Internal
+// writeError renders err as openai.ErrorBody, {"error":{"message","type","param","code"}}. Internal
 // errors are logged in full and shown as "internal error" only.
 func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
 	code := ledger.ErrorCode(err)
@@ -71,7 +59,7 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(st)
-	_ = json.NewEncoder(w).Encode(errorBody{errorDetail{Message: ledger.ErrorMessage(err), Type: typ, Code: code}})
+	_ = json.NewEncoder(w).Encode(openai.NewError(ledger.ErrorMessage(err), typ, code))
 }
 
 func writeJSON(w http.ResponseWriter, st int, v any) {

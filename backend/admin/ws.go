@@ -12,11 +12,16 @@ import (
 	"github.com/quotagate/quotagate/backend/live"
 )
 
-// Message is what the WebSocket sends. The page sends one message back,
+// Message is what the WebSocket sends: first {"type":"state"} with the
+// whole state, then {"type":"delta"} with what changed since the previous
+// message (delta.go); Seq counts the socket's messages from 1, so a page
+// that sees a gap re-reads the state. The page sends one message back,
 // {"type":"rendered"}, once it has painted the first pushed state.
 type Message struct {
-	Type  string `json:"type"` // "state"
-	State State  `json:"state"`
+	Type  string `json:"type"` // "state" or "delta"
+	Seq   int64  `json:"seq"`
+	State *State `json:"state,omitempty"`
+	Delta *Delta `json:"delta,omitempty"`
 }
 
 const wsWriteTimeout = 10 * time.Second
@@ -68,13 +73,22 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
+	var sent State
+	var seq int64
 	send := func() error {
 		s, err := h.snapshot(ctx)
 		if err != nil {
 			return err
 		}
+		seq++
+		m := Message{Type: "state", Seq: seq, State: &s}
+		if seq > 1 {
+			d := Diff(sent, s)
+			m = Message{Type: "delta", Seq: seq, Delta: &d}
+		}
+		sent = s
 		_ = conn.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
-		return conn.WriteJSON(Message{Type: "state", State: s})
+		return conn.WriteJSON(m)
 	}
 	closeWith := func(code int, text string) {
 		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text),

@@ -18,7 +18,12 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/quotagate/quotagate/backend/gate"
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/quota"
+	"github.com/quotagate/quotagate/backend/upstream/balance"
 )
 
 // Meter names.
@@ -45,23 +50,10 @@ const (
 // Protocols lists every protocol name, in the order messages name them.
 var Protocols = []string{ProtocolChat, ProtocolResponses, ProtocolMessages}
 
-// Defaults, from DESIGN.md and the seeds.
-const (
-	DefaultAddr                = "127.0.0.1:8787"
-	DefaultRequestBytesMax     = 4 << 20
-	DefaultOutputUnits         = 4096
-	DefaultReasoningFloorUnits = 4096 // seed 002
-	DefaultImageUnits          = 1024
-	DefaultStreamQueueEvents   = 8
-	DefaultWriteTimeout        = 30 * time.Second
-	DefaultUpstreamTimeout     = 120 * time.Second // longest silence from a streaming upstream
-	DefaultBodyTimeout         = 30 * time.Second  // a body that trickles in (issue 12: 30 stalled bodies cost 245 MB)
-	DefaultFinishGrace         = 5 * time.Second   // issue 12 item 9: usage comes ~300 ms after the last content
-	DefaultGateConcurrent      = 2                 // seed 003
-	DefaultMaxWaiters          = 4
-	DefaultMaxWait             = 8 * time.Second
-	DefaultQuotaLag            = 15 * time.Minute // seed 002: the balance API lags ~14 min
-)
+// DefaultAddr is the default of the config's own key addr. Every other
+// default is stated once, in the package that uses it (gateway, gate, meter,
+// quota), and the config fills from those constants.
+const DefaultAddr = "127.0.0.1:8787"
 
 // Config is the whole configuration file.
 type Config struct {
@@ -107,6 +99,11 @@ type Upstream struct {
 	// Protocols it speaks natively; default [chat], and every protocol for
 	// the built-in demo.
 	Protocols []string `yaml:"protocols"`
+	// ReasoningSwitch names the upstream's chat-completions switch for
+	// thinking, onto which a translated Messages request's `thinking` is
+	// mapped: "reasoning_effort" (OpenAI), "thinking" (Volcengine Ark,
+	// DeepSeek: {"type":"enabled"}), or empty (none: thinking is dropped).
+	ReasoningSwitch string `yaml:"reasoning_switch"`
 }
 
 // Speaks reports whether the upstream speaks protocol natively.
@@ -140,12 +137,25 @@ type Quota struct {
 	Balance       Balance       `yaml:"balance"`
 }
 
+// GuardOptions are the quota guard's options of one model: the one place
+// where the config's quota section becomes quota.Options.
+func (q *Quota) GuardOptions() quota.Options {
+	at, _ := time.Parse("15:04", q.TopUp.At) // validated by Validate
+	return quota.Options{
+		DailyCap: q.DailyCap, SmallBuffer: q.SmallBuffer, UsageWall: q.UsageWall, BalanceWall: q.BalanceWall,
+		Timezone: q.Timezone, SyncEvery: q.SyncEvery, SyncEveryLow: q.SyncEveryLow, LowBalance: q.LowBalance,
+		BurstSync: q.BurstSync, DefaultLag: q.Lag, MinLag: q.MinLag, MaxLag: q.MaxLag,
+		ExpiryHorizon: q.ExpiryHorizon,
+		TopUp:         quota.TopUpOptions{Enabled: q.TopUp.Enabled, At: time.Duration(at.Hour())*time.Hour + time.Duration(at.Minute())*time.Minute},
+	}
+}
+
 // TopUp is the optional nightly top-up job of seed 002 (off by default): at
 // At, it spends what is left of the day's free quota with filler calls, so
 // that free packages do not expire unused. DryRun only audits the plan.
 type TopUp struct {
 	Enabled bool   `yaml:"enabled"`
-	At      string `yaml:"at"` // HH:MM local, default 23:20
+	At      string `yaml:"at"` // HH:MM local, default quota.DefaultTopUpAt
 	DryRun  bool   `yaml:"dry_run"`
 	Prompt  string `yaml:"prompt"` // the filler call's user message
 }
@@ -166,6 +176,14 @@ type Balance struct {
 	URL          string `yaml:"url"`           // http-json; may contain {model}
 	Field        string `yaml:"field"`         // http-json dotted path, e.g. data.available
 	Token        string `yaml:"token"`         // http-json optional bearer token
+}
+
+// SourceConfig is the balance source's config: the one place where the
+// config's balance section becomes balance.Config.
+func (b Balance) SourceConfig() balance.Config {
+	return balance.Config{Kind: b.Kind, AccessKey: b.AccessKey, SecretKey: b.SecretKey,
+		BaseURL: b.BaseURL, Region: b.Region, Product: b.Product, ResourceType: b.ResourceType,
+		ModelField: b.ModelField, URL: b.URL, Field: b.Field, Token: b.Token}
 }
 
 // Limits are gateway-wide bounds.
@@ -281,15 +299,15 @@ func (c *Config) fillDefaults() {
 	orDefault(&c.Meter, MeterTiktoken)
 	c.Ledger.fillDefaults()
 	l := &c.Limits
-	orDefault(&l.RequestBytesMax, DefaultRequestBytesMax)
-	orDefault(&l.DefaultOutputUnits, DefaultOutputUnits)
-	orDefault(&l.ReasoningFloorUnits, DefaultReasoningFloorUnits)
-	orDefault(&l.ImageUnits, DefaultImageUnits)
-	orDefault(&l.StreamQueueEvents, DefaultStreamQueueEvents)
-	orDefault(&l.WriteTimeout, DefaultWriteTimeout)
-	orDefault(&l.UpstreamTimeout, DefaultUpstreamTimeout)
-	orDefault(&l.BodyTimeout, DefaultBodyTimeout)
-	orDefault(&l.FinishGrace, DefaultFinishGrace)
+	orDefault(&l.RequestBytesMax, gateway.DefaultRequestBytesMax)
+	orDefault(&l.DefaultOutputUnits, meter.DefaultOutputUnits)
+	orDefault(&l.ReasoningFloorUnits, meter.DefaultReasoningFloorUnits)
+	orDefault(&l.ImageUnits, meter.DefaultImageUnits)
+	orDefault(&l.StreamQueueEvents, gateway.DefaultStreamQueueEvents)
+	orDefault(&l.WriteTimeout, gateway.DefaultWriteTimeout)
+	orDefault(&l.UpstreamTimeout, gateway.DefaultUpstreamTimeout)
+	orDefault(&l.BodyTimeout, gateway.DefaultBodyTimeout)
+	orDefault(&l.FinishGrace, gateway.DefaultFinishGrace)
 	for i := range c.Tenants {
 		orDefault(&c.Tenants[i].MaxConcurrent, 1)
 	}
@@ -307,9 +325,9 @@ func (c *Config) fillDefaults() {
 				u.Protocols = slices.Clone(Protocols)
 			}
 		}
-		orDefault(&u.MaxConcurrent, DefaultGateConcurrent)
-		orDefault(&u.Queue.MaxWaiters, DefaultMaxWaiters)
-		orDefault(&u.Queue.MaxWait, DefaultMaxWait)
+		orDefault(&u.MaxConcurrent, gate.DefaultMaxConcurrent)
+		orDefault(&u.Queue.MaxWaiters, gate.DefaultMaxWaiters)
+		orDefault(&u.Queue.MaxWait, gate.DefaultMaxWait)
 		if q := u.Quota; q != nil {
 			q.fillDefaults()
 		}
@@ -317,22 +335,22 @@ func (c *Config) fillDefaults() {
 }
 
 func (q *Quota) fillDefaults() {
-	orDefault(&q.DailyCap, 2_000_000)
-	orDefault(&q.SmallBuffer, 50_000)
-	orDefault(&q.UsageWall, 1_950_000)
-	orDefault(&q.BalanceWall, 100_000)
-	orDefault(&q.Timezone, "Asia/Shanghai")
-	orDefault(&q.SyncEvery, 30*time.Minute)
-	orDefault(&q.SyncEveryLow, 5*time.Minute)
-	orDefault(&q.BurstSync, 100_000)
-	orDefault(&q.Lag, DefaultQuotaLag)
-	orDefault(&q.MinLag, time.Minute)
-	orDefault(&q.MaxLag, 45*time.Minute)
-	orDefault(&q.ExpiryHorizon, 15*time.Minute)
-	orDefault(&q.LowBalance, 300_000)
-	orDefault(&q.TopUp.At, "23:20")
+	orDefault(&q.DailyCap, quota.DefaultDailyCap)
+	orDefault(&q.SmallBuffer, quota.DefaultSmallBuffer)
+	orDefault(&q.UsageWall, quota.DefaultUsageWall)
+	orDefault(&q.BalanceWall, quota.DefaultBalanceWall)
+	orDefault(&q.Timezone, quota.DefaultTimezone)
+	orDefault(&q.SyncEvery, quota.DefaultSyncEvery)
+	orDefault(&q.SyncEveryLow, quota.DefaultSyncEveryLow)
+	orDefault(&q.BurstSync, quota.DefaultBurstSync)
+	orDefault(&q.Lag, quota.DefaultLag)
+	orDefault(&q.MinLag, quota.DefaultMinLag)
+	orDefault(&q.MaxLag, quota.DefaultMaxLag)
+	orDefault(&q.ExpiryHorizon, quota.DefaultExpiryHorizon)
+	orDefault(&q.LowBalance, quota.DefaultLowBalance)
+	orDefault(&q.TopUp.At, time.Time{}.Add(quota.DefaultTopUpAt).Format("15:04"))
 	orDefault(&q.TopUp.Prompt, DefaultTopUpPrompt)
-	orDefault(&q.Balance.Kind, "manual")
+	orDefault(&q.Balance.Kind, quota.SourceManual)
 }
 
 // orDefault sets *v to def when it is the zero value (not given in the file).

@@ -66,7 +66,7 @@ func TestOperatorCancel(t *testing.T) {
 	resp := e.chat(ctxT(t), "key-a", hiBody, "")
 	defer resp.Body.Close()
 	id := runID(t, resp)
-	if err := e.gw.Cancel(context.Background(), id); err != nil {
+	if err := e.gw.Cancel(context.Background(), id, ledger.ActorAdmin); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.demo.WaitDisconnects(ctxT(t), 1); err != nil {
@@ -80,10 +80,10 @@ func TestOperatorCancel(t *testing.T) {
 		!strings.Contains(run.Evidence, "operator") {
 		t.Errorf("run %+v", run)
 	}
-	if err := e.gw.Cancel(context.Background(), id); ledger.ErrorCode(err) != ledger.CodeRunEnded {
+	if err := e.gw.Cancel(context.Background(), id, ledger.ActorAdmin); ledger.ErrorCode(err) != ledger.CodeRunEnded {
 		t.Errorf("second cancel: %v", err)
 	}
-	if err := e.gw.Cancel(context.Background(), "run_nope"); ledger.ErrorCode(err) != ledger.CodeRunNotFound {
+	if err := e.gw.Cancel(context.Background(), "run_nope", ledger.ActorAdmin); ledger.ErrorCode(err) != ledger.CodeRunNotFound {
 		t.Errorf("cancel of an unknown run: %v", err)
 	}
 }
@@ -110,7 +110,7 @@ func TestClientDisconnectNonStreaming(t *testing.T) {
 	if err := e.demo.WaitDisconnects(ctxT(t), 1); err != nil {
 		t.Fatal(err)
 	}
-	ev := e.log.wait(t, gateway.EventHold, "")
+	ev := e.log.wait(t, evHold, "")
 	if run := e.waitEnd(ev.RunID); run.Status != ledger.RunCancelled || run.HeldUnits != 22 {
 		t.Errorf("run %+v, want cancelled with 22 held", run)
 	}

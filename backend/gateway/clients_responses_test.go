@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 	"github.com/quotagate/quotagate/e2e/clients"
@@ -67,10 +66,10 @@ func (e *env) settled(t *testing.T) []ledger.Run {
 	t.Helper()
 	var out []ledger.Run
 	e.log.mu.Lock()
-	evs := append([]gateway.Event(nil), e.log.events...)
+	evs := append([]event(nil), e.log.events...)
 	e.log.mu.Unlock()
 	for _, ev := range evs {
-		if ev.Kind == gateway.EventSettle || ev.Kind == gateway.EventHold || ev.Kind == gateway.EventRelease {
+		if ev.Kind == evSettle || ev.Kind == evHold || ev.Kind == evRelease {
 			run, err := e.store.Run(context.Background(), ev.RunID)
 			if err != nil {
 				t.Fatal(err)
@@ -113,7 +112,7 @@ func TestCodexCLI(t *testing.T) {
 			if !strings.Contains(out, demo.DefaultText) {
 				t.Fatalf("codex did not print the demo's answer:\n%s", out)
 			}
-			e.log.until(t, "a settled run", func(evs []gateway.Event) bool { return len(kinds(evs, gateway.EventSettle)) > 0 })
+			e.log.until(t, "a settled run", func(evs []event) bool { return len(kinds(evs, evSettle)) > 0 })
 			checkSettledExactly(t, e, budget)
 			want := map[string]string{"Native": `"input":`, "Translated": `"messages":`}[p.name]
 			for _, r := range e.demo.Stats().Requests {
@@ -193,10 +192,10 @@ func TestOpenAIJSResponses(t *testing.T) {
 				got.Status != "completed" || got.CreateText != ack {
 				t.Fatalf("SDK saw %s", out)
 			}
-			e.log.until(t, "four ended runs", func(evs []gateway.Event) bool {
+			e.log.until(t, "four ended runs", func(evs []event) bool {
 				n := 0
 				for _, ev := range evs {
-					if ev.Kind == gateway.EventSettle || ev.Kind == gateway.EventHold || ev.Kind == gateway.EventRelease {
+					if ev.Kind == evSettle || ev.Kind == evHold || ev.Kind == evRelease {
 						n++
 					}
 				}

@@ -1,12 +1,14 @@
 // Package gateway serves quotagate's /v1 API: one protocol-free run core
 // and a door per API protocol (door.go: the seam), POST
-// /v1/chat/completions (streaming and not) being the first door; and
-// GET /v1/models, GET /v1/balance, GET /v1/runs/{id} and
-// DELETE /v1/runs/{id}.
+// /v1/chat/completions (streaming and not) being the first door, POST
+// /v1/responses (responses.go) and POST /v1/messages with POST
+// /v1/messages/count_tokens (messages.go: Anthropic's Messages API, Claude
+// Code) the others; and GET /v1/models, GET /v1/balance,
+// GET /v1/runs/{id} and DELETE /v1/runs/{id}.
 //
 // # One call
 //
-//	auth (tenant key, Bearer) → rate limit → read the whole body (413) →
+//	auth (tenant key, Bearer or x-api-key) → rate limit → read the whole body (413) →
 //	door parse (400 for accounting fields) → model → quota guard →
 //	meter.NewRun (the reserve) → gate → Admit (one atomic ledger step) →
 //	X-Run-Id → [wait at the gate, Start] → upstream (native or
@@ -54,8 +56,9 @@
 // before counting; its QuotaCheck goes into the same atomic Admit) and
 // Upstream (*upstream.Client) are small interfaces declared here; a nil
 // RateLimiter, Gate or QuotaGuard turns that control off. Options.Retry
-// retries an upstream 429/503 answered before any output. OnEvent feeds the
-// live hub.
+// retries an upstream 429/503 answered before any output. What follows the
+// gateway's ledger writes (the live hub, the quota guard's Observe) is the
+// ledger's commit hook (ledger.Store.OnCommit), wired once by the server.
 //
 // # What is deliberately absent
 //

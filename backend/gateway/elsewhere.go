@@ -26,8 +26,14 @@ func (g *Gateway) CancelLocal(id ledger.RunID, operator bool) bool {
 	if operator {
 		cause = errCancelOperator
 	}
+	if operator {
+		c.mu.Lock()
+		if c.reason == nil {
+			c.by = ledger.ActorAdmin // the operator, through another gateway's admin API
+		}
+		c.mu.Unlock()
+	}
 	c.abort(cause)
-	g.emit(Event{Kind: EventCancel, RunID: id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.model})
 	return true
 }
 

@@ -89,11 +89,23 @@ func newEnv(t *testing.T, o envOpts) *env {
 		Store: store, Meter: m, Upstreams: []gateway.Upstream{up},
 		Reserve:        meter.ReservePolicy{DefaultOutputUnits: 100},
 		ForwardHeaders: []string{demo.PlanHeader},
-		OnEvent:        log.add,
 	}
 	if o.modify != nil {
 		o.modify(&opts)
 	}
+	// What the server wires: the commit hook tells the test (and a guard
+	// that observes) what each ledger commit changed.
+	observer, _ := opts.Quota.(interface {
+		Observe(ctx context.Context, upstream, model string) error
+	})
+	store.OnCommit(func(ctx context.Context, changes []ledger.Change) {
+		for _, c := range changes {
+			log.add(c)
+			if observer != nil && c.Guarded() {
+				_ = observer.Observe(ctx, c.Upstream, c.Model)
+			}
+		}
+	})
 	gw := gateway.New(opts)
 	srv := httptest.NewUnstartedServer(gw)
 	srv.Config.ConnContext = o.connCtx
@@ -102,14 +114,40 @@ func newEnv(t *testing.T, o envOpts) *env {
 	return &env{t: t, store: store, demo: d, gw: gw, srv: srv, log: log}
 }
 
-// eventLog records gateway events; tests wait on them instead of sleeping.
+// Kinds of the events tests wait on: what the ledger committed, named by
+// the outcome of the run (a cancelled run ends held or released).
+const (
+	evAdmit   = "admit"
+	evStart   = "start"
+	evReject  = "reject"
+	evSettle  = "settle"
+	evHold    = "hold"
+	evRelease = "release"
+)
+
+// event is one committed ledger change as the tests see it.
+type event struct {
+	Kind     string
+	RunID    ledger.RunID
+	TenantID string
+}
+
+// eventLog records the ledger's committed changes; tests wait on them
+// instead of sleeping.
 type eventLog struct {
 	mu      sync.Mutex
-	events  []gateway.Event
+	events  []event
 	changed chan struct{}
 }
 
-func (l *eventLog) add(e gateway.Event) {
+func (l *eventLog) add(c ledger.Change) {
+	e := event{Kind: string(c.Kind), RunID: c.RunID, TenantID: c.TenantID}
+	if c.Kind == ledger.AuditCancel {
+		e.Kind = evHold
+		if c.Usage == ledger.UsageReleased {
+			e.Kind = evRelease
+		}
+	}
 	l.mu.Lock()
 	l.events = append(l.events, e)
 	close(l.changed)
@@ -119,13 +157,13 @@ func (l *eventLog) add(e gateway.Event) {
 
 // until waits (10 s at most) for cond to hold over the events so far and
 // returns them; what names the condition in the failure.
-func (l *eventLog) until(t *testing.T, what string, cond func([]gateway.Event) bool) []gateway.Event {
+func (l *eventLog) until(t *testing.T, what string, cond func([]event) bool) []event {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for {
 		l.mu.Lock()
 		ch := l.changed
-		evs := append([]gateway.Event(nil), l.events...)
+		evs := append([]event(nil), l.events...)
 		l.mu.Unlock()
 		if cond(evs) {
 			return evs
@@ -139,8 +177,8 @@ func (l *eventLog) until(t *testing.T, what string, cond func([]gateway.Event) b
 }
 
 // kinds returns the events of kind, in order.
-func kinds(evs []gateway.Event, kind string) []gateway.Event {
-	var out []gateway.Event
+func kinds(evs []event, kind string) []event {
+	var out []event
 	for _, e := range evs {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -150,10 +188,10 @@ func kinds(evs []gateway.Event, kind string) []gateway.Event {
 }
 
 // wait returns the first event matching kind and run (run "" matches any).
-func (l *eventLog) wait(t *testing.T, kind string, run ledger.RunID) gateway.Event {
+func (l *eventLog) wait(t *testing.T, kind string, run ledger.RunID) event {
 	t.Helper()
-	var got gateway.Event
-	l.until(t, fmt.Sprintf("%s event for run %q", kind, run), func(evs []gateway.Event) bool {
+	var got event
+	l.until(t, fmt.Sprintf("%s event for run %q", kind, run), func(evs []event) bool {
 		for _, e := range kinds(evs, kind) {
 			if run == "" || e.RunID == run {
 				got = e
@@ -168,10 +206,10 @@ func (l *eventLog) wait(t *testing.T, kind string, run ledger.RunID) gateway.Eve
 // waitEnd waits until the run's outcome is in the ledger and returns the run.
 func (e *env) waitEnd(id ledger.RunID) ledger.Run {
 	e.t.Helper()
-	e.log.until(e.t, fmt.Sprintf("end of run %s", id), func(evs []gateway.Event) bool {
+	e.log.until(e.t, fmt.Sprintf("end of run %s", id), func(evs []event) bool {
 		for _, ev := range evs {
 			switch ev.Kind {
-			case gateway.EventSettle, gateway.EventHold, gateway.EventRelease:
+			case evSettle, evHold, evRelease:
 				if ev.RunID == id {
 					return true
 				}

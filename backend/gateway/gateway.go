@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,15 +19,15 @@ import (
 
 // Defaults for Options.
 const (
-	DefaultRequestBytesMax   = 8 << 20 // RELIABILITY's MAX_BODY
+	DefaultRequestBytesMax   = 4 << 20 // the config's documented request_bytes_max (README)
 	DefaultStreamQueueEvents = 8
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultUpstreamTimeout   = 120 * time.Second // stream idle timeout (RELIABILITY T32)
 	DefaultKeepAlive         = 15 * time.Second  // ": keepalive" during an upstream gap
 	DefaultResponseBytesMax  = 64 << 20          // a non-streaming upstream body
 	DefaultTenantRefresh     = 2 * time.Second
-	DefaultBodyTimeout       = 30 * time.Second
-	DefaultFinishGrace       = 5 * time.Second
+	DefaultBodyTimeout       = 30 * time.Second // a body that trickles in (issue 12: 30 stalled bodies cost 245 MB)
+	DefaultFinishGrace       = 5 * time.Second  // issue 12 item 9: usage comes ~300 ms after the last content
 )
 
 // Options configures a Gateway. Store, Meter and Upstreams are required; a
@@ -38,7 +39,7 @@ type Options struct {
 	Band      meter.PromptBand    // tiktoken prompt band; zero → meter.BandFor(model), per call (meter.NewRun)
 	Upstreams []Upstream          // in config order; a model goes to the first that serves it
 
-	RequestBytesMax   int64         // request body limit (413); default 8 MiB
+	RequestBytesMax   int64         // request body limit (413); default 4 MiB
 	StreamQueueEvents int           // per-stream event queue between upstream reader and client writer; default 8
 	WriteTimeout      time.Duration // per write to the client; a client that stops reading is cut after it; default 30s
 	UpstreamTimeout   time.Duration // longest silence from a streaming upstream before the run is cut; default 120s
@@ -67,10 +68,8 @@ type Options struct {
 	// sharing the ledger; nil: a single gateway.
 	Elsewhere Elsewhere
 
-	OnEvent  func(Event)  // live hub hook; must not block
 	Logger   *slog.Logger // default slog.Default()
 	NewRunID func() ledger.RunID
-	Actor    string // audit actor of the gateway's own writes; default "gateway"
 }
 
 // Gateway serves /v1/*. It is an http.Handler.
@@ -122,14 +121,13 @@ func New(opts Options) *Gateway {
 	if opts.NewRunID == nil {
 		opts.NewRunID = newRunID
 	}
-	if opts.Actor == "" {
-		opts.Actor = "gateway"
-	}
 	g := &Gateway{opts: opts, log: opts.Logger, runs: make(map[ledger.RunID]*call)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", g.serveDoor(chatDoor{}))
 	mux.HandleFunc("POST /v1/responses", g.serveDoor(responsesDoor{log: opts.Logger}))
 	mux.HandleFunc("GET /v1/responses", serveResponsesUpgrade)
+	mux.HandleFunc("POST /v1/messages", g.serveDoor(messagesDoor{g: g}))
+	mux.HandleFunc("POST /v1/messages/count_tokens", g.countTokens)
 	mux.HandleFunc("GET /v1/models", g.models)
 	mux.HandleFunc("GET /v1/balance", g.balance)
 	mux.HandleFunc("GET /v1/runs/{id}", g.getRun)
@@ -144,16 +142,19 @@ func New(opts Options) *Gateway {
 // ServeHTTP implements http.Handler.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
 
+// newRunID is "run_" and 24 hex digits: the milliseconds since 1970 (6
+// bytes) then 6 random bytes. Ids that grow with time are appended at the end
+// of the ledger's indexes on run ids (the runs table's key, the audit rows'
+// run_id); random ids dirtied a random page of each per call, so the cost of
+// a call grew with the ledger (issue 15).
 func newRunID() ledger.RunID {
 	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return ledger.RunID("run_" + hex.EncodeToString(b[:]))
-}
-
-func (g *Gateway) emit(e Event) {
-	if g.opts.OnEvent != nil {
-		g.opts.OnEvent(e)
+	ms := uint64(time.Now().UnixMilli())
+	for i := range 6 {
+		b[i] = byte(ms >> (8 * (5 - i)))
 	}
+	_, _ = rand.Read(b[6:])
+	return ledger.RunID("run_" + hex.EncodeToString(b[:]))
 }
 
 // InvalidateTenants makes the next request re-read tenants from the store
@@ -183,9 +184,9 @@ func (g *Gateway) loadTenants(ctx context.Context, force bool) ([]ledger.Tenant,
 
 // authenticate returns the tenant whose key is the request's Bearer token.
 func (g *Gateway) authenticate(r *http.Request) (ledger.Tenant, error) {
-	key, ok := bearer(r.Header.Get("Authorization"))
-	if !ok || key == "" {
-		return ledger.Tenant{}, ledger.Errorf(ledger.CodeInvalidAPIKey, "send your quotagate key as \"Authorization: Bearer <key>\"")
+	key, err := requestKey(r)
+	if err != nil {
+		return ledger.Tenant{}, err
 	}
 	for _, force := range []bool{false, true} {
 		ts, err := g.loadTenants(r.Context(), force)
@@ -199,6 +200,24 @@ func (g *Gateway) authenticate(r *http.Request) (ledger.Tenant, error) {
 		}
 	}
 	return ledger.Tenant{}, ledger.Errorf(ledger.CodeInvalidAPIKey, "the API key is not known to this quotagate")
+}
+
+// requestKey is the tenant key a request carries, on every /v1 route:
+// "Authorization: Bearer <key>" (OpenAI's clients, Claude Code's
+// ANTHROPIC_AUTH_TOKEN) or "x-api-key: <key>" (the Anthropic SDKs,
+// ANTHROPIC_API_KEY). When both are sent they must agree.
+func requestKey(r *http.Request) (string, error) {
+	bearer, _ := bearerKey(r.Header.Get("Authorization")) // the scheme in any case (RFC 9110)
+	apiKey := strings.TrimSpace(r.Header.Get("X-Api-Key"))
+	switch {
+	case bearer != "" && apiKey != "" && bearer != apiKey:
+		return "", ledger.Errorf(ledger.CodeInvalidAPIKey, "the request carries two different keys (Authorization and x-api-key); send one")
+	case bearer != "":
+		return bearer, nil
+	case apiKey != "":
+		return apiKey, nil
+	}
+	return "", ledger.Errorf(ledger.CodeInvalidAPIKey, "send your quotagate key as \"Authorization: Bearer <key>\" or \"x-api-key: <key>\"")
 }
 
 // upstreamFor picks the first configured upstream that serves model.
@@ -217,10 +236,42 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// models is GET /v1/models: the models this key may use, in Anthropic's
+// list shape when the request looks like an Anthropic client's (it carries
+// anthropic-version or x-api-key), else in OpenAI's.
 func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
+	anthropicShape := r.Header.Get("Anthropic-Version") != "" || r.Header.Get("X-Api-Key") != ""
 	t, err := g.authenticate(r)
 	if err != nil {
+		if anthropicShape {
+			g.internalFor(messagesDoor{g: g}, w, err, "authenticate")
+			return
+		}
 		g.internal(w, err, "authenticate")
+		return
+	}
+	type served struct{ id, upstream string }
+	var ms []served
+	seen := map[string]bool{}
+	for _, u := range g.opts.Upstreams {
+		for _, m := range u.Models() {
+			if seen[m] || !t.AllowsModel(m) {
+				continue
+			}
+			seen[m] = true
+			ms = append(ms, served{m, u.Name()})
+		}
+	}
+	if anthropicShape {
+		list := anthropicModels{Data: []anthropicModel{}}
+		for _, m := range ms {
+			list.Data = append(list.Data, anthropicModel{Type: "model", ID: m.id,
+				DisplayName: m.id + " (via " + m.upstream + ")", CreatedAt: "1970-01-01T00:00:00Z"})
+		}
+		if n := len(ms); n > 0 {
+			list.FirstID, list.LastID = &ms[0].id, &ms[n-1].id
+		}
+		writeJSON(w, http.StatusOK, list)
 		return
 	}
 	type model struct {
@@ -233,17 +284,26 @@ func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{Object: "list", Data: []model{}}
-	seen := map[string]bool{}
-	for _, u := range g.opts.Upstreams {
-		for _, m := range u.Models() {
-			if seen[m] || !t.AllowsModel(m) {
-				continue
-			}
-			seen[m] = true
-			list.Data = append(list.Data, model{ID: m, Object: "model", OwnedBy: u.Name()})
-		}
+	for _, m := range ms {
+		list.Data = append(list.Data, model{ID: m.id, Object: "model", OwnedBy: m.upstream})
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// anthropicModels is Anthropic's model list (GET /v1/models); quotagate
+// knows no creation dates, so created_at is the Unix epoch.
+type anthropicModels struct {
+	Data    []anthropicModel `json:"data"`
+	HasMore bool             `json:"has_more"`
+	FirstID *string          `json:"first_id"`
+	LastID  *string          `json:"last_id"`
+}
+
+type anthropicModel struct {
+	Type        string `json:"type"`
+	ID          string `json:"id"`
+	DisplayName string `json:"display_name"`
+	CreatedAt   string `json:"created_at"`
 }
 
 func (g *Gateway) balance(w http.ResponseWriter, r *http.Request) {

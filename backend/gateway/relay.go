@@ -205,9 +205,7 @@ func (c *call) readUpstream(body io.Reader, queue chan<- queued) error {
 		select {
 		case queue <- raw:
 		default:
-			if st.backpressure.Add(1) == 1 {
-				g.emit(Event{Kind: EventBackpressure, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.model})
-			}
+			st.backpressure.Add(1)
 			g.stats.backpressure.Add(1)
 			raise(&st.queuePeak, int64(len(queue))) // seen full
 			select {

@@ -194,7 +194,7 @@ func meterUsage(u *responses.Usage) *meter.Usage {
 		return nil
 	}
 	return &meter.Usage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens,
-		TotalTokens: u.TotalTokens, HasTotal: true, ReasoningTokens: u.ReasoningTokens}
+		TotalTokens: u.TotalTokens, HasTotal: true, ReasoningTokens: u.ReasoningTokens, CachedTokens: u.CachedTokens}
 }
 
 // translatedAnswer reads a chat-completions answer (the meter judges it by

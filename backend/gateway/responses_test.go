@@ -3,13 +3,17 @@ package gateway_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/responses"
+	"github.com/quotagate/quotagate/backend/upstream"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
@@ -287,7 +291,6 @@ func TestResponsesRefusals(t *testing.T) {
 	}
 }
 
-
 // Runs of the Responses door are runs like any other: the owner cancels one
 // mid-stream (202, the upstream sees the disconnect), it ends cancelled with
 // its reserve held, GET /v1/runs/{id} shows it, a second cancel is 409.
@@ -322,5 +325,66 @@ func TestResponsesCancel(t *testing.T) {
 				t.Errorf("second cancel %d, GET %+v", again.StatusCode, got)
 			}
 		})
+	}
+}
+
+// A native upstream's input_tokens_details.cached_tokens is kept in the
+// run's evidence (the dashboard shows it); the charge is input + output.
+func TestResponsesCachedTokensInEvidence(t *testing.T) {
+	const text = "Hi there"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/responses" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		ev := func(typ, data string) { fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, data) }
+		ev("response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"resp_c","status":"in_progress","output":[]}}`)
+		ev("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":1,"item_id":"m","output_index":0,"content_index":0,"delta":"`+text+`"}`)
+		ev("response.completed", fmt.Sprintf(`{"type":"response.completed","sequence_number":2,"response":{"id":"resp_c","status":"completed","output":[],`+
+			`"usage":{"input_tokens":5,"input_tokens_details":{"cached_tokens":3},"output_tokens":%d,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":%d}}}`, len(text), 5+len(text)))
+	}))
+	t.Cleanup(up.Close)
+	e := newEnv(t, envOpts{modify: func(o *gateway.Options) {
+		u, err := upstream.New(upstream.Options{Name: "native", BaseURL: up.URL + "/v1", Models: []string{"demo-chat"}, Protocols: []string{"chat", "responses"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Upstreams = []gateway.Upstream{u}
+	}})
+	resp := e.responses(ctxT(t), "key-a", `{"model":"demo-chat","stream":true,"input":"hello"}`, "")
+	s := readRespSSE(t, resp.Body)
+	resp.Body.Close()
+	run := e.waitEnd(runID(t, resp))
+	if s.last() != "response.completed" || run.Usage != ledger.UsageTrusted || run.SpentUnits != 5+ledger.Units(len(text)) ||
+		!strings.Contains(run.Evidence, "(3 cached)") {
+		t.Fatalf("events %v, run %+v", s.names, run)
+	}
+}
+
+// A native response.failed is relayed and keeps the hold, even with a usage
+// object in it: only a final response.completed (or response.incomplete)
+// settles.
+func TestResponsesFailedKeepsHold(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_f\",\"status\":\"in_progress\",\"output\":[]}}\n\n")
+		fmt.Fprint(w, "event: response.failed\ndata: {\"type\":\"response.failed\",\"sequence_number\":1,\"response\":{\"id\":\"resp_f\",\"status\":\"failed\",\"output\":[],"+
+			"\"error\":{\"code\":\"server_error\",\"message\":\"boom\"},\"usage\":{\"input_tokens\":5,\"output_tokens\":0,\"total_tokens\":5}}}\n\n")
+	}))
+	t.Cleanup(up.Close)
+	e := newEnv(t, envOpts{modify: func(o *gateway.Options) {
+		u, err := upstream.New(upstream.Options{Name: "native", BaseURL: up.URL + "/v1", Models: []string{"demo-chat"}, Protocols: []string{"responses"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Upstreams = []gateway.Upstream{u}
+	}})
+	resp := e.responses(ctxT(t), "key-a", `{"model":"demo-chat","stream":true,"max_output_tokens":10,"input":"hello"}`, "")
+	s := readRespSSE(t, resp.Body)
+	resp.Body.Close()
+	run := e.waitEnd(runID(t, resp))
+	if !s.has("response.failed") || s.has("response.completed") || run.Usage == ledger.UsageTrusted || run.HeldUnits != 15 {
+		t.Fatalf("events %v, run %+v", s.names, run)
 	}
 }

@@ -138,9 +138,9 @@ func (g *Gateway) listRuns(w http.ResponseWriter, r *http.Request) {
 	}{"list", runs})
 }
 
-// bearer returns the credential of an Authorization header whose scheme is
+// bearerKey returns the credential of an Authorization header whose scheme is
 // Bearer in any case (RFC 9110 §11.1: the scheme is case-insensitive).
-func bearer(auth string) (string, bool) {
+func bearerKey(auth string) (string, bool) {
 	scheme, cred, ok := strings.Cut(strings.TrimSpace(auth), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false

@@ -46,6 +46,7 @@ type call struct {
 	cancel  context.CancelCauseFunc
 	stream  *streamState // nil for non-streaming runs
 	guarded bool         // the quota guard returned a check for this model
+	by      ledger.Actor // who ended the run by a cancel, when it was not its tenant (the operator)
 
 	mu      sync.Mutex
 	rc      *http.ResponseController // set once the response started
@@ -238,7 +239,7 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 	run, err := g.opts.Store.Admit(context.WithoutCancel(r.Context()), ledger.AdmitRequest{
 		RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: mreq.Model,
 		ReserveUnits: mrun.ReserveUnits(), Queued: ticket != nil && ticket.Queued(),
-		Quota: quota, Actor: g.opts.Actor,
+		Quota: quota, Actor: ledger.TenantActor(t.ID),
 	})
 	if err != nil {
 		g.unregister(c)
@@ -252,11 +253,9 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 			err = &ledger.Error{Code: ledger.CodeLedgerUnavailable, RetryAfter: time.Second,
 				Message: "quotagate could not record this call in its ledger just now; nothing was charged or sent — try again shortly"}
 		}
-		g.emit(Event{Kind: EventReject, TenantID: t.ID, Upstream: up.Name(), Model: mreq.Model, Code: ledger.ErrorCode(err)})
 		d.writeError(w, err)
 		return
 	}
-	g.emit(Event{Kind: EventAdmit, RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: mreq.Model})
 	w.Header().Set("X-Run-Id", string(c.id))
 	defer func() { _ = c.finish(r.Context()) }()
 	c.serve(w, r, ticket, run.Status == ledger.RunQueued)
@@ -268,13 +267,12 @@ func (g *Gateway) refuse(ctx context.Context, tenantID, up, model string, err er
 	if code == ledger.CodeInternal {
 		return
 	}
-	g.emit(Event{Kind: EventReject, TenantID: tenantID, Upstream: up, Model: model, Code: code})
 	detail := ""
 	if up != "" {
 		detail = up + "/" + model
 	}
 	aerr := g.opts.Store.AppendAudit(context.WithoutCancel(ctx), ledger.AuditEntry{
-		Kind: ledger.AuditReject, TenantID: tenantID, Actor: g.opts.Actor, Reason: code,
+		Kind: ledger.AuditReject, TenantID: tenantID, Actor: string(ledger.TenantActor(tenantID)), Reason: code,
 		Evidence: ledger.ErrorMessage(err), Detail: detail,
 	})
 	if aerr != nil {
@@ -301,12 +299,11 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 		}
 		defer release()
 		if queued {
-			if _, err := g.opts.Store.Start(context.WithoutCancel(c.ctx), c.id); err != nil {
+			if _, err := g.opts.Store.Start(context.WithoutCancel(c.ctx), c.id, ledger.TenantActor(c.tenant.ID)); err != nil {
 				c.releaseHold(ledger.RunFailed, "could not start after the gate: "+err.Error())
 				g.internalFor(c.door, w, err, "start run "+string(c.id))
 				return
 			}
-			g.emit(Event{Kind: EventStart, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.model})
 		}
 	}
 	path, body, err := c.req.upstream(c.native)
@@ -322,6 +319,14 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 				hdr = http.Header{}
 			}
 			hdr[http.CanonicalHeaderKey(k)] = v
+		}
+	}
+	if hr, ok := c.req.(headerRequest); ok {
+		for k, v := range hr.upstreamHeader(c.native, r.Header) {
+			if hdr == nil {
+				hdr = http.Header{}
+			}
+			hdr[k] = v
 		}
 	}
 	resp, refusals, err := g.send(c, path, body, hdr)
@@ -537,25 +542,19 @@ func (c *call) finish(reqCtx context.Context) error {
 	case o.verdict.Trusted:
 		// Above the reserve, the ledger charges the tenant the reserve and
 		// counts the rest in the quota day (the provider did consume it).
-		_, err = g.opts.Store.Settle(ctx, c.id, o.verdict.SpendUnits, o.evidence)
-		kind = EventSettle
+		_, err = g.opts.Store.Settle(ctx, c.id, o.verdict.SpendUnits, o.evidence, c.actor())
+		kind = "settle"
 	case o.release:
-		_, err = g.opts.Store.ReleaseHold(ctx, c.id, o.status, o.evidence)
-		kind = EventRelease
+		_, err = g.opts.Store.ReleaseHold(ctx, c.id, o.status, o.evidence, c.actor())
+		kind = "release"
 	default:
-		_, err = g.opts.Store.KeepHold(ctx, c.id, o.status, o.evidence)
-		kind = EventHold
+		_, err = g.opts.Store.KeepHold(ctx, c.id, o.status, o.evidence, c.actor())
+		kind = "keep hold"
 	}
 	if err != nil {
 		// The run stays open in the ledger; RecoverInterrupted keeps its hold at the next start.
 		g.log.Error("gateway: end run", "run", c.id, "outcome", kind, "err", err)
 		return fmt.Errorf("end run %s: %w", c.id, err)
-	}
-	g.emit(Event{Kind: kind, RunID: c.id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.model})
-	if c.guarded {
-		if err := g.opts.Quota.Observe(ctx, c.up.Name(), c.model); err != nil {
-			g.log.Warn("gateway: quota observe", "run", c.id, "err", err)
-		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sort"
 
@@ -65,12 +66,17 @@ func (c *call) streamState() StreamState {
 
 // Cancel is the operator's cancel (admin API): it closes the upstream
 // connection of run id, whoever owns it. The run ends cancelled with its
-// hold kept. Errors: CodeRunNotFound, CodeRunEnded, CodeConflict (the run is
-// open in the ledger but not in flight in this process).
-func (g *Gateway) Cancel(ctx context.Context, id ledger.RunID) error {
+// hold kept, and its end is audited as actor's. Errors: CodeRunNotFound,
+// CodeRunEnded, CodeConflict (the run is open in the ledger but not in
+// flight in this process).
+func (g *Gateway) Cancel(ctx context.Context, id ledger.RunID, actor ledger.Actor) error {
 	if c := g.lookup(id); c != nil {
+		c.mu.Lock()
+		if c.reason == nil {
+			c.by = actor
+		}
+		c.mu.Unlock()
 		c.abort(errCancelOperator)
-		g.emit(Event{Kind: EventCancel, RunID: id, TenantID: c.tenant.ID, Upstream: c.up.Name(), Model: c.model})
 		return nil
 	}
 	run, err := g.opts.Store.Run(ctx, id)
@@ -126,7 +132,6 @@ func (g *Gateway) deleteRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		c.abort(errCancelOwner)
-		g.emit(Event{Kind: EventCancel, RunID: id, TenantID: t.ID, Upstream: c.up.Name(), Model: c.model})
 		writeJSON(w, http.StatusAccepted, map[string]string{"id": string(id), "status": "cancelling"})
 		return
 	}
@@ -140,4 +145,14 @@ func (g *Gateway) deleteRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": string(id), "status": "cancelling"})
+}
+
+// actor is who ends the run: the operator who cancelled it, else its tenant.
+func (c *call) actor() ledger.Actor {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.by != "" && errors.Is(c.reason, errCancelOperator) {
+		return c.by
+	}
+	return ledger.TenantActor(c.tenant.ID)
 }

@@ -51,33 +51,9 @@ type GateTicket interface {
 // QuotaGuard guards a provider's daily quota (seed 002). It is consulted
 // before any token counting: an error (CodeQuotaGuard, with Retry-After)
 // refuses at once; a nil check means the model is not guarded. Admit then
-// enforces the returned check atomically with the tenant's budget.
+// enforces the returned check atomically with the tenant's budget. What
+// follows a guarded run's changes (the guard's Observe) is the ledger's
+// commit hook's job (ledger.Store.OnCommit), wired by the server.
 type QuotaGuard interface {
 	Check(upstream, model string) (*ledger.QuotaCheck, error)
-	// Observe is told that a guarded model's run ended (settled, held or
-	// released), so the guard re-reads today's usage, evicts at its walls
-	// and may ask for a burst balance sync. *quota.Guard satisfies it.
-	Observe(ctx context.Context, upstream, model string) error
-}
-
-// Event kinds passed to Options.OnEvent.
-const (
-	EventAdmit        = "admit"        // a run was admitted (queued or active)
-	EventStart        = "start"        // a queued run got its gate slot
-	EventReject       = "reject"       // a call was refused (Code says why)
-	EventSettle       = "settle"       // settled on trusted usage
-	EventHold         = "hold"         // ended with usage unknown; hold kept
-	EventRelease      = "release"      // released on proof the provider did no work
-	EventCancel       = "cancel"       // a cancel was accepted (owner, operator)
-	EventBackpressure = "backpressure" // a stream's queue filled for the first time
-)
-
-// Event tells the live hub (and tests) that something moved.
-type Event struct {
-	Kind     string
-	RunID    ledger.RunID
-	TenantID string
-	Upstream string
-	Model    string
-	Code     string // EventReject: the error code
 }

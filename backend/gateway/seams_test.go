@@ -41,7 +41,7 @@ func TestGateQueuesThenStarts(t *testing.T) {
 	}()
 	// The second run is admitted as queued: its reserve is held while it waits.
 	var queuedID ledger.RunID
-	for _, ev := range waitEvents(t, e, gateway.EventAdmit, 2) {
+	for _, ev := range waitEvents(t, e, evAdmit, 2) {
 		if ev.RunID != firstID {
 			queuedID = ev.RunID
 		}
@@ -55,7 +55,7 @@ func TestGateQueuesThenStarts(t *testing.T) {
 	}
 	del := e.do(ctxT(t), http.MethodDelete, "/v1/runs/"+string(firstID), "key-a", "", nil)
 	del.Body.Close()
-	e.log.wait(t, gateway.EventStart, queuedID)
+	e.log.wait(t, evStart, queuedID)
 	r := <-done
 	if r.resp.StatusCode != 200 || !strings.Contains(r.body, "data: [DONE]") {
 		t.Fatalf("queued call: %d %s", r.resp.StatusCode, r.body)
@@ -86,7 +86,7 @@ func TestGateQueuedCancelReleases(t *testing.T) {
 		}
 	}()
 	var queuedID ledger.RunID
-	for _, ev := range waitEvents(t, e, gateway.EventAdmit, 2) {
+	for _, ev := range waitEvents(t, e, evAdmit, 2) {
 		if ev.RunID != firstID {
 			queuedID = ev.RunID
 		}
@@ -143,9 +143,9 @@ func TestQuotaCheckIsEnforcedInAdmit(t *testing.T) {
 }
 
 // waitEvents waits for n events of kind and returns them.
-func waitEvents(t *testing.T, e *env, kind string, n int) []gateway.Event {
+func waitEvents(t *testing.T, e *env, kind string, n int) []event {
 	t.Helper()
-	evs := e.log.until(t, fmt.Sprintf("%d %s events", n, kind), func(evs []gateway.Event) bool {
+	evs := e.log.until(t, fmt.Sprintf("%d %s events", n, kind), func(evs []event) bool {
 		return len(kinds(evs, kind)) >= n
 	})
 	return kinds(evs, kind)

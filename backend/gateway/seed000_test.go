@@ -337,8 +337,8 @@ func TestSeed000ParallelReservationCannotOverspend(t *testing.T) {
 		}()
 	}
 	// Every call is decided (admitted, or refused) before any can settle.
-	e.log.until(t, "6 admissions or refusals", func(evs []gateway.Event) bool {
-		return len(kinds(evs, gateway.EventAdmit))+len(kinds(evs, gateway.EventReject)) == 6
+	e.log.until(t, "6 admissions or refusals", func(evs []event) bool {
+		return len(kinds(evs, evAdmit))+len(kinds(evs, evReject)) == 6
 	})
 	if b := e.balance("a"); b.HeldUnits != 110 || b.AvailableUnits != 0 || b.Active != 5 {
 		t.Errorf("with five held in flight: balance %+v, want 110 held, 0 available, 5 active", b)

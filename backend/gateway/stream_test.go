@@ -79,7 +79,7 @@ func TestSlowConsumerHasBoundedQueueAndBackpressure(t *testing.T) {
 		o.KeepAlive = -1
 	})
 	_, id := openStalled(t, e)
-	e.log.wait(t, gateway.EventBackpressure, id)
+	waitBackpressure(t, e, id)
 	st, ok := e.gw.Stream(id)
 	if !ok {
 		t.Fatal("stream not in flight")
@@ -172,5 +172,21 @@ func TestKeepAliveDuringUpstreamGap(t *testing.T) {
 	}
 	if run := e.waitEnd(id); run.Usage != ledger.UsageTrusted || run.SpentUnits != 4 {
 		t.Errorf("run %+v, want trusted 4 (keep-alives are not output)", run)
+	}
+}
+
+// waitBackpressure waits (10 s at most) until the stream of run id has felt
+// backpressure: polling an observable figure, with a deadline.
+func waitBackpressure(t *testing.T, e *env, id ledger.RunID) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if st, ok := e.gw.Stream(id); ok && st.Backpressure > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no backpressure on run %s within 10s", id)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -9,11 +9,43 @@ import (
 // its audit row in the same transaction, and returns only after the change is
 // on disk. Errors are *Error with the codes below where a caller branches on
 // them; anything else is internal.
+//
+// # Actors
+//
+// Every transition takes the Actor that made it (a tenant id, operator:<how>,
+// system:<job>) and records it in its audit row; an empty actor is
+// CodeInvalidRequest and changes nothing.
+//
+// # The commit hook
+//
+// OnCommit sets the one function told what each committed transaction
+// changed ([]Change: one per audit row written, with its seq, run, tenant and
+// quota day). Every implementation keeps this contract:
+//   - the hook is called after the commit returned, never for a transaction
+//     that rolled back, exactly once per transaction that wrote an audit row;
+//   - calls come one at a time, in commit order (a store shared by several
+//     gateways, such as PostgreSQL, reports the other gateways' commits
+//     through the same hook, in their commit order);
+//   - a write returns to its caller only after the hook has seen its changes,
+//     so that what follows a write (the quota guard's verdict, the live hub)
+//     is in place when the caller answers — except a write made from inside
+//     the hook with the hook's ctx (ledger.InHook), which returns after its
+//     commit: its changes are delivered after the hook returns;
+//   - the hook never runs on the goroutine that writes, so it cannot stall
+//     or deadlock the writer; a slow hook delays only the callers waiting on it.
+//
+// The hook must not block on anything that itself waits for a store write
+// made with another context.
 type Store interface {
+	// OnCommit sets the commit hook (nil: none). Set it once, before the
+	// first write whose changes matter; changes committed earlier are not
+	// reported.
+	OnCommit(hook CommitHook)
+
 	// ApplyTenants upserts the configured tenants idempotently (budget, policy,
 	// key hashes), auditing each real change as AuditConfig by actor. Tenants
 	// absent from the list are kept (their history matters) but get no new keys.
-	ApplyTenants(ctx context.Context, tenants []Tenant, actor string) error
+	ApplyTenants(ctx context.Context, tenants []Tenant, actor Actor) error
 	// Tenants lists every tenant with its key hashes.
 	Tenants(ctx context.Context) ([]Tenant, error)
 
@@ -24,31 +56,31 @@ type Store interface {
 	// A refusal is audited as AuditReject with the code as reason.
 	Admit(ctx context.Context, req AdmitRequest) (Run, error)
 	// Start moves a queued run to active. CodeRunEnded if it already ended.
-	Start(ctx context.Context, id RunID) (Run, error)
+	Start(ctx context.Context, id RunID, actor Actor) (Run, error)
 	// Settle ends a run on trusted usage: spends units, releases the rest. Units
 	// above the reserve spend the reserve and are kept as the run's overrun,
 	// which counts in a guarded model's quota day but not in the tenant's
 	// balance. CodeRunEnded if the run already ended; CodeInvalidRequest if
 	// units is out of range.
-	Settle(ctx context.Context, id RunID, units Units, evidence string) (Run, error)
+	Settle(ctx context.Context, id RunID, units Units, evidence string, actor Actor) (Run, error)
 	// KeepHold ends a run whose usage is unknown (status interrupted, cancelled
 	// or completed-without-evidence); the reserve stays held.
-	KeepHold(ctx context.Context, id RunID, status RunStatus, reason string) (Run, error)
+	KeepHold(ctx context.Context, id RunID, status RunStatus, reason string, actor Actor) (Run, error)
 	// ReleaseHold ends a run the provider provably did no work for (HTTP error
 	// before output, connection never made, gave up while queued): spent 0,
 	// hold released, evidence recorded. status is failed or cancelled.
-	ReleaseHold(ctx context.Context, id RunID, status RunStatus, evidence string) (Run, error)
+	ReleaseHold(ctx context.Context, id RunID, status RunStatus, evidence string, actor Actor) (Run, error)
 	// Reconcile settles a held (usage unknown) run at units, 0 ≤ units ≤
 	// reserve, with non-empty evidence, exactly once. CodeNotHeld (409) when
 	// the run holds nothing (already reconciled, settled, or still running);
 	// CodeInvalidRequest for bad units or empty evidence; CodeRunNotFound.
-	Reconcile(ctx context.Context, id RunID, units Units, evidence, actor string) (Run, error)
+	Reconcile(ctx context.Context, id RunID, units Units, evidence string, actor Actor) (Run, error)
 	// RecoverInterrupted marks runs left active by a dead process as
 	// interrupted with usage unknown, holds intact; a run left queued never
 	// reached the provider (it is started before it is sent), so it ends
-	// failed with its hold released and that evidence. Called once on start;
-	// the count is of both.
-	RecoverInterrupted(ctx context.Context) (int, error)
+	// failed with its hold released and that evidence. Both are audited by
+	// actor (ActorRecovery). Called once on start; the count is of both.
+	RecoverInterrupted(ctx context.Context, actor Actor) (int, error)
 
 	Balance(ctx context.Context, tenantID string) (Balance, error)
 	Balances(ctx context.Context) ([]Balance, error)
@@ -56,7 +88,7 @@ type Store interface {
 	Runs(ctx context.Context, f RunFilter) ([]Run, error)
 
 	// AppendAudit records an event that changes no balance (a rate-limit
-	// refusal, an eviction, a sync).
+	// refusal, an eviction, a sync); e.Actor is required.
 	AppendAudit(ctx context.Context, e AuditEntry) error
 	// Audit returns rows matching f in sequence order.
 	Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error)

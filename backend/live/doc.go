@@ -1,7 +1,9 @@
 // Package live fans state changes out to dashboard subscribers.
 //
-// Producers (the gateway, gates, the quota guard, the admin API) call
-// Hub.Publish after their change is committed. A Change says only what moved;
+// Every committed ledger transaction reaches the hub once, as a KindLedger
+// Change carrying its []ledger.Change (the server wires the ledger's commit
+// hook here); the quota guard's unrecorded state and config reloads publish
+// KindQuota and KindConfig. A Change says only what moved;
 // subscribers re-read the state they show, so a lost Change costs a refetch,
 // never a wrong figure.
 //

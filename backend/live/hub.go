@@ -12,20 +12,22 @@ import (
 type Kind string
 
 const (
-	KindTenant Kind = "tenant" // a balance or tenant policy
-	KindRun    Kind = "run"    // a run was admitted, started, settled, held, reconciled, cancelled
-	KindGate   Kind = "gate"   // an upstream gate's queue moved
-	KindQuota  Kind = "quota"  // a quota guard's snapshot, limit or eviction
+	// KindLedger is one committed ledger transaction (a run admitted,
+	// started, settled, held, released, reconciled, cancelled; a refusal; a
+	// tenant policy; a balance sync; an eviction): Commit says what it changed.
+	KindLedger Kind = "ledger"
+	KindQuota  Kind = "quota"  // a quota guard's state that no ledger row records (a failed sync)
 	KindConfig Kind = "config" // configuration applied
 )
 
 // Change tells subscribers that something moved; they re-read the state.
 type Change struct {
-	Kind     Kind         `json:"kind"`
-	TenantID string       `json:"tenant,omitempty"`
-	RunID    ledger.RunID `json:"run,omitempty"`
-	Upstream string       `json:"upstream,omitempty"`
-	Model    string       `json:"model,omitempty"`
+	Kind     Kind            `json:"kind"`
+	TenantID string          `json:"tenant,omitempty"`
+	RunID    ledger.RunID    `json:"run,omitempty"`
+	Upstream string          `json:"upstream,omitempty"`
+	Model    string          `json:"model,omitempty"`
+	Commit   []ledger.Change `json:"commit,omitempty"` // KindLedger: the transaction's changes, in order
 }
 
 // DefaultBuffer is a subscriber's buffer: enough for a burst between two

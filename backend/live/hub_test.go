@@ -13,8 +13,8 @@ func TestHub(t *testing.T) {
 		h := live.NewHub(4)
 		s := h.Subscribe()
 		defer s.Close()
-		h.Publish(live.Change{Kind: live.KindRun, RunID: "r1"})
-		h.Publish(live.Change{Kind: live.KindTenant, TenantID: "a"})
+		h.Publish(live.Change{Kind: live.KindLedger, RunID: "r1"})
+		h.Publish(live.Change{Kind: live.KindLedger, TenantID: "a"})
 		if c := <-s.C(); c.RunID != "r1" {
 			t.Fatalf("first change = %+v, want run r1", c)
 		}
@@ -28,7 +28,7 @@ func TestHub(t *testing.T) {
 		defer fast.Close()
 		got := 0
 		for i := 0; i < 5; i++ {
-			h.Publish(live.Change{Kind: live.KindGate})
+			h.Publish(live.Change{Kind: live.KindQuota})
 			select { // the fast one keeps up; Publish has buffered the change before it returns
 			case <-fast.C():
 				got++
@@ -78,7 +78,7 @@ func TestHub(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for j := 0; j < 200; j++ {
-					h.Publish(live.Change{Kind: live.KindRun})
+					h.Publish(live.Change{Kind: live.KindLedger})
 				}
 			}()
 			go func() {
@@ -117,7 +117,7 @@ func BenchmarkPublish(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			h.Publish(live.Change{Kind: live.KindRun, RunID: "r"})
+			h.Publish(live.Change{Kind: live.KindLedger, RunID: "r"})
 			if i++; i%512 == 0 {
 				for _, s := range subs {
 					for len(s.C()) > 0 {
@@ -140,7 +140,7 @@ func BenchmarkPublish(b *testing.B) {
 		for b.Loop() {
 			for _, ch := range chs {
 				select {
-				case ch <- live.Change{Kind: live.KindRun, RunID: "r"}:
+				case ch <- live.Change{Kind: live.KindLedger, RunID: "r"}:
 				default:
 				}
 			}

@@ -216,6 +216,14 @@ func Judge(j Judgement) Verdict {
 	v.Trusted = true
 	v.Reason = ReasonTrusted
 	v.Detail = fmt.Sprintf("usage %d in + %d out under %s", u.PromptTokens, u.CompletionTokens, j.Meter.Name())
+	if u.CachedTokens >= 0 && u.CacheCreationTokens >= 0 && u.CachedTokens+u.CacheCreationTokens > 0 &&
+		u.CachedTokens+u.CacheCreationTokens <= u.PromptTokens {
+		cache := fmt.Sprintf("%d cached", u.CachedTokens)
+		if u.CacheCreationTokens > 0 {
+			cache += fmt.Sprintf(", %d written to the cache", u.CacheCreationTokens)
+		}
+		v.Detail = fmt.Sprintf("usage %d in (%s) + %d out under %s", u.PromptTokens, cache, u.CompletionTokens, j.Meter.Name())
+	}
 	if _, over := ledger.SplitOverrun(j.ReserveUnits, v.SpendUnits); j.ReserveUnits > 0 && over > 0 {
 		v.ExceedsReserve = true
 		v.Detail += fmt.Sprintf(", %d above the reserve of %d", over, j.ReserveUnits)

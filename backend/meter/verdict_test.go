@@ -53,6 +53,8 @@ func TestJudgeUTF8Bytes(t *testing.T) {
 			Judgement{InputUnits: 0, Output: "", Usage: &Usage{PromptTokens: -1, CompletionTokens: 1}, Complete: true}, false, 0, 0, ReasonBadEvidence},
 		{"precounted output",
 			Judgement{InputUnits: 6, OutputUnits: 9, OutputCounted: true, Usage: usage(6, 9), Complete: true}, true, 15, 15, ReasonTrusted},
+		{"cached input settles the same (the evidence names it)",
+			Judgement{InputUnits: 6, Output: "你好 AI", Usage: &Usage{PromptTokens: 6, CompletionTokens: 9, CachedTokens: 4}, Complete: true}, true, 15, 15, ReasonTrusted},
 		{"zero usage for zero work settles 0 (T13)",
 			Judgement{InputUnits: 0, Usage: usage(0, 0), Complete: true}, true, 0, 0, ReasonTrusted},
 	} {

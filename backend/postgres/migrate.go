@@ -35,7 +35,7 @@ func MigrateSQLite(ctx context.Context, path, dsn string) (MigrateResult, error)
 		return res, fmt.Errorf("migrate: %w", err)
 	}
 	defer src.Close()
-	if res.Interrupted, err = src.RecoverInterrupted(ctx); err != nil {
+	if res.Interrupted, err = src.RecoverInterrupted(ctx, ledger.ActorRecovery); err != nil {
 		return res, fmt.Errorf("migrate: %w", err)
 	}
 	if problems, err := src.Verify(ctx); err != nil || len(problems) > 0 {

@@ -19,14 +19,14 @@ const (
 )
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
-	held_units, overrun_units, evidence, created_at, updated_at`
+	held_units, overrun_units, evidence, created_at, updated_at, instance`
 
 func scanRun(r pgx.Row) (ledger.Run, error) {
 	var run ledger.Run
 	var id, status, usage string
 	var created, updated int64
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
-		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated)
+		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated, &run.Instance)
 	if err != nil {
 		return run, err
 	}
@@ -171,20 +171,17 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 	run := ledger.Run{
 		ID: req.RunID, TenantID: req.TenantID, Upstream: req.Upstream, Model: req.Model, QuotaDay: day,
 		Status: status, Usage: ledger.UsagePending, ReserveUnits: r, HeldUnits: r,
-		CreatedAt: w.now, UpdatedAt: w.now,
+		Instance: s.opts.Instance, CreatedAt: w.now, UpdatedAt: w.now,
 	}
-	w.queue(`INSERT INTO runs (`+runColumns+`, instance)
+	w.queue(`INSERT INTO runs (`+runColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
-		nanos(run.CreatedAt), nanos(run.UpdatedAt), s.opts.Instance)
-	w.announce(Change{Kind: ChangeRun, TenantID: run.TenantID, RunID: run.ID, Upstream: run.Upstream, Model: run.Model})
+		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance)
 	after := b.available()
-	if err := s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
-		Actor: req.Actor, Units: r, AvailableBefore: after + r, AvailableAfter: after,
-		Detail: runDetail(run)}, true); err != nil {
-		return ledger.Run{}, err
-	}
+	s.insertRunAudit(w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
+		Actor: string(req.Actor), Units: r, AvailableBefore: after + r, AvailableAfter: after,
+		Detail: runDetail(run)}, run)
 	return run, nil
 }
 
@@ -225,13 +222,14 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	if err != nil {
 		return err
 	}
-	e := ledger.AuditEntry{Kind: ledger.AuditReject, TenantID: req.TenantID, RunID: req.RunID, Actor: req.Actor,
+	e := ledger.AuditEntry{Kind: ledger.AuditReject, TenantID: req.TenantID, RunID: req.RunID, Actor: string(req.Actor),
 		Reason: ledger.ErrorCode(refusal), Units: req.ReserveUnits,
 		Detail: req.Upstream + "/" + req.Model + ": " + ledger.ErrorMessage(refusal)}
 	if ok {
 		e.AvailableBefore, e.AvailableAfter = b.available(), b.available()
 	}
-	return insertAuditIn(ctx, w, e, ok, "")
+	insertAuditIn(w, e, ok, "")
+	return nil
 }
 
 // change is one transition of a run, applied by applyChange.
@@ -291,19 +289,22 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before, after ledger.Ru
 				before.Upstream, before.Model, minute, int64(dUsed))
 		}
 	}
-	w.announce(Change{Kind: ChangeRun, TenantID: before.TenantID, RunID: before.ID, Upstream: before.Upstream, Model: before.Model})
 	availAfter := b.available()
-	return s.insertAudit(ctx, w, ledger.AuditEntry{Kind: c.kind, TenantID: before.TenantID, RunID: before.ID,
+	s.insertRunAudit(w, ledger.AuditEntry{Kind: c.kind, TenantID: before.TenantID, RunID: before.ID,
 		Actor: c.actor, Reason: c.reason, Evidence: c.evidence, Units: c.units,
 		AvailableBefore: availAfter + dSpent + dHeld, AvailableAfter: availAfter,
-		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, after.Status, after.Usage)}, true)
+		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, after.Status, after.Usage)}, after)
+	return nil
 }
 
 // transition loads a run, lets decide compute its next state, and applies
 // it if the run is still as loaded; otherwise it decides again on the state
 // another transaction left (which then usually refuses: run_ended, not_held).
-func (s *Store) transition(ctx context.Context, op string, id ledger.RunID,
+func (s *Store) transition(ctx context.Context, op string, id ledger.RunID, actor ledger.Actor,
 	decide func(run ledger.Run) (ledger.Run, change, error)) (ledger.Run, error) {
+	if err := ledger.CheckActor(actor); err != nil {
+		return ledger.Run{}, fmt.Errorf("%s run %s: %w", op, id, err)
+	}
 	var out ledger.Run
 	err := s.write(ctx, func(w *wtx) error {
 		for {
@@ -320,6 +321,9 @@ func (s *Store) transition(ctx context.Context, op string, id ledger.RunID,
 				return nil
 			}
 			after.UpdatedAt = w.now
+			if c.actor == "" {
+				c.actor = string(actor)
+			}
 			err = s.applyChange(ctx, w, before, after, c)
 			if errors.Is(err, errMoved) {
 				continue
@@ -342,8 +346,8 @@ func ended(run ledger.Run) error {
 }
 
 // Start moves a queued run to active; starting an active run changes nothing.
-func (s *Store) Start(ctx context.Context, id ledger.RunID) (ledger.Run, error) {
-	return s.transition(ctx, "start", id, func(run ledger.Run) (ledger.Run, change, error) {
+func (s *Store) Start(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error) {
+	return s.transition(ctx, "start", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
 		switch {
 		case run.Status.Ended():
 			return run, change{}, ended(run)
@@ -356,11 +360,11 @@ func (s *Store) Start(ctx context.Context, id ledger.RunID) (ledger.Run, error) 
 }
 
 // Settle ends a run on trusted usage: spends units, releases the rest.
-func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string) (ledger.Run, error) {
+func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
 	if err := ledger.CheckUnits("settled units", units); err != nil {
 		return ledger.Run{}, fmt.Errorf("settle run %s: %w", id, err)
 	}
-	return s.transition(ctx, "settle", id, func(run ledger.Run) (ledger.Run, change, error) {
+	return s.transition(ctx, "settle", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
 		if run.Status.Ended() {
 			return run, change{}, ended(run)
 		}
@@ -378,14 +382,14 @@ func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units,
 }
 
 // KeepHold ends a run whose usage is unknown; its reserve stays held.
-func (s *Store) KeepHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, reason string) (ledger.Run, error) {
+func (s *Store) KeepHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, reason string, actor ledger.Actor) (ledger.Run, error) {
 	switch status {
 	case ledger.RunCompleted, ledger.RunInterrupted, ledger.RunCancelled, ledger.RunFailed:
 	default:
 		return ledger.Run{}, fmt.Errorf("keep hold of run %s: %w", id,
 			ledger.Errorf(ledger.CodeInvalidRequest, "a run that keeps its hold must end; %q is not an end status", status))
 	}
-	return s.transition(ctx, "keep hold of", id, func(run ledger.Run) (ledger.Run, change, error) {
+	return s.transition(ctx, "keep hold of", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
 		if run.Status.Ended() {
 			return run, change{}, ended(run)
 		}
@@ -399,7 +403,7 @@ func (s *Store) KeepHold(ctx context.Context, id ledger.RunID, status ledger.Run
 }
 
 // ReleaseHold ends a run the provider provably did no work for.
-func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, evidence string) (ledger.Run, error) {
+func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, evidence string, actor ledger.Actor) (ledger.Run, error) {
 	if status != ledger.RunFailed && status != ledger.RunCancelled {
 		return ledger.Run{}, fmt.Errorf("release hold of run %s: %w", id,
 			ledger.Errorf(ledger.CodeInvalidRequest, "a released run ends failed or cancelled, not %q", status))
@@ -408,7 +412,7 @@ func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.
 		return ledger.Run{}, fmt.Errorf("release hold of run %s: %w", id,
 			ledger.Errorf(ledger.CodeInvalidRequest, "releasing a hold needs the evidence that the provider did no work"))
 	}
-	return s.transition(ctx, "release hold of", id, func(run ledger.Run) (ledger.Run, change, error) {
+	return s.transition(ctx, "release hold of", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
 		if run.Status.Ended() {
 			return run, change{}, ended(run)
 		}
@@ -424,7 +428,7 @@ func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.
 }
 
 // Reconcile settles a held run at units with evidence, exactly once.
-func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Units, evidence, actor string) (ledger.Run, error) {
+func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
 	if err := ledger.CheckUnits("reconciled units", units); err != nil {
 		return ledger.Run{}, fmt.Errorf("reconcile run %s: %w", id, err)
 	}
@@ -432,7 +436,7 @@ func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Uni
 		return ledger.Run{}, fmt.Errorf("reconcile run %s: %w", id,
 			ledger.Errorf(ledger.CodeInvalidRequest, "reconciling a hold needs evidence (a bill, a console figure)"))
 	}
-	return s.transition(ctx, "reconcile", id, func(run ledger.Run) (ledger.Run, change, error) {
+	return s.transition(ctx, "reconcile", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
 		if run.Usage != ledger.UsageUnknown {
 			why := "its usage is " + string(run.Usage)
 			if run.Usage == ledger.UsagePending {
@@ -445,28 +449,35 @@ func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Uni
 				"reconciled units %d exceed the reserve %d of run %s", units, run.ReserveUnits, run.ID)
 		}
 		run.Usage, run.SpentUnits, run.HeldUnits, run.Evidence = ledger.UsageReconciled, units, 0, evidence
-		return run, change{kind: ledger.AuditReconcile, actor: actor, evidence: evidence, units: units}, nil
+		return run, change{kind: ledger.AuditReconcile, actor: string(actor), evidence: evidence, units: units}, nil
 	})
 }
 
-// QueuedAtCrashEvidence is the evidence of a run released at recovery (or
-// when its dead instance is reaped) because it was still queued at the gate.
+// QueuedAtCrashEvidence is the evidence of a run released because it was
+// still queued at the gate when its gateway ended (as backend/sqlite's).
 const QueuedAtCrashEvidence = "queued at the crash, never sent upstream"
 
-// RecoverInterrupted marks the runs this instance left queued or active
-// (a previous life of the same instance name) as interrupted with usage
-// unknown; their holds stay. Other instances' runs are theirs: a dead
-// instance's runs are ended by ReapExpired once its lease expired.
-func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
-	n, err := s.interruptOpen(ctx, s.opts.Instance, "recovery", "the process ended while the run was ")
+// RecoverInterrupted ends the runs this instance left open (a previous life
+// of the same instance name), as backend/sqlite does: an active run ends
+// interrupted with usage unknown, its hold intact; a queued run never
+// reached the provider (Start commits before the request is sent), so it
+// ends failed with its hold released and that evidence. Other instances'
+// runs are theirs: a dead instance's runs are ended by ReapExpired once its
+// lease expired.
+func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int, error) {
+	if err := ledger.CheckActor(actor); err != nil {
+		return 0, fmt.Errorf("recover interrupted runs: %w", err)
+	}
+	n, err := s.interruptOpen(ctx, s.opts.Instance, string(actor), "the process ended while the run was ")
 	if err != nil {
 		return n, fmt.Errorf("recover interrupted runs: %w", err)
 	}
 	return n, nil
 }
 
-// interruptOpen ends instance's open runs interrupted, holds intact, each in
-// its own transaction (a run locked before its tenant, as every transition).
+// interruptOpen ends instance's open runs as RecoverInterrupted does, each
+// in its own transaction (a run locked before its tenant, as every
+// transition).
 func (s *Store) interruptOpen(ctx context.Context, instance, actor, why string) (int, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id FROM runs WHERE instance = $1 AND status IN ('queued', 'active')
 		ORDER BY created_at, id`, instance)
@@ -480,20 +491,18 @@ func (s *Store) interruptOpen(ctx context.Context, instance, actor, why string) 
 	n := 0
 	for _, id := range ids {
 		did := false
-		_, err := s.transition(ctx, "interrupt", ledger.RunID(id), func(run ledger.Run) (ledger.Run, change, error) {
+		_, err := s.transition(ctx, "interrupt", ledger.RunID(id), ledger.Actor(actor), func(run ledger.Run) (ledger.Run, change, error) {
 			did = false
 			if run.Status.Ended() {
 				return run, change{}, nil // ended meanwhile by its own transition
 			}
 			did = true
 			if run.Status == ledger.RunQueued {
-				// Started before it is sent: a run still queued never reached
-				// the provider, proof of no work (issue 12 item 4).
-				held := run.HeldUnits
+				released := run.HeldUnits
 				run.Status, run.Usage, run.Evidence = ledger.RunFailed, ledger.UsageReleased, QueuedAtCrashEvidence
 				run.SpentUnits, run.HeldUnits = 0, 0
 				return run, change{kind: ledger.AuditRelease, actor: actor, reason: "hold released",
-					evidence: QueuedAtCrashEvidence, units: held}, nil
+					evidence: run.Evidence, units: released}, nil
 			}
 			evidence := why + string(run.Status)
 			run.Status, run.Usage, run.Evidence = ledger.RunInterrupted, ledger.UsageUnknown, evidence

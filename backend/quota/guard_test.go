@@ -104,7 +104,7 @@ func spend(t *testing.T, st ledger.Store, g *quota.Guard, units ledger.Units) {
 		ReserveUnits: units, Quota: qc, Actor: "test"}); err != nil {
 		t.Fatalf("admit %d: %v", units, err)
 	}
-	if _, err := st.Settle(ctx, id, units, "test usage"); err != nil {
+	if _, err := st.Settle(ctx, id, units, "test usage", "system:test"); err != nil {
 		t.Fatalf("settle: %v", err)
 	}
 	if err := g.Observe(ctx, ark, flash); err != nil {
@@ -559,7 +559,7 @@ func TestStateNeverWrites(t *testing.T) {
 		ReserveUnits: 1_960_000, Quota: qc, Actor: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Settle(ctx, "past-wall", 1_960_000, "test usage"); err != nil {
+	if _, err := st.Settle(ctx, "past-wall", 1_960_000, "test usage", "system:test"); err != nil {
 		t.Fatal(err)
 	}
 	before, err := st.Audit(ctx, ledger.AuditFilter{})

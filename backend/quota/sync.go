@@ -155,7 +155,8 @@ func trim(snaps []ledger.Snapshot, now time.Time) []ledger.Snapshot {
 
 // Run syncs every model with an automatic source at start, then every
 // SyncEvery (SyncEveryLow when the balance or the headroom is below
-// LowBalance), on a burst, and re-judges at each local midnight. It returns
+// LowBalance, and until the day's refund has shown: Assessment.SyncEvery),
+// on a burst, and re-judges at each local midnight. It returns
 // when ctx is done. Sync errors are kept for State and retried next tick.
 func (g *Guard) Run(ctx context.Context) {
 	var wg sync.WaitGroup
@@ -173,7 +174,7 @@ func (g *Guard) Run(ctx context.Context) {
 func (g *Guard) loop(ctx context.Context, m *model) {
 	auto := m.source != nil
 	tick := func() {
-		if auto {
+		if auto && g.polls(ctx, m) {
 			_, _ = g.Sync(ctx, m.key.upstream, m.key.model) // kept in syncErr for State
 		} else {
 			_ = g.refresh(ctx, m, true) // an unwritten audit row stays due: the next refresh retries it
@@ -206,8 +207,5 @@ func (g *Guard) loop(ctx context.Context, m *model) {
 func (g *Guard) interval(m *model) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.a.BalanceAtSync < m.opts.LowBalance || m.a.Limit-m.usage.UsageUnits < m.opts.LowBalance {
-		return m.opts.SyncEveryLow
-	}
-	return m.opts.SyncEvery
+	return m.a.SyncEvery(m.opts, g.now(), m.usage.UsageUnits)
 }

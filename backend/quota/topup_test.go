@@ -97,7 +97,7 @@ func (r *topUpRig) userSpends(units ledger.Units) bool {
 		ReserveUnits: units, Quota: qc, Actor: "test"}); err != nil {
 		return false
 	}
-	if _, err := r.st.Settle(ctx, id, units, "user usage"); err != nil {
+	if _, err := r.st.Settle(ctx, id, units, "user usage", "system:test"); err != nil {
 		r.t.Errorf("settle: %v", err)
 	}
 	if err := r.g.Observe(ctx, ark, flash); err != nil {
@@ -185,7 +185,7 @@ func (f *fillerCaller) Call(ctx context.Context, upstream, model string, bound l
 	if f.spend != nil {
 		spent = f.spend(call, bound)
 	}
-	if _, err := r.st.Settle(context.WithoutCancel(ctx), id, min(spent, bound), "filler usage"); err != nil {
+	if _, err := r.st.Settle(context.WithoutCancel(ctx), id, min(spent, bound), "filler usage", "system:test"); err != nil {
 		return 0, err
 	}
 	f.mu.Lock()
@@ -280,7 +280,7 @@ func TestTopUpClampsHoldWhileUsageMoves(t *testing.T) {
 				t.Fatalf("clamps broken:\n%s", strings.Join(r.caller.violations, "\n"))
 			}
 			if held != "" { // the long run ends using all it reserved: it still fits
-				if _, err := r.st.Settle(ctx, held, tc.held, "user usage"); err != nil {
+				if _, err := r.st.Settle(ctx, held, tc.held, "user usage", "system:test"); err != nil {
 					t.Fatal(err)
 				}
 				userSpent += tc.held

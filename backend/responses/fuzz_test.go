@@ -72,3 +72,41 @@ func FuzzEvents(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTranslate: any chat chunks translate without panicking into events
+// whose data is JSON of their own type, and Done always ends with one final
+// event.
+func FuzzTranslate(f *testing.F) {
+	files, _ := filepath.Glob("testdata/fromchat/*.sse")
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		evs := readSSE(&testing.T{}, b)
+		for i := 0; i+1 < len(evs); i++ {
+			f.Add([]byte(evs[i].data), []byte(evs[i+1].data))
+		}
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		tr := responses.NewTranslator(responses.Meta{ResponseID: "resp_f", Model: "m"})
+		all := tr.Start()
+		for _, c := range [][]byte{a, b} {
+			evs, err := tr.Chunk(c)
+			if err == nil {
+				all = append(all, evs...)
+			}
+		}
+		done := tr.Done()
+		all = append(all, done...)
+		if last := done[len(done)-1].Type; last != "response.completed" && last != "response.incomplete" {
+			t.Fatalf("Done ends with %s", last)
+		}
+		for _, e := range all {
+			var v struct{ Type string }
+			if err := json.Unmarshal(e.Data, &v); err != nil || v.Type != e.Type {
+				t.Fatalf("event %s: %s (%v)", e.Type, e.Data, err)
+			}
+		}
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
@@ -36,7 +35,7 @@ type assembly struct {
 
 // assemble builds the default gateway from p. Its background work (quota
 // syncs) runs until close.
-func assemble(p Parts) (_ *assembly, err error) {
+func assemble(p parts) (_ *assembly, err error) {
 	cfg := p.Config
 	a := &assembly{store: p.Store, demos: map[string]*demo.Server{}, stop: func() {}}
 	defer func() {
@@ -67,7 +66,7 @@ func assemble(p Parts) (_ *assembly, err error) {
 			baseURL = d.URL()
 			forward = []string{demo.PlanHeader} // lets a caller script the demo's faults
 		}
-		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models, Protocols: u.Protocols,
+		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models, Protocols: u.Protocols, ReasoningSwitch: u.ReasoningSwitch,
 			// a non-streaming reasoning call sends its headers only when done
 			ResponseHeaderTimeout: cfg.Limits.UpstreamTimeout})
 		if err != nil {
@@ -114,7 +113,6 @@ func assemble(p Parts) (_ *assembly, err error) {
 		Gate:              gateway.FromGates(p.Gates),
 		Retry:             gate.DefaultRetryPolicy,
 		Quota:             guard,
-		OnEvent:           publishEvent(p.Hub),
 		Elsewhere:         elsewhere(p.Store),
 		Logger:            p.Logger,
 		Scrub:             p.Scrub,
@@ -131,6 +129,7 @@ func demoOptions(u config.Upstream, m meter.Meter) demo.Options {
 	}
 	o.PromptUnits = func(body []byte) int64 { return int64(gateway.ChatInputUnits(m, body)) }
 	o.ResponsesPromptUnits = func(body []byte) int64 { return int64(gateway.ResponsesInputUnits(m, body)) }
+	o.MessagesPromptUnits = func(body []byte) int64 { return int64(gateway.MessagesInputUnits(m, body)) }
 	o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
 	return o
 }
@@ -145,7 +144,7 @@ func rateLimits(ts []config.Tenant) map[string]ratelimit.Limits {
 
 // newGuard builds the quota guard of every upstream model with a quota
 // section, or returns nil when there is none.
-func newGuard(p Parts) (*quota.Guard, error) {
+func newGuard(p parts) (*quota.Guard, error) {
 	var models []quota.ModelOptions
 	sources := map[string]quota.BalanceSource{}
 	for _, u := range p.Config.Upstreams {
@@ -153,21 +152,11 @@ func newGuard(p Parts) (*quota.Guard, error) {
 		if q == nil {
 			continue
 		}
-		at, _ := time.Parse("15:04", q.TopUp.At) // validated by config
-		o := quota.Options{
-			DailyCap: q.DailyCap, SmallBuffer: q.SmallBuffer, UsageWall: q.UsageWall, BalanceWall: q.BalanceWall,
-			Timezone: q.Timezone, SyncEvery: q.SyncEvery, SyncEveryLow: q.SyncEveryLow, LowBalance: q.LowBalance,
-			BurstSync: q.BurstSync, DefaultLag: q.Lag, MinLag: q.MinLag, MaxLag: q.MaxLag,
-			ExpiryHorizon: q.ExpiryHorizon,
-			TopUp:         quota.TopUpOptions{Enabled: q.TopUp.Enabled, At: time.Duration(at.Hour())*time.Hour + time.Duration(at.Minute())*time.Minute},
-		}
+		o := q.GuardOptions()
 		for _, m := range u.Models {
 			models = append(models, quota.ModelOptions{Upstream: u.Name, Model: m, Options: o})
 		}
-		b := q.Balance
-		src, err := balance.New(balance.Config{Kind: b.Kind, AccessKey: b.AccessKey, SecretKey: b.SecretKey,
-			BaseURL: b.BaseURL, Region: b.Region, Product: b.Product, ResourceType: b.ResourceType,
-			ModelField: b.ModelField, URL: b.URL, Field: b.Field, Token: b.Token}, nil)
+		src, err := balance.New(q.Balance.SourceConfig(), nil)
 		if err != nil {
 			return nil, fmt.Errorf("balance source of upstream %s: %w", u.Name, err)
 		}
@@ -181,13 +170,16 @@ func newGuard(p Parts) (*quota.Guard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quota guard: %w", err)
 	}
+	if poller, ok := p.Store.(quota.Poller); ok { // a shared ledger: one gateway polls each balance
+		g.SharePolling(poller)
+	}
 	return g, nil
 }
 
 // newTopUp builds the nightly top-up executor of the guarded models whose
 // config enables it; it does nothing for the others. Models with dry_run
 // only audit their plan.
-func newTopUp(p Parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolicy) (*quota.TopUp, error) {
+func newTopUp(p parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolicy) (*quota.TopUp, error) {
 	spend := map[string]bool{}
 	prompts := map[string]string{}
 	for _, u := range p.Config.Upstreams {
@@ -210,16 +202,9 @@ func newTopUp(p Parts, g *quota.Guard, m meter.Meter, reserve meter.ReservePolic
 	return top, nil
 }
 
-// publishEvent tells the dashboards that a run or a gate moved.
-func publishEvent(hub *live.Hub) func(gateway.Event) {
-	return func(e gateway.Event) {
-		hub.Publish(live.Change{Kind: live.KindRun, TenantID: e.TenantID, RunID: e.RunID, Upstream: e.Upstream, Model: e.Model})
-	}
-}
-
 // Cancel is the operator's cancel from the dashboard (admin.Canceller).
-func (a *assembly) Cancel(ctx context.Context, id ledger.RunID, actor string) (ledger.Run, error) {
-	if err := a.gateway.Cancel(ctx, id); err != nil {
+func (a *assembly) Cancel(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error) {
+	if err := a.gateway.Cancel(ctx, id, actor); err != nil {
 		return ledger.Run{}, err
 	}
 	return a.store.Run(ctx, id)
@@ -239,6 +224,17 @@ func (q quotaAdmin) RecordBalance(ctx context.Context, upstream, model string, r
 		return q.g.SetB0(ctx, upstream, model, *r.B0)
 	}
 	return q.g.SetBalance(ctx, upstream, model, *r.Balance)
+}
+
+// unguarded is the admin API's quota actions when no model is guarded.
+type unguarded struct{}
+
+func (unguarded) Sync(_ context.Context, upstream, model string) (ledger.Snapshot, error) {
+	return ledger.Snapshot{}, ledger.Errorf(ledger.CodeModelNotFound, "%s/%s is not guarded (no model has a quota guard)", upstream, model)
+}
+
+func (u unguarded) RecordBalance(ctx context.Context, upstream, model string, _ admin.BalanceReading) (ledger.Snapshot, error) {
+	return u.Sync(ctx, upstream, model)
 }
 
 func (a *assembly) close() {

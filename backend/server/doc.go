@@ -12,10 +12,12 @@
 //
 // # Wiring
 //
-// The ledger is SQLite (<data>/ledger.db) unless Options.OpenStore says
-// otherwise. The default assembly (assemble.go) builds the /v1 gateway from
-// the config: the meter, the upstreams (the demo upstream on its own loopback
-// listener), per-tenant rate limits, the per-upstream gates, and the quota
-// guards with their balance sources; the guard's sync loop runs until Close.
-// Options.Gateway, Canceller, Quota and QuotaState replace parts of it.
+// Open has one wiring path. The ledger is SQLite (<data>/ledger.db). Its
+// commit hook (commit.go) is the one path after every ledger write: each
+// committed transaction reaches the live hub once (live.KindLedger, with its
+// []ledger.Change) and, for a guarded model's quota day, the quota guard's
+// Observe. The assembly (assemble.go) builds the /v1 gateway from the config:
+// the meter, the upstreams (the demo upstream on its own loopback listener),
+// per-tenant rate limits, the per-upstream gates, and the quota guards with
+// their balance sources; the guard's sync loop runs until Close.
 package server

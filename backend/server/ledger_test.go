@@ -38,7 +38,7 @@ func TestReconcileAndAudit(t *testing.T) {
 	if _, err := st.Admit(ctx, ledger.AdmitRequest{RunID: "run_1", TenantID: "local", Upstream: "demo", Model: "demo-chat", ReserveUnits: 102, Actor: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.KeepHold(ctx, "run_1", ledger.RunInterrupted, "stream cut before [DONE]"); err != nil {
+	if _, err := st.KeepHold(ctx, "run_1", ledger.RunInterrupted, "stream cut before [DONE]", "system:test"); err != nil {
 		t.Fatal(err)
 	}
 	state, err := s.State(ctx)
@@ -68,8 +68,8 @@ func TestReconcileAndAudit(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d containing %q", tc.name, code, body, tc.want, tc.contains)
 		}
 	}
-	if c := <-sub.C(); c.RunID != "run_1" {
-		t.Fatalf("change %+v, want run_1", c)
+	if c := <-sub.C(); len(c.Commit) != 1 || c.Commit[0].RunID != "run_1" || c.Commit[0].Kind != ledger.AuditReconcile {
+		t.Fatalf("change %+v, want the reconcile of run_1", c)
 	}
 	state, _ = s.State(ctx)
 	if len(state.Holds) != 0 || state.Tenants[0].SpentUnits != 15 || state.Tenants[0].AvailableUnits != 1_000_000-15 {
@@ -87,7 +87,7 @@ func TestReconcileAndAudit(t *testing.T) {
 	var found bool
 	for _, r := range rows[1:] {
 		if r[2] == "reconcile" {
-			found = r[4] == "run_1" && r[5] == "admin" && r[7] == "15" && r[11] == "'=console figure 15"
+			found = r[4] == "run_1" && r[5] == "operator:admin" && r[7] == "15" && r[11] == "'=console figure 15"
 		}
 	}
 	if !found {

@@ -39,23 +39,12 @@ type Options struct {
 	Version  string
 	Frontend fs.FS // the built dashboard (frontend.FS()); nil or unbuilt: a placeholder page
 	Logger   *slog.Logger
-
-	// OpenStore opens the ledger in the data dir; nil means OpenLedger (SQLite).
-	OpenStore func(ctx context.Context, dataDir string) (ledger.Store, error)
-	// Gateway builds the /v1 handler from the assembled parts. nil: the
-	// default assembly (meter, upstreams with the demo, rate limits, gates,
-	// quota guards) — what both front doors use.
-	Gateway func(Parts) (http.Handler, error)
-	// Canceller, Quota and QuotaState back the admin's run and quota actions.
-	Canceller  admin.Canceller
-	Quota      admin.Quota
-	QuotaState func(ctx context.Context) ([]admin.QuotaState, error)
 }
 
-// Parts are what the server has assembled, handed to the Gateway hook.
-type Parts struct {
+// parts are what the server has opened, handed to assemble.
+type parts struct {
 	Config   *config.Config
-	Store    ledger.Store // nil until OpenStore is wired
+	Store    ledger.Store
 	Gates    *gate.Gates
 	Hub      *live.Hub
 	Registry *prometheus.Registry
@@ -77,10 +66,11 @@ type Server struct {
 	keys     map[string]string // tenant → generated key, printed by `serve`
 	topUpKey string            // the system tenant of the quota top-up job, never printed
 	store    ledger.Store
+	commits  *commits // the store's commit hook: live hub and quota guard
 	gates    *gate.Gates
 	hub      *live.Hub
 	admin    *admin.Handler
-	assembly *assembly // the default gateway wiring; nil when Options.Gateway built it
+	assembly *assembly // the gateway and what it runs on
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	lock     *datadir.Lock // the data dir, ours for the process's life
@@ -91,7 +81,7 @@ type Server struct {
 	presenter presenter // the window, once the desktop app registers it
 
 	mu      sync.Mutex
-	tenants []config.Tenant // configured policy; the ledger's view when a store is wired
+	tenants []config.Tenant // configured policy, as last applied to the ledger
 
 	closeOnce sync.Once
 	closeErr  error
@@ -157,19 +147,17 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 			s.Close()
 		}
 	}()
-	openStore := o.OpenStore
-	if openStore == nil {
-		openStore = configuredLedger(cfg, addr, s.log)
-	}
-	if s.store, err = openStore(ctx, o.DataDir); err != nil {
+	if s.store, err = configuredLedger(cfg, addr, s.log)(ctx, o.DataDir); err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
-	if n, err := s.store.RecoverInterrupted(ctx); err != nil {
+	s.commits = &commits{hub: s.hub, log: s.log}
+	s.store.OnCommit(s.commits.committed)
+	if n, err := s.store.RecoverInterrupted(ctx, ledger.ActorRecovery); err != nil {
 		return nil, fmt.Errorf("recover runs interrupted by the last exit: %w", err)
 	} else if n > 0 {
 		s.log.Warn("runs interrupted by the last exit keep their holds; reconcile them on the dashboard", "runs", n)
 	}
-	if err := s.store.ApplyTenants(ctx, tenantsForLedger(s.tenants), "config"); err != nil {
+	if err := s.store.ApplyTenants(ctx, tenantsForLedger(s.tenants), ledger.ActorConfig); err != nil {
 		return nil, fmt.Errorf("apply configured tenants: %w", err)
 	}
 	for _, u := range cfg.Upstreams {
@@ -188,54 +176,33 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	if err := s.lock.Announce(s.URL()); err != nil {
 		s.log.Warn("data dir lock: record the URL", "err", err)
 	}
-	parts := Parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry, Logger: s.log,
-		URL: s.URL(), TopUpKey: s.topUpKey, Scrub: scrub.New(s.secrets()...)}
-	var gw http.Handler
-	canceller, quotaActions := o.Canceller, o.Quota
-	var reconciled func(context.Context, ledger.Run)
-	if o.Gateway != nil {
-		if gw, err = o.Gateway(parts); err != nil {
-			return nil, fmt.Errorf("gateway: %w", err)
-		}
-	} else {
-		if s.assembly, err = assemble(parts); err != nil {
-			return nil, fmt.Errorf("gateway: %w", err)
-		}
-		gw = s.assembly.gateway
-		if canceller == nil {
-			canceller = s.assembly
-		}
-		if g := s.assembly.guard; g != nil {
-			if quotaActions == nil {
-				quotaActions = quotaAdmin{g}
-			}
-			reconciled = func(ctx context.Context, run ledger.Run) {
-				if run.QuotaDay != "" {
-					if err := g.Observe(ctx, run.Upstream, run.Model); err != nil {
-						s.log.Warn("quota guard after a reconcile", "run", run.ID, "err", err)
-					}
-				}
-			}
-		}
+	if s.assembly, err = assemble(parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry,
+		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey, Scrub: scrub.New(s.secrets()...)}); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	var quotaActions admin.Quota = unguarded{}
+	if g := s.assembly.guard; g != nil {
+		quotaActions = quotaAdmin{g}
+		s.commits.setGuard(g)
 	}
 	if err := s.joinPeers(ctx); err != nil {
 		return nil, fmt.Errorf("join the other gateways: %w", err)
 	}
 	s.admin = admin.New(admin.Options{
-		Token:      s.token,
-		Origins:    admin.AllowedOrigins(addr, port),
-		State:      admin.StateFunc(s.State),
-		Store:      s.store,
-		Canceller:  canceller,
-		Quota:      quotaActions,
-		Reconciled: reconciled,
-		Hub:        s.hub,
-		Presenter:  &s.presenter,
-		Logger:     s.log,
-		Connect:    s.connectInfo,
+		Token:     s.token,
+		Origins:   admin.AllowedOrigins(addr, port),
+		State:     admin.StateFunc(s.State),
+		Store:     s.store,
+		Canceller: s.assembly,
+		Quota:     quotaActions,
+		Hub:       s.hub,
+		Presenter: &s.presenter,
+		Logger:    s.log,
+		Connect:   s.connectInfo,
+		Tenants:   tenantAdmin{s},
 	})
 	s.http = &http.Server{
-		Handler:           hostCheck(allowedHosts(addr, port), s.routes(gw)),
+		Handler:           hostCheck(allowedHosts(addr, port), s.routes(s.assembly.gateway)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -319,21 +286,15 @@ func (s *Server) Hub() *live.Hub { return s.hub }
 // Demo returns the built-in demo upstream serving upstream name, or nil: its
 // Stats tell tests and the load smoke what the upstream observed.
 func (s *Server) Demo(upstream string) *demo.Server {
-	if s.assembly == nil {
-		return nil
-	}
 	return s.assembly.demos[upstream]
 }
 
-// Store returns the ledger, or nil when none is wired.
+// Store returns the ledger.
 func (s *Server) Store() ledger.Store { return s.store }
 
 // WriteAuditCSV streams the audit export, as GET /admin/api/audit.csv does;
 // the desktop's save dialog uses it.
 func (s *Server) WriteAuditCSV(ctx context.Context, w io.Writer, from, to, tenant string) error {
-	if s.store == nil {
-		return ledger.Errorf(ledger.CodeInternal, "the ledger is not wired into this build yet")
-	}
 	q, err := audit.ParseQuery(url.Values{"from": {from}, "to": {to}, "tenant": {tenant}}, nil)
 	if err != nil {
 		return err
@@ -383,17 +344,9 @@ func OpenLedger(_ context.Context, dataDir string) (ledger.Store, error) {
 // Verify opens the ledger in o.DataDir and recomputes every balance from the
 // runs and the audit trail (`quotagate verify`); empty means consistent.
 func Verify(ctx context.Context, o Options) ([]string, error) {
-	if o.OpenStore == nil {
-		cfg := o.Config
-		if cfg == nil {
-			cfg = config.Default()
-		}
-		return verifyConfigured(ctx, cfg, o.DataDir)
+	cfg := o.Config
+	if cfg == nil {
+		cfg = config.Default()
 	}
-	store, err := o.OpenStore(ctx, o.DataDir)
-	if err != nil {
-		return nil, fmt.Errorf("open ledger: %w", err)
-	}
-	defer store.Close()
-	return store.Verify(ctx)
+	return verifyConfigured(ctx, cfg, o.DataDir)
 }

@@ -239,6 +239,10 @@ func TestStateAndApplyTenants(t *testing.T) {
 	if err := s.ApplyTenants(context.Background(), cfg.Tenants); err != nil {
 		t.Fatal(err)
 	}
+	// The ledger's commit of the new budgets comes first, then the config.
+	if c := <-sub.C(); c.Kind != "ledger" || len(c.Commit) != 2 || c.Commit[0].Kind != ledger.AuditConfig {
+		t.Fatalf("change %+v, want the ledger's config commit", c)
+	}
 	if c := <-sub.C(); c.Kind != "config" {
 		t.Fatalf("change %+v, want config", c)
 	}

@@ -42,6 +42,12 @@ func tenantsForLedger(ts []config.Tenant) []ledger.Tenant {
 func (s *Server) ApplyTenants(ctx context.Context, tenants []config.Tenant) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.applyTenantsLocked(ctx, tenants, ledger.ActorConfig)
+}
+
+// applyTenantsLocked is ApplyTenants with s.mu held, audited as actor
+// (the dashboard's tenant edits are the operator's, tenants.go).
+func (s *Server) applyTenantsLocked(ctx context.Context, tenants []config.Tenant, actor ledger.Actor) error {
 	next := append([]config.Tenant(nil), tenants...)
 	for i := range next {
 		if len(next[i].KeyHashes) == 0 {
@@ -52,25 +58,20 @@ func (s *Server) ApplyTenants(ctx context.Context, tenants []config.Tenant) erro
 			}
 		}
 	}
-	if s.store != nil {
-		if err := s.store.ApplyTenants(ctx, tenantsForLedger(next), "config"); err != nil {
-			return fmt.Errorf("apply tenants: %w", err)
-		}
+	if err := s.store.ApplyTenants(ctx, tenantsForLedger(next), actor); err != nil {
+		return fmt.Errorf("apply tenants: %w", err)
 	}
-	if a := s.assembly; a != nil {
-		// A revoked key must stop working now, not at the gateway's next
-		// tenant refresh; new request limits apply to the next call.
-		a.gateway.InvalidateTenants()
-		a.limiter.Replace(rateLimits(next))
-	}
+	// A revoked key must stop working now, not at the gateway's next
+	// tenant refresh; new request limits apply to the next call.
+	s.assembly.gateway.InvalidateTenants()
+	s.assembly.limiter.Replace(rateLimits(next))
 	s.tenants = next
 	s.hub.Publish(live.Change{Kind: live.KindConfig})
 	return nil
 }
 
-// State builds the admin snapshot: balances from the ledger (or the
-// configured budgets while no ledger is wired), recent runs and holds, gates,
-// quota guards and balance snapshots.
+// State builds the admin snapshot: balances from the ledger, recent runs and
+// holds, gates, quota guards and balance snapshots.
 func (s *Server) State(ctx context.Context) (admin.State, error) {
 	now := time.Now()
 	st := admin.State{
@@ -88,24 +89,18 @@ func (s *Server) State(ctx context.Context) (admin.State, error) {
 	if st.Tenants, err = s.tenantStates(ctx); err != nil {
 		return st, err
 	}
-	if s.store != nil {
-		if st.Runs, err = s.store.Runs(ctx, ledger.RunFilter{Limit: admin.MaxRuns}); err != nil {
-			return st, fmt.Errorf("list runs: %w", err)
-		}
-		if st.Holds, err = s.store.Runs(ctx, ledger.RunFilter{HoldingOnly: true, Limit: 500}); err != nil {
-			return st, fmt.Errorf("list holds: %w", err)
-		}
-		if st.Snapshots, err = s.snapshots(ctx, now); err != nil {
-			return st, err
-		}
+	if st.Runs, err = s.store.Runs(ctx, ledger.RunFilter{Limit: admin.MaxRuns}); err != nil {
+		return st, fmt.Errorf("list runs: %w", err)
+	}
+	if st.Holds, err = s.store.Runs(ctx, ledger.RunFilter{HoldingOnly: true, Limit: 500}); err != nil {
+		return st, fmt.Errorf("list holds: %w", err)
+	}
+	if st.Snapshots, err = s.snapshots(ctx, now); err != nil {
+		return st, err
 	}
 	st.Gates = s.gates.State()
-	quotaState := s.opts.QuotaState
-	if quotaState == nil && s.assembly != nil && s.assembly.guard != nil {
-		quotaState = s.assembly.guard.State
-	}
-	if quotaState != nil {
-		if st.Quota, err = quotaState(ctx); err != nil {
+	if g := s.assembly.guard; g != nil {
+		if st.Quota, err = g.State(ctx); err != nil {
 			return st, fmt.Errorf("quota state: %w", err)
 		}
 	}
@@ -124,24 +119,19 @@ func (s *Server) tenantStates(ctx context.Context) ([]admin.TenantState, error) 
 	s.mu.Unlock()
 
 	balances := map[string]ledger.Balance{}
-	if s.store != nil {
-		bs, err := s.store.Balances(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("read balances: %w", err)
-		}
-		for _, b := range bs {
-			balances[b.TenantID] = b
-			if _, ok := policy[b.TenantID]; !ok { // no longer configured; its history still shows
-				order = append(order, b.TenantID)
-			}
+	bs, err := s.store.Balances(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read balances: %w", err)
+	}
+	for _, b := range bs {
+		balances[b.TenantID] = b
+		if _, ok := policy[b.TenantID]; !ok { // no longer configured; its history still shows
+			order = append(order, b.TenantID)
 		}
 	}
 	out := make([]admin.TenantState, 0, len(order))
 	for _, id := range order {
 		t, b := policy[id], balances[id]
-		if s.store == nil { // nothing spent or held without a ledger
-			b = ledger.Balance{TenantID: id, BudgetUnits: t.BudgetUnits, AvailableUnits: t.BudgetUnits}
-		}
 		out = append(out, admin.TenantState{
 			Tenant: id, BudgetUnits: b.BudgetUnits, SpentUnits: b.SpentUnits, HeldUnits: b.HeldUnits,
 			AvailableUnits: b.AvailableUnits, Active: b.Active, MaxConcurrent: t.MaxConcurrent,

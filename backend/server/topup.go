@@ -53,7 +53,7 @@ func (s *Server) addTopUpTenant() error {
 // /v1 on loopback with the upstream package's client (the one outbound HTTP
 // client), as the top-up tenant, so each is gated by the ledger and the
 // quota guard like a user's call; quota.FillerCaller does the rest.
-func newFillerCaller(p Parts, m meter.Meter, reserve meter.ReservePolicy, prompts map[string]string) (quota.Caller, error) {
+func newFillerCaller(p parts, m meter.Meter, reserve meter.ReservePolicy, prompts map[string]string) (quota.Caller, error) {
 	c, err := upstream.New(upstream.Options{Name: "quotagate-topup", BaseURL: p.URL + "/v1", APIKey: p.TopUpKey,
 		ResponseHeaderTimeout: p.Config.Limits.UpstreamTimeout + time.Minute}) // non-streaming: headers come at the end
 	if err != nil {

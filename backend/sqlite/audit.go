@@ -2,16 +2,35 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// insertAudit appends e in the writer's transaction. balance says the store
-// took AvailableBefore/After from the tenant's balance row in this same
+// insertAudit appends e in the writer's transaction and notes it as one
+// change for the commit hook. balance says the store took
+// AvailableBefore/After from the tenant's balance row in this same
 // transaction, so Verify may replay the row.
 func insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool) error {
+	_, err := insertAuditChange(ctx, w, e, balance)
+	return err
+}
+
+// insertRunAudit is insertAudit for a row about run, whose state after the
+// change the commit hook is told.
+func insertRunAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, run ledger.Run) error {
+	c, err := insertAuditChange(ctx, w, e, true)
+	if err != nil {
+		return err
+	}
+	c.Status, c.Usage, c.Upstream, c.Model, c.Day = run.Status, run.Usage, run.Upstream, run.Model, run.QuotaDay
+	return nil
+}
+
+func insertAuditChange(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool) (*ledger.Change, error) {
 	at := e.At
 	if at.IsZero() {
 		at = w.now
@@ -23,26 +42,32 @@ func insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool)
 	if e.Kind == ledger.AuditReject {
 		// A refusal moves no money: within one interval, one row per tenant
 		// and code counts them (its available figures stay the first's, so
-		// Verify's chain still holds).
-		res, err := w.exec(ctx, `UPDATE audit SET count = count + 1, last_at = max(last_at, ?1) WHERE seq = (
+		// Verify's chain still holds; issue 12 item 5).
+		var seq int64
+		err := w.queryRow(ctx, `UPDATE audit SET count = count + 1, last_at = max(last_at, ?1) WHERE seq = (
 			SELECT seq FROM audit WHERE kind = 'reject' AND tenant_id = ?2 AND reason = ?3 AND at >= ?4
-			ORDER BY seq DESC LIMIT 1)`,
-			nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval)))
-		if err != nil {
-			return fmt.Errorf("count refusal: %w", err)
-		}
-		if n, err := res.RowsAffected(); err == nil && n == 1 {
-			return nil
+			ORDER BY seq DESC LIMIT 1) RETURNING seq`,
+			nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval))).Scan(&seq)
+		switch {
+		case err == nil:
+			w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor),
+				TenantID: e.TenantID, RunID: e.RunID})
+			return &w.changes[len(w.changes)-1], nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("count refusal: %w", err)
 		}
 	}
-	_, err := w.exec(ctx, `INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
-		available_before, available_after, detail, balance, count, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`,
+	var seq int64
+	err := w.queryRow(ctx, `INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
+		available_before, available_after, detail, balance, count, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?) RETURNING seq`,
 		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason, e.Evidence, int64(e.Units),
-		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b, nanos(at))
+		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b, nanos(at)).Scan(&seq)
 	if err != nil {
-		return fmt.Errorf("append audit %s: %w", e.Kind, err)
+		return nil, fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}
-	return nil
+	w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor),
+		TenantID: e.TenantID, RunID: e.RunID})
+	return &w.changes[len(w.changes)-1], nil
 }
 
 // AppendAudit records an event that changes no balance. Its available
@@ -50,6 +75,9 @@ func insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool)
 func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	if strings.TrimSpace(string(e.Kind)) == "" {
 		return ledger.Errorf(ledger.CodeInvalidRequest, "an audit entry needs a kind")
+	}
+	if err := ledger.CheckActor(ledger.Actor(e.Actor)); err != nil {
+		return fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}
 	err := s.write(ctx, func(w *wtx) error { return insertAudit(ctx, w, e, false) }, nil)
 	if err != nil {

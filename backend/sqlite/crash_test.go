@@ -166,7 +166,7 @@ func checkAfterCrash(t *testing.T, path string, round int, acked map[ledger.RunI
 		t.Fatalf("round %d: reopen: %v", round, err)
 	}
 	defer st.Close()
-	if _, err := st.RecoverInterrupted(ctx); err != nil {
+	if _, err := st.RecoverInterrupted(ctx, ledger.ActorRecovery); err != nil {
 		t.Fatalf("round %d: recover: %v", round, err)
 	}
 	problems, err := st.Verify(ctx)
@@ -282,18 +282,18 @@ func crashChild(path string) {
 				switch rng.IntN(4) {
 				case 0, 1:
 					units := ledger.Units(rng.Int64N(int64(reserve) + 1))
-					if _, err := st.Settle(ctx, id, units, "usage"); err != nil {
+					if _, err := st.Settle(ctx, id, units, "usage", "system:test"); err != nil {
 						fail(err)
 					}
 					ack("settle %s %d", id, units)
 				case 2:
-					if _, err := st.KeepHold(ctx, id, ledger.RunInterrupted, "no usage"); err != nil {
+					if _, err := st.KeepHold(ctx, id, ledger.RunInterrupted, "no usage", "system:test"); err != nil {
 						fail(err)
 					}
 					ack("hold %s 0", id)
 				case 3:
 					if rng.IntN(2) == 0 {
-						if _, err := st.ReleaseHold(ctx, id, ledger.RunFailed, "HTTP 503 before output"); err != nil {
+						if _, err := st.ReleaseHold(ctx, id, ledger.RunFailed, "HTTP 503 before output", "system:test"); err != nil {
 							fail(err)
 						}
 						ack("release %s 0", id)

@@ -31,7 +31,7 @@ func TestGroupCommitIsolatesOps(t *testing.T) {
 	st := MustOpenStore(t, sqlite.Options{})
 	ledgertest.MustApply(t, st, ledgertest.Tenant("t", 100, 3))
 	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "held", TenantID: "t", ReserveUnits: 10})
-	if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut"); err != nil {
+	if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut", "system:test"); err != nil {
 		t.Fatal(err)
 	}
 	release := st.BlockWriter()

@@ -86,10 +86,15 @@ func (s *Store) SaveSnapshot(ctx context.Context, snap ledger.Snapshot) (ledger.
 		if err != nil {
 			return fmt.Errorf("insert snapshot: %w", err)
 		}
-		return insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditSync, Actor: snap.Source,
+		c, err := insertAuditChange(ctx, w, ledger.AuditEntry{Kind: ledger.AuditSync, Actor: snap.Source,
 			Units: snap.BalanceUnits, Detail: fmt.Sprintf("%s/%s day=%s balance=%d usage_at_sync=%d limit=%d limit_v6=%d b0=%d",
 				snap.Upstream, snap.Model, snap.Day, snap.BalanceUnits, snap.UsageAtSync, snap.LimitUnits,
 				snap.LimitV6Units, snap.B0Units)}, false)
+		if err != nil {
+			return err
+		}
+		c.Upstream, c.Model, c.Day = snap.Upstream, snap.Model, snap.Day
+		return nil
 	}, nil)
 	if err != nil {
 		return snap, fmt.Errorf("save snapshot of %s/%s: %w", snap.Upstream, snap.Model, err)

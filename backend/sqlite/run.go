@@ -56,8 +56,11 @@ func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run,
 	if err := validateAdmit(req); err != nil {
 		return ledger.Run{}, fmt.Errorf("admit run %s: %w", req.RunID, err)
 	}
+	if req.Actor == "" {
+		req.Actor = ledger.TenantActor(req.TenantID)
+	}
 	var run ledger.Run
-	err := s.write(ctx,
+	err := s.writeDecided(ctx,
 		func(w *wtx) error {
 			var err error
 			run, err = admit(ctx, w, req)
@@ -91,6 +94,10 @@ func validateAdmit(req ledger.AdmitRequest) error {
 	return nil
 }
 
+// admit decides from what it reads (the run id, the tenant's balance row,
+// the quota day) before it writes anything, so that a refusal leaves nothing
+// to roll back and the op needs no savepoint; the writer goroutine is the
+// only writer, so nothing moves between the reads and the writes.
 func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, error) {
 	var exists int
 	err := w.queryRow(ctx, `SELECT count(*) FROM runs WHERE id = ?`, string(req.RunID)).Scan(&exists)
@@ -101,44 +108,41 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		return ledger.Run{}, ledger.Errorf(ledger.CodeConflict, "run %s already exists", req.RunID)
 	}
 	r := req.ReserveUnits
-	var b balanceRow
-	err = w.queryRow(ctx, `UPDATE tenants SET held_units = held_units + ?1, active = active + 1
-		WHERE id = ?2 AND budget_units - spent_units - held_units >= ?1 AND active < max_concurrent
-		RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
-		int64(r), req.TenantID).Scan(&b.budget, &b.spent, &b.held, &b.active, &b.maxConc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ledger.Run{}, admitRefusal(ctx, w, req)
-	}
+	b, ok, err := readBalance(ctx, w, req.TenantID)
 	if err != nil {
-		return ledger.Run{}, fmt.Errorf("take hold: %w", err)
+		return ledger.Run{}, err
+	}
+	if err := admitRefusal(b, ok, req); err != nil {
+		return ledger.Run{}, err
 	}
 	day := ""
 	if q := req.Quota; q != nil {
 		day = q.Day
-		if _, err := w.exec(ctx, `INSERT INTO quota_days (upstream, model, day) VALUES (?, ?, ?)
-			ON CONFLICT DO NOTHING`, req.Upstream, req.Model, day); err != nil {
+		var usage, held ledger.Units
+		err := w.queryRow(ctx, `SELECT usage_units, held_units FROM quota_days WHERE upstream = ? AND model = ? AND day = ?`,
+			req.Upstream, req.Model, day).Scan(&usage, &held)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return ledger.Run{}, fmt.Errorf("quota day: %w", err)
 		}
-		res, err := w.exec(ctx, `UPDATE quota_days SET held_units = held_units + ?1
-			WHERE upstream = ?2 AND model = ?3 AND day = ?4 AND usage_units + held_units + ?1 <= ?5`,
-			int64(r), req.Upstream, req.Model, day, int64(q.LimitUnits))
-		if err != nil {
-			return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			if err != nil {
-				return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
-			}
-			var usage, held ledger.Units
-			if err := w.queryRow(ctx, `SELECT usage_units, held_units FROM quota_days WHERE upstream = ? AND model = ? AND day = ?`,
-				req.Upstream, req.Model, day).Scan(&usage, &held); err != nil {
-				return ledger.Run{}, fmt.Errorf("quota day: %w", err)
-			}
+		if usage+held+r > q.LimitUnits {
 			e := ledger.Errorf(ledger.CodeQuotaGuard,
 				"model %s on %s is at its daily quota guard: used %d + held %d + reserve %d > limit %d for %s",
 				req.Model, req.Upstream, usage, held, r, q.LimitUnits, day)
 			e.RetryAfter = quotaRetryAfter
 			return ledger.Run{}, e
+		}
+	}
+	if _, err := w.exec(ctx, `UPDATE tenants SET held_units = held_units + ?, active = active + 1 WHERE id = ?`,
+		int64(r), req.TenantID); err != nil {
+		return ledger.Run{}, fmt.Errorf("take hold: %w", err)
+	}
+	b.held += r
+	b.active++
+	if day != "" {
+		if _, err := w.exec(ctx, `INSERT INTO quota_days (upstream, model, day, held_units) VALUES (?, ?, ?, ?)
+			ON CONFLICT (upstream, model, day) DO UPDATE SET held_units = held_units + excluded.held_units`,
+			req.Upstream, req.Model, day, int64(r)); err != nil {
+			return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
 		}
 	}
 	status := ledger.RunActive
@@ -157,9 +161,9 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
 	after := b.available()
-	if err := insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
-		Actor: req.Actor, Units: r, AvailableBefore: after + r, AvailableAfter: after,
-		Detail: runDetail(run)}, true); err != nil {
+	if err := insertRunAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
+		Actor: string(req.Actor), Units: r, AvailableBefore: after + r, AvailableAfter: after,
+		Detail: runDetail(run)}, run); err != nil {
 		return ledger.Run{}, err
 	}
 	return run, nil
@@ -176,12 +180,9 @@ func runDetail(run ledger.Run) string {
 	return d
 }
 
-// admitRefusal explains why the conditional UPDATE matched no row.
-func admitRefusal(ctx context.Context, w *wtx, req ledger.AdmitRequest) error {
-	b, ok, err := readBalance(ctx, w, req.TenantID)
-	if err != nil {
-		return err
-	}
+// admitRefusal says why the tenant's balance row b (ok: it exists) cannot
+// take req, or nil when it can.
+func admitRefusal(b balanceRow, ok bool, req ledger.AdmitRequest) error {
 	if !ok {
 		return ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", req.TenantID)
 	}
@@ -190,9 +191,12 @@ func admitRefusal(ctx context.Context, w *wtx, req ledger.AdmitRequest) error {
 			"this call needs %d units but only %d of the budget of %d are available (%d spent, %d held)",
 			req.ReserveUnits, b.available(), b.budget, b.spent, b.held)
 	}
-	e := ledger.Errorf(ledger.CodeConcurrencyLimit, "%d of %d concurrent runs are in use", b.active, b.maxConc)
-	e.RetryAfter = concurrencyRetryAfter
-	return e
+	if b.active >= b.maxConc {
+		e := ledger.Errorf(ledger.CodeConcurrencyLimit, "%d of %d concurrent runs are in use", b.active, b.maxConc)
+		e.RetryAfter = concurrencyRetryAfter
+		return e
+	}
+	return nil
 }
 
 func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal error) error {
@@ -200,19 +204,28 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	if err != nil {
 		return err
 	}
-	e := ledger.AuditEntry{Kind: ledger.AuditReject, TenantID: req.TenantID, RunID: req.RunID, Actor: req.Actor,
+	e := ledger.AuditEntry{Kind: ledger.AuditReject, TenantID: req.TenantID, RunID: req.RunID, Actor: string(req.Actor),
 		Reason: ledger.ErrorCode(refusal), Units: req.ReserveUnits,
 		Detail: req.Upstream + "/" + req.Model + ": " + ledger.ErrorMessage(refusal)}
 	if ok {
 		e.AvailableBefore, e.AvailableAfter = b.available(), b.available()
 	}
-	return insertAudit(ctx, w, e, ok)
+	c, err := insertAuditChange(ctx, w, e, ok)
+	if err != nil {
+		return err
+	}
+	// A refused run never existed; the hook still learns which model refused.
+	c.RunID, c.Upstream, c.Model = "", req.Upstream, req.Model
+	if req.Quota != nil {
+		c.Day = req.Quota.Day
+	}
+	return nil
 }
 
 // change is one transition of a run, applied by applyChange.
 type change struct {
 	kind     ledger.AuditKind
-	actor    string
+	actor    ledger.Actor
 	reason   string
 	evidence string
 	units    ledger.Units // for the audit row
@@ -256,17 +269,21 @@ func applyChange(ctx context.Context, w *wtx, before, after ledger.Run, c change
 		return fmt.Errorf("update run: %w", err)
 	}
 	availAfter := b.available()
-	return insertAudit(ctx, w, ledger.AuditEntry{Kind: c.kind, TenantID: before.TenantID, RunID: before.ID,
-		Actor: c.actor, Reason: c.reason, Evidence: c.evidence, Units: c.units,
+	return insertRunAudit(ctx, w, ledger.AuditEntry{Kind: c.kind, TenantID: before.TenantID, RunID: before.ID,
+		Actor: string(c.actor), Reason: c.reason, Evidence: c.evidence, Units: c.units,
 		AvailableBefore: availAfter + dSpent + dHeld, AvailableAfter: availAfter,
-		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, after.Status, after.Usage)}, true)
+		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, after.Status, after.Usage)}, after)
 }
 
-// transition loads a run, lets decide compute its next state, and applies it.
-func (s *Store) transition(ctx context.Context, op string, id ledger.RunID,
+// transition loads a run, lets decide compute its next state, and applies
+// it as actor's change.
+func (s *Store) transition(ctx context.Context, op string, id ledger.RunID, actor ledger.Actor,
 	decide func(run ledger.Run) (ledger.Run, change, error)) (ledger.Run, error) {
+	if err := ledger.CheckActor(actor); err != nil {
+		return ledger.Run{}, fmt.Errorf("%s run %s: %w", op, id, err)
+	}
 	var out ledger.Run
-	err := s.write(ctx, func(w *wtx) error {
+	err := s.writeDecided(ctx, func(w *wtx) error {
 		before, err := loadRun(ctx, w, id)
 		if err != nil {
 			return err
@@ -280,6 +297,7 @@ func (s *Store) transition(ctx context.Context, op string, id ledger.RunID,
 			return nil
 		}
 		after.UpdatedAt = w.now
+		c.actor = actor
 		if err := applyChange(ctx, w, before, after, c); err != nil {
 			return err
 		}
@@ -297,8 +315,8 @@ func ended(run ledger.Run) error {
 }
 
 // Start moves a queued run to active; starting an active run changes nothing.
-func (s *Store) Start(ctx context.Context, id ledger.RunID) (ledger.Run, error) {
-	return s.transition(ctx, "start", id, func(run ledger.Run) (ledger.Run, change, error) {
+func (s *Store) Start(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error) {
+	return s.transition(ctx, "start", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
 		switch {
 		case run.Status.Ended():
 			return run, change{}, ended(run)
@@ -311,11 +329,11 @@ func (s *Store) Start(ctx context.Context, id ledger.RunID) (ledger.Run, error) 
 }
 
 // Settle ends a run on trusted usage: spends units, releases the rest.
-func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string) (ledger.Run, error) {
+func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
 	if err := ledger.CheckUnits("settled units", units); err != nil {
 		return ledger.Run{}, fmt.Errorf("settle run %s: %w", id, err)
 	}
-	return s.transition(ctx, "settle", id, func(run ledger.Run) (ledger.Run, change, error) {
+	return s.transition(ctx, "settle", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
 		if run.Status.Ended() {
 			return run, change{}, ended(run)
 		}
@@ -334,14 +352,14 @@ func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units,
 }
 
 // KeepHold ends a run whose usage is unknown; its reserve stays held.
-func (s *Store) KeepHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, reason string) (ledger.Run, error) {
+func (s *Store) KeepHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, reason string, actor ledger.Actor) (ledger.Run, error) {
 	switch status {
 	case ledger.RunCompleted, ledger.RunInterrupted, ledger.RunCancelled, ledger.RunFailed:
 	default:
 		return ledger.Run{}, fmt.Errorf("keep hold of run %s: %w", id,
 			ledger.Errorf(ledger.CodeInvalidRequest, "a run that keeps its hold must end; %q is not an end status", status))
 	}
-	return s.transition(ctx, "keep hold of", id, func(run ledger.Run) (ledger.Run, change, error) {
+	return s.transition(ctx, "keep hold of", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
 		if run.Status.Ended() {
 			return run, change{}, ended(run)
 		}
@@ -355,7 +373,7 @@ func (s *Store) KeepHold(ctx context.Context, id ledger.RunID, status ledger.Run
 }
 
 // ReleaseHold ends a run the provider provably did no work for.
-func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, evidence string) (ledger.Run, error) {
+func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, evidence string, actor ledger.Actor) (ledger.Run, error) {
 	if status != ledger.RunFailed && status != ledger.RunCancelled {
 		return ledger.Run{}, fmt.Errorf("release hold of run %s: %w", id,
 			ledger.Errorf(ledger.CodeInvalidRequest, "a released run ends failed or cancelled, not %q", status))
@@ -364,7 +382,7 @@ func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.
 		return ledger.Run{}, fmt.Errorf("release hold of run %s: %w", id,
 			ledger.Errorf(ledger.CodeInvalidRequest, "releasing a hold needs the evidence that the provider did no work"))
 	}
-	return s.transition(ctx, "release hold of", id, func(run ledger.Run) (ledger.Run, change, error) {
+	return s.transition(ctx, "release hold of", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
 		if run.Status.Ended() {
 			return run, change{}, ended(run)
 		}
@@ -380,7 +398,7 @@ func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.
 }
 
 // Reconcile settles a held run at units with evidence, exactly once.
-func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Units, evidence, actor string) (ledger.Run, error) {
+func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
 	if err := ledger.CheckUnits("reconciled units", units); err != nil {
 		return ledger.Run{}, fmt.Errorf("reconcile run %s: %w", id, err)
 	}
@@ -388,7 +406,7 @@ func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Uni
 		return ledger.Run{}, fmt.Errorf("reconcile run %s: %w", id,
 			ledger.Errorf(ledger.CodeInvalidRequest, "reconciling a hold needs evidence (a bill, a console figure)"))
 	}
-	return s.transition(ctx, "reconcile", id, func(run ledger.Run) (ledger.Run, change, error) {
+	return s.transition(ctx, "reconcile", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
 		if run.Usage != ledger.UsageUnknown {
 			why := "its usage is " + string(run.Usage)
 			if run.Usage == ledger.UsagePending {
@@ -401,7 +419,7 @@ func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Uni
 				"reconciled units %d exceed the reserve %d of run %s", units, run.ReserveUnits, run.ID)
 		}
 		run.Usage, run.SpentUnits, run.HeldUnits, run.Evidence = ledger.UsageReconciled, units, 0, evidence
-		return run, change{kind: ledger.AuditReconcile, actor: actor, evidence: evidence, units: units}, nil
+		return run, change{kind: ledger.AuditReconcile, evidence: evidence, units: units}, nil
 	})
 }
 
@@ -411,8 +429,11 @@ const QueuedAtCrashEvidence = "queued at the crash, never sent upstream"
 
 // RecoverInterrupted marks runs left active by a dead process as
 // interrupted with usage unknown, their holds kept; runs left queued are
-// released with QueuedAtCrashEvidence.
-func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
+// released with QueuedAtCrashEvidence. Every row is actor's.
+func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int, error) {
+	if err := ledger.CheckActor(actor); err != nil {
+		return 0, fmt.Errorf("recover interrupted runs: %w", err)
+	}
 	var n int
 	err := s.write(ctx, func(w *wtx) error {
 		n = 0
@@ -435,7 +456,7 @@ func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
 		}
 		for _, before := range open {
 			after := before
-			c := change{kind: ledger.AuditRecover, actor: "recovery"}
+			c := change{kind: ledger.AuditRecover, actor: actor}
 			if before.Status == ledger.RunQueued {
 				// Start is committed before the request is sent, so a run
 				// still queued never reached the provider: proof of no work,
@@ -443,7 +464,7 @@ func (s *Store) RecoverInterrupted(ctx context.Context) (int, error) {
 				after.Status, after.Usage = ledger.RunFailed, ledger.UsageReleased
 				after.SpentUnits, after.HeldUnits = 0, 0
 				after.Evidence = QueuedAtCrashEvidence
-				c = change{kind: ledger.AuditRelease, actor: "recovery", reason: "hold released",
+				c = change{kind: ledger.AuditRelease, actor: actor, reason: "hold released",
 					evidence: after.Evidence, units: before.HeldUnits}
 			} else {
 				after.Status, after.Usage = ledger.RunInterrupted, ledger.UsageUnknown

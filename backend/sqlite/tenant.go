@@ -45,7 +45,10 @@ type tenantRow struct {
 // every start leaves the audit log alone. Tenants absent from the list keep
 // their row and history but lose their keys: removing a tenant from the
 // config must stop it from calling.
-func (s *Store) ApplyTenants(ctx context.Context, tenants []ledger.Tenant, actor string) error {
+func (s *Store) ApplyTenants(ctx context.Context, tenants []ledger.Tenant, actor ledger.Actor) error {
+	if err := ledger.CheckActor(actor); err != nil {
+		return fmt.Errorf("apply tenants: %w", err)
+	}
 	if err := validateTenants(tenants); err != nil {
 		return err
 	}
@@ -86,7 +89,7 @@ func validateTenants(tenants []ledger.Tenant) error {
 	return nil
 }
 
-func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor string) error {
+func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor ledger.Actor) error {
 	existing, err := loadTenants(ctx, w)
 	if err != nil {
 		return err
@@ -114,7 +117,7 @@ func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor st
 		}
 		if revoked[old.ID] > 0 && !configured {
 			avail := old.BudgetUnits - old.spent - old.held
-			if err := insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditConfig, TenantID: old.ID, Actor: actor,
+			if err := insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditConfig, TenantID: old.ID, Actor: string(actor),
 				Reason: "tenant no longer configured", AvailableBefore: avail, AvailableAfter: avail,
 				Detail: fmt.Sprintf("keys -%d", revoked[old.ID])}, true); err != nil {
 				return err
@@ -179,7 +182,7 @@ func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor st
 			continue
 		}
 		after := t.BudgetUnits - old.spent - old.held
-		if err := insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditConfig, TenantID: t.ID, Actor: actor,
+		if err := insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditConfig, TenantID: t.ID, Actor: string(actor),
 			Units: t.BudgetUnits - old.BudgetUnits, AvailableBefore: before, AvailableAfter: after,
 			Detail: strings.Join(diff, "; ")}, true); err != nil {
 			return err

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -20,14 +22,32 @@ type writeOp struct {
 	// refused, if set, runs after apply's savepoint was rolled back because
 	// apply returned a domain error: it records the refusal (AuditReject).
 	refused func(w *wtx, err error) error
+	// decided says apply makes every check before its first write, and
+	// after it fails only when SQLite does: it then runs without a
+	// savepoint (three statements and a statement journal saved per op),
+	// and an error after a write fails the whole batch.
+	decided bool
 	done    chan error
 }
 
 // wtx is the writer's transaction as an op sees it, with the batch's clock.
 type wtx struct {
-	tx    *sql.Tx
-	now   time.Time
-	stmts *stmtCache
+	tx      *sql.Tx
+	now     time.Time
+	stmts   *stmtCache
+	changes []ledger.Change // one per audit row written, for the commit hook
+	writes  int             // statements run that may write, to tell a refusal from a half-done op
+}
+
+// stmtCtx is the context every statement of the writer runs under: once the
+// writer has taken an op it is done whole or not at all, whatever the
+// caller's context does meanwhile (a statement cancelled half-way through an
+// op without a savepoint would leave half of it behind).
+var stmtCtx = context.Background()
+
+// writes reports whether query may change a row (anything but a SELECT).
+func writes(query string) bool {
+	return !strings.HasPrefix(strings.TrimSpace(query), "SELECT")
 }
 
 // stmtCache holds the writer's statements prepared on its one connection:
@@ -57,7 +77,9 @@ func (c *stmtCache) close() {
 	}
 }
 
-func (w *wtx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (w *wtx) exec(_ context.Context, query string, args ...any) (sql.Result, error) {
+	ctx := stmtCtx
+	w.writes++
 	if st, ok := w.stmts.ready[query]; ok {
 		return w.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
@@ -65,7 +87,11 @@ func (w *wtx) exec(ctx context.Context, query string, args ...any) (sql.Result, 
 	return w.tx.ExecContext(ctx, query, args...)
 }
 
-func (w *wtx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+func (w *wtx) query(_ context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx := stmtCtx
+	if writes(query) {
+		w.writes++
+	}
 	if st, ok := w.stmts.ready[query]; ok {
 		return w.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
@@ -73,7 +99,11 @@ func (w *wtx) query(ctx context.Context, query string, args ...any) (*sql.Rows, 
 	return w.tx.QueryContext(ctx, query, args...)
 }
 
-func (w *wtx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+func (w *wtx) queryRow(_ context.Context, query string, args ...any) *sql.Row {
+	ctx := stmtCtx
+	if writes(query) {
+		w.writes++
+	}
 	if st, ok := w.stmts.ready[query]; ok {
 		return w.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
@@ -98,10 +128,20 @@ var errClosed = ledger.Errorf(ledger.CodeInternal, "the ledger is closed")
 // the caller waits for the commit even if ctx ends meanwhile: answering early
 // would leave the caller not knowing whether its change is on disk.
 func (s *Store) write(ctx context.Context, apply func(w *wtx) error, refused func(w *wtx, err error) error) error {
+	return s.queue(ctx, &writeOp{ctx: ctx, apply: apply, refused: refused})
+}
+
+// writeDecided is write for an apply that decides before it writes (see
+// writeOp.decided).
+func (s *Store) writeDecided(ctx context.Context, apply func(w *wtx) error, refused func(w *wtx, err error) error) error {
+	return s.queue(ctx, &writeOp{ctx: ctx, apply: apply, refused: refused, decided: true})
+}
+
+func (s *Store) queue(ctx context.Context, op *writeOp) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	op := &writeOp{ctx: ctx, apply: apply, refused: refused, done: make(chan error, 1)}
+	op.done = make(chan error, 1)
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -144,39 +184,58 @@ func (s *Store) writer() {
 
 func (s *Store) runBatch(batch []*writeOp) {
 	results := make([]error, len(batch))
-	err := s.applyBatchSafely(batch, results)
+	changes, err := s.applyBatchSafely(batch, results)
 	s.batches.Add(1)
 	s.writes.Add(int64(len(batch)))
 	if len(s.stmts.wanted) > 0 {
 		// A failure to prepare only costs speed: the statement runs unprepared.
 		_ = s.stmts.prepare(s.wdb)
 	}
-	for i, op := range batch {
-		if err != nil {
+	if err != nil {
+		for _, op := range batch {
 			op.done <- err
-		} else {
+		}
+		return
+	}
+	hook := s.hook.Load()
+	if hook == nil || len(changes) == 0 {
+		for i, op := range batch {
 			op.done <- results[i]
 		}
+		return
 	}
+	// The callers hear of their write once the hook has seen it, except
+	// the hook's own writes: their delivery waits for the hook to return.
+	d := delivery{hook: *hook, changes: changes}
+	for i, op := range batch {
+		if ledger.InHook(op.ctx) {
+			op.done <- results[i]
+			continue
+		}
+		d.ops, d.results = append(d.ops, op), append(d.results, results[i])
+	}
+	s.deliveries.push(d)
 }
 
 // applyBatchSafely turns a panic in an op into an error for the whole batch
 // (its transaction is rolled back), so that one bug cannot leave every
 // caller waiting on a dead writer.
-func (s *Store) applyBatchSafely(batch []*writeOp, results []error) (err error) {
+func (s *Store) applyBatchSafely(batch []*writeOp, results []error) (changes []ledger.Change, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("ledger writer: panic: %v", p)
+			changes, err = nil, fmt.Errorf("ledger writer: panic: %v", p)
 		}
 	}()
 	return s.applyBatch(batch, results)
 }
 
-func (s *Store) applyBatch(batch []*writeOp, results []error) error {
+// applyBatch applies batch in one transaction and returns, once it is
+// committed, what it changed.
+func (s *Store) applyBatch(batch []*writeOp, results []error) ([]ledger.Change, error) {
 	ctx := context.Background()
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin write: %w", err)
+		return nil, fmt.Errorf("begin write: %w", err)
 	}
 	defer tx.Rollback()
 	w := &wtx{tx: tx, now: s.opts.Now().UTC(), stmts: &s.stmts}
@@ -188,25 +247,28 @@ func (s *Store) applyBatch(batch []*writeOp, results []error) error {
 		w.now = s.opts.Now().UTC() // each change carries its own time
 		opErr, fatal := s.applyOp(ctx, w, op)
 		if fatal != nil {
-			return fatal
+			return nil, fatal
 		}
 		results[i] = opErr
 	}
 	if w.now.Sub(s.lastPrune) > time.Hour {
 		if err := pruneUsageMinutes(ctx, w); err != nil {
-			return err
+			return nil, err
 		}
 		s.lastPrune = w.now
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit write: %w", err)
+		return nil, fmt.Errorf("commit write: %w", err)
 	}
-	return nil
+	return w.changes, nil
 }
 
 // applyOp runs one op in a savepoint. It returns the op's own outcome, and a
 // fatal error when the transaction itself can no longer be trusted.
 func (s *Store) applyOp(ctx context.Context, w *wtx, op *writeOp) (opErr, fatal error) {
+	if op.decided {
+		return applyDecided(w, op)
+	}
 	opErr, fatal = savepoint(ctx, w, op.apply)
 	if fatal != nil || opErr == nil || op.refused == nil {
 		return opErr, fatal
@@ -225,11 +287,38 @@ func (s *Store) applyOp(ctx context.Context, w *wtx, op *writeOp) (opErr, fatal 
 	return opErr, nil
 }
 
+// applyDecided runs a decided op without a savepoint: a refusal has
+// written nothing, so there is nothing to roll back; a failure after a
+// write cannot be undone alone and fails the batch.
+func applyDecided(w *wtx, op *writeOp) (opErr, fatal error) {
+	noted, wrote := len(w.changes), w.writes
+	opErr = op.apply(w)
+	if opErr == nil {
+		return nil, nil
+	}
+	if w.writes != wrote {
+		return nil, fmt.Errorf("ledger writer: an op failed after writing: %w", opErr)
+	}
+	w.changes = w.changes[:noted]
+	var domain *ledger.Error
+	if op.refused == nil || !errors.As(opErr, &domain) {
+		return opErr, nil
+	}
+	// The refusal's record is one INSERT, atomic on its own.
+	if auditErr := op.refused(w, opErr); auditErr != nil {
+		w.changes = w.changes[:noted]
+		return fmt.Errorf("audit refusal %v: %w", opErr, auditErr), nil
+	}
+	return opErr, nil
+}
+
 func savepoint(ctx context.Context, w *wtx, fn func(w *wtx) error) (opErr, fatal error) {
 	if _, err := w.exec(ctx, `SAVEPOINT op`); err != nil {
 		return nil, fmt.Errorf("savepoint: %w", err)
 	}
+	noted := len(w.changes)
 	if opErr = fn(w); opErr != nil {
+		w.changes = w.changes[:noted] // rolled back: nothing to report
 		if _, err := w.exec(ctx, `ROLLBACK TO op`); err != nil {
 			return nil, fmt.Errorf("rollback to savepoint after %v: %w", opErr, err)
 		}
@@ -250,4 +339,84 @@ func pruneUsageMinutes(ctx context.Context, w *wtx) error {
 		return fmt.Errorf("prune usage minutes: %w", err)
 	}
 	return nil
+}
+
+// delivery is one committed transaction's changes on their way to the
+// commit hook, with the callers that wait for it.
+type delivery struct {
+	hook    ledger.CommitHook
+	changes []ledger.Change
+	ops     []*writeOp
+	results []error
+}
+
+// deliveries is the FIFO between the writer and the goroutine that calls
+// the commit hook. push never blocks, so a slow hook cannot stall the
+// writer; its length is bounded by the callers waiting on it.
+type deliveries struct {
+	mu     sync.Mutex
+	queue  []delivery
+	closed bool
+	wake   chan struct{} // capacity 1
+	done   chan struct{} // closed when the deliverer ended
+}
+
+func newDeliveries() *deliveries {
+	return &deliveries{wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+func (q *deliveries) push(d delivery) {
+	q.mu.Lock()
+	q.queue = append(q.queue, d)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close lets the deliverer drain what is queued and end; it waits for that.
+func (q *deliveries) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	<-q.done
+}
+
+// run calls the hook for each delivery in commit order, then answers its callers.
+func (q *deliveries) run() {
+	defer close(q.done)
+	ctx := ledger.HookContext(context.Background())
+	for range q.wake {
+		for {
+			q.mu.Lock()
+			if len(q.queue) == 0 {
+				closed := q.closed
+				q.mu.Unlock()
+				if closed {
+					return
+				}
+				break
+			}
+			d := q.queue[0]
+			q.queue[0] = delivery{}
+			q.queue = q.queue[1:]
+			q.mu.Unlock()
+			callHook(ctx, d.hook, d.changes)
+			for i, op := range d.ops {
+				op.done <- d.results[i]
+			}
+		}
+	}
+}
+
+// callHook keeps a panicking hook from leaving the writes' callers waiting:
+// the changes are committed whatever the hook does.
+func callHook(ctx context.Context, hook ledger.CommitHook, changes []ledger.Change) {
+	defer func() { _ = recover() }()
+	hook(ctx, changes)
 }

@@ -31,7 +31,11 @@ type Options struct {
 	Duration    time.Duration
 	SlowStreams int
 	Meter       string
+	Pprof       string // a file for the gateway's CPU profile, "" = none
 }
+
+// profiledClients is the run -pprof profiles: non-stream, the issue's profile.
+const profiledClients = 64
 
 // The fake upstreams' models: one upstream each, so each answers its way.
 const (
@@ -95,7 +99,18 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 				}
 				// Interleaved: direct, then through the gateway, per cell.
 				d := load(ctx, direct, model, stream, n, o.Duration, nil)
+				var prof chan error
+				if o.Pprof != "" && rep == 0 && !stream && n == profiledClients {
+					prof = make(chan error, 1)
+					go func() { prof <- gw.profile(ctx, o.Pprof, o.Duration) }()
+				}
 				g := load(ctx, through, model, stream, n, o.Duration, gw)
+				if prof != nil {
+					if err := <-prof; err != nil {
+						return err
+					}
+					fmt.Fprintf(w, "CPU profile of the gateway, %d clients non-stream: %s\n\n", n, o.Pprof)
+				}
 				if g.Failed > 0 || d.Failed > 0 {
 					fmt.Fprintf(w, "rep %d, %d clients, stream %v: %d direct and %d gateway calls failed (%s%s)\n",
 						rep+1, n, stream, d.Failed, g.Failed, d.FirstError, g.FirstError)
@@ -284,6 +299,7 @@ func slowStreams(ctx context.Context, w io.Writer, t target, gw *gateway, up *de
 // gateway is the `quotagate serve` child.
 type gateway struct {
 	base, version string
+	pprof         string // the gateway's profiler address, "" = none
 	pid           int
 	stop          func()
 }
@@ -318,14 +334,25 @@ func spawn(ctx context.Context, o Options, ups map[string]*demo.Server) (*gatewa
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(o.Binary, "serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--addr", addr)
+	args := []string{"serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--addr", addr}
+	var pprofAddr string
+	if o.Pprof != "" {
+		pl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		pprofAddr = pl.Addr().String()
+		pl.Close()
+		args = append(args, "--pprof", pprofAddr)
+	}
+	cmd := exec.Command(o.Binary, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", o.Binary, err)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	g := &gateway{base: "http://" + addr, pid: cmd.Process.Pid, stop: func() {
+	g := &gateway{base: "http://" + addr, pprof: pprofAddr, pid: cmd.Process.Pid, stop: func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-exited:
@@ -384,6 +411,23 @@ func (g *gateway) settled(ctx context.Context, c *http.Client, w io.Writer) erro
 		return fmt.Errorf("%d units stay held: calls did not settle on trusted usage", b.Held)
 	}
 	return nil
+}
+
+// profile saves a CPU profile of the gateway over the next d (whole seconds,
+// at least one) to file.
+func (g *gateway) profile(ctx context.Context, file string, d time.Duration) error {
+	secs := max(1, int(d/time.Second))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", g.pprof, secs), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("profile the gateway: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile the gateway: %s %v", resp.Status, err)
+	}
+	return os.WriteFile(file, b, 0o644)
 }
 
 // cpu is the gateway's user+system CPU time so far (/proc/PID/stat).

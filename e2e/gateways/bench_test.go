@@ -62,7 +62,7 @@ func BenchmarkAdmit(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					if _, err := st.Settle(ctx, id, 7, "bench"); err != nil {
+					if _, err := st.Settle(ctx, id, 7, "bench", "system:test"); err != nil {
 						b.Error(err)
 						return
 					}

@@ -235,4 +235,11 @@ describe('dashboard from the fixture', () => {
     expect(text('error-banner')).toContain('refused');
     st.stop();
   });
+  it('while reconnecting the data is marked stale', async () => {
+    const st = mount();
+    expect($('stale')).toBeNull();
+    act(() => (st as unknown as { set(p: object): void }).set({ status: 'reconnecting' }));
+    expect(text('stale')).toContain('may be out of date');
+    expect(root.querySelector('main')!.classList.contains('stale')).toBe(true);
+  });
 });

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Store, View } from './lib/store';
 import { GLOBAL } from './lib/store';
 import type { ConnectInfo } from './lib/api';
@@ -12,6 +12,9 @@ import { SnapshotsList } from './components/SnapshotsList';
 import { Audit } from './components/Audit';
 import { Connect } from './components/Connect';
 import { Note } from './components/Note';
+import { Settings } from './components/Settings';
+import { deliver, events, loadPrefs, type NotifyPrefs } from './lib/notify';
+import type { State } from './lib/types';
 import { applyTheme, lang, pickLang, rememberLang, rememberTheme, setLang, storedLang, storedTheme, t, type Lang, type ThemePref } from './lib/i18n';
 import { time } from './lib/format';
 
@@ -47,6 +50,15 @@ export function App(props: { store: Store; clock?: () => number; tick?: boolean;
   const [tab, setTab] = useState<Tab | null>(props.tab ?? null);
   const [info, setInfo] = useState<ConnectInfo | null>(null);
   const [infoErr, setInfoErr] = useState<string | null>(null);
+  const [prefs, setPrefs] = useState<NotifyPrefs>(loadPrefs());
+  const prevState = useRef<State | null>(null);
+
+  // Desktop notifications for what became true since the previous state.
+  useEffect(() => {
+    if (!s) return;
+    void deliver(events(prevState.current, s, prefs));
+    prevState.current = s;
+  }, [s]);
 
   useEffect(() => {
     applyTheme(theme);
@@ -126,6 +138,7 @@ export function App(props: { store: Store; clock?: () => number; tick?: boolean;
               <SnapshotsList snapshots={s.snapshots} now={now} />
             </>
           )}
+          {shown === 'settings' && <Settings prefs={prefs} onPrefs={setPrefs} />}
           {shown === 'audit' && (
             <Audit api={store.api} tenants={s.tenants} actions={store} busy={view.busy.has('export')} notes={view.notes} tick={view.receivedAt} now={now} />
           )}

@@ -95,11 +95,11 @@ func RunConcurrency(t *testing.T, open Opener) {
 					admitted.Add(1)
 					switch rng.IntN(4) {
 					case 0, 1:
-						_, err = st.Settle(ctx, id, ledger.Units(rng.Int64N(int64(reserve)+1)), "usage")
+						_, err = st.Settle(ctx, id, ledger.Units(rng.Int64N(int64(reserve)+1)), "usage", by)
 					case 2:
-						_, err = st.ReleaseHold(ctx, id, ledger.RunFailed, "HTTP 502 before output")
+						_, err = st.ReleaseHold(ctx, id, ledger.RunFailed, "HTTP 502 before output", by)
 					case 3:
-						if _, err = st.KeepHold(ctx, id, ledger.RunInterrupted, "cut"); err == nil && rng.IntN(2) == 0 {
+						if _, err = st.KeepHold(ctx, id, ledger.RunInterrupted, "cut", by); err == nil && rng.IntN(2) == 0 {
 							_, err = st.Reconcile(ctx, id, ledger.Units(rng.Int64N(int64(reserve)+1)), "bill", "op")
 						}
 					}

@@ -145,7 +145,7 @@ func testSeed000(t *testing.T, st ledger.Store) {
 	// cannot back another call.
 	big := MustAdmit(t, st, ledger.AdmitRequest{RunID: "r-102", TenantID: "tenant-a", ReserveUnits: 102, Actor: "gateway"})
 	WantBalance(t, st, ledger.Balance{TenantID: "tenant-a", BudgetUnits: 110, HeldUnits: 102, AvailableUnits: 8, Active: 1})
-	if _, err := st.Settle(ctx, big.ID, 0, "usage 0"); err != nil {
+	if _, err := st.Settle(ctx, big.ID, 0, "usage 0", by); err != nil {
 		t.Fatal(err)
 	}
 
@@ -153,7 +153,7 @@ func testSeed000(t *testing.T, st ledger.Store) {
 	if run.Status != ledger.RunActive || run.Usage != ledger.UsagePending || run.HeldUnits != 22 {
 		t.Fatalf("admitted run = %+v", run)
 	}
-	run, err := st.KeepHold(ctx, "r-22", ledger.RunInterrupted, "upstream cut the stream after part; no usage, no [DONE]")
+	run, err := st.KeepHold(ctx, "r-22", ledger.RunInterrupted, "upstream cut the stream after part; no usage, no [DONE]", by)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func testReconcileBounds(t *testing.T, st ledger.Store) {
 	ctx := context.Background()
 	MustApply(t, st, Tenant("t", 110, 2))
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "held", TenantID: "t", ReserveUnits: 22})
-	if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut"); err != nil {
+	if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut", by); err != nil {
 		t.Fatal(err)
 	}
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "running", TenantID: "t", ReserveUnits: 10})
@@ -230,7 +230,7 @@ func testReconcileBounds(t *testing.T, st ledger.Store) {
 	}
 	// The bounds are inclusive: 0 and the whole reserve are both valid.
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "held2", TenantID: "t", ReserveUnits: 5})
-	if _, err := st.KeepHold(ctx, "held2", ledger.RunCancelled, "client went away"); err != nil {
+	if _, err := st.KeepHold(ctx, "held2", ledger.RunCancelled, "client went away", by); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Reconcile(ctx, "held", 22, "bill: whole reserve", "op"); err != nil {
@@ -363,7 +363,7 @@ func testQueuedCountsAsActive(t *testing.T, st ledger.Store) {
 	_, err := st.Admit(ctx, ledger.AdmitRequest{RunID: "c", TenantID: "t", ReserveUnits: 10, Upstream: "demo", Model: "m"})
 	WantCode(t, err, ledger.CodeConcurrencyLimit)
 	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, HeldUnits: 20, AvailableUnits: 980, Active: 2})
-	run, err := st.Start(ctx, "q")
+	run, err := st.Start(ctx, "q", by)
 	if err != nil || run.Status != ledger.RunActive {
 		t.Fatalf("start: %+v %v", run, err)
 	}
@@ -373,25 +373,25 @@ func testQueuedCountsAsActive(t *testing.T, st ledger.Store) {
 	}
 	// Starting an active run again is a no-op, not a second audit row.
 	rows := len(tenantAudit(t, st, "t"))
-	if run, err := st.Start(ctx, "q"); err != nil || run.Status != ledger.RunActive {
+	if run, err := st.Start(ctx, "q", by); err != nil || run.Status != ledger.RunActive {
 		t.Fatalf("second start: %+v %v", run, err)
 	}
 	if got := len(tenantAudit(t, st, "t")); got != rows {
 		t.Fatalf("second start wrote %d audit rows", got-rows)
 	}
 	// Giving up while queued is proof the provider did no work.
-	if _, err := st.Settle(ctx, "a", 3, "usage"); err != nil {
+	if _, err := st.Settle(ctx, "a", 3, "usage", by); err != nil {
 		t.Fatal(err)
 	}
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "q2", TenantID: "t", ReserveUnits: 10, Queued: true})
-	if _, err := st.ReleaseHold(ctx, "q2", ledger.RunCancelled, "gave up after 8s in the gate queue"); err != nil {
+	if _, err := st.ReleaseHold(ctx, "q2", ledger.RunCancelled, "gave up after 8s in the gate queue", by); err != nil {
 		t.Fatal(err)
 	}
 	if e := lastAudit(t, st, "t"); e.Kind != ledger.AuditCancel || e.Units != 10 {
 		t.Fatalf("cancel audit row = %+v", e)
 	}
 	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, SpentUnits: 3, HeldUnits: 10, AvailableUnits: 987, Active: 1})
-	_, err = st.Start(ctx, "missing")
+	_, err = st.Start(ctx, "missing", by)
 	WantCode(t, err, ledger.CodeRunNotFound)
 	WantVerified(t, st)
 }
@@ -400,7 +400,7 @@ func testSettlePartial(t *testing.T, st ledger.Store) {
 	ctx := context.Background()
 	MustApply(t, st, Tenant("t", 1000, 4))
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r", TenantID: "t", ReserveUnits: 123})
-	run, err := st.Settle(ctx, "r", 100, "usage 40+60, [DONE]")
+	run, err := st.Settle(ctx, "r", 100, "usage 40+60, [DONE]", by)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func testSettlePartial(t *testing.T, st ledger.Store) {
 	}
 	// Seed 000 §15.2: "问题" in (6) and "你好 AI" out (9) settle at 15.
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "zh", TenantID: "t", ReserveUnits: 106})
-	if _, err := st.Settle(ctx, "zh", 15, "utf8-bytes-v1: 6 in + 9 out"); err != nil {
+	if _, err := st.Settle(ctx, "zh", 15, "utf8-bytes-v1: 6 in + 9 out", by); err != nil {
 		t.Fatal(err)
 	}
 	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, SpentUnits: 115, AvailableUnits: 885})
@@ -426,13 +426,13 @@ func testSettleBounds(t *testing.T, st ledger.Store) {
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r", TenantID: "t", ReserveUnits: 50})
 	want := ledger.Balance{TenantID: "t", BudgetUnits: 1000, HeldUnits: 50, AvailableUnits: 950, Active: 1}
 	for _, units := range []ledger.Units{-1, ledger.MaxUnits + 1} {
-		_, err := st.Settle(ctx, "r", units, "usage")
+		_, err := st.Settle(ctx, "r", units, "usage", by)
 		WantCode(t, err, ledger.CodeInvalidRequest)
 		WantBalance(t, st, want)
 	}
-	_, err := st.Settle(ctx, "nope", 1, "usage")
+	_, err := st.Settle(ctx, "nope", 1, "usage", by)
 	WantCode(t, err, ledger.CodeRunNotFound)
-	if _, err := st.Settle(ctx, "r", 50, "usage: the whole reserve"); err != nil {
+	if _, err := st.Settle(ctx, "r", 50, "usage: the whole reserve", by); err != nil {
 		t.Fatal(err)
 	}
 	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, SpentUnits: 50, AvailableUnits: 950})
@@ -448,7 +448,7 @@ func testSettleOverrun(t *testing.T, st ledger.Store) {
 	MustApply(t, st, Tenant("t", 1000, 4))
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r", TenantID: "t", Upstream: "ark", Model: "m", ReserveUnits: 50,
 		Quota: &ledger.QuotaCheck{Day: "2026-11-29", LimitUnits: 10_000}})
-	run, err := st.Settle(ctx, "r", 80, "usage 80")
+	run, err := st.Settle(ctx, "r", 80, "usage 80", by)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,10 +473,13 @@ func testEndedRun(t *testing.T, st ledger.Store) {
 		name string
 		fn   func(id ledger.RunID) error
 	}{
-		{"Settled", func(id ledger.RunID) error { _, err := st.Settle(ctx, id, 5, "usage"); return err }},
-		{"Held", func(id ledger.RunID) error { _, err := st.KeepHold(ctx, id, ledger.RunInterrupted, "cut"); return err }},
+		{"Settled", func(id ledger.RunID) error { _, err := st.Settle(ctx, id, 5, "usage", by); return err }},
+		{"Held", func(id ledger.RunID) error {
+			_, err := st.KeepHold(ctx, id, ledger.RunInterrupted, "cut", by)
+			return err
+		}},
 		{"Released", func(id ledger.RunID) error {
-			_, err := st.ReleaseHold(ctx, id, ledger.RunFailed, "HTTP 503 before any output")
+			_, err := st.ReleaseHold(ctx, id, ledger.RunFailed, "HTTP 503 before any output", by)
 			return err
 		}},
 	} {
@@ -490,10 +493,10 @@ func testEndedRun(t *testing.T, st ledger.Store) {
 			run := mustRun(t, st, id)
 			rows := len(tenantAudit(t, st, "t"))
 			for name, try := range map[string]func() error{
-				"settle":  func() error { _, err := st.Settle(ctx, id, 1, "late usage"); return err },
-				"keep":    func() error { _, err := st.KeepHold(ctx, id, ledger.RunCancelled, "late"); return err },
-				"release": func() error { _, err := st.ReleaseHold(ctx, id, ledger.RunCancelled, "late proof"); return err },
-				"start":   func() error { _, err := st.Start(ctx, id); return err },
+				"settle":  func() error { _, err := st.Settle(ctx, id, 1, "late usage", by); return err },
+				"keep":    func() error { _, err := st.KeepHold(ctx, id, ledger.RunCancelled, "late", by); return err },
+				"release": func() error { _, err := st.ReleaseHold(ctx, id, ledger.RunCancelled, "late proof", by); return err },
+				"start":   func() error { _, err := st.Start(ctx, id, by); return err },
 			} {
 				if got := ledger.ErrorCode(try()); got != ledger.CodeRunEnded {
 					t.Errorf("%s of an ended run: code %q, want %q", name, got, ledger.CodeRunEnded)
@@ -515,14 +518,14 @@ func testReleaseHold(t *testing.T, st ledger.Store) {
 	ctx := context.Background()
 	MustApply(t, st, Tenant("t", 100, 4))
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r", TenantID: "t", ReserveUnits: 40})
-	_, err := st.ReleaseHold(ctx, "r", ledger.RunFailed, "")
+	_, err := st.ReleaseHold(ctx, "r", ledger.RunFailed, "", by)
 	WantCode(t, err, ledger.CodeInvalidRequest)
-	_, err = st.ReleaseHold(ctx, "r", ledger.RunCompleted, "proof")
+	_, err = st.ReleaseHold(ctx, "r", ledger.RunCompleted, "proof", by)
 	WantCode(t, err, ledger.CodeInvalidRequest)
-	_, err = st.KeepHold(ctx, "r", ledger.RunActive, "not an end")
+	_, err = st.KeepHold(ctx, "r", ledger.RunActive, "not an end", by)
 	WantCode(t, err, ledger.CodeInvalidRequest)
 	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 100, HeldUnits: 40, AvailableUnits: 60, Active: 1})
-	run, err := st.ReleaseHold(ctx, "r", ledger.RunFailed, "HTTP 503 before any output")
+	run, err := st.ReleaseHold(ctx, "r", ledger.RunFailed, "HTTP 503 before any output", by)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,10 +548,10 @@ func testRecoverInterrupted(t *testing.T, st ledger.Store) {
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "active", TenantID: "t", ReserveUnits: 10})
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "queued", TenantID: "t", ReserveUnits: 20, Queued: true})
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "done", TenantID: "t", ReserveUnits: 30})
-	if _, err := st.Settle(ctx, "done", 7, "usage"); err != nil {
+	if _, err := st.Settle(ctx, "done", 7, "usage", by); err != nil {
 		t.Fatal(err)
 	}
-	n, err := st.RecoverInterrupted(ctx)
+	n, err := st.RecoverInterrupted(ctx, ledger.ActorRecovery)
 	if err != nil || n != 2 {
 		t.Fatalf("recover = %d, %v; want 2", n, err)
 	}
@@ -563,7 +566,7 @@ func testRecoverInterrupted(t *testing.T, st ledger.Store) {
 	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, SpentUnits: 7, HeldUnits: 10, AvailableUnits: 983})
 	kinds := map[ledger.AuditKind]int{}
 	for _, e := range tenantAudit(t, st, "t") {
-		if e.Actor == "recovery" {
+		if e.Actor == string(ledger.ActorRecovery) {
 			kinds[e.Kind]++
 		}
 	}
@@ -571,7 +574,7 @@ func testRecoverInterrupted(t *testing.T, st ledger.Store) {
 		t.Fatalf("recovery audit rows = %v, want one recover and one release", kinds)
 	}
 	// Recovery is idempotent: a second call finds nothing.
-	if n, err := st.RecoverInterrupted(ctx); err != nil || n != 0 {
+	if n, err := st.RecoverInterrupted(ctx, ledger.ActorRecovery); err != nil || n != 0 {
 		t.Fatalf("second recover = %d, %v", n, err)
 	}
 	WantVerified(t, st)
@@ -695,11 +698,11 @@ func testQuota(t *testing.T, st ledger.Store) {
 		}
 	}
 	want(0, 3800)
-	if _, err := st.Settle(ctx, "s", 700, "usage"); err != nil {
+	if _, err := st.Settle(ctx, "s", 700, "usage", by); err != nil {
 		t.Fatal(err)
 	}
 	want(700, 2800)
-	if _, err := st.KeepHold(ctx, "h", ledger.RunInterrupted, "cut"); err != nil {
+	if _, err := st.KeepHold(ctx, "h", ledger.RunInterrupted, "cut", by); err != nil {
 		t.Fatal(err)
 	}
 	want(700, 2800)
@@ -707,7 +710,7 @@ func testQuota(t *testing.T, st ledger.Store) {
 		t.Fatal(err)
 	}
 	want(2200, 800)
-	if _, err := st.ReleaseHold(ctx, "r", ledger.RunFailed, "HTTP 429 before output"); err != nil {
+	if _, err := st.ReleaseHold(ctx, "r", ledger.RunFailed, "HTTP 429 before output", by); err != nil {
 		t.Fatal(err)
 	}
 	want(2200, 300)
@@ -723,7 +726,7 @@ func testQuota(t *testing.T, st ledger.Store) {
 	}
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "unguarded", TenantID: "t", Upstream: "ark", Model: "deepseek-v4-flash",
 		ReserveUnits: 400})
-	if _, err := st.Settle(ctx, "unguarded", 100, "usage"); err != nil {
+	if _, err := st.Settle(ctx, "unguarded", 100, "usage", by); err != nil {
 		t.Fatal(err)
 	}
 	want(2200, 2800)
@@ -841,13 +844,13 @@ func testRunsFilter(t *testing.T, st ledger.Store) {
 		MustAdmit(t, st, ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprint("a", i)), TenantID: "a", ReserveUnits: 10})
 	}
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "b0", TenantID: "b", ReserveUnits: 10})
-	if _, err := st.Settle(ctx, "a0", 1, "usage"); err != nil {
+	if _, err := st.Settle(ctx, "a0", 1, "usage", by); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.KeepHold(ctx, "a1", ledger.RunInterrupted, "cut"); err != nil {
+	if _, err := st.KeepHold(ctx, "a1", ledger.RunInterrupted, "cut", by); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ReleaseHold(ctx, "a2", ledger.RunFailed, "HTTP 500 before output"); err != nil {
+	if _, err := st.ReleaseHold(ctx, "a2", ledger.RunFailed, "HTTP 500 before output", by); err != nil {
 		t.Fatal(err)
 	}
 	runs, err := st.Runs(ctx, ledger.RunFilter{TenantID: "a"})
@@ -881,6 +884,9 @@ func testRunsFilter(t *testing.T, st ledger.Store) {
 		t.Fatal("balance of an unknown tenant succeeded")
 	}
 }
+
+// by is the actor of the suite's own transitions.
+const by = ledger.Actor("system:ledgertest")
 
 // testRefusalsAggregate: repeated refusals of one tenant with one code
 // within ledger.RefusalInterval share one audit row with their count and
@@ -928,10 +934,10 @@ func testRefusalsAggregate(t *testing.T, st ledger.Store) {
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r1", TenantID: "t", ReserveUnits: 10})
 	for i := range 4 {
 		_, err := st.Admit(ctx, ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprintf("x%d", i)), TenantID: "t",
-			Upstream: "demo", Model: "demo-model", ReserveUnits: 10})
+			Upstream: "demo", Model: "demo-model", ReserveUnits: 10, Actor: "t"})
 		WantCode(t, err, ledger.CodeConcurrencyLimit)
 	}
-	if _, err := st.Settle(ctx, "r1", 4, "usage"); err != nil {
+	if _, err := st.Settle(ctx, "r1", 4, "usage", by); err != nil {
 		t.Fatal(err)
 	}
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r2", TenantID: "t", ReserveUnits: 10})

@@ -161,7 +161,7 @@ func (m *Machine) Finish() error {
 	ctx := context.Background()
 	for _, r := range m.runs {
 		if !r.status.Ended() {
-			if _, err := m.Store.KeepHold(ctx, r.id, ledger.RunInterrupted, "sim: program ended"); err != nil {
+			if _, err := m.Store.KeepHold(ctx, r.id, ledger.RunInterrupted, "sim: program ended", by); err != nil {
 				return fmt.Errorf("finish: keep hold of %s: %w", r.id, err)
 			}
 			r.status, r.usage = ledger.RunInterrupted, ledger.UsageUnknown
@@ -236,7 +236,7 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 			return nil
 		}
 		m.logf("start %s", r.id)
-		run, err := m.Store.Start(ctx, r.id)
+		run, err := m.Store.Start(ctx, r.id, by)
 		want := ""
 		switch {
 		case r.status.Ended():
@@ -252,7 +252,7 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 		}
 		units := ledger.Units(int(m.arg()) % (int(r.reserve) + 2))
 		m.logf("settle %s %d", r.id, units)
-		run, err := m.Store.Settle(ctx, r.id, units, "usage")
+		run, err := m.Store.Settle(ctx, r.id, units, "usage", by)
 		want := ""
 		switch {
 		case r.status.Ended():
@@ -276,7 +276,7 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 		}
 		status := []ledger.RunStatus{ledger.RunInterrupted, ledger.RunCancelled, ledger.RunCompleted, ledger.RunFailed}[m.arg()%4]
 		m.logf("keep-hold %s %s", r.id, status)
-		run, err := m.Store.KeepHold(ctx, r.id, status, "usage unknown")
+		run, err := m.Store.KeepHold(ctx, r.id, status, "usage unknown", by)
 		want := ""
 		if r.status.Ended() {
 			want = ledger.CodeRunEnded
@@ -292,7 +292,7 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 		}
 		status := []ledger.RunStatus{ledger.RunFailed, ledger.RunCancelled}[m.arg()%2]
 		m.logf("release %s %s", r.id, status)
-		run, err := m.Store.ReleaseHold(ctx, r.id, status, "HTTP 503 before any output")
+		run, err := m.Store.ReleaseHold(ctx, r.id, status, "HTTP 503 before any output", by)
 		want := ""
 		if r.status.Ended() {
 			want = ledger.CodeRunEnded
@@ -360,7 +360,7 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 			return fmt.Errorf("reopen: %w", err)
 		}
 		m.Store = st
-		n, err := st.RecoverInterrupted(ctx)
+		n, err := st.RecoverInterrupted(ctx, ledger.ActorRecovery)
 		if err != nil {
 			return fmt.Errorf("recover: %w", err)
 		}

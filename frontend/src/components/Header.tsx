@@ -3,8 +3,8 @@ import type { State } from '../lib/types';
 import { duration } from '../lib/format';
 import { langs, t, type Key, type Lang, type ThemePref } from '../lib/i18n';
 
-export type Tab = 'connect' | 'overview' | 'quota' | 'audit';
-export const tabs: readonly Tab[] = ['connect', 'overview', 'quota', 'audit'];
+export type Tab = 'connect' | 'overview' | 'quota' | 'audit' | 'settings';
+export const tabs: readonly Tab[] = ['connect', 'overview', 'quota', 'audit', 'settings'];
 
 const langNames: Record<Lang, string> = { en: 'English', 'zh-CN': '简体中文' };
 
@@ -56,13 +56,13 @@ export function Header(props: {
           <dt>{t('header.addr')}</dt>
           <dd data-testid="addr">{s?.addr ?? '—'}</dd>
         </div>
-        <div>
+        <div class="wide-only">
           <dt>{t('header.dataDir')}</dt>
           <dd data-testid="data-dir" class="path" title={s?.data_dir}>
             {s?.data_dir ?? '—'}
           </dd>
         </div>
-        <div>
+        <div class="wide-only">
           <dt>{t('header.meter')}</dt>
           <dd data-testid="meter">{s?.meter ?? '—'}</dd>
         </div>

@@ -5,7 +5,7 @@ import type { QuotaState, Snapshot } from '../lib/types';
 import { chartData, type Threshold } from '../lib/chart';
 import { tone } from '../lib/quota';
 import { duration, units } from '../lib/format';
-import { t, type Key } from '../lib/i18n';
+import { lang, t, type Key } from '../lib/i18n';
 
 const thresholdKeys: Record<Threshold['key'], Key> = {
   cap: 'quota.cap',
@@ -47,7 +47,12 @@ export function QuotaChart(props: { q: QuotaState; snapshots: Snapshot[]; now: D
       legend: { show: false },
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max, ...d.thresholds.map((x) => x.value)) * 1.08 || 1] } },
       axes: [
-        { stroke: ink, grid: { stroke: grid } },
+        {
+          stroke: ink,
+          grid: { stroke: grid },
+          // local clock times in the page's language, not uPlot's English "12am"
+          values: (_u, vals) => vals.map((v) => new Intl.DateTimeFormat(lang(), { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(v * 1000))),
+        },
         { stroke: ink, grid: { stroke: grid }, size: 70, values: (_u, vals) => vals.map((v) => units(v)) },
       ],
       series: [
@@ -72,7 +77,7 @@ export function QuotaChart(props: { q: QuotaState; snapshots: Snapshot[]; now: D
               ctx.fillStyle = `${held}66`;
               ctx.fillRect(x - 10 * devicePixelRatio, y1, 10 * devicePixelRatio, y0 - y1);
             }
-            for (const th of d.thresholds) {
+            for (const [i, th] of d.thresholds.entries()) {
               const y = u.valToPos(th.value, 'y', true);
               ctx.strokeStyle = th.key === 'wall' || th.key === 'limit' ? css('--bad', '#c0362c') : ink;
               ctx.setLineDash(th.key === 'limitV6' || th.key === 'buffer' ? [4, 4] : []);
@@ -81,7 +86,8 @@ export function QuotaChart(props: { q: QuotaState; snapshots: Snapshot[]; now: D
               ctx.lineTo(u.bbox.left + u.bbox.width, y);
               ctx.stroke();
               ctx.fillStyle = ctx.strokeStyle;
-              ctx.fillText(`${t(thresholdKeys[th.key])} ${units(th.value)}`, u.bbox.left + 4, y - 3);
+              // staggered along the line, so thresholds at nearly one value stay readable
+              ctx.fillText(`${t(thresholdKeys[th.key])} ${units(th.value)}`, u.bbox.left + (4 + i * 170) * devicePixelRatio, y - 3);
             }
             ctx.restore();
           },

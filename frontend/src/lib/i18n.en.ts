@@ -243,6 +243,20 @@ export const en = {
   'audit.page': 'rows {from}–{to}',
 
   // generic
+  // notifications and settings
+  'nav.settings': 'Settings',
+  'notify.hold': 'A hold of {reserve} units for {tenant}',
+  'notify.evicted': '{model} is evicted from the free quota',
+  'notify.budget': '{tenant} has used {share} of its budget',
+  'notify.budgetBody': '{used} spent or held; {available} units available.',
+  'settings.notify': 'Desktop notifications',
+  'settings.notifyNote': 'shown by your system while the dashboard is open',
+  'settings.notifyHolds': 'when a run keeps a hold',
+  'settings.notifyEvictions': 'when a guarded model is evicted',
+  'settings.notifyBudget': 'when a tenant passes a share of its budget',
+  'settings.share': 'budget share',
+  'settings.shareError': 'a whole percent from 1 to 100',
+  'settings.tenantsLater': 'Tenants (budgets, limits, keys) are set in the config file for now.',
   'notice.dismiss': 'dismiss',
   'form.close': 'Close',
 } as const;

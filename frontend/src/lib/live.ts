@@ -3,6 +3,7 @@
 // treated as a gap: wait (backoff), re-fetch the state, reopen the socket.
 
 import { normalizeState, type State } from './types';
+import { applyDelta, type Delta } from './delta';
 
 export type ConnStatus = 'connecting' | 'live' | 'reconnecting' | 'closed';
 
@@ -59,10 +60,35 @@ export function backoffDelay(attempt: number, initialMs: number, maxMs: number):
   return Math.min(maxMs, initialMs * 2 ** Math.min(attempt, 30));
 }
 
+export type Message = { type: 'state'; seq: number; state: State } | { type: 'delta'; seq: number; delta: Delta };
+
+/**
+ * parseFrame reads a {"type":"state","seq":n,"state":…} or
+ * {"type":"delta","seq":n,"delta":…} message; null for anything else
+ * (unknown types are ignored so the server can add kinds).
+ */
+export function parseFrame(data: unknown): Message | null {
+  if (typeof data !== 'string') return null;
+  let msg: unknown;
+  try {
+    msg = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (!msg || typeof msg !== 'object') return null;
+  const m = msg as { type?: unknown; seq?: unknown; state?: unknown; delta?: unknown };
+  const seq = typeof m.seq === 'number' ? m.seq : 0;
+  if (m.type === 'delta') {
+    if (!m.delta || typeof m.delta !== 'object' || seq <= 0) return null;
+    return { type: 'delta', seq, delta: m.delta as Delta };
+  }
+  const st = parseMessage(data);
+  return st ? { type: 'state', seq, state: st } : null;
+}
+
 /**
  * parseMessage returns the state carried by a {"type":"state","state":…}
- * message, or null for any other message (unknown types are ignored so the
- * server can add kinds without breaking older dashboards).
+ * message, or null for any other message.
  */
 export function parseMessage(data: unknown): State | null {
   if (typeof data !== 'string') return null;
@@ -150,10 +176,26 @@ export function connectLive(o: LiveOptions): Live {
     }
     ws = s;
     let told = false;
+    let seq = 0; // the last message applied on this socket
+    let cur: State | null = null;
     s.onmessage = (ev) => {
       if (closed || myGen !== gen) return;
-      const st = parseMessage(ev.data);
-      if (!st) return;
+      const m = parseFrame(ev.data);
+      if (!m) return;
+      let st: State;
+      if (m.type === 'state') {
+        st = m.state;
+      } else {
+        // A delta must follow the message before it; a gap (or a delta
+        // before any state) means a lost message: re-read the whole state.
+        if (!cur || m.seq !== seq + 1) {
+          scheduleReconnect(myGen);
+          return;
+        }
+        st = applyDelta(cur, m.delta);
+      }
+      seq = m.seq;
+      cur = st;
       attempt = 0; // a delivered state proves the pipe works again
       o.onState(st);
       status('live');

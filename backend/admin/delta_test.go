@@ -1,0 +1,63 @@
+package admin_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/admin"
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+func run(id string, st ledger.RunStatus, held ledger.Units) ledger.Run {
+	return ledger.Run{ID: ledger.RunID(id), TenantID: "local", Upstream: "demo", Model: "demo-chat", Status: st,
+		Usage: ledger.UsagePending, ReserveUnits: 102, HeldUnits: held, CreatedAt: time.Unix(int64(len(id)), 0).UTC()}
+}
+
+// TestDiffApply: applying Diff(prev, next) to prev gives next, for changed,
+// new, gone and reordered rows; an unchanged state is an empty delta.
+func TestDiffApply(t *testing.T) {
+	base := admin.State{Version: "v", Tenants: []admin.TenantState{{Tenant: "local", BudgetUnits: 1000, AvailableUnits: 1000}},
+		Runs: []ledger.Run{run("r2", ledger.RunActive, 102), run("r1", ledger.RunActive, 102)}}
+	base.Normalize() // as every sent state is
+	settled := run("r1", ledger.RunCompleted, 0)
+	for _, tc := range []struct {
+		name string
+		next func(admin.State) admin.State
+		rows int // rows the delta carries
+	}{
+		{"Same", func(s admin.State) admin.State { return s }, 0},
+		{"Changed", func(s admin.State) admin.State {
+			s.Runs = []ledger.Run{s.Runs[0], settled}
+			s.Tenants = []admin.TenantState{{Tenant: "local", BudgetUnits: 1000, SpentUnits: 15, AvailableUnits: 883}}
+			return s
+		}, 2},
+		{"NewFirst", func(s admin.State) admin.State {
+			s.Runs = append([]ledger.Run{run("r3", ledger.RunQueued, 102)}, s.Runs...)
+			return s
+		}, 1},
+		{"GoneAndHeld", func(s admin.State) admin.State {
+			s.Runs = s.Runs[:1]
+			s.Holds = []ledger.Run{run("r1", ledger.RunInterrupted, 102)}
+			return s
+		}, 1},
+		{"Header", func(s admin.State) admin.State { s.Demo = true; s.UptimeSeconds = 9; return s }, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			next := tc.next(base)
+			next.Normalize()
+			d := admin.Diff(base, next)
+			got, _ := json.Marshal(base.Apply(d))
+			want, _ := json.Marshal(next)
+			if string(got) != string(want) {
+				t.Fatalf("Apply(Diff) =\n%s\nwant\n%s\ndelta %+v", got, want, d)
+			}
+			if n := len(d.Runs) + len(d.Holds) + len(d.Tenants); n > tc.rows+1 {
+				t.Errorf("delta carries %d rows, want at most %d: %+v", n, tc.rows+1, d)
+			}
+			if tc.name == "Same" && !d.Empty() {
+				t.Errorf("unchanged state gave a delta: %+v", d)
+			}
+		})
+	}
+}

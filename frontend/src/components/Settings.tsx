@@ -1,0 +1,53 @@
+import { useState } from 'preact/hooks';
+import { t } from '../lib/i18n';
+import { savePrefs, type NotifyPrefs } from '../lib/notify';
+
+/** Settings: the desktop notifications, each with its off switch, and the budget share. */
+export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) => void }) {
+  const p = props.prefs;
+  const [share, setShare] = useState(String(Math.round(p.share * 100)));
+  const set = (q: NotifyPrefs) => {
+    savePrefs(q);
+    props.onPrefs(q);
+    if (typeof Notification !== 'undefined' && Notification.permission === 'default') void Notification.requestPermission().catch(() => {});
+  };
+  const box = (k: 'holds' | 'evictions' | 'budget', label: string) => (
+    <label class="check">
+      <input type="checkbox" data-testid={`notify-${k}`} checked={p[k]} onChange={(e) => set({ ...p, [k]: (e.target as HTMLInputElement).checked })} />
+      {label}
+    </label>
+  );
+  const n = Number(share);
+  const bad = !(Number.isInteger(n) && n >= 1 && n <= 100);
+  return (
+    <section class="panel" data-testid="settings-panel">
+      <h2>
+        {t('settings.notify')} <span class="muted">{t('settings.notifyNote')}</span>
+      </h2>
+      <div class="stacked-checks">
+        {box('holds', t('settings.notifyHolds'))}
+        {box('evictions', t('settings.notifyEvictions'))}
+        {box('budget', t('settings.notifyBudget'))}
+        <label>
+          {t('settings.share')}{' '}
+          <input
+            data-testid="notify-share"
+            inputMode="numeric"
+            size={4}
+            value={share}
+            aria-invalid={bad}
+            onInput={(e) => {
+              const v = (e.target as HTMLInputElement).value;
+              setShare(v);
+              const x = Number(v);
+              if (Number.isInteger(x) && x >= 1 && x <= 100) set({ ...p, share: x / 100 });
+            }}
+          />{' '}
+          %
+          {bad && <span class="field-error"> {t('settings.shareError')}</span>}
+        </label>
+      </div>
+      <p class="muted small">{t('settings.tenantsLater')}</p>
+    </section>
+  );
+}

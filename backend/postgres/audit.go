@@ -16,26 +16,8 @@ import (
 // AvailableBefore/After from the tenant's balance row, holding its lock, in
 // this same transaction, so Verify may replay the row.
 func (s *Store) insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool) error {
-	if e.Kind == ledger.AuditReject {
-		// One row per tenant and code per interval counts the refusals
-		// (issue 12 item 5); its available figures stay the first's. The
-		// count moves now (it must know whether a row matched).
-		at := e.At
-		if at.IsZero() {
-			at = w.now
-		}
-		var seq int64
-		err := w.QueryRow(ctx, `UPDATE audit SET count = count + 1, last_at = GREATEST(last_at, $1) WHERE seq = (
-			SELECT seq FROM audit WHERE kind = 'reject' AND tenant_id = $2 AND reason = $3 AND at >= $4
-			ORDER BY seq DESC LIMIT 1) RETURNING seq`,
-			nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval))).Scan(&seq)
-		switch {
-		case err == nil:
-			w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor), TenantID: e.TenantID, RunID: e.RunID})
-			return nil
-		case !errors.Is(err, pgx.ErrNoRows):
-			return fmt.Errorf("count refusal: %w", err)
-		}
+	if counted, err := countRefusal(ctx, w, e); counted || err != nil {
+		return err
 	}
 	insertAuditIn(w, e, balance, s.opts.Instance)
 	return nil
@@ -131,4 +113,31 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 		return nil, fmt.Errorf("read audit: %w", err)
 	}
 	return out, nil
+}
+
+// countRefusal adds a reject entry to its tenant's and code's row of this
+// interval, if there is one: one row counts the refusals (issue 12 item 5);
+// its available figures stay the first's. The count moves at once (it must
+// know whether a row matched); a new row is queued like every other.
+func countRefusal(ctx context.Context, w *wtx, e ledger.AuditEntry) (bool, error) {
+	if e.Kind != ledger.AuditReject {
+		return false, nil
+	}
+	at := e.At
+	if at.IsZero() {
+		at = w.now
+	}
+	var seq int64
+	err := w.QueryRow(ctx, `UPDATE audit SET count = count + 1, last_at = GREATEST(last_at, $1) WHERE seq = (
+		SELECT seq FROM audit WHERE kind = 'reject' AND tenant_id = $2 AND reason = $3 AND at >= $4
+		ORDER BY seq DESC LIMIT 1) RETURNING seq`,
+		nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval))).Scan(&seq)
+	switch {
+	case err == nil:
+		w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor), TenantID: e.TenantID, RunID: e.RunID})
+		return true, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	}
+	return false, fmt.Errorf("count refusal: %w", err)
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/gate"
@@ -86,6 +87,8 @@ type Gateway struct {
 	runs map[ledger.RunID]*call // runs in flight in this process
 
 	stats streamCounters
+
+	pendingEnds atomic.Int64 // decided run ends being retried (retryEnd)
 }
 
 // New returns a gateway; it panics on a missing Store, Meter or upstream,

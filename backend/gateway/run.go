@@ -534,10 +534,21 @@ func (c *call) finish(reqCtx context.Context) error {
 	if !o.decided {
 		o = outcome{status: ledger.RunInterrupted, evidence: "the gateway ended the run without a decision"}
 	}
-	var (
-		err  error
-		kind string
-	)
+	kind, err := c.writeEnd(ctx, o)
+	if err != nil {
+		// A decided outcome must reach the ledger (issue 12 item 1: a run
+		// whose end could not be written stayed active for ever, its
+		// concurrency slot taken): it is retried with backoff until written.
+		g.log.Error("gateway: end run; retrying until the ledger takes it", "run", c.id, "outcome", kind, "err", err)
+		g.retryEnd(c, o)
+		return fmt.Errorf("end run %s: %w", c.id, err)
+	}
+	return nil
+}
+
+// writeEnd writes outcome o of c to the ledger.
+func (c *call) writeEnd(ctx context.Context, o outcome) (kind string, err error) {
+	g := c.g
 	switch {
 	case o.verdict.Trusted:
 		// Above the reserve, the ledger charges the tenant the reserve and
@@ -551,10 +562,42 @@ func (c *call) finish(reqCtx context.Context) error {
 		_, err = g.opts.Store.KeepHold(ctx, c.id, o.status, o.evidence, c.actor())
 		kind = "keep hold"
 	}
-	if err != nil {
-		// The run stays open in the ledger; RecoverInterrupted keeps its hold at the next start.
-		g.log.Error("gateway: end run", "run", c.id, "outcome", kind, "err", err)
-		return fmt.Errorf("end run %s: %w", c.id, err)
+	if ledger.ErrorCode(err) == ledger.CodeRunEnded {
+		err = nil // already written (a retry whose first try committed after all)
 	}
-	return nil
+	return kind, err
 }
+
+// Backoff of retryEnd.
+const (
+	endRetryFirst = 100 * time.Millisecond
+	endRetryMax   = 5 * time.Second
+)
+
+// retryEnd writes c's outcome in the background, with backoff, until the
+// ledger takes it. PendingEnds counts those waiting (for /healthz and the
+// dashboard).
+func (g *Gateway) retryEnd(c *call, o outcome) {
+	g.pendingEnds.Add(1)
+	go func() {
+		defer g.pendingEnds.Add(-1)
+		for wait := endRetryFirst; ; wait = min(2*wait, endRetryMax) {
+			time.Sleep(wait) // backoff between tries of a write that failed; not a guess at an event
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			kind, err := c.writeEnd(ctx, o)
+			cancel()
+			if err == nil {
+				g.log.Warn("gateway: end run written after retrying", "run", c.id, "outcome", kind)
+				return
+			}
+			if ledger.ErrorCode(err) != ledger.CodeInternal {
+				g.log.Error("gateway: end run refused; left for recovery", "run", c.id, "outcome", kind, "err", err)
+				return
+			}
+		}
+	}()
+}
+
+// PendingEnds is how many decided run ends the ledger has not taken yet
+// (they are being retried).
+func (g *Gateway) PendingEnds() int64 { return g.pendingEnds.Load() }

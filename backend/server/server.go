@@ -235,7 +235,11 @@ func (s *Server) routes(gw http.Handler) http.Handler {
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q}\n", s.opts.Version)
+	status, pending := "ok", s.assembly.gateway.PendingEnds()
+	if pending > 0 {
+		status = "degraded" // run ends the ledger has not taken yet: retried until it does
+	}
+	fmt.Fprintf(w, "{\"status\":%q,\"version\":%q,\"pending_run_ends\":%d}\n", status, s.opts.Version, pending)
 }
 
 // checkLoopback refuses to listen anywhere but loopback (RELIABILITY T22).

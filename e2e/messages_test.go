@@ -340,10 +340,14 @@ func TestAnthropicSDK(t *testing.T) {
 	}
 }
 
-// waitHeld waits for a run to end with its hold kept (usage unknown).
+// waitHeld waits for a run to end with its hold kept (usage unknown): the
+// run ends in the handler just after the client saw the end of its stream,
+// so it waits on the live hub's changes, re-reading the run at each.
 func waitHeld(t *testing.T, s *server.Server, id string) ledger.Run {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	sub := s.Hub().Subscribe()
+	defer func() { sub.Close() }()
+	timeout := time.After(10 * time.Second)
 	for {
 		r, err := s.Store().Run(context.Background(), ledger.RunID(id))
 		if err != nil {
@@ -355,10 +359,14 @@ func waitHeld(t *testing.T, s *server.Server, id string) ledger.Run {
 			}
 			return r
 		}
-		if time.Now().After(deadline) {
+		select {
+		case _, ok := <-sub.C():
+			if !ok { // dropped as a slow subscriber: listen again
+				sub = s.Hub().Subscribe()
+			}
+		case <-timeout:
 			t.Fatalf("run %s did not end: %+v", id, r)
 		}
-		time.Sleep(20 * time.Millisecond) // the run ends in the handler's defer, right after the client saw the error
 	}
 }
 

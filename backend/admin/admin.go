@@ -90,7 +90,7 @@ func New(o Options) *Handler {
 		name    string
 		missing bool
 	}{{"State", o.State == nil}, {"Store", o.Store == nil}, {"Canceller", o.Canceller == nil},
-		{"Quota", o.Quota == nil}, {"Connect", o.Connect == nil}} {
+		{"Quota", o.Quota == nil}, {"Connect", o.Connect == nil}, {"Tenants", o.Tenants == nil}} {
 		if r.missing {
 			panic("admin.New: Options." + r.name + " is required")
 		}

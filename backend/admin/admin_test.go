@@ -66,6 +66,7 @@ func newFixture(t *testing.T, mod func(*admin.Options)) *fixture {
 		Store:     st,
 		Canceller: storeCanceller{st},
 		Quota:     &quotaStub{},
+		Tenants:   noTenants{},
 		Connect: func(context.Context) (admin.ConnectInfo, error) {
 			return admin.ConnectInfo{BaseURL: "http://127.0.0.1:8787/v1"}, nil
 		},
@@ -645,3 +646,18 @@ func TestWebSocketIdlePeerClosed(t *testing.T) {
 		}
 	}
 }
+
+// noTenants is the fixture's tenant settings: none, and nothing to change
+// (the server's tests drive the real ones).
+type noTenants struct{}
+
+func (noTenants) Settings(context.Context) (admin.TenantSettings, error) {
+	return admin.TenantSettings{}, nil
+}
+func (noTenants) Save(context.Context, admin.TenantPolicy) error {
+	return ledger.Errorf(ledger.CodeInvalidRequest, "the fixture has no tenant settings")
+}
+func (noTenants) Rotate(context.Context, string) (string, error) {
+	return "", ledger.Errorf(ledger.CodeInvalidRequest, "the fixture has no tenant settings")
+}
+func (noTenants) Discard(context.Context) error { return nil }

@@ -47,9 +47,6 @@ type Tenants interface {
 }
 
 func (h *Handler) tenantSettings(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Tenants == nil {
-		return ledger.Errorf(ledger.CodeInternal, "tenant settings are not available in this build")
-	}
 	s, err := h.o.Tenants.Settings(r.Context())
 	if err != nil {
 		return err
@@ -66,9 +63,6 @@ func (h *Handler) tenantSettings(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) tenantSave(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Tenants == nil {
-		return ledger.Errorf(ledger.CodeInternal, "tenant settings are not available in this build")
-	}
 	var p TenantPolicy
 	if err := decodeJSON(w, r, &p); err != nil {
 		return err
@@ -80,9 +74,6 @@ func (h *Handler) tenantSave(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) tenantRotate(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Tenants == nil {
-		return ledger.Errorf(ledger.CodeInternal, "tenant settings are not available in this build")
-	}
 	key, err := h.o.Tenants.Rotate(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
@@ -93,9 +84,6 @@ func (h *Handler) tenantRotate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) tenantDiscard(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Tenants == nil {
-		return ledger.Errorf(ledger.CodeInternal, "tenant settings are not available in this build")
-	}
 	if err := h.o.Tenants.Discard(r.Context()); err != nil {
 		return err
 	}

@@ -450,3 +450,24 @@ func TestMessagesUpstreamErrorEvent(t *testing.T) {
 		t.Errorf("run %+v", run)
 	}
 }
+
+// TestMessagesCutBodyNoRetry: a whole answer that breaks off keeps the hold
+// and says x-should-retry: false (a retry could pay twice), both paths.
+func TestMessagesCutBodyNoRetry(t *testing.T) {
+	for _, m := range messagesModes {
+		t.Run(m.name, func(t *testing.T) {
+			e := messagesEnv(t, m.protocols, 10_000)
+			body := `{"model":"demo-chat","max_tokens":9,"messages":[{"role":"user","content":"hi"}]}`
+			resp := e.messages("key-a", body, map[string]string{demo.PlanHeader: "kind=cut&after=1"})
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode < 500 || resp.Header.Get("X-Should-Retry") != "false" ||
+				!strings.Contains(string(b), `"type":"error"`) || !strings.Contains(string(b), "(quotagate: upstream_interrupted)") {
+				t.Errorf("%d %v %s", resp.StatusCode, resp.Header, b)
+			}
+			if run := e.waitEnd(runID(t, resp)); run.Usage != ledger.UsageUnknown || run.HeldUnits != run.ReserveUnits {
+				t.Errorf("run %+v", run)
+			}
+		})
+	}
+}

@@ -80,7 +80,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	c.rc = rc
 	c.mu.Unlock()
 	w.WriteHeader(http.StatusOK)
-	writeErr := c.write(w, rc, nil) // headers and X-Run-Id out before the first event
+	writeErr := c.write(w, rc) // headers and X-Run-Id out before the first event
 
 	queue := make(chan queued, st.queueCap)
 	st.queue.Store(&queue)
@@ -230,6 +230,7 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 		defer t.Stop()
 		tick = t.C
 	}
+	pending := make([][]byte, 0, maxCoalesce)
 	for {
 		select {
 		case q, ok := <-queue:
@@ -240,14 +241,38 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 				c.dropped.Store(true) // cancelled, or the client left: discard what is still queued
 				continue
 			}
-			if err := c.write(w, rc, q.b); err != nil {
+			// Coalesce: what is already queued goes out with it in one flush
+			// (one write syscall per drain, not per event); a lone event is
+			// flushed at once, with no added wait (issue 15).
+			batch := append(pending[:0], q.b)
+			finish := q.finish
+			closed := false
+		drain:
+			for len(batch) < maxCoalesce {
+				select {
+				case more, ok := <-queue:
+					if !ok {
+						closed = true
+						break drain
+					}
+					batch = append(batch, more.b)
+					finish = finish || more.finish
+				default:
+					break drain
+				}
+			}
+			pending = batch
+			if err := c.write(w, rc, batch...); err != nil {
 				c.dropped.Store(true)
 				return err
 			}
-			if q.finish {
+			if finish {
 				c.finishSent.Store(true)
 			}
-			c.stream.relayed.Add(1)
+			c.stream.relayed.Add(int64(len(batch)))
+			if closed {
+				return nil
+			}
 		case <-tick:
 			if c.ctx.Err() == nil && !c.left.Load() {
 				if err := c.write(w, rc, keepAlive); err != nil {
@@ -259,6 +284,9 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 }
 
 var keepAlive = []byte(": keepalive\n\n")
+
+// maxCoalesce bounds how many queued events share one flush.
+const maxCoalesce = 32
 
 // idleReader restarts an idle timer on every read that returns bytes.
 type idleReader struct {
@@ -275,10 +303,10 @@ func (r idleReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// write sends b (nil: just flush) to the client under a fresh write
-// deadline. A failed write cancels the upstream call: a client that left or
+// write sends bs (none: just flush) to the client under a fresh write
+// deadline, with one flush. A failed write cancels the upstream call: a client that left or
 // stopped reading must not keep the provider generating.
-func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, b []byte) error {
+func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, bs ...[]byte) error {
 	c.mu.Lock()
 	if c.ctx.Err() != nil {
 		c.mu.Unlock()
@@ -291,8 +319,13 @@ func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, b []byt
 	c.writing = true
 	c.mu.Unlock()
 	var err error
-	if len(b) > 0 {
-		_, err = w.Write(b)
+	for _, b := range bs {
+		if err != nil {
+			break
+		}
+		if len(b) > 0 {
+			_, err = w.Write(b)
+		}
 	}
 	if err == nil {
 		err = rc.Flush()
@@ -338,10 +371,12 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	if err != nil {
 		if cause := c.cause(); cause != nil {
 			c.keep(statusFor(cause), fmt.Sprintf("%s while reading the upstream's body", cause))
+			noRetry(w)
 			c.writeError(w, clientError(cause))
 			return
 		}
 		c.keep(ledger.RunInterrupted, "the upstream body broke off: "+g.opts.Scrub.String(err.Error()))
+		noRetry(w)
 		c.writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
 		return
 	}

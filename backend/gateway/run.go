@@ -398,8 +398,10 @@ func (c *call) sendFailed(w http.ResponseWriter, err error) {
 		c.releaseHold(status, scrub(se.Evidence()))
 	case cause != nil:
 		c.keep(status, fmt.Sprintf("%s while waiting for the upstream's answer", cause))
+		noRetry(w)
 	default:
 		c.keep(status, scrub(fmt.Sprintf("upstream_no_response: the request reached %s but no answer came: %v", c.up.Name(), err)))
+		noRetry(w)
 	}
 	if cause != nil {
 		c.writeError(w, clientError(cause))
@@ -411,6 +413,12 @@ func (c *call) sendFailed(w http.ResponseWriter, err error) {
 	}
 	c.writeError(w, ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s could not be reached", c.up.Name()))
 }
+
+// noRetry marks an error answer after which the run keeps its hold: the
+// provider may have done the work, so a client's automatic retry could pay
+// twice (DESIGN: x-should-retry: false; the Anthropic and OpenAI SDKs
+// honour it).
+func noRetry(w http.ResponseWriter) { w.Header().Set("X-Should-Retry", "false") }
 
 // upstreamErrorBytes bounds the error body kept as evidence.
 const upstreamErrorBytes = 64 << 10

@@ -2,14 +2,20 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/e2e/clients"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
@@ -59,6 +65,55 @@ func TestOpenAIGoSDKHoldsPerFailedCall(t *testing.T) {
 			t.Logf("%s: %d HTTP attempts, %d runs, %d holds (%d units held)", tc.name, attempts.Load(), len(runs), holds, e.balance("a").HeldUnits)
 			if holds != tc.holds || attempts.Load() != 1 {
 				t.Errorf("%d attempts left %d holds; want 1 attempt and %d", attempts.Load(), holds, tc.holds)
+			}
+		})
+	}
+}
+
+// TestOpenAIJSHoldsPerFailedCall is the same measure with the pinned
+// openai JS SDK (e2e/clients), at its default retries.
+func TestOpenAIJSHoldsPerFailedCall(t *testing.T) {
+	node, nodePath := clients.Node(t)
+	script, err := filepath.Abs("testdata/clients/holds_sdk.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		plan   demo.Plan
+		status int
+		holds  int
+	}{
+		{"Cut502", demo.Plan{Kind: demo.KindCut, CutAfter: 1}, 502, 1},
+		{"Upstream400", demo.Plan{Kind: demo.KindError, Status: 400}, 400, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, envOpts{tenants: []ledger.Tenant{tenant("a", 100_000, 4)}})
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, script)
+			cmd.Env = append(os.Environ(), "NODE_PATH="+nodePath, "BASE="+e.srv.URL+"/v1", "KEY=key-a", "PLAN="+tc.plan.Encode())
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("node: %v\n%s", err, out)
+			}
+			var got struct{ Attempts, Status int }
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			runs, err := e.store.Runs(context.Background(), ledger.RunFilter{TenantID: "a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			holds := 0
+			for _, r := range runs {
+				if r.Usage.Holding() {
+					holds++
+				}
+			}
+			t.Logf("%s: %d HTTP attempts, %d runs, %d holds, error status %d", tc.name, got.Attempts, len(runs), holds, got.Status)
+			if got.Status != tc.status || got.Attempts != 1 || holds != tc.holds {
+				t.Errorf("got %+v and %d holds; want status %d, 1 attempt, %d holds", got, holds, tc.status, tc.holds)
 			}
 		})
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/e2e/clients"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
+	"github.com/quotagate/quotagate/e2e/clients"
 )
 
 // TestOpenAIGoSDKHoldsPerFailedCall measures issue 12 item 8 with the real

@@ -169,7 +169,11 @@ func (c cli) options(log *slog.Logger) (server.Options, error) {
 			return server.Options{}, err
 		}
 	}
-	return server.Options{Config: cfg, DataDir: c.data, Addr: c.addr, Version: version,
+	path := c.config
+	if abs, err := filepath.Abs(path); path != "" && err == nil {
+		path = abs
+	}
+	return server.Options{Config: cfg, ConfigPath: path, DataDir: c.data, Addr: c.addr, Version: version,
 		Frontend: frontend.FS(), Logger: log}, nil
 }
 

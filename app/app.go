@@ -8,6 +8,7 @@ package app
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
@@ -42,6 +43,9 @@ type App struct {
 	srv   Backend
 	err   error
 	ready chan struct{}
+	// quitting: the process was told to stop (a signal); closing then
+	// asks nothing.
+	quitting atomic.Bool
 }
 
 // New returns an App that starts (or attaches to) the backend with open when
@@ -74,6 +78,17 @@ func (a *App) Startup(ctx context.Context) {
 func (a *App) Shutdown(context.Context) {
 	if a.srv != nil {
 		_ = a.srv.Close()
+	}
+}
+
+// Quit closes the window and stops the process without asking whether to
+// keep serving (Ctrl+C or SIGTERM). A function, not a method: every method
+// of App becomes a JS binding.
+func Quit(a *App) {
+	a.quitting.Store(true)
+	<-a.ready
+	if a.ctx != nil {
+		runtime.Quit(a.ctx)
 	}
 }
 

@@ -17,9 +17,6 @@ mkdir -p "$out"
 rm -f "$out/app.log" "$out/screenshot.png"
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
-# Answer the window's "keep serving in the background?" question up front
-# (app/prefs.go): the smoke's SIGTERM must quit, not wait on a dialog.
-printf '{"keep_serving":false}\n' >"$data/window.json"
 export bin out data min_colours smoke_lang
 
 # Port 0: the window learns the real port through its Connection() binding.

@@ -137,6 +137,7 @@ func New(o Options) *Handler {
 	h.route("POST /admin/api/quota/{upstream}/{model}/sync", h.quotaSync)
 	h.route("POST /admin/api/quota/{upstream}/{model}/balance", h.quotaBalance)
 	h.route("POST /admin/api/show", h.show)
+	h.route("POST /admin/api/tenants/write-back", h.tenantWriteBack)
 	h.mux.HandleFunc("GET /admin/ws", h.ws)
 	h.route("/admin/", func(http.ResponseWriter, *http.Request) error {
 		return ledger.Errorf(codeNotFound, "no such admin endpoint")
@@ -312,18 +313,18 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if err != nil || mt != "application/json" {
 		return ledger.Errorf(codeUnsupportedMediaType, "send the body as application/json")
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return ledger.Errorf(ledger.CodeRequestTooLarge, "body over %d bytes", maxBodyBytes)
 		}
-		return ledger.Errorf(ledger.CodeInvalidRequest, "the body could not be read: %v", err)
+		return ledger.Errorf(ledger.CodeInvalidRequest, "read the body: %v", err)
 	}
-	if k, dup := duplicateKey(b); dup {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "the key %q appears twice in one object; send it once", k)
+	if k, err := duplicateKey(body); err == nil && k != "" {
+		return ledger.Errorf(ledger.CodeInvalidRequest, "the body names %q twice; send each field once", k)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return ledger.Errorf(ledger.CodeInvalidRequest, "malformed JSON body: %v", err)

@@ -3,12 +3,11 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/quotagate/quotagate/backend/internal/jsonobj"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -441,44 +440,15 @@ func withIncludeUsage(raw json.RawMessage) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func isNull(raw json.RawMessage) bool {
-	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-}
+func isNull(raw json.RawMessage) bool { return jsonobj.IsNull(raw) }
 
-// objectFields decodes one JSON object into its members in order, keeping
-// each value raw. Unlike json.Unmarshal into a struct it sees duplicate and
-// differently-cased keys, which is how a request could say one thing to the
-// gateway and another to the upstream. Trailing data is an error.
+// objectFields decodes one JSON object into its members in order
+// (jsonobj.Fields: duplicate and differently-cased keys are seen).
 func objectFields(data []byte) ([]field, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("malformed JSON: %w", err)
+	fs, err := jsonobj.Fields(data)
+	out := make([]field, len(fs))
+	for i, f := range fs {
+		out[i] = field{key: f.Key, val: f.Val}
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("expected an object")
-	}
-	var out []field
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("malformed JSON: %w", err)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, errors.New("malformed JSON: object key is not a string")
-		}
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return nil, fmt.Errorf("malformed JSON: %w", err)
-		}
-		out = append(out, field{key: key, val: val})
-	}
-	if _, err := dec.Token(); err != nil { // closing '}'
-		return nil, fmt.Errorf("malformed JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("malformed JSON: data after the object")
-	}
-	return out, nil
+	return out, err
 }

@@ -42,7 +42,10 @@ type modelKey struct{ upstream, model string }
 // model is one guarded model's runtime state. Two locks: work serialises
 // what reads the store to re-assess or record (a refresh, a snapshot), so
 // that an older reading never overwrites a newer assessment; mu guards the
-// fields below it and is never held across I/O.
+// fields below it and is never held across I/O. The commit hook never waits
+// on work (its holder may be waiting for that very hook to return from a
+// store write): an Observe that finds work held leaves a note (pending,
+// reload) that the holder acts on before it lets go (unlockWork).
 type model struct {
 	key    modelKey
 	opts   Options
@@ -51,6 +54,9 @@ type model struct {
 	work   sync.Mutex
 
 	mu          sync.Mutex
+	pending     bool // an Observe came while work was held: refresh before letting go
+	reload      bool // … for a committed snapshot: re-read the snapshots too
+	saving      bool // record is writing this guard's own snapshot
 	loaded      bool
 	snaps       []ledger.Snapshot // within history, oldest first
 	a           Assessment
@@ -181,13 +187,13 @@ func (m *model) stale(day string) bool {
 // rollover re-assesses a model whose day changed, once for all the callers
 // that noticed it together.
 func (g *Guard) rollover(m *model, day string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
 	m.work.Lock()
-	defer m.work.Unlock()
+	defer g.unlockWork(ctx, m)
 	if !m.stale(day) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
-	defer cancel()
 	return g.refreshLocked(ctx, m, true)
 }
 
@@ -205,8 +211,22 @@ func (m *model) retryAfter(now time.Time) time.Duration {
 
 // Observe is called after a guarded model's run settles (or is reconciled):
 // it re-reads today's usage, evicts at the walls, and asks the sync loop for
-// a burst sync once usage grew BurstSync since the last snapshot.
+// a burst sync once usage grew BurstSync since the last snapshot. It never
+// waits for another refresh or sync of the model: that one's holder does
+// the re-read before it ends (so Observe may run inside the commit hook).
 func (g *Guard) Observe(ctx context.Context, upstream, model string) error {
+	return g.observe(ctx, upstream, model, false)
+}
+
+// ObserveSync is Observe for a committed balance snapshot: the guard also
+// re-reads the model's snapshots (another gateway's sync on a shared
+// ledger). A snapshot this guard is writing itself is skipped: record
+// judges it.
+func (g *Guard) ObserveSync(ctx context.Context, upstream, model string) error {
+	return g.observe(ctx, upstream, model, true)
+}
+
+func (g *Guard) observe(ctx context.Context, upstream, model string, snapshot bool) error {
 	m, ok := g.models[modelKey{upstream, model}]
 	if !ok {
 		return nil
@@ -214,32 +234,71 @@ func (g *Guard) Observe(ctx context.Context, upstream, model string) error {
 	// Observe runs in the ledger's commit hook. A sync or b0 holding the
 	// model's work lock may be waiting for this very hook (a store answers
 	// a write once the hook has seen it, and the hook sees commits in order,
-	// another gateway's too): waiting for the lock here would deadlock. The
-	// holder has just refreshed, and the next commit or tick refreshes again.
-	if !m.work.TryLock() {
+	// another gateway's too): waiting for the lock here would deadlock. So
+	// it leaves a note, and the holder refreshes once more before it lets go.
+	m.mu.Lock()
+	if snapshot && m.saving {
+		m.mu.Unlock()
 		return nil
 	}
-	err := g.refreshLocked(ctx, m, false)
-	m.work.Unlock()
-	if err != nil {
-		return fmt.Errorf("quota observe of %s/%s: %w", upstream, model, err)
-	}
-	m.mu.Lock()
-	burst := m.usage.UsageUnits-m.usageAtLast >= m.opts.BurstSync
+	m.pending, m.reload = true, m.reload || snapshot
 	m.mu.Unlock()
-	if burst {
-		select {
-		case m.kick <- struct{}{}:
-		default:
-		}
+	if !m.work.TryLock() {
+		return nil // the holder sees the note before it lets go
+	}
+	if err := g.unlockWork(ctx, m); err != nil {
+		return fmt.Errorf("quota observe of %s/%s: %w", upstream, model, err)
 	}
 	return nil
 }
 
+// unlockWork releases m.work once the notes Observe left are acted on: a
+// refresh (with the snapshots re-read for a committed snapshot), then a
+// burst sync asked for when usage grew BurstSync since the last snapshot.
+// It returns the first refresh error; the refresh that failed stays due
+// (announce keeps an unwritten transition), so the next one retries.
+func (g *Guard) unlockWork(ctx context.Context, m *model) error {
+	var first error
+	for {
+		m.mu.Lock()
+		pending, reload := m.pending, m.reload
+		m.pending, m.reload = false, false
+		if reload {
+			m.loaded = false
+		}
+		m.mu.Unlock()
+		if pending {
+			if err := g.refreshLocked(ctx, m, false); err != nil && first == nil {
+				first = err
+			}
+			m.mu.Lock()
+			burst := m.usage.UsageUnits-m.usageAtLast >= m.opts.BurstSync
+			m.mu.Unlock()
+			if burst {
+				select {
+				case m.kick <- struct{}{}:
+				default:
+				}
+			}
+			continue
+		}
+		m.work.Unlock()
+		m.mu.Lock()
+		again := m.pending // an Observe that found work held just before the unlock
+		m.mu.Unlock()
+		if !again || !m.work.TryLock() {
+			return first
+		}
+	}
+}
+
 func (g *Guard) refresh(ctx context.Context, m *model, full bool) error {
 	m.work.Lock()
-	defer m.work.Unlock()
-	return g.refreshLocked(ctx, m, full)
+	err := g.refreshLocked(ctx, m, full)
+	if uerr := g.unlockWork(ctx, m); err == nil {
+		err = uerr
+	}
+	return err
 }
 
 // refreshLocked re-reads usage (and, when full or not yet loaded, the
@@ -286,7 +345,7 @@ func (g *Guard) refreshLocked(ctx context.Context, m *model, full bool) error {
 	m.mu.Lock()
 	if reassess {
 		m.a = a
-		if n := len(m.snaps); n > 0 && m.lastSync.IsZero() {
+		if n := len(m.snaps); n > 0 && m.snaps[n-1].At.After(m.lastSync) { // at load, or another gateway's sync
 			last := m.snaps[n-1]
 			m.lastSync, m.lastSource = last.At, last.Source
 			if last.Day == day {
@@ -394,9 +453,11 @@ func (g *Guard) announce(ctx context.Context, m *model, t *transition) error {
 	if t == nil {
 		return nil
 	}
-	g.publish(PublishKind)
+	// The audit row's commit reaches the hub through the commit hook; only
+	// an unwritten row is published here (the state changed all the same).
 	if err := g.store.AppendAudit(ctx, ledger.AuditEntry{At: g.now().UTC(), Kind: t.kind, Actor: "quota",
 		Reason: t.reason, Units: t.usage, Detail: t.detail}); err != nil {
+		g.publish(PublishKind)
 		return fmt.Errorf("audit %s of %s/%s: %w", t.kind, m.key.upstream, m.key.model, err)
 	}
 	m.mu.Lock()

@@ -47,7 +47,7 @@ func (g *Guard) Sync(ctx context.Context, upstream, model string) (ledger.Snapsh
 		}
 	}
 	m.work.Lock()
-	defer m.work.Unlock()
+	defer g.unlockWork(ctx, m)
 	if listed {
 		m.mu.Lock()
 		m.expiries, m.expiriesAt = exp, g.now()
@@ -81,7 +81,7 @@ func (g *Guard) SetBalance(ctx context.Context, upstream, model string, balance 
 		return ledger.Snapshot{}, err
 	}
 	m.work.Lock()
-	defer m.work.Unlock()
+	defer g.unlockWork(ctx, m)
 	return g.record(ctx, m, balance, 0, SourceManual)
 }
 
@@ -96,7 +96,7 @@ func (g *Guard) SetB0(ctx context.Context, upstream, model string, b0 ledger.Uni
 		return ledger.Snapshot{}, err
 	}
 	m.work.Lock()
-	defer m.work.Unlock()
+	defer g.unlockWork(ctx, m)
 	return g.record(ctx, m, 0, b0, SourceManualB0)
 }
 
@@ -130,7 +130,13 @@ func (g *Guard) record(ctx context.Context, m *model, balance, b0 ledger.Units, 
 		s.Detail = fmt.Sprintf("manual B0 %d is %d above what the readings support (%d): B0 %d", b0, x, a.B0.Readings, a.B0.Units)
 	}
 	s.Detail = joinDetail(s.Detail, overrunDetail(a.OverrunMilli))
+	m.mu.Lock()
+	m.saving = true // its commit reaches ObserveSync before SaveSnapshot returns
+	m.mu.Unlock()
 	saved, err := g.store.SaveSnapshot(ctx, s)
+	m.mu.Lock()
+	m.saving = false
+	m.mu.Unlock()
 	if err != nil {
 		return ledger.Snapshot{}, fmt.Errorf("sync %s/%s: %w", m.key.upstream, m.key.model, err)
 	}
@@ -141,7 +147,11 @@ func (g *Guard) record(ctx context.Context, m *model, balance, b0 ledger.Units, 
 	change := m.judge()
 	m.mu.Unlock()
 	err = g.announce(ctx, m, change)
-	g.publish(PublishKind)
+	if change == nil {
+		// The snapshot's commit reached the hub before the model took it in;
+		// a transition's audit row (announce) tells the hub after it.
+		g.publish(PublishKind)
+	}
 	if err != nil {
 		return saved, fmt.Errorf("sync %s/%s: %w", m.key.upstream, m.key.model, err)
 	}

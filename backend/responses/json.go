@@ -1,14 +1,11 @@
 package responses
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/quotagate/quotagate/backend/internal/jsonobj"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -25,45 +22,17 @@ func invalid(format string, args ...any) error {
 // member name to a field: case-insensitively, with Unicode folding.
 func foldKey(k string) string { return strings.ToLower(strings.ToUpper(k)) }
 
-func isNull(raw json.RawMessage) bool {
-	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
-}
+func isNull(raw json.RawMessage) bool { return jsonobj.IsNull(raw) }
 
-// objectFields decodes one JSON object into its members in order, values
-// raw, so duplicate and differently-cased keys are seen. Trailing data is an
-// error.
+// objectFields decodes one JSON object into its members in order
+// (jsonobj.Fields: duplicate and differently-cased keys are seen).
 func objectFields(data []byte) ([]field, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("malformed JSON: %w", err)
+	fs, err := jsonobj.Fields(data)
+	out := make([]field, len(fs))
+	for i, f := range fs {
+		out[i] = field{key: f.Key, val: f.Val}
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("expected an object")
-	}
-	var out []field
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("malformed JSON: %w", err)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, errors.New("malformed JSON: object key is not a string")
-		}
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return nil, fmt.Errorf("malformed JSON: %w", err)
-		}
-		out = append(out, field{key: key, val: val})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("malformed JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("malformed JSON: data after the object")
-	}
-	return out, nil
+	return out, err
 }
 
 // uniqueFields is objectFields refusing a member given twice (in any case).

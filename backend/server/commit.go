@@ -11,9 +11,12 @@ import (
 )
 
 // Observer is told that a guarded model's quota day moved (*quota.Guard):
-// it re-reads the day's usage, evicts at its walls, may ask for a burst sync.
+// it re-reads the day's usage, evicts at its walls, may ask for a burst sync;
+// after a balance snapshot (ObserveSync) it re-reads the snapshots too. Neither
+// waits on the guard's own work in progress, so both may run in the hook.
 type Observer interface {
 	Observe(ctx context.Context, upstream, model string) error
+	ObserveSync(ctx context.Context, upstream, model string) error
 }
 
 // commits is the one path after a ledger commit: the store's commit hook,
@@ -37,18 +40,26 @@ func (c *commits) committed(ctx context.Context, changes []ledger.Change) {
 		return
 	}
 	type key struct{ upstream, model string }
-	seen := map[key]bool{}
+	var order []key
+	sync := map[key]bool{} // each model once; a snapshot among its changes makes it a sync
 	for _, ch := range changes {
-		k := key{ch.Upstream, ch.Model}
-		// A sync is the guard's own write, made under its model lock and
-		// judged by the guard itself: observing it here would wait on that lock.
-		if !ch.Guarded() || ch.Kind == ledger.AuditSync || seen[k] {
+		if !ch.Guarded() {
 			continue
 		}
-		seen[k] = true
+		k := key{ch.Upstream, ch.Model}
+		if _, seen := sync[k]; !seen {
+			order = append(order, k)
+		}
+		sync[k] = sync[k] || ch.Kind == ledger.AuditSync
+	}
+	for _, k := range order {
 		octx, cancel := context.WithTimeout(ctx, observeTimeout)
-		if err := (*g).Observe(octx, k.upstream, k.model); err != nil {
-			c.log.Warn("quota guard after a commit", "upstream", k.upstream, "model", k.model, "seq", ch.Seq, "err", err)
+		observe := (*g).Observe
+		if sync[k] {
+			observe = (*g).ObserveSync
+		}
+		if err := observe(octx, k.upstream, k.model); err != nil {
+			c.log.Warn("quota guard after a commit", "upstream", k.upstream, "model", k.model, "seq", changes[0].Seq, "err", err)
 		}
 		cancel()
 	}

@@ -8,11 +8,24 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/quota"
 	"github.com/quotagate/quotagate/backend/sqlite"
 )
+
+// openLedger opens a real SQLite ledger in the test's directory.
+func openLedger(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
 
 // observed records the guard's Observe calls in order.
 type observed struct {
@@ -25,6 +38,10 @@ func (o *observed) Observe(_ context.Context, upstream, model string) error {
 	o.calls = append(o.calls, upstream+"/"+model)
 	o.mu.Unlock()
 	return nil
+}
+
+func (o *observed) ObserveSync(ctx context.Context, upstream, model string) error {
+	return o.Observe(ctx, "sync:"+upstream, model)
 }
 
 func (o *observed) take() []string {
@@ -40,11 +57,7 @@ func (o *observed) take() []string {
 // returns only after the hook saw it, so the change is already buffered in
 // the subscription when the call returns: nothing here waits or sleeps.
 func TestCommitReachesHubAndGuardOnce(t *testing.T) {
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openLedger(t)
 	hub := live.NewHub(0)
 	guard := &observed{}
 	c := &commits{hub: hub, log: slog.New(slog.DiscardHandler)}
@@ -112,7 +125,7 @@ func TestCommitReachesHubAndGuardOnce(t *testing.T) {
 			_, err := st.SaveSnapshot(ctx, ledger.Snapshot{Upstream: "ark", Model: "flash", Day: day, BalanceUnits: 900, Source: "manual"})
 			return err
 		}, want{ledger.AuditSync, "manual", "", "", ""}, true},
-		// (the guard is not asked to observe its own sync: see committed)
+		// (ObserveSync: the guard skips a snapshot it writes itself)
 	}
 	var lastSeq int64
 	for i, s := range steps {
@@ -148,8 +161,11 @@ func TestCommitReachesHubAndGuardOnce(t *testing.T) {
 			t.Errorf("%s: quota day of the change %+v, want ark/flash %s", s.name, ch, day)
 		}
 		wantCalls := []string(nil)
-		if s.guarded && s.want.kind != ledger.AuditSync {
+		if s.guarded {
 			wantCalls = []string{"ark/flash"}
+		}
+		if s.want.kind == ledger.AuditSync {
+			wantCalls = []string{"sync:ark/flash"}
 		}
 		if calls := guard.take(); !slices.Equal(calls, wantCalls) {
 			t.Errorf("%s: guard observed %v, want %v", s.name, calls, wantCalls)
@@ -164,11 +180,7 @@ func TestCommitReachesHubAndGuardOnce(t *testing.T) {
 // its commit (it does not wait for its own delivery, which would deadlock),
 // and is delivered after the hook returns, in order.
 func TestHookMayWriteWithItsContext(t *testing.T) {
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openLedger(t)
 	var mu sync.Mutex
 	var kinds []ledger.AuditKind
 	st.OnCommit(func(ctx context.Context, changes []ledger.Change) {
@@ -193,5 +205,100 @@ func TestHookMayWriteWithItsContext(t *testing.T) {
 	defer mu.Unlock()
 	if !slices.Equal(kinds, []ledger.AuditKind{ledger.AuditSync, ledger.AuditEvict, ledger.AuditRestore}) {
 		t.Fatalf("delivered %v, want sync, evict, restore", kinds)
+	}
+}
+
+// The guard observes syncs through the hook: its own (SetBalance, with the
+// hook wired as the server wires it, returns: it does not wait on itself)
+// and another gateway's, which it reads back from the ledger (here a second
+// guard on the same ledger, as on a shared PostgreSQL ledger).
+func TestGuardObservesSyncsThroughTheHook(t *testing.T) {
+	st := openLedger(t)
+	models := []quota.ModelOptions{{Upstream: "ark", Model: "flash"}}
+	here, err := quota.NewGuard(st, models, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := quota.NewGuard(st, models, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &commits{hub: live.NewHub(0), log: slog.New(slog.DiscardHandler)}
+	c.setGuard(here)
+	st.OnCommit(c.committed)
+	ctx := context.Background()
+	row := func() quota.Row {
+		t.Helper()
+		rows, err := here.State(ctx)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("state %v: %v", rows, err)
+		}
+		return rows[0]
+	}
+
+	done := make(chan error, 1)
+	go func() { _, err := here.SetBalance(ctx, "ark", "flash", 1_800_000); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the guard's own sync waited on the hook that observes it")
+	}
+	if r := row(); r.BalanceAtSync != 1_800_000 || r.B0Manual {
+		t.Fatalf("after its own sync: %+v", r)
+	}
+
+	if _, err := other.SetB0(ctx, "ark", "flash", 2_242_178); err != nil {
+		t.Fatal(err)
+	}
+	if r := row(); !r.B0Manual || r.BalanceAtSync != 2_242_178 || r.Source != quota.SourceManualB0 {
+		t.Fatalf("another gateway's B0 did not reach this guard: %+v", r)
+	}
+}
+
+// An eviction reaches the hub once, as the commit of its audit row: the
+// guard's own publish is only for what no ledger row records.
+func TestEvictionReachesTheHubOnce(t *testing.T) {
+	st := openLedger(t)
+	hub := live.NewHub(0)
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: "ark", Model: "flash"}}, nil, nil,
+		func(string) { hub.Publish(live.Change{Kind: live.KindQuota}) }) // as assemble wires it
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &commits{hub: hub, log: slog.New(slog.DiscardHandler)}
+	c.setGuard(g)
+	st.OnCommit(c.committed)
+	sub := hub.Subscribe()
+	defer sub.Close()
+	heard := func(balance ledger.Units) []string {
+		t.Helper()
+		if _, err := g.SetBalance(context.Background(), "ark", "flash", balance); err != nil {
+			t.Fatal(err)
+		}
+		var got []string // every write returns after the hook: what the hub heard is buffered
+		for {
+			select {
+			case ch := <-sub.C():
+				s := string(ch.Kind)
+				for _, c := range ch.Commit {
+					s += ":" + string(c.Kind)
+				}
+				got = append(got, s)
+				continue
+			default:
+			}
+			return got
+		}
+	}
+	if got := heard(1_800_000); !slices.Contains(got, "ledger:sync") {
+		t.Fatalf("first reading: hub heard %v", got)
+	}
+	got := heard(10) // below the balance wall
+	want := []string{"ledger:sync", "ledger:evict"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("hub heard %v, want %v", got, want)
 	}
 }

@@ -33,12 +33,15 @@ import (
 
 // Options configure Open. DataDir is required; everything else has a default.
 type Options struct {
-	Config   *config.Config // nil: config.Default()
-	DataDir  string
-	Addr     string // overrides Config.Addr when not empty; port 0 picks a free port (tests)
-	Version  string
-	Frontend fs.FS // the built dashboard (frontend.FS()); nil or unbuilt: a placeholder page
-	Logger   *slog.Logger
+	Config  *config.Config // nil: config.Default()
+	DataDir string
+	Addr    string // overrides Config.Addr when not empty; port 0 picks a free port (tests)
+	Version string
+	// ConfigPath is the YAML file Config was loaded from ("" for the
+	// embedded default): the Settings panel writes its overrides back there.
+	ConfigPath string
+	Frontend   fs.FS // the built dashboard (frontend.FS()); nil or unbuilt: a placeholder page
+	Logger     *slog.Logger
 }
 
 // parts are what the server has opened, handed to assemble.

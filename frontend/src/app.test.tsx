@@ -50,6 +50,7 @@ function api(over: Partial<Api> = {}): Api {
     saveTenant: async (p) => (calls.push(['saveTenant', p]), tenantSettings),
     rotateKey: async (id) => (calls.push(['rotate', id]), 'sk-qg-local-new'),
     discardTenants: async () => tenantSettings,
+    writeBack: async () => ({ file: '/etc/quotagate.yaml', notes: [], settings: { ...tenantSettings, overrides: [] } }),
     wsURL: () => 'ws://127.0.0.1:8787/admin/ws?token=t',
     ...over,
   };

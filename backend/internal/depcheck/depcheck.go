@@ -42,18 +42,19 @@ func ForbidImports(t *testing.T, pkg string, forbidden map[string]string) {
 }
 
 // WireOnly fails t when pkg imports, directly or transitively, any package
-// of this module but backend/ledger. A wire package (backend/openai, and
+// of this module but backend/ledger and backend/internal/jsonobj (the JSON
+// member reader the wire packages share, standard library only). A wire package (backend/openai, and
 // backend/responses and backend/anthropic beside it) is one protocol's
 // shapes and parsers, read by the gateway's doors and the demo upstream, so
 // it must know none of them.
 func WireOnly(t *testing.T, pkg string) {
 	t.Helper()
 	for _, dep := range deps(t, pkg) {
-		if dep == Module+"/backend/ledger" {
+		if dep == Module+"/backend/ledger" || dep == Module+"/backend/internal/jsonobj" {
 			continue
 		}
 		if dep == Module || strings.HasPrefix(dep, Module+"/") {
-			t.Errorf("%s imports %s: a wire package imports nothing of ours but backend/ledger", pkg, dep)
+			t.Errorf("%s imports %s: a wire package imports nothing of ours but backend/ledger (and internal/jsonobj)", pkg, dep)
 		}
 	}
 }

@@ -3,6 +3,8 @@ import { t } from '../lib/i18n';
 import { savePrefs, type NotifyPrefs } from '../lib/notify';
 import type { Api } from '../lib/api';
 import { TenantSettings } from './TenantSettings';
+import { AutostartSwitch } from './AutostartSwitch';
+import { autostartApp } from '../lib/autostart';
 
 /** Settings: the desktop notifications, each with its off switch, and the budget share. */
 export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) => void; api: Api }) {
@@ -24,6 +26,7 @@ export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) 
   return (
     <>
     <TenantSettings api={props.api} />
+    <AutostartSwitch app={autostartApp()} />
     <section class="panel" data-testid="settings-panel">
       <h2>
         {t('settings.notify')} <span class="muted">{t('settings.notifyNote')}</span>

@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Api, TenantPolicy, TenantSettings as Settings } from '../lib/api';
+import type { Api, TenantPolicy, TenantSettings as Settings, WriteBack } from '../lib/api';
 import { units } from '../lib/format';
 import { wholeUnits } from '../lib/parse';
 import { t } from '../lib/i18n';
 import { Dialog } from './Dialog';
+import { WriteBackButton, WrittenBack } from './WriteBack';
 
 const empty: TenantPolicy = { id: '', budget_units: 0, max_concurrent: 1, per_minute: 0, per_hour: 0, allowed_models: [] };
 
@@ -13,6 +14,7 @@ export function TenantSettings(props: { api: Api }) {
   const [err, setErr] = useState<string | null>(null);
   const [editing, setEditing] = useState<TenantPolicy | null>(null);
   const [opened, setOpened] = useState(0);
+  const [written, setWritten] = useState<WriteBack | null>(null);
   const [newKey, setNewKey] = useState<{ tenant: string; key: string } | null>(null);
   useEffect(() => {
     props.api.tenants().then(setS, (e: Error) => setErr(e.message));
@@ -33,11 +35,13 @@ export function TenantSettings(props: { api: Api }) {
             {t('settings.overrides')}{' '}
             {s.overrides.map((o) => `${o.tenant}.${o.field}: ${o.file || '—'} → ${o.now}`).join('; ')}
           </span>
+          <WriteBackButton api={props.api} onDone={(r) => { setS(r.settings); setWritten(r); }} onError={setErr} />{' '}
           <button type="button" data-testid="discard-overrides" onClick={() => props.api.discardTenants().then(setS, (e: Error) => setErr(e.message))}>
             {t('settings.discard')}
           </button>
         </div>
       )}
+      {written && <WrittenBack result={written} onClose={() => setWritten(null)} />}
       <p class="muted small">{t('settings.writeBack')}</p>
       <table>
         <thead>

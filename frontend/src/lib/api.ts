@@ -114,6 +114,13 @@ export interface TenantSettings {
   overrides: { tenant: string; field: string; file: string; now: string }[];
 }
 
+/** WriteBack is POST /admin/api/tenants/write-back's answer. */
+export interface WriteBack {
+  file: string;
+  notes: string[];
+  settings: TenantSettings;
+}
+
 /** auditParams is the query string of q, shared by the JSON list and the CSV export. */
 export function auditParams(q: AuditQuery): URLSearchParams {
   const p = new URLSearchParams();
@@ -137,6 +144,8 @@ export interface Api {
   saveTenant(p: TenantPolicy): Promise<TenantSettings>;
   rotateKey(id: string): Promise<string>;
   discardTenants(): Promise<TenantSettings>;
+  /** writeBack rewrites the config file with the overrides (notes: what became of keys). */
+  writeBack(): Promise<WriteBack>;
   /** wsURL is the WebSocket address with the token as ?token= (browsers cannot set headers on a WebSocket). */
   wsURL(): string;
 }
@@ -215,6 +224,9 @@ export function createApi(conn: Conn, fetchFn: FetchFn = (i, init) => fetch(i, i
     },
     async discardTenants() {
       return (await (await call('POST', '/admin/api/tenants/discard')).json()) as TenantSettings;
+    },
+    async writeBack() {
+      return (await (await call('POST', '/admin/api/tenants/write-back')).json()) as WriteBack;
     },
     wsURL() {
       const u = new URL(`${base}/admin/ws`);

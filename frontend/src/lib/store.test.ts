@@ -20,6 +20,7 @@ function fakeApi(over: Partial<Api> = {}): Api {
     saveTenant: async () => ({ tenants: [], overrides: [] }),
     rotateKey: async () => 'k',
     discardTenants: async () => ({ tenants: [], overrides: [] }),
+    writeBack: async () => ({ file: 'f.yaml', notes: [], settings: { tenants: [], overrides: [] } }),
     wsURL: () => 'ws://x/admin/ws?token=t',
     ...over,
   };

@@ -1,0 +1,126 @@
+// The Settings panel's own parts: the window-only start-at-login switch and
+// write-back of the overrides to the config file.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { render } from 'preact';
+import { act } from 'preact/test-utils';
+import { AutostartSwitch } from './AutostartSwitch';
+import { TenantSettings } from './TenantSettings';
+import { autostartApp, type AutostartApp } from '../lib/autostart';
+import type { Api, TenantSettings as Settings, WriteBack } from '../lib/api';
+import type { Host } from '../lib/desktop';
+import { setLang } from '../lib/i18n';
+
+let root: HTMLElement;
+beforeEach(() => {
+  setLang('en');
+  root = document.createElement('div');
+  document.body.appendChild(root);
+});
+afterEach(() => {
+  act(() => render(null, root));
+  root.remove();
+  vi.unstubAllGlobals();
+});
+
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await act(async () => await Promise.resolve());
+};
+const q = (id: string) => root.querySelector(`[data-testid="${id}"]`) as HTMLInputElement | null;
+
+const host = (app: object | undefined): Host => ({
+  go: app ? { app: { App: app as never } } : undefined,
+  location: { origin: 'http://x', hash: '', pathname: '/', search: '' },
+  history: { replaceState() {} },
+});
+
+describe('autostartApp', () => {
+  it.each([
+    ['a browser (no window.go)', undefined, false],
+    ['a window without the switch bindings', { Connection: async () => ({ url: '', token: '' }) }, false],
+    ['the window', { Connection: async () => ({ url: '', token: '' }), StartAtLogin: async () => false, SetStartAtLogin: async () => {} }, true],
+  ])('%s', (_name, app, shown) => {
+    expect(autostartApp(host(app)) !== null).toBe(shown);
+  });
+});
+
+describe('AutostartSwitch', () => {
+  it('is absent in a browser', () => {
+    act(() => render(<AutostartSwitch app={null} />, root));
+    expect(q('autostart-panel')).toBeNull();
+  });
+
+  it('shows the system state, sets it and reads it back', async () => {
+    let on = false;
+    const calls: boolean[] = [];
+    const app: AutostartApp = {
+      StartAtLogin: async () => on,
+      SetStartAtLogin: async (v) => {
+        calls.push(v);
+        on = v;
+        return undefined;
+      },
+    };
+    act(() => render(<AutostartSwitch app={app} />, root));
+    await flush();
+    expect(q('autostart')!.checked).toBe(false);
+    q('autostart')!.checked = true;
+    act(() => void q('autostart')!.dispatchEvent(new Event('change', { bubbles: true })));
+    await flush();
+    expect(calls).toEqual([true]);
+    expect(q('autostart')!.checked).toBe(true);
+  });
+
+  it('a refusal says why, next to the switch, and the box shows the unchanged state', async () => {
+    const app: AutostartApp = {
+      StartAtLogin: async () => false,
+      SetStartAtLogin: async () => {
+        throw new Error('no autostart directory');
+      },
+    };
+    act(() => render(<AutostartSwitch app={app} />, root));
+    await flush();
+    q('autostart')!.checked = true;
+    act(() => void q('autostart')!.dispatchEvent(new Event('change', { bubbles: true })));
+    await flush();
+    expect(root.querySelector('[role="alert"]')?.textContent).toBe('Could not change start at login: no autostart directory');
+  });
+});
+
+describe('write back', () => {
+  const withOverride: Settings = {
+    tenants: [{ id: 'team', budget_units: 250000, max_concurrent: 2, per_minute: 0, per_hour: 0, allowed_models: [] }],
+    overrides: [{ tenant: 'team', field: 'budget_units', file: '100000', now: '250000' }],
+  };
+  const api = (writeBack: () => Promise<WriteBack>): Api => ({ tenants: async () => withOverride, writeBack }) as unknown as Api;
+
+  it('asks, rewrites the file, clears the banner and says where and what became of keys', async () => {
+    vi.stubGlobal('confirm', () => true);
+    const wb = vi.fn(async () => ({ file: '/home/me/quotagate.yaml', notes: ['tenant team: the rotated key is in the file as its SHA-256'], settings: { ...withOverride, overrides: [] } }));
+    act(() => render(<TenantSettings api={api(wb)} />, root));
+    await flush();
+    expect(q('override-banner')).not.toBeNull();
+    act(() => q('write-back')!.click());
+    await flush();
+    expect(wb).toHaveBeenCalledTimes(1);
+    expect(q('override-banner')).toBeNull();
+    expect(q('written-back')!.textContent).toContain('Written to /home/me/quotagate.yaml.');
+    expect(q('written-back')!.textContent).toContain('SHA-256');
+  });
+
+  it('does nothing when not confirmed; a refusal shows the server sentence', async () => {
+    let answer = false;
+    vi.stubGlobal('confirm', () => answer);
+    const wb = vi.fn(async (): Promise<WriteBack> => {
+      throw new Error('quotagate was started without --config');
+    });
+    act(() => render(<TenantSettings api={api(wb)} />, root));
+    await flush();
+    act(() => q('write-back')!.click());
+    expect(wb).not.toHaveBeenCalled();
+    answer = true;
+    act(() => q('write-back')!.click());
+    await flush();
+    expect(root.querySelector('[role="alert"]')?.textContent).toContain('without --config');
+    expect(q('override-banner')).not.toBeNull();
+  });
+});

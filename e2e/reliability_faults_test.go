@@ -142,7 +142,7 @@ func TestReliabilityUpstreamFaults(t *testing.T) {
 		cut(1), cut(10), cut(100),
 		{name: "HTTP500", model: "demo-chat", content: "/demo kind=error&status=500", status: 502, code: "upstream_error", contentEvents: -1,
 			runStatus: ledger.RunFailed, usage: ledger.UsageReleased, evidence: "upstream_status=500 body_sha256="},
-		{name: "HTTP400Stream", model: "demo-chat", content: "/demo kind=error&status=400", stream: true, status: 502, code: "upstream_error", contentEvents: -1,
+		{name: "HTTP400Stream", model: "demo-chat", content: "/demo kind=error&status=400", stream: true, status: 400, code: "demo_error", contentEvents: -1,
 			runStatus: ledger.RunFailed, usage: ledger.UsageReleased, evidence: "upstream_status=400 body_sha256="},
 		// A 429/503 proves the provider did no work: the gateway may retry
 		// (twice, honouring Retry-After) and releases with every refusal as

@@ -92,7 +92,8 @@ func (m tokenMatcher) matches(presented string) bool {
 // ?token= query parameter.
 func presentedToken(r *http.Request, allowQuery bool) string {
 	if a := r.Header.Get("Authorization"); a != "" {
-		if t, ok := strings.CutPrefix(a, "Bearer "); ok {
+		// The scheme is case-insensitive (RFC 9110 §11.1): "bearer", "BEARER".
+		if scheme, t, ok := strings.Cut(strings.TrimSpace(a), " "); ok && strings.EqualFold(scheme, "Bearer") {
 			return strings.TrimSpace(t)
 		}
 		return ""

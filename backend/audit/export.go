@@ -37,6 +37,7 @@ const BOM = "\uFEFF"
 var Header = []string{
 	"seq", "at", "kind", "tenant", "run", "actor", "reason",
 	"units", "balance", "available_before", "available_after", "evidence", "detail",
+	"count", "last_at", // a reject row counts the refusals of its interval
 }
 
 // TimeLayout is ISO 8601 with the local offset (never "Z"), to the microsecond.
@@ -168,7 +169,18 @@ func Record(e ledger.AuditEntry, loc *time.Location) []string {
 		strconv.FormatInt(int64(e.AvailableAfter), 10),
 		Field(e.Evidence),
 		Field(e.Detail),
+		strconv.FormatInt(max(e.Count, 1), 10),
+		lastAt(e, loc),
 	}
+}
+
+// lastAt is the time of the last refusal a reject row counts; empty for a
+// row that stands for one event.
+func lastAt(e ledger.AuditEntry, loc *time.Location) string {
+	if e.Count <= 1 || e.LastAt.IsZero() {
+		return ""
+	}
+	return e.LastAt.In(loc).Format(TimeLayout)
 }
 
 // writeRecord writes one RFC 4180 record ending in CRLF. A cell is quoted

@@ -43,7 +43,7 @@ func sample() trail {
 	return trail{
 		{Seq: 1, At: t0, Kind: ledger.AuditConfig, TenantID: "tenant-a", Actor: "config", Units: 110, AvailableBefore: 0, AvailableAfter: 110, Detail: "budget_units 0 → 110"},
 		{Seq: 2, At: t0.Add(time.Second), Kind: ledger.AuditAdmit, TenantID: "tenant-a", RunID: "run_1", Actor: "gateway", Units: 102, AvailableBefore: 110, AvailableAfter: 8, Detail: "demo/demo-chat"},
-		{Seq: 3, At: t0.Add(2 * time.Second), Kind: ledger.AuditReject, TenantID: "tenant-a", Actor: "gateway", Reason: "insufficient_budget", Units: 102, AvailableBefore: 8, AvailableAfter: 8},
+		{Seq: 3, At: t0.Add(2 * time.Second), Kind: ledger.AuditReject, TenantID: "tenant-a", Actor: "gateway", Reason: "insufficient_budget", Units: 102, AvailableBefore: 8, AvailableAfter: 8, Count: 3, LastAt: t0.Add(50 * time.Second)},
 		{Seq: 4, At: t0.Add(3 * time.Second), Kind: ledger.AuditHold, TenantID: "tenant-a", RunID: "run_1", Actor: "gateway", Reason: "upstream_interrupted", Units: 102, AvailableBefore: 8, AvailableAfter: 8},
 		{Seq: 5, At: t0.Add(24 * time.Hour), Kind: ledger.AuditReconcile, TenantID: "tenant-a", RunID: "run_1", Actor: "admin", Evidence: "=HYPERLINK(\"http://evil.example\",\"bill\")", Units: 15, AvailableBefore: 8, AvailableAfter: 95, Detail: "console, \"line\" 2\nsecond line"},
 		{Seq: 6, At: t0.Add(24*time.Hour + time.Second), Kind: ledger.AuditSettle, TenantID: "tenant-b", RunID: "run_2", Actor: "gateway", Evidence: "@SUM(A1)", Units: 6, AvailableBefore: 22, AvailableAfter: 16, Detail: "-1+2"},

@@ -195,6 +195,8 @@ type Limits struct {
 	StreamQueueEvents   int           `yaml:"stream_queue_events"`
 	WriteTimeout        time.Duration `yaml:"write_timeout"`
 	UpstreamTimeout     time.Duration `yaml:"upstream_timeout"` // longest upstream silence mid-stream
+	BodyTimeout         time.Duration `yaml:"body_timeout"`     // longest wait for a request body to arrive
+	FinishGrace         time.Duration `yaml:"finish_grace"`     // after finish_reason, how long a stream whose client left is still read for usage
 }
 
 //go:embed default.yaml
@@ -304,6 +306,8 @@ func (c *Config) fillDefaults() {
 	orDefault(&l.StreamQueueEvents, gateway.DefaultStreamQueueEvents)
 	orDefault(&l.WriteTimeout, gateway.DefaultWriteTimeout)
 	orDefault(&l.UpstreamTimeout, gateway.DefaultUpstreamTimeout)
+	orDefault(&l.BodyTimeout, gateway.DefaultBodyTimeout)
+	orDefault(&l.FinishGrace, gateway.DefaultFinishGrace)
 	for i := range c.Tenants {
 		orDefault(&c.Tenants[i].MaxConcurrent, 1)
 	}

@@ -224,5 +224,11 @@ func (l Limits) validate() error {
 	if l.WriteTimeout < time.Second || l.UpstreamTimeout < time.Second {
 		return fmt.Errorf("limits.write_timeout and limits.upstream_timeout must be at least 1s")
 	}
+	if l.BodyTimeout < time.Second {
+		return fmt.Errorf("limits.body_timeout must be at least 1s")
+	}
+	if l.FinishGrace < 0 || l.FinishGrace > time.Minute {
+		return fmt.Errorf("limits.finish_grace must be between 0s and 1m")
+	}
 	return nil
 }

@@ -54,7 +54,7 @@ func TestModelsAndBalance(t *testing.T) {
 	}
 	resp = e.do(ctxT(t), http.MethodPost, "/v1/embeddings", "key-a", "{}", nil)
 	resp.Body.Close()
-	if resp.StatusCode != 400 {
+	if resp.StatusCode != 404 {
 		t.Errorf("unknown endpoint: %d", resp.StatusCode)
 	}
 }

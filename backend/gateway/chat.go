@@ -89,7 +89,27 @@ func (a chatAnswer) event(ev openai.Event) step {
 	case chunk.UsageOnly() && !a.includeUsage:
 		return step{observe: true, obs: o} // asked for the ledger, not by the client
 	}
-	return step{observe: true, obs: o, relay: bytes.Clone(ev.Raw)}
+	return step{observe: true, obs: o, relay: bytes.Clone(ev.Raw), finish: hasFinishReason(ev.Data)}
+}
+
+// hasFinishReason reports whether a chunk names a finish reason
+// ("finish_reason":"stop"; null while the answer goes on). The key is found
+// as a key: inside a JSON string its quotes would be escaped.
+func hasFinishReason(data []byte) bool {
+	const key = `"finish_reason"`
+	for rest := data; ; {
+		i := bytes.Index(rest, []byte(key))
+		if i < 0 {
+			return false
+		}
+		rest = bytes.TrimLeft(rest[i+len(key):], " \t\r\n")
+		if len(rest) > 0 && rest[0] == ':' {
+			v := bytes.TrimLeft(rest[1:], " \t\r\n")
+			if len(v) > 0 && v[0] == '"' {
+				return true
+			}
+		}
+	}
 }
 
 func (chatAnswer) body(b []byte) (meter.Observation, []byte) {
@@ -138,7 +158,12 @@ func typeOf(code string) string {
 
 func errorBody(err error) openai.ErrorBody {
 	code := ledger.ErrorCode(err)
-	return openai.NewError(ledger.ErrorMessage(err), typeOf(code), code)
+	typ := typeOf(code)
+	var ua *upstreamAnswer
+	if errors.As(err, &ua) && ua.typ != "" {
+		typ = ua.typ
+	}
+	return openai.NewError(ledger.ErrorMessage(err), typ, code)
 }
 
 // writeError is the one renderer of OpenAI-shaped gateway errors (the chat

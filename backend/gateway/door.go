@@ -103,6 +103,11 @@ type step struct {
 	// it back until the outcome is on disk (RELIABILITY T16), and drops it
 	// when the stream failed.
 	final []byte
+	// finish: the event carries the answer's finish reason. Once the client
+	// has it, it has the whole answer: a client that leaves then (many stop
+	// reading at finish_reason) does not cancel the upstream, which is read
+	// for its usage a little longer (Options.FinishGrace; issue 12 item 9).
+	finish bool
 }
 
 // Protocol names an API protocol: a door's, and one an upstream speaks.

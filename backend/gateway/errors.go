@@ -20,8 +20,12 @@ func statusOf(code string) int {
 		return http.StatusPaymentRequired
 	case ledger.CodeForbidden:
 		return http.StatusForbidden
-	case ledger.CodeModelNotFound, ledger.CodeRunNotFound:
+	case ledger.CodeModelNotFound, ledger.CodeRunNotFound, codeNotFound:
 		return http.StatusNotFound
+	case codeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case codeRequestTimeout:
+		return http.StatusRequestTimeout
 	case ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict:
 		return http.StatusConflict
 	case ledger.CodeRequestTooLarge:
@@ -46,6 +50,15 @@ const DefaultRetryAfter = time.Second
 // (whole seconds, at least 1) for the 429 family and a 503.
 func errorHeaders(w http.ResponseWriter, err error) int {
 	status := statusOf(ledger.ErrorCode(err))
+	var ua *upstreamAnswer
+	if errors.As(err, &ua) {
+		status = ua.status
+	}
+	if noRetryStatus(status) {
+		// The OpenAI and Anthropic SDKs obey it: a retry of this cannot
+		// succeed (issue 12 item 8: SDK retries multiplied the holds).
+		w.Header().Set("x-should-retry", "false")
+	}
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		ra := ledger.RetryAfter(err)
 		if ra <= 0 {
@@ -59,3 +72,26 @@ func errorHeaders(w http.ResponseWriter, err error) int {
 }
 
 var errClientGone = errors.New("client went away")
+
+// upstreamAnswer is an upstream's own error answer before any output,
+// passed through with its status, type and code (issue 12 item 7): an SDK
+// then raises BadRequestError for a 400, as it would against the provider,
+// and does not retry what a retry cannot fix.
+type upstreamAnswer struct {
+	err    *ledger.Error // Code: the upstream's code; Message: its words, scrubbed
+	status int
+	typ    string // the upstream's error type, if it gave one
+}
+
+func (u *upstreamAnswer) Error() string { return u.err.Error() }
+func (u *upstreamAnswer) Unwrap() error { return u.err }
+
+// noRetryStatus: statuses a retry of the same request cannot fix. 408, 409
+// and 429 can be retried; 5xx are the gateway's or the provider's trouble.
+func noRetryStatus(status int) bool {
+	switch status {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+		return false
+	}
+	return status >= 400 && status < 500
+}

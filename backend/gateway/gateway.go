@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/scrub"
 )
 
 // Defaults for Options.
@@ -25,6 +27,8 @@ const (
 	DefaultKeepAlive         = 15 * time.Second  // ": keepalive" during an upstream gap
 	DefaultResponseBytesMax  = 64 << 20          // a non-streaming upstream body
 	DefaultTenantRefresh     = 2 * time.Second
+	DefaultBodyTimeout       = 30 * time.Second // a body that trickles in (issue 12: 30 stalled bodies cost 245 MB)
+	DefaultFinishGrace       = 5 * time.Second  // issue 12 item 9: usage comes ~300 ms after the last content
 )
 
 // Options configures a Gateway. Store, Meter and Upstreams are required; a
@@ -41,6 +45,8 @@ type Options struct {
 	WriteTimeout      time.Duration // per write to the client; a client that stops reading is cut after it; default 30s
 	UpstreamTimeout   time.Duration // longest silence from a streaming upstream before the run is cut; default 120s
 	KeepAlive         time.Duration // SSE comment sent to the client during an upstream gap; default 15s, <0 off
+	BodyTimeout       time.Duration // longest wait for the request body (408 after it); default 30s
+	FinishGrace       time.Duration // after finish_reason, how long a stream whose client left is still read for usage; default 5s
 	MaxEventBytes     int           // one upstream SSE event; default openai.DefaultMaxEventBytes
 	// ForwardHeaders are request headers copied to the upstream (e.g.
 	// "X-Demo-Plan" for the demo upstream); nothing else is forwarded.
@@ -53,6 +59,11 @@ type Options struct {
 	// its Retry-After (gate.DefaultRetryPolicy: 2 retries, 15 s in all). The
 	// zero value never retries. Nothing is retried once output has started.
 	Retry gate.RetryPolicy
+
+	// Scrub masks secrets in anything taken from an upstream (error bodies,
+	// transport errors) before it is stored, shown or relayed; nil still
+	// masks key-shaped strings.
+	Scrub *scrub.Scrubber
 
 	// Elsewhere routes the cancel of a run relayed by another gateway
 	// sharing the ledger; nil: a single gateway.
@@ -76,6 +87,8 @@ type Gateway struct {
 	runs map[ledger.RunID]*call // runs in flight in this process
 
 	stats streamCounters
+
+	pendingEnds atomic.Int64 // decided run ends being retried (retryEnd)
 }
 
 // New returns a gateway; it panics on a missing Store, Meter or upstream,
@@ -95,6 +108,12 @@ func New(opts Options) *Gateway {
 	}
 	if opts.UpstreamTimeout <= 0 {
 		opts.UpstreamTimeout = DefaultUpstreamTimeout
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.FinishGrace <= 0 {
+		opts.FinishGrace = DefaultFinishGrace
 	}
 	if opts.KeepAlive == 0 {
 		opts.KeepAlive = DefaultKeepAlive
@@ -116,9 +135,9 @@ func New(opts Options) *Gateway {
 	mux.HandleFunc("GET /v1/balance", g.balance)
 	mux.HandleFunc("GET /v1/runs/{id}", g.getRun)
 	mux.HandleFunc("DELETE /v1/runs/{id}", g.deleteRun)
-	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "%s %s is not a quotagate endpoint", r.Method, r.URL.Path))
-	})
+	mux.HandleFunc("GET /v1/models/{id}", g.model)
+	mux.HandleFunc("GET /v1/runs", g.listRuns)
+	mux.HandleFunc(catchAll, g.unknownRoute)
 	g.mux = mux
 	return g
 }
@@ -191,12 +210,8 @@ func (g *Gateway) authenticate(r *http.Request) (ledger.Tenant, error) {
 // ANTHROPIC_AUTH_TOKEN) or "x-api-key: <key>" (the Anthropic SDKs,
 // ANTHROPIC_API_KEY). When both are sent they must agree.
 func requestKey(r *http.Request) (string, error) {
-	auth := r.Header.Get("Authorization")
-	bearer, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok {
-		bearer, _ = strings.CutPrefix(auth, "bearer ")
-	}
-	bearer, apiKey := strings.TrimSpace(bearer), strings.TrimSpace(r.Header.Get("X-Api-Key"))
+	bearer, _ := bearerKey(r.Header.Get("Authorization")) // the scheme in any case (RFC 9110)
+	apiKey := strings.TrimSpace(r.Header.Get("X-Api-Key"))
 	switch {
 	case bearer != "" && apiKey != "" && bearer != apiKey:
 		return "", ledger.Errorf(ledger.CodeInvalidAPIKey, "the request carries two different keys (Authorization and x-api-key); send one")

@@ -18,7 +18,7 @@ import (
 // Gateway.Streams.
 type streamState struct {
 	queueCap     int
-	queue        atomic.Pointer[chan []byte] // the live queue; its len is the occupancy
+	queue        atomic.Pointer[chan queued] // the live queue; its len is the occupancy
 	queuePeak    atomic.Int64
 	backpressure atomic.Int64 // times the reader found the queue full and stopped reading
 	relayed      atomic.Int64 // events written to the client
@@ -82,7 +82,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	w.WriteHeader(http.StatusOK)
 	writeErr := c.write(w, rc) // headers and X-Run-Id out before the first event
 
-	queue := make(chan []byte, st.queueCap)
+	queue := make(chan queued, st.queueCap)
 	st.queue.Store(&queue)
 	var readErr error
 	readerDone := make(chan struct{})
@@ -98,14 +98,39 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	}
 	<-readerDone
 
+	c.mu.Lock()
+	if c.grace != nil {
+		c.grace.Stop()
+	}
+	c.mu.Unlock()
 	v := c.meter.Verdict()
 	cause := c.cause()
+	// The client got every byte relayed (then it may have [DONE]), or at
+	// least the whole answer up to its finish reason (then it may be
+	// charged on trusted usage). A cancel racing the end must not give a
+	// truncated answer that ends in [DONE] and is charged in full (issue 12
+	// item 2): events skipped after the cancel count as not received.
+	everything := writeErr == nil && !c.dropped.Load() && !c.left.Load()
+	whole := everything || c.finishSent.Load()
 	var tell error // the terminal error event, if the client can still hear it
 	switch {
-	case v.Trusted:
-		// The provider finished and said what it billed; settle even if the
-		// client left after the last event.
+	case v.Trusted && whole:
+		// The provider finished and said what it billed, and the client has
+		// the answer; settle even if the client left after it.
 		c.settle(v)
+	case v.Trusted:
+		// The provider did the work, the client did not get all of it: the
+		// run ends held for the operator to reconcile.
+		status := ledger.RunCancelled
+		if cause != nil {
+			status = statusFor(cause)
+		}
+		why := "the client did not receive the whole answer"
+		if cause != nil {
+			why = fmt.Sprintf("%s before the client received the whole answer", cause)
+			tell = clientError(cause)
+		}
+		c.keep(status, fmt.Sprintf("%s; %s", why, v.Evidence()))
 	case cause != nil:
 		c.keep(statusFor(cause), fmt.Sprintf("%s; %s", cause, v.Evidence()))
 		tell = clientError(cause)
@@ -114,7 +139,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	case readErr != nil || !c.meter.SawEnd():
 		why := "the upstream closed the stream before [DONE]"
 		if readErr != nil {
-			why = "the upstream stream broke: " + readErr.Error()
+			why = "the upstream stream broke: " + g.opts.Scrub.String(readErr.Error())
 		}
 		c.keep(ledger.RunInterrupted, fmt.Sprintf("%s; %s", why, v.Evidence()))
 		tell = ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-stream; the run is interrupted and its reservation is held until reconciled", c.up.Name())
@@ -128,10 +153,13 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 		tell = ledger.Errorf(ledger.CodeInternal, "the answer was relayed but the ledger could not record it (run %s); its reservation stays held", c.id)
 	}
 	end := c.doneEvent
+	if !everything {
+		end = nil // [DONE] only after every byte before it
+	}
 	if tell != nil {
 		end = c.door.streamError(tell)
 	}
-	if end != nil && writeErr == nil {
+	if end != nil && writeErr == nil && !c.left.Load() {
 		c.mu.Lock()
 		_ = rc.SetWriteDeadline(time.Now().Add(g.opts.WriteTimeout))
 		c.mu.Unlock()
@@ -145,7 +173,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 // read each, and queues what the client gets, until EOF, a read error or
 // cancellation. The meter observes every event the answer says counts,
 // including the usage chunk a client that did not ask for usage is not sent.
-func (c *call) readUpstream(body io.Reader, queue chan<- []byte) error {
+func (c *call) readUpstream(body io.Reader, queue chan<- queued) error {
 	g := c.g
 	st := c.stream
 	idle := time.AfterFunc(g.opts.UpstreamTimeout, func() { c.abort(errUpstreamIdle) })
@@ -170,10 +198,10 @@ func (c *call) readUpstream(body io.Reader, queue chan<- []byte) error {
 		if s.final != nil {
 			c.doneEvent = s.final // relayed once the outcome is committed
 		}
-		raw := s.relay
-		if raw == nil {
+		if s.relay == nil {
 			continue
 		}
+		raw := queued{b: s.relay, finish: s.finish}
 		select {
 		case queue <- raw:
 		default:
@@ -195,7 +223,7 @@ func (c *call) readUpstream(body io.Reader, queue chan<- []byte) error {
 
 // writeClient writes queued events to the client until the queue closes or
 // a write fails; during an upstream gap it sends keep-alive comments.
-func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, queue <-chan []byte) error {
+func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, queue <-chan queued) error {
 	var tick <-chan time.Time
 	if ka := c.g.opts.KeepAlive; ka > 0 {
 		t := time.NewTicker(ka)
@@ -205,17 +233,19 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 	pending := make([][]byte, 0, maxCoalesce)
 	for {
 		select {
-		case b, ok := <-queue:
+		case q, ok := <-queue:
 			if !ok {
 				return nil
 			}
-			if c.ctx.Err() != nil {
-				continue // cancelled: discard what is still queued
+			if c.ctx.Err() != nil || c.left.Load() {
+				c.dropped.Store(true) // cancelled, or the client left: discard what is still queued
+				continue
 			}
-			// Coalesce: what is already queued goes out with b in one flush
+			// Coalesce: what is already queued goes out with it in one flush
 			// (one write syscall per drain, not per event); a lone event is
 			// flushed at once, with no added wait (issue 15).
-			batch := append(pending[:0], b)
+			batch := append(pending[:0], q.b)
+			finish := q.finish
 			closed := false
 		drain:
 			for len(batch) < maxCoalesce {
@@ -225,21 +255,26 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 						closed = true
 						break drain
 					}
-					batch = append(batch, more)
+					batch = append(batch, more.b)
+					finish = finish || more.finish
 				default:
 					break drain
 				}
 			}
 			pending = batch
 			if err := c.write(w, rc, batch...); err != nil {
+				c.dropped.Store(true)
 				return err
+			}
+			if finish {
+				c.finishSent.Store(true)
 			}
 			c.stream.relayed.Add(int64(len(batch)))
 			if closed {
 				return nil
 			}
 		case <-tick:
-			if c.ctx.Err() == nil {
+			if c.ctx.Err() == nil && !c.left.Load() {
 				if err := c.write(w, rc, keepAlive); err != nil {
 					return err
 				}
@@ -311,8 +346,14 @@ func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, bs ...[
 		c.abort(errWriteTimeout)
 		return errWriteTimeout
 	}
-	c.abort(errClientGone)
+	c.clientLeft()
 	return fmt.Errorf("%w: %v", errClientGone, err)
+}
+
+// queued is one event between the upstream reader and the client writer.
+type queued struct {
+	b      []byte
+	finish bool // it carries the finish reason (step.finish)
 }
 
 // relayComplete relays a non-streaming response: the whole body is read
@@ -331,12 +372,12 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 		if cause := c.cause(); cause != nil {
 			c.keep(statusFor(cause), fmt.Sprintf("%s while reading the upstream's body", cause))
 			noRetry(w)
-			c.door.writeError(w, clientError(cause))
+			c.writeError(w, clientError(cause))
 			return
 		}
-		c.keep(ledger.RunInterrupted, "the upstream body broke off: "+err.Error())
+		c.keep(ledger.RunInterrupted, "the upstream body broke off: "+g.opts.Scrub.String(err.Error()))
 		noRetry(w)
-		c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
+		c.writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
 		return
 	}
 	o, out := c.ans.body(b)
@@ -348,7 +389,7 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 		c.keep(ledger.RunCompleted, v.Evidence())
 	}
 	if err := c.finish(c.ctx); err != nil { // the body goes out only once the outcome is on disk
-		c.door.writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
+		c.writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -3,12 +3,14 @@ package gateway
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/gate"
@@ -54,6 +56,30 @@ type call struct {
 	out       outcome // decided by the handler goroutine, applied by finish
 	finished  bool    // finish ran (it runs once: before the end marker, or in the defer)
 	doneEvent []byte  // the upstream's [DONE], held back until the outcome is committed
+
+	// What the client got of a stream (issue 12 items 2 and 9).
+	finishSent atomic.Bool // the event with the finish reason was written to the client
+	dropped    atomic.Bool // a relayed event was not written (skipped after a cancel, or a write failed)
+	left       atomic.Bool // the client left after the finish reason: the upstream is read for a grace
+	grace      *time.Timer // ends that grace (under mu)
+}
+
+// clientLeft is called when the client's connection is gone (its request
+// context ended, or a write to it failed). Before the finish reason reached
+// it, the upstream call is cancelled at once; after it, the upstream is
+// read for FinishGrace more, so that its usage and [DONE] still settle a
+// run whose answer the client has whole (issue 12 item 9).
+func (c *call) clientLeft() {
+	if !c.finishSent.Load() {
+		c.abort(errClientGone)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.left.Swap(true) {
+		return
+	}
+	c.grace = time.AfterFunc(c.g.opts.FinishGrace, func() { c.abort(errClientGone) })
 }
 
 // outcome is what finish writes to the ledger.
@@ -105,6 +131,16 @@ func (c *call) cause() error {
 	return errClientGone
 }
 
+// writeError renders err in the door's shape; a failure that kept the
+// run's hold also says x-should-retry: false — a retry would take a second
+// hold for the same user call (issue 12 item 8).
+func (c *call) writeError(w http.ResponseWriter, err error) {
+	if c.out.decided && !c.out.release && !c.out.verdict.Trusted {
+		w.Header().Set("x-should-retry", "false")
+	}
+	c.door.writeError(w, err)
+}
+
 func statusFor(cause error) ledger.RunStatus {
 	if errors.Is(cause, errUpstreamIdle) {
 		return ledger.RunInterrupted
@@ -145,14 +181,9 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.RequestBytesMax))
+	body, err := g.readBody(w, r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			d.writeError(w, ledger.Errorf(ledger.CodeRequestTooLarge, "the request body is larger than %d bytes", g.opts.RequestBytesMax))
-			return
-		}
-		d.writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "the request body could not be read: %v", err))
+		d.writeError(w, err)
 		return
 	}
 	req, err := d.parse(body)
@@ -191,10 +222,14 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	ctx, cancel := context.WithCancelCause(r.Context())
+	// The upstream call's context does not end with the client's request:
+	// clientLeft decides (a client that left after the finish reason gets
+	// its run settled from the usage that follows).
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
 	c := &call{g: g, id: g.opts.NewRunID(), tenant: t, up: up, door: d, req: req, model: mreq.Model,
 		native: native, meter: mrun, ans: ans, ctx: ctx, cancel: cancel, guarded: quota != nil}
+	defer context.AfterFunc(r.Context(), c.clientLeft)()
 	if mreq.Stream {
 		c.stream = &streamState{queueCap: g.opts.StreamQueueEvents}
 	}
@@ -259,7 +294,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 				err = clientError(cause)
 			}
 			c.releaseHold(status, "gave up while queued at the gate of "+c.up.Name()+": "+ledger.ErrorMessage(err))
-			c.door.writeError(w, err)
+			c.writeError(w, err)
 			return
 		}
 		defer release()
@@ -274,7 +309,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 	path, body, err := c.req.upstream(c.native)
 	if err != nil {
 		c.releaseHold(ledger.RunFailed, "request not sent: "+err.Error())
-		c.door.writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "the request could not be prepared: %v", err))
+		c.writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "the request could not be prepared: %v", err))
 		return
 	}
 	var hdr http.Header
@@ -302,6 +337,10 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		c.upstreamRefused(w, resp, refusals)
+		return
+	}
+	if ct := resp.Header.Get("Content-Type"); !answerType(ct, c.stream != nil) {
+		c.wrongType(w, ct)
 		return
 	}
 	if c.stream != nil {
@@ -353,25 +392,26 @@ func (c *call) sendFailed(w http.ResponseWriter, err error) {
 	if cause != nil {
 		status = statusFor(cause)
 	}
+	scrub := c.g.opts.Scrub.String
 	switch {
 	case !sent:
-		c.releaseHold(status, se.Evidence())
+		c.releaseHold(status, scrub(se.Evidence()))
 	case cause != nil:
 		c.keep(status, fmt.Sprintf("%s while waiting for the upstream's answer", cause))
 		noRetry(w)
 	default:
-		c.keep(status, fmt.Sprintf("upstream_no_response: the request reached %s but no answer came: %v", c.up.Name(), err))
+		c.keep(status, scrub(fmt.Sprintf("upstream_no_response: the request reached %s but no answer came: %v", c.up.Name(), err)))
 		noRetry(w)
 	}
 	if cause != nil {
-		c.door.writeError(w, clientError(cause))
+		c.writeError(w, clientError(cause))
 		return
 	}
 	if se != nil && se.Timeout {
-		c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s did not answer in time", c.up.Name()))
+		c.writeError(w, ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s did not answer in time", c.up.Name()))
 		return
 	}
-	c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s could not be reached", c.up.Name()))
+	c.writeError(w, ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s could not be reached", c.up.Name()))
 }
 
 // noRetry marks an error answer after which the run keeps its hold: the
@@ -388,25 +428,73 @@ const upstreamErrorBytes = 64 << 10
 func (c *call) upstreamRefused(w http.ResponseWriter, resp *upstream.Response, refusals []gate.Answer) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, upstreamErrorBytes))
 	sum := sha256.Sum256(b)
-	msg := upstreamMessage(b)
+	msg := c.g.opts.Scrub.String(upstreamMessage(b))
 	evidence := fmt.Sprintf("upstream_status=%d body_sha256=%x: %s", resp.StatusCode, sum[:8], truncate(msg, 200))
 	if len(refusals) > 0 {
 		evidence = fmt.Sprintf("retried after %s; final %s", gate.Evidence(refusals), evidence)
 	}
 	c.releaseHold(ledger.RunFailed, evidence)
 	var err *ledger.Error
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests:
+	switch code, typ := upstreamCode(b); {
+	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests:
+		// Deterministic (a 400 context_length_exceeded): its own status,
+		// code and words, so SDKs and agents decide as against the provider.
+		if code == "" {
+			code = ledger.CodeUpstreamError
+		}
+		c.writeError(w, &upstreamAnswer{err: &ledger.Error{Code: code,
+			Message: fmt.Sprintf("the upstream %s answered %d: %s", c.up.Name(), resp.StatusCode, msg)},
+			status: resp.StatusCode, typ: typ})
+		return
+	case resp.StatusCode == http.StatusTooManyRequests:
 		err = &ledger.Error{Code: ledger.CodeUpstreamBusy, Message: fmt.Sprintf("the upstream %s is busy: %s", c.up.Name(), msg)}
 		if d, ok := gate.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok && d > 0 {
 			err.RetryAfter = d
 		}
-	case http.StatusGatewayTimeout:
+	case resp.StatusCode == http.StatusGatewayTimeout:
 		err = ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s timed out: %s", c.up.Name(), msg)
 	default:
 		err = ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s answered %d: %s", c.up.Name(), resp.StatusCode, msg)
 	}
-	c.door.writeError(w, err)
+	c.writeError(w, err)
+}
+
+// upstreamCode is the code and type of an OpenAI- or Anthropic-shaped
+// error body ({"error":{"code","type"}}, {"type":"error","error":{"type"}}),
+// each a short identifier or "".
+func upstreamCode(b []byte) (code, typ string) {
+	var e struct {
+		Error struct {
+			Code any    `json:"code"`
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &e) != nil {
+		return "", ""
+	}
+	if s, ok := e.Error.Code.(string); ok && identifier(s) {
+		code = s
+	}
+	if identifier(e.Error.Type) {
+		typ = e.Error.Type
+	}
+	if code == "" {
+		code = typ
+	}
+	return code, typ
+}
+
+// identifier: 1–64 characters of [a-z0-9_.-], as error codes are.
+func identifier(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // upstreamMessage is the message of an OpenAI-shaped error body, else the
@@ -454,10 +542,21 @@ func (c *call) finish(reqCtx context.Context) error {
 	if !o.decided {
 		o = outcome{status: ledger.RunInterrupted, evidence: "the gateway ended the run without a decision"}
 	}
-	var (
-		err  error
-		kind string
-	)
+	kind, err := c.writeEnd(ctx, o)
+	if err != nil {
+		// A decided outcome must reach the ledger (issue 12 item 1: a run
+		// whose end could not be written stayed active for ever, its
+		// concurrency slot taken): it is retried with backoff until written.
+		g.log.Error("gateway: end run; retrying until the ledger takes it", "run", c.id, "outcome", kind, "err", err)
+		g.retryEnd(c, o)
+		return fmt.Errorf("end run %s: %w", c.id, err)
+	}
+	return nil
+}
+
+// writeEnd writes outcome o of c to the ledger.
+func (c *call) writeEnd(ctx context.Context, o outcome) (kind string, err error) {
+	g := c.g
 	switch {
 	case o.verdict.Trusted:
 		// Above the reserve, the ledger charges the tenant the reserve and
@@ -471,10 +570,42 @@ func (c *call) finish(reqCtx context.Context) error {
 		_, err = g.opts.Store.KeepHold(ctx, c.id, o.status, o.evidence, c.actor())
 		kind = "keep hold"
 	}
-	if err != nil {
-		// The run stays open in the ledger; RecoverInterrupted keeps its hold at the next start.
-		g.log.Error("gateway: end run", "run", c.id, "outcome", kind, "err", err)
-		return fmt.Errorf("end run %s: %w", c.id, err)
+	if ledger.ErrorCode(err) == ledger.CodeRunEnded {
+		err = nil // already written (a retry whose first try committed after all)
 	}
-	return nil
+	return kind, err
 }
+
+// Backoff of retryEnd.
+const (
+	endRetryFirst = 100 * time.Millisecond
+	endRetryMax   = 5 * time.Second
+)
+
+// retryEnd writes c's outcome in the background, with backoff, until the
+// ledger takes it. PendingEnds counts those waiting (for /healthz and the
+// dashboard).
+func (g *Gateway) retryEnd(c *call, o outcome) {
+	g.pendingEnds.Add(1)
+	go func() {
+		defer g.pendingEnds.Add(-1)
+		for wait := endRetryFirst; ; wait = min(2*wait, endRetryMax) {
+			time.Sleep(wait) // backoff between tries of a write that failed; not a guess at an event
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			kind, err := c.writeEnd(ctx, o)
+			cancel()
+			if err == nil {
+				g.log.Warn("gateway: end run written after retrying", "run", c.id, "outcome", kind)
+				return
+			}
+			if ledger.ErrorCode(err) != ledger.CodeInternal {
+				g.log.Error("gateway: end run refused; left for recovery", "run", c.id, "outcome", kind, "err", err)
+				return
+			}
+		}
+	}()
+}
+
+// PendingEnds is how many decided run ends the ledger has not taken yet
+// (they are being retried).
+func (g *Gateway) PendingEnds() int64 { return g.pendingEnds.Load() }

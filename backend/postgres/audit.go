@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -15,6 +16,9 @@ import (
 // AvailableBefore/After from the tenant's balance row, holding its lock, in
 // this same transaction, so Verify may replay the row.
 func (s *Store) insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool) error {
+	if counted, err := countRefusal(ctx, w, e); counted || err != nil {
+		return err
+	}
 	insertAuditIn(w, e, balance, s.opts.Instance)
 	return nil
 }
@@ -37,8 +41,8 @@ func insertAuditIn(w *wtx, e ledger.AuditEntry, balance bool, instance string) *
 	w.changes = append(w.changes, ledger.Change{Kind: e.Kind, Actor: ledger.Actor(e.Actor), TenantID: e.TenantID, RunID: e.RunID})
 	i := len(w.changes) - 1
 	w.queue(`INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
-		available_before, available_after, detail, balance, instance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-		RETURNING seq`,
+		available_before, available_after, detail, balance, instance, count, last_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $1) RETURNING seq`,
 		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason, e.Evidence, int64(e.Units),
 		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, balance, instance).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&w.changes[i].Seq) })
@@ -61,7 +65,7 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	return nil
 }
 
-const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail`
+const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at`
 
 // Audit returns rows matching f in sequence order; From is inclusive, To exclusive.
 func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.AuditEntry, error) {
@@ -98,15 +102,42 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.AuditEntry, error) {
 		var e ledger.AuditEntry
-		var at int64
+		var at, lastAt int64
 		var kind, run string
 		err := r.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &e.Actor, &e.Reason, &e.Evidence,
-			&e.Units, &e.AvailableBefore, &e.AvailableAfter, &e.Detail)
-		e.At, e.Kind, e.RunID = fromNanos(at), ledger.AuditKind(kind), ledger.RunID(run)
+			&e.Units, &e.AvailableBefore, &e.AvailableAfter, &e.Detail, &e.Count, &lastAt)
+		e.At, e.Kind, e.RunID, e.LastAt = fromNanos(at), ledger.AuditKind(kind), ledger.RunID(run), fromNanos(lastAt)
 		return e, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read audit: %w", err)
 	}
 	return out, nil
+}
+
+// countRefusal adds a reject entry to its tenant's and code's row of this
+// interval, if there is one: one row counts the refusals (issue 12 item 5);
+// its available figures stay the first's. The count moves at once (it must
+// know whether a row matched); a new row is queued like every other.
+func countRefusal(ctx context.Context, w *wtx, e ledger.AuditEntry) (bool, error) {
+	if e.Kind != ledger.AuditReject {
+		return false, nil
+	}
+	at := e.At
+	if at.IsZero() {
+		at = w.now
+	}
+	var seq int64
+	err := w.QueryRow(ctx, `UPDATE audit SET count = count + 1, last_at = GREATEST(last_at, $1) WHERE seq = (
+		SELECT seq FROM audit WHERE kind = 'reject' AND tenant_id = $2 AND reason = $3 AND at >= $4
+		ORDER BY seq DESC LIMIT 1) RETURNING seq`,
+		nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval))).Scan(&seq)
+	switch {
+	case err == nil:
+		w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor), TenantID: e.TenantID, RunID: e.RunID})
+		return true, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	}
+	return false, fmt.Errorf("count refusal: %w", err)
 }

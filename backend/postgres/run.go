@@ -228,6 +228,9 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	if ok {
 		e.AvailableBefore, e.AvailableAfter = b.available(), b.available()
 	}
+	if counted, err := countRefusal(ctx, w, e); counted || err != nil {
+		return err
+	}
 	insertAuditIn(w, e, ok, "")
 	return nil
 }

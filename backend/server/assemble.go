@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/quotagate/quotagate/backend/admin"
@@ -14,6 +15,7 @@ import (
 	"github.com/quotagate/quotagate/backend/metrics"
 	"github.com/quotagate/quotagate/backend/quota"
 	"github.com/quotagate/quotagate/backend/ratelimit"
+	"github.com/quotagate/quotagate/backend/scrub"
 	"github.com/quotagate/quotagate/backend/upstream"
 	"github.com/quotagate/quotagate/backend/upstream/balance"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
@@ -104,6 +106,8 @@ func assemble(p parts) (_ *assembly, err error) {
 		StreamQueueEvents: cfg.Limits.StreamQueueEvents,
 		WriteTimeout:      cfg.Limits.WriteTimeout,
 		UpstreamTimeout:   cfg.Limits.UpstreamTimeout,
+		BodyTimeout:       cfg.Limits.BodyTimeout,
+		FinishGrace:       cfg.Limits.FinishGrace,
 		ForwardHeaders:    forward,
 		RateLimiter:       a.limiter,
 		Gate:              gateway.FromGates(p.Gates),
@@ -111,6 +115,7 @@ func assemble(p parts) (_ *assembly, err error) {
 		Quota:             guard,
 		Elsewhere:         elsewhere(p.Store),
 		Logger:            p.Logger,
+		Scrub:             p.Scrub,
 	})
 	return a, nil
 }
@@ -155,7 +160,7 @@ func newGuard(p parts) (*quota.Guard, error) {
 		if err != nil {
 			return nil, fmt.Errorf("balance source of upstream %s: %w", u.Name, err)
 		}
-		sources[u.Name] = src
+		sources[u.Name] = scrubbedSource(src, p.Scrub)
 	}
 	if len(models) == 0 {
 		return nil, nil
@@ -237,4 +242,44 @@ func (a *assembly) close() {
 	for _, d := range a.demos {
 		_ = d.Close()
 	}
+}
+
+// scrubbedSource masks secrets in a balance source's errors: the guard shows
+// them in /admin/api/state (issue 12 item 6).
+func scrubbedSource(src quota.BalanceSource, s *scrub.Scrubber) quota.BalanceSource {
+	b := scrubBalance{src: src, s: s}
+	if e, ok := src.(quota.ExpirySource); ok {
+		return scrubExpiry{b, e}
+	}
+	return b
+}
+
+type scrubBalance struct {
+	src quota.BalanceSource
+	s   *scrub.Scrubber
+}
+
+func (b scrubBalance) Balance(ctx context.Context, model string) (ledger.Units, error) {
+	u, err := b.src.Balance(ctx, model)
+	return u, b.scrubbed(err)
+}
+
+func (b scrubBalance) scrubbed(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := b.s.String(err.Error()); msg != err.Error() {
+		return errors.New(msg)
+	}
+	return err
+}
+
+type scrubExpiry struct {
+	scrubBalance
+	e quota.ExpirySource
+}
+
+func (x scrubExpiry) Expiries(ctx context.Context, model string) ([]quota.Expiry, error) {
+	ex, err := x.e.Expiries(ctx, model)
+	return ex, x.scrubbed(err)
 }

@@ -2,13 +2,17 @@ package server
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"crypto/subtle"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // newRegistry is the server's own registry (not the global default, so tests
@@ -46,6 +50,66 @@ func newRegistry(s *Server) *prometheus.Registry {
 
 func metricsHandler(r *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(r, promhttp.HandlerOpts{Registry: r})
+}
+
+// metrics serves /metrics: everything to the admin token, and without it
+// nothing that names a tenant (issue 12: /metrics named tenants to anyone
+// on the machine).
+func (s *Server) metrics() http.Handler {
+	full := metricsHandler(s.registry)
+	public := promhttp.HandlerFor(withoutLabel{s.registry, "tenant"}, promhttp.HandlerOpts{Registry: s.registry})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		if s.isAdmin(r) {
+			full.ServeHTTP(w, r)
+			return
+		}
+		public.ServeHTTP(w, r)
+	})
+}
+
+// isAdmin reports whether r carries the admin token as a Bearer credential
+// (scheme in any case), compared in constant time.
+func (s *Server) isAdmin(r *http.Request) bool {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	a, b := sha256.Sum256([]byte(strings.TrimSpace(tok))), sha256.Sum256([]byte(s.token))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// withoutLabel gathers g's metrics except the series carrying label.
+type withoutLabel struct {
+	g     prometheus.Gatherer
+	label string
+}
+
+func (w withoutLabel) Gather() ([]*dto.MetricFamily, error) {
+	mfs, err := w.g.Gather()
+	out := mfs[:0]
+	for _, mf := range mfs {
+		kept := mf.Metric[:0]
+		for _, m := range mf.Metric {
+			if !hasLabel(m, w.label) {
+				kept = append(kept, m)
+			}
+		}
+		if len(kept) > 0 {
+			mf.Metric = kept
+			out = append(out, mf)
+		}
+	}
+	return out, err
+}
+
+func hasLabel(m *dto.Metric, name string) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return true
+		}
+	}
+	return false
 }
 
 // instrument counts requests per group and status code. It does not use

@@ -91,3 +91,25 @@ func loadOrCreateSecret(path string, gen func() string) (string, error) {
 func tenantKey(tenant string) func() string {
 	return func() string { return "sk-qg-" + tenant + "-" + randomSecret(32) }
 }
+
+// secrets lists every secret this server knows in clear: the admin token,
+// tenant keys (configured and generated), upstream keys and balance-source
+// credentials. None may reach a tenant, the ledger or the dashboard through
+// an upstream's echo (issue 12 item 6).
+func (s *Server) secrets() []string {
+	out := []string{s.token, s.topUpKey}
+	for _, k := range s.keys {
+		out = append(out, k)
+	}
+	for _, t := range s.cfg.Tenants {
+		out = append(out, t.Key)
+		out = append(out, t.Keys...)
+	}
+	for _, u := range s.cfg.Upstreams {
+		out = append(out, u.APIKey)
+		if q := u.Quota; q != nil {
+			out = append(out, q.Balance.AccessKey, q.Balance.SecretKey, q.Balance.Token)
+		}
+	}
+	return out
+}

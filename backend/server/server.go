@@ -23,8 +23,10 @@ import (
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/datadir"
 	"github.com/quotagate/quotagate/backend/gate"
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/scrub"
 	"github.com/quotagate/quotagate/backend/sqlite"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
@@ -52,6 +54,9 @@ type parts struct {
 	Logger   *slog.Logger
 	URL      string // where this server answers, e.g. http://127.0.0.1:8787
 	TopUpKey string // the quota top-up tenant's key; empty when no top-up spends
+	// Scrub masks every configured secret (and key-shaped strings) in what
+	// an upstream or a balance source says, before it is stored or shown.
+	Scrub *scrub.Scrubber
 }
 
 // Server is a running quotagate backend.
@@ -175,7 +180,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		s.log.Warn("data dir lock: record the URL", "err", err)
 	}
 	if s.assembly, err = assemble(parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry,
-		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey}); err != nil {
+		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey, Scrub: scrub.New(s.secrets()...)}); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	var quotaActions admin.Quota = unguarded{}
@@ -220,9 +225,12 @@ func (s *Server) routes(gw http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	count := s.instrument
 	mux.Handle("GET /healthz", count("healthz", http.HandlerFunc(s.healthz)))
-	mux.Handle("GET /metrics", count("metrics", metricsHandler(s.registry)))
+	mux.Handle("GET /metrics", count("metrics", s.metrics()))
 	mux.Handle("/admin/", count("admin", s.admin))
 	mux.Handle("/v1/", count("v1", gw))
+	for _, p := range gateway.MissingV1Paths { // a base URL without /v1
+		mux.Handle(p, count("v1", http.HandlerFunc(gateway.MissingV1)))
+	}
 	mux.Handle("/", count("dashboard", dashboard(s.opts.Frontend)))
 	return mux
 }
@@ -230,7 +238,11 @@ func (s *Server) routes(gw http.Handler) http.Handler {
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q}\n", s.opts.Version)
+	status, pending := "ok", s.assembly.gateway.PendingEnds()
+	if pending > 0 {
+		status = "degraded" // run ends the ledger has not taken yet: retried until it does
+	}
+	fmt.Fprintf(w, "{\"status\":%q,\"version\":%q,\"pending_run_ends\":%d}\n", status, s.opts.Version, pending)
 }
 
 // checkLoopback refuses to listen anywhere but loopback (RELIABILITY T22).

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -37,11 +39,29 @@ func insertAuditChange(ctx context.Context, w *wtx, e ledger.AuditEntry, balance
 	if balance {
 		b = 1
 	}
+	if e.Kind == ledger.AuditReject {
+		// A refusal moves no money: within one interval, one row per tenant
+		// and code counts them (its available figures stay the first's, so
+		// Verify's chain still holds; issue 12 item 5).
+		var seq int64
+		err := w.queryRow(ctx, `UPDATE audit SET count = count + 1, last_at = max(last_at, ?1) WHERE seq = (
+			SELECT seq FROM audit WHERE kind = 'reject' AND tenant_id = ?2 AND reason = ?3 AND at >= ?4
+			ORDER BY seq DESC LIMIT 1) RETURNING seq`,
+			nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval))).Scan(&seq)
+		switch {
+		case err == nil:
+			w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor),
+				TenantID: e.TenantID, RunID: e.RunID})
+			return &w.changes[len(w.changes)-1], nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("count refusal: %w", err)
+		}
+	}
 	var seq int64
 	err := w.queryRow(ctx, `INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
-		available_before, available_after, detail, balance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+		available_before, available_after, detail, balance, count, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?) RETURNING seq`,
 		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason, e.Evidence, int64(e.Units),
-		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b).Scan(&seq)
+		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b, nanos(at)).Scan(&seq)
 	if err != nil {
 		return nil, fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}
@@ -66,7 +86,7 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	return nil
 }
 
-const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail`
+const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at`
 
 // Audit returns rows matching f in sequence order; From is inclusive, To exclusive.
 func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.AuditEntry, error) {
@@ -105,14 +125,14 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 	var out []ledger.AuditEntry
 	for rows.Next() {
 		var e ledger.AuditEntry
-		var at int64
+		var at, lastAt int64
 		var kind, run string
 		var units, before, after int64
 		if err := rows.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &e.Actor, &e.Reason, &e.Evidence,
-			&units, &before, &after, &e.Detail); err != nil {
+			&units, &before, &after, &e.Detail, &e.Count, &lastAt); err != nil {
 			return nil, fmt.Errorf("read audit: %w", err)
 		}
-		e.At = fromNanos(at)
+		e.At, e.LastAt = fromNanos(at), fromNanos(lastAt)
 		e.Kind = ledger.AuditKind(kind)
 		e.RunID = ledger.RunID(run)
 		e.Units, e.AvailableBefore, e.AvailableAfter = ledger.Units(units), ledger.Units(before), ledger.Units(after)

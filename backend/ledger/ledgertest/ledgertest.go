@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
@@ -30,6 +31,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("EndedRunRefusesTransitions", func(t *testing.T) { testEndedRun(t, open(t)) })
 	t.Run("ReleaseHold", func(t *testing.T) { testReleaseHold(t, open(t)) })
 	t.Run("RecoverInterrupted", func(t *testing.T) { testRecoverInterrupted(t, open(t)) })
+	t.Run("RefusalsAggregate", func(t *testing.T) { testRefusalsAggregate(t, open(t)) })
 	t.Run("ApplyTenants", func(t *testing.T) { testApplyTenants(t, open(t)) })
 	t.Run("ApplyTenantsBudgetBelowCommitted", func(t *testing.T) { testBudgetBelowCommitted(t, open(t)) })
 	t.Run("Quota", func(t *testing.T) { testQuota(t, open(t)) })
@@ -885,3 +887,76 @@ func testRunsFilter(t *testing.T, st ledger.Store) {
 
 // by is the actor of the suite's own transitions.
 const by = ledger.Actor("system:ledgertest")
+
+// testRefusalsAggregate: repeated refusals of one tenant with one code
+// within ledger.RefusalInterval share one audit row with their count and
+// first/last time; another code, tenant or interval gets its own; money
+// rows are never merged (issue 12 item 5).
+func testRefusalsAggregate(t *testing.T, st ledger.Store) {
+	ctx := context.Background()
+	MustApply(t, st, Tenant("t", 100, 1), Tenant("u", 100, 1))
+	base := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	reject := func(tenant, code string, at time.Duration) {
+		t.Helper()
+		if err := st.AppendAudit(ctx, ledger.AuditEntry{At: base.Add(at), Kind: ledger.AuditReject, TenantID: tenant,
+			Actor: "gateway", Reason: code, Evidence: "too many requests"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		reject("t", ledger.CodeRateLimited, time.Duration(i)*time.Second)
+	}
+	reject("t", ledger.CodeQuotaGuard, 6*time.Second)
+	reject("u", ledger.CodeRateLimited, 7*time.Second)
+	reject("t", ledger.CodeRateLimited, ledger.RefusalInterval+time.Second) // the next interval
+	type row struct {
+		tenant, code string
+		count        int64
+	}
+	var got []row
+	for _, e := range tenantAudit(t, st, "") {
+		if e.Kind == ledger.AuditReject {
+			got = append(got, row{e.TenantID, e.Reason, e.Count})
+		}
+	}
+	want := []row{{"t", ledger.CodeRateLimited, 5}, {"t", ledger.CodeQuotaGuard, 1}, {"u", ledger.CodeRateLimited, 1}, {"t", ledger.CodeRateLimited, 1}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("reject rows = %+v, want %+v", got, want)
+	}
+	first := tenantAudit(t, st, "t")
+	for _, e := range first {
+		if e.Kind == ledger.AuditReject && e.Count == 5 && (!e.At.Equal(base) || !e.LastAt.Equal(base.Add(4*time.Second))) {
+			t.Errorf("aggregated row: at %v, last %v; want %v and %v", e.At, e.LastAt, base, base.Add(4*time.Second))
+		}
+	}
+	// Admit's own refusals aggregate too; admissions and changes of money
+	// keep one row each.
+	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r1", TenantID: "t", ReserveUnits: 10})
+	for i := range 4 {
+		_, err := st.Admit(ctx, ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprintf("x%d", i)), TenantID: "t",
+			Upstream: "demo", Model: "demo-model", ReserveUnits: 10, Actor: "t"})
+		WantCode(t, err, ledger.CodeConcurrencyLimit)
+	}
+	if _, err := st.Settle(ctx, "r1", 4, "usage", by); err != nil {
+		t.Fatal(err)
+	}
+	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r2", TenantID: "t", ReserveUnits: 10})
+	var conc, admits int64
+	rows := 0
+	for _, e := range tenantAudit(t, st, "t") {
+		switch {
+		case e.Kind == ledger.AuditReject && e.Reason == ledger.CodeConcurrencyLimit:
+			conc += e.Count
+			rows++
+		case e.Kind == ledger.AuditAdmit:
+			admits++
+			if e.Count != 1 {
+				t.Errorf("admit row with count %d", e.Count)
+			}
+		}
+	}
+	if conc != 4 || rows > 2 || admits != 2 { // 2 rows only if the clock crossed an interval
+		t.Fatalf("concurrency refusals counted %d in %d rows, %d admit rows; want 4 in 1, 2", conc, rows, admits)
+	}
+	WantVerified(t, st)
+}

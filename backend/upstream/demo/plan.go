@@ -36,6 +36,7 @@ type Plan struct {
 	Chunks     int           // number of parts Text is split into (0: one part per word)
 	Repeat     int           // send the part sequence this many times (0 or 1: once)
 	ChunkDelay time.Duration // pause before each part
+	UsageDelay time.Duration // pause after the finish_reason chunk, before the usage chunk and [DONE] (issue 12: ~300 ms)
 	LatencyMin time.Duration // pause before the response headers, drawn from [LatencyMin, LatencyMax]
 	LatencyMax time.Duration
 	CutAfter   int    // KindCut: parts sent before the connection is closed
@@ -56,7 +57,7 @@ type Plan struct {
 
 // PlanHeader is the request header that chooses a plan per request, written
 // as a URL query: "kind=cut&after=1&parts=part,more". Keys: kind, text (URL-escaped),
-// parts (comma-separated), chunks, repeat, delay, latency ("2s" or "2s-5s"),
+// parts (comma-separated), chunks, repeat, delay, usage_delay, latency ("2s" or "2s-5s"),
 // after, status, body, retry_after, times, call, args.
 const PlanHeader = "X-Demo-Plan"
 
@@ -102,6 +103,11 @@ func ParsePlan(s string) (Plan, error) {
 			return Plan{}, fmt.Errorf("demo plan: delay: %w", err)
 		}
 	}
+	if v := q.Get("usage_delay"); v != "" {
+		if p.UsageDelay, err = time.ParseDuration(v); err != nil {
+			return Plan{}, fmt.Errorf("demo plan: usage_delay: %w", err)
+		}
+	}
 	if v := q.Get("latency"); v != "" {
 		lo, hi, _ := strings.Cut(v, "-")
 		if p.LatencyMin, err = time.ParseDuration(lo); err != nil {
@@ -141,6 +147,9 @@ func (p Plan) Encode() string {
 	}
 	if p.ChunkDelay > 0 {
 		q.Set("delay", p.ChunkDelay.String())
+	}
+	if p.UsageDelay > 0 {
+		q.Set("usage_delay", p.UsageDelay.String())
 	}
 	if p.LatencyMax > 0 {
 		q.Set("latency", p.LatencyMin.String()+"-"+p.LatencyMax.String())

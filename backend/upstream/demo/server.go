@@ -518,6 +518,9 @@ func (x *exchange) stream() {
 	if !x.event(chunk(&delta{}, &stop), false) {
 		return
 	}
+	if !x.pause(x.plan.UsageDelay) {
+		return
+	}
 	if includeUsage {
 		c := chunkJSON{ID: x.id(), Object: "chat.completion.chunk", Created: created, Model: x.req.Model,
 			SystemFingerprint: "quotagate-demo-simulated", Choices: []choiceChunk{}, Usage: x.usage()}

@@ -1,0 +1,160 @@
+package e2e_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// streamText reads an SSE chat stream: the content it carried, whether it
+// ended in [DONE], and calls at(n) after the n-th data event.
+func streamText(t *testing.T, resp *http.Response, at func(n int, data string) bool) (text string, done bool) {
+	t.Helper()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var b strings.Builder
+	n := 0
+	for sc.Scan() {
+		d, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if d == "[DONE]" {
+			done = true
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct{ Content string } `json:"delta"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal([]byte(d), &c) == nil {
+			for _, ch := range c.Choices {
+				b.WriteString(ch.Delta.Content)
+			}
+		}
+		n++
+		if at != nil && !at(n, d) {
+			return b.String(), done
+		}
+	}
+	return b.String(), done
+}
+
+func (r *rig) stream(ctx context.Context, body string) *http.Response {
+	r.t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", r.s.URL()+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+r.keyA)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		r.t.Fatalf("stream: %d", resp.StatusCode)
+	}
+	return resp
+}
+
+// TestReliabilityCancelRacingDone is issue 12 item 2, run 300 times: the
+// owner's cancel lands at a random point of a stream whose last chunks,
+// usage and [DONE] the upstream writes in one burst. Whatever the timing,
+// a client that got [DONE] got the whole answer before it, and a run
+// charged on trusted usage is one whose whole answer the client received;
+// every other run ends cancelled with its hold.
+func TestReliabilityCancelRacingDone(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOptions{})
+	body := chatBody("/demo chunks=4&repeat=30", true, 4096)
+	events := 0
+	full, done := streamText(t, r.stream(context.Background(), body), func(n int, _ string) bool { events = n; return true })
+	if !done || len(full) < 2000 {
+		t.Fatalf("baseline: done=%v, %d bytes", done, len(full))
+	}
+	const races = 300
+	var mu sync.Mutex
+	tally := map[string]int{}
+	for i := range races {
+		resp := r.stream(context.Background(), body)
+		id := ledger.RunID(resp.Header.Get("X-Run-Id"))
+		cancelAt := events/2 + rand.IntN(events/2+2) // the second half, up to the very end
+		var cancelled sync.WaitGroup
+		text, done := streamText(t, resp, func(n int, _ string) bool {
+			if n == cancelAt {
+				cancelled.Add(1)
+				go func() { defer cancelled.Done(); r.do("DELETE", "/v1/runs/"+string(id), r.keyA, "", "") }()
+			}
+			return true
+		})
+		resp.Body.Close()
+		cancelled.Wait()
+		run := r.waitRun(id)
+		whole := text == full
+		trusted := run.Usage == ledger.UsageTrusted
+		if done && !whole {
+			t.Fatalf("race %d: [DONE] after %d of %d bytes (run %s %s/%s)", i, len(text), len(full), id, run.Status, run.Usage)
+		}
+		if trusted && !whole {
+			t.Fatalf("race %d: charged %d on trusted usage for %d of %d bytes", i, run.SpentUnits, len(text), len(full))
+		}
+		if !trusted && (run.Status != ledger.RunCancelled || run.HeldUnits != run.ReserveUnits) {
+			t.Fatalf("race %d: run %+v, want cancelled with its hold", i, run)
+		}
+		mu.Lock()
+		switch {
+		case trusted && done:
+			tally["whole, [DONE], settled"]++
+		case trusted:
+			tally["whole, settled, no [DONE]"]++
+		default:
+			tally["cancelled, held"]++
+		}
+		mu.Unlock()
+	}
+	t.Logf("%d races: %v", races, tally)
+	r.verify()
+}
+
+// TestReliabilityFinishThenLeave is issue 12 item 9: a client that closes
+// the stream as soon as it has the finish_reason, while the usage comes
+// 300 ms later, no longer leaves a full hold for a complete answer — the
+// upstream is read on for the grace and the run settles on trusted usage.
+func TestReliabilityFinishThenLeave(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp := r.stream(ctx, chatBody("/demo usage_delay=300ms", true, 64))
+	id := ledger.RunID(resp.Header.Get("X-Run-Id"))
+	text, _ := streamText(t, resp, func(_ int, data string) bool {
+		return !strings.Contains(data, `"finish_reason":"stop"`)
+	})
+	cancel() // the client leaves at finish_reason
+	resp.Body.Close()
+	if text == "" {
+		t.Fatal("no answer before finish_reason")
+	}
+	run := r.waitRun(id)
+	if run.Status != ledger.RunCompleted || run.Usage != ledger.UsageTrusted || run.HeldUnits != 0 {
+		t.Fatalf("run after the client left at finish_reason: %+v; want completed on trusted usage", run)
+	}
+	// Before the finish reason, leaving still cancels at once, hold kept.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	resp = r.stream(ctx2, chatBody("/demo kind=slow&delay=50ms", true, 64))
+	id = ledger.RunID(resp.Header.Get("X-Run-Id"))
+	streamText(t, resp, func(n int, _ string) bool { return n < 2 })
+	cancel2()
+	resp.Body.Close()
+	if run := r.waitRun(id); run.Status != ledger.RunCancelled || run.HeldUnits != run.ReserveUnits {
+		t.Fatalf("run after the client left mid-answer: %+v; want cancelled with its hold", run)
+	}
+	r.verify()
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
+	"github.com/quotagate/quotagate/e2e/clients"
 )
 
 const deskConfig = `
@@ -120,6 +121,22 @@ func TestDashboardDesk(t *testing.T) {
 	if c := snippets["codex"]; !strings.Contains(c, `base_url = "`+s.URL()+`/v1"`) || !strings.Contains(c, `wire_api = "responses"`) {
 		t.Errorf("codex snippet does not point at this server's Responses door:\n%s", c)
 	}
+	t.Run("CodexSnippet", func(t *testing.T) {
+		bin := clients.Bin(t, "codex")
+		home := t.TempDir()
+		toml, _, _ := strings.Cut(snippets["codex"], "# then, in the shell:")
+		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cctx, cancel := context.WithTimeout(bg, 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(cctx, bin, "exec", "--skip-git-repo-check", "say hi")
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "CODEX_HOME="+home, "HOME="+home, "QUOTAGATE_API_KEY="+key)
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), demo.DefaultText) {
+			t.Fatalf("the Connect panel's Codex config.toml with codex exec: %v\n%s\n%s", err, toml, out)
+		}
+	})
 	if c := snippets["claude-code"]; !strings.Contains(c, "ANTHROPIC_BASE_URL="+s.URL()+"\n") || !strings.Contains(c, "ANTHROPIC_AUTH_TOKEN="+key) {
 		t.Errorf("claude code snippet does not point at this server's Messages door:\n%s", c)
 	}
@@ -293,15 +310,24 @@ func TestDashboardScreens(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.DashboardURL()), waitJS(`document.querySelector('[data-testid="conn-status"]')?.dataset.value === 'live'`)); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		// The last choice (en, dark) is remembered across a reload.
+		err := chromedp.Do(ctx, chromedp.Reload(),
+			waitJS(`document.querySelector('[data-testid="conn-status"]')?.dataset.value === 'live'`),
+			waitJS(`document.documentElement.lang === 'en' && document.documentElement.dataset.theme === 'dark'`))
+		if err != nil {
+			t.Errorf("language and theme not remembered: %v", err)
+		}
+	}()
 	for _, lang := range []string{"zh-CN", "en"} {
 		for _, theme := range []string{"light", "dark"} {
 			for _, size := range [][2]int64{{1440, 900}, {1024, 700}} {
 				name := fmt.Sprintf("dashboard-%s-%s-%dx%d.png", lang, theme, size[0], size[1])
+				// The header's switches, as an operator uses them (no reload).
 				err := chromedp.Do(ctx,
 					chromedp.EmulateViewport(size[0], size[1]),
-					chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`localStorage.setItem('quotagate.lang', %q); localStorage.setItem('quotagate.theme', %q)`, lang, theme)),
-					chromedp.Reload(),
-					waitJS(`document.querySelector('[data-testid="conn-status"]')?.dataset.value === 'live'`),
+					setField("lang-switch", lang, "change"),
+					setField("theme-switch", theme, "change"),
 					waitJS(fmt.Sprintf(`document.documentElement.lang === %q && document.documentElement.dataset.theme === %q`, lang, theme)),
 				)
 				if err != nil {

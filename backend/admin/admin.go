@@ -39,8 +39,10 @@ type Quota interface {
 	RecordBalance(ctx context.Context, upstream, model string, r BalanceReading) (ledger.Snapshot, error)
 }
 
-// Options configure the admin handler. Token and State are required; a nil
-// Store, Canceller or Quota makes their endpoints answer 501.
+// Options configure the admin handler. Token, State, Store, Canceller, Quota
+// and Connect are required (the server always has a ledger, a gateway and a
+// guard's actions, which answer ledger.CodeModelNotFound when nothing is
+// guarded); New panics without them.
 type Options struct {
 	Token     string
 	Origins   []string // exact allowed Origins; see AllowedOrigins
@@ -53,6 +55,7 @@ type Options struct {
 	// guard) through the ledger's commit hook, wired by the server.
 	Hub       *live.Hub
 	Connect   ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
+	Tenants   Tenants     // the Settings tab's tenant edits (tenants.go)
 	Presenter Presenter   // POST /admin/api/show; nil: there is no window to show
 	Logger    *slog.Logger
 	Coalesce  time.Duration // minimum gap between two pushed snapshots; default 100ms
@@ -82,6 +85,15 @@ type Handler struct {
 
 // New returns the admin handler.
 func New(o Options) *Handler {
+	for _, r := range []struct {
+		name    string
+		missing bool
+	}{{"State", o.State == nil}, {"Store", o.Store == nil}, {"Canceller", o.Canceller == nil},
+		{"Quota", o.Quota == nil}, {"Connect", o.Connect == nil}, {"Tenants", o.Tenants == nil}} {
+		if r.missing {
+			panic("admin.New: Options." + r.name + " is required")
+		}
+	}
 	if o.Coalesce <= 0 {
 		o.Coalesce = 100 * time.Millisecond
 	}
@@ -115,6 +127,10 @@ func New(o Options) *Handler {
 	h.route("GET /admin/api/audit.csv", h.auditCSV)
 	h.route("GET /admin/api/audit", h.auditList)
 	h.route("GET /admin/api/connect", h.connect)
+	h.route("GET /admin/api/tenants", h.tenantSettings)
+	h.route("POST /admin/api/tenants", h.tenantSave)
+	h.route("POST /admin/api/tenants/discard", h.tenantDiscard)
+	h.route("POST /admin/api/tenants/{id}/rotate", h.tenantRotate)
 	h.route("POST /admin/api/holds/{run_id}/reconcile", h.reconcile)
 	h.route("POST /admin/api/runs/{id}/cancel", h.cancel)
 	h.route("POST /admin/api/quota/{upstream}/{model}/sync", h.quotaSync)
@@ -193,9 +209,6 @@ type reconcileBody struct {
 }
 
 func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Store == nil {
-		return notWired("reconcile")
-	}
 	var b reconcileBody
 	if err := decodeJSON(w, r, &b); err != nil {
 		return err
@@ -212,9 +225,6 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Canceller == nil {
-		return notWired("cancel")
-	}
 	run, err := h.o.Canceller.Cancel(r.Context(), ledger.RunID(r.PathValue("id")), Actor)
 	if err != nil {
 		return err
@@ -224,9 +234,6 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) quotaSync(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Quota == nil {
-		return notWired("quota sync")
-	}
 	up, model := r.PathValue("upstream"), r.PathValue("model")
 	snap, err := h.o.Quota.Sync(r.Context(), up, model)
 	if err != nil {
@@ -237,9 +244,6 @@ func (h *Handler) quotaSync(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Quota == nil {
-		return notWired("quota balance")
-	}
 	var b BalanceReading
 	if err := decodeJSON(w, r, &b); err != nil {
 		return err
@@ -264,9 +268,6 @@ func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) auditCSV(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Store == nil {
-		return notWired("audit export")
-	}
 	f, err := audit.ParseQuery(r.URL.Query(), nil)
 	if err != nil {
 		return err
@@ -297,10 +298,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
-}
-
-func notWired(what string) error {
-	return ledger.Errorf(codeNotImplemented, "%s is not available in this build yet", what)
 }
 
 // maxBodyBytes bounds admin request bodies; they are a few numbers and a sentence.

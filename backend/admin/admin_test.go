@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
 const token = "test-admin-token-0123456789abcdef"
@@ -32,6 +34,7 @@ type fixture struct {
 	srv    *httptest.Server
 	h      *admin.Handler
 	hub    *live.Hub
+	store  *sqlite.Store
 	port   int
 	budget atomic.Int64
 	builds atomic.Int64
@@ -39,7 +42,12 @@ type fixture struct {
 
 func newFixture(t *testing.T, mod func(*admin.Options)) *fixture {
 	t.Helper()
-	f := &fixture{hub: live.NewHub(0)}
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	f := &fixture{hub: live.NewHub(0), store: st}
 	f.budget.Store(1000)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -55,6 +63,13 @@ func newFixture(t *testing.T, mod func(*admin.Options)) *fixture {
 			b := ledger.Units(f.budget.Load())
 			return admin.State{Version: "test", Tenants: []admin.TenantState{{Tenant: "local", BudgetUnits: b, AvailableUnits: b}}}, nil
 		}),
+		Store:     st,
+		Canceller: storeCanceller{st},
+		Quota:     &quotaStub{},
+		Tenants:   noTenants{},
+		Connect: func(context.Context) (admin.ConnectInfo, error) {
+			return admin.ConnectInfo{BaseURL: "http://127.0.0.1:8787/v1"}, nil
+		},
 		Coalesce: 50 * time.Millisecond,
 		Refresh:  time.Hour,
 	}
@@ -221,26 +236,52 @@ func TestOrigin(t *testing.T) {
 	})
 }
 
-func TestNotWired(t *testing.T) {
+// storeCanceller stands in for the gateway's cancel: it has no upstream to
+// close, so it answers what the ledger says of the run.
+type storeCanceller struct{ st *sqlite.Store }
+
+func (c storeCanceller) Cancel(ctx context.Context, id ledger.RunID, _ ledger.Actor) (ledger.Run, error) {
+	run, err := c.st.Run(ctx, id)
+	if err != nil {
+		return ledger.Run{}, err
+	}
+	return run, ledger.Errorf(ledger.CodeRunEnded, "run %s is not running here", id)
+}
+
+// The write endpoints reach the ledger: an unknown run is the store's 404,
+// the audit export is a CSV of the (empty) ledger.
+func TestEndpointsReachTheLedger(t *testing.T) {
 	f := newFixture(t, nil)
-	for _, tc := range []struct{ method, path, body string }{
-		{"POST", "/admin/api/runs/r1/cancel", ""},
-		{"POST", "/admin/api/quota/ark/m/sync", ""},
-		{"POST", "/admin/api/quota/ark/m/balance", `{"balance":5}`},
-		{"POST", "/admin/api/holds/r1/reconcile", `{"units":1,"evidence":"bill"}`},
-		{"GET", "/admin/api/audit.csv", ""},
+	for _, tc := range []struct {
+		name, method, path, body string
+		want                     int
+		code                     string
+	}{
+		{"CancelUnknownRun", "POST", "/admin/api/runs/r1/cancel", "", 404, ledger.CodeRunNotFound},
+		{"ReconcileUnknownRun", "POST", "/admin/api/holds/r1/reconcile", `{"units":1,"evidence":"bill"}`, 404, ledger.CodeRunNotFound},
+		{"UnknownEndpoint", "GET", "/admin/api/nope", "", 404, "not_found"},
 	} {
-		t.Run(tc.path, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			resp := f.do(t, tc.method, tc.path, "", token, "application/json", tc.body)
-			if resp.StatusCode != http.StatusNotImplemented || errorCode(t, resp) != "not_implemented" {
-				t.Fatalf("status %d, want 501 not_implemented", resp.StatusCode)
+			if resp.StatusCode != tc.want || errorCode(t, resp) != tc.code {
+				t.Fatalf("status %d, want %d %s", resp.StatusCode, tc.want, tc.code)
 			}
 		})
 	}
-	resp := f.do(t, "GET", "/admin/api/nope", "", token, "", "")
-	if resp.StatusCode != http.StatusNotFound || errorCode(t, resp) != "not_found" {
-		t.Fatalf("unknown endpoint: status %d", resp.StatusCode)
-	}
+	t.Run("AuditCSV", func(t *testing.T) {
+		resp := f.do(t, "GET", "/admin/api/audit.csv", "", token, "", "")
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/csv") || !strings.Contains(string(b), "actor") {
+			t.Fatalf("status %d %q: %q", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+	})
+	t.Run("AuditLog", func(t *testing.T) {
+		resp := f.do(t, "GET", "/admin/api/audit", "", token, "", "")
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"rows":[]`) {
+			t.Fatalf("status %d: %s", resp.StatusCode, b)
+		}
+	})
 }
 
 type quotaStub struct{ got admin.BalanceReading }
@@ -605,3 +646,18 @@ func TestWebSocketIdlePeerClosed(t *testing.T) {
 		}
 	}
 }
+
+// noTenants is the fixture's tenant settings: none, and nothing to change
+// (the server's tests drive the real ones).
+type noTenants struct{}
+
+func (noTenants) Settings(context.Context) (admin.TenantSettings, error) {
+	return admin.TenantSettings{}, nil
+}
+func (noTenants) Save(context.Context, admin.TenantPolicy) error {
+	return ledger.Errorf(ledger.CodeInvalidRequest, "the fixture has no tenant settings")
+}
+func (noTenants) Rotate(context.Context, string) (string, error) {
+	return "", ledger.Errorf(ledger.CodeInvalidRequest, "the fixture has no tenant settings")
+}
+func (noTenants) Discard(context.Context) error { return nil }

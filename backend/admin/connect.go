@@ -47,9 +47,6 @@ func Locale() string {
 }
 
 func (h *Handler) connect(w http.ResponseWriter, r *http.Request) error {
-	if h.o.Connect == nil {
-		return notWired("connect")
-	}
 	info, err := h.o.Connect(r.Context())
 	if err != nil {
 		return err

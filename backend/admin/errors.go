@@ -13,7 +13,6 @@ import (
 // Codes the admin API adds to the ledger's table.
 const (
 	codeNotFound             = "not_found"
-	codeNotImplemented       = "not_implemented"
 	codeUnsupportedMediaType = "unsupported_media_type"
 )
 
@@ -42,8 +41,6 @@ func status(code string) (int, string) {
 		return http.StatusBadGateway, "api_error"
 	case ledger.CodeUpstreamTimeout:
 		return http.StatusGatewayTimeout, "api_error"
-	case codeNotImplemented:
-		return http.StatusNotImplemented, "api_error"
 	}
 	return http.StatusInternalServerError, "server_error"
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/meter"
 	"github.com/quotagate/quotagate/backend/quota"
 	"github.com/quotagate/quotagate/backend/upstream/balance"
 )
@@ -49,15 +50,10 @@ const (
 // Protocols lists every protocol name, in the order messages name them.
 var Protocols = []string{ProtocolChat, ProtocolResponses, ProtocolMessages}
 
-// Defaults of the config's own keys. Every other default is stated once, in
-// the package that uses it (gateway, gate, quota), and the config fills from
-// those constants.
-const (
-	DefaultAddr                = "127.0.0.1:8787"
-	DefaultOutputUnits         = 4096
-	DefaultReasoningFloorUnits = 4096 // seed 002
-	DefaultImageUnits          = 1024
-)
+// DefaultAddr is the default of the config's own key addr. Every other
+// default is stated once, in the package that uses it (gateway, gate, meter,
+// quota), and the config fills from those constants.
+const DefaultAddr = "127.0.0.1:8787"
 
 // Config is the whole configuration file.
 type Config struct {
@@ -103,6 +99,11 @@ type Upstream struct {
 	// Protocols it speaks natively; default [chat], and every protocol for
 	// the built-in demo.
 	Protocols []string `yaml:"protocols"`
+	// ReasoningSwitch names the upstream's chat-completions switch for
+	// thinking, onto which a translated Messages request's `thinking` is
+	// mapped: "reasoning_effort" (OpenAI), "thinking" (Volcengine Ark,
+	// DeepSeek: {"type":"enabled"}), or empty (none: thinking is dropped).
+	ReasoningSwitch string `yaml:"reasoning_switch"`
 }
 
 // Speaks reports whether the upstream speaks protocol natively.
@@ -154,7 +155,7 @@ func (q *Quota) GuardOptions() quota.Options {
 // that free packages do not expire unused. DryRun only audits the plan.
 type TopUp struct {
 	Enabled bool   `yaml:"enabled"`
-	At      string `yaml:"at"` // HH:MM local, default 23:20
+	At      string `yaml:"at"` // HH:MM local, default quota.DefaultTopUpAt
 	DryRun  bool   `yaml:"dry_run"`
 	Prompt  string `yaml:"prompt"` // the filler call's user message
 }
@@ -297,9 +298,9 @@ func (c *Config) fillDefaults() {
 	c.Ledger.fillDefaults()
 	l := &c.Limits
 	orDefault(&l.RequestBytesMax, gateway.DefaultRequestBytesMax)
-	orDefault(&l.DefaultOutputUnits, DefaultOutputUnits)
-	orDefault(&l.ReasoningFloorUnits, DefaultReasoningFloorUnits)
-	orDefault(&l.ImageUnits, DefaultImageUnits)
+	orDefault(&l.DefaultOutputUnits, meter.DefaultOutputUnits)
+	orDefault(&l.ReasoningFloorUnits, meter.DefaultReasoningFloorUnits)
+	orDefault(&l.ImageUnits, meter.DefaultImageUnits)
 	orDefault(&l.StreamQueueEvents, gateway.DefaultStreamQueueEvents)
 	orDefault(&l.WriteTimeout, gateway.DefaultWriteTimeout)
 	orDefault(&l.UpstreamTimeout, gateway.DefaultUpstreamTimeout)

@@ -117,6 +117,7 @@ func TestParseRefuses(t *testing.T) {
 		{"BadMaxWait", "upstreams:\n  - {name: x, kind: demo, models: [m], queue: {max_wait: 1h}}\n", "max_wait"},
 		{"UnknownProtocol", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat, grpc]}\n", `upstream x: protocols[1] "grpc": want chat, responses, messages`},
 		{"ProtocolTwice", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat, chat]}\n", "protocols lists chat twice"},
+		{"UnknownReasoningSwitch", "upstreams:\n  - {name: x, kind: demo, models: [m], reasoning_switch: effort}\n", `upstream x: reasoning_switch "effort": want reasoning_effort or thinking`},
 		{"TinyBodyLimit", "limits: {request_bytes_max: 10}\n", "request_bytes_max"},
 	}
 	for _, tt := range tests {

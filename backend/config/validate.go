@@ -125,6 +125,11 @@ func (c *Config) validateUpstreams() error {
 				return fmt.Errorf("%s: protocols lists %s twice", where, proto)
 			}
 		}
+		switch u.ReasoningSwitch {
+		case "", "reasoning_effort", "thinking":
+		default:
+			return fmt.Errorf("%s: reasoning_switch %q: want reasoning_effort or thinking (or leave it out)", where, u.ReasoningSwitch)
+		}
 		if len(u.Models) == 0 {
 			return fmt.Errorf("%s: list at least one model", where)
 		}

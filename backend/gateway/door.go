@@ -72,6 +72,13 @@ type doorRequest interface {
 	answer(native bool) answer
 }
 
+// headerRequest is a doorRequest with request headers of its own for the
+// upstream (the Messages door: anthropic-version, anthropic-beta), merged
+// over Options.ForwardHeaders.
+type headerRequest interface {
+	upstreamHeader(native bool, client http.Header) http.Header
+}
+
 // answer reads one upstream answer and renders what the client gets.
 type answer interface {
 	// endMarker names the upstream protocol's terminal marker in verdicts

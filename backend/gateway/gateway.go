@@ -110,6 +110,8 @@ func New(opts Options) *Gateway {
 	mux.HandleFunc("POST /v1/chat/completions", g.serveDoor(chatDoor{}))
 	mux.HandleFunc("POST /v1/responses", g.serveDoor(responsesDoor{log: opts.Logger}))
 	mux.HandleFunc("GET /v1/responses", serveResponsesUpgrade)
+	mux.HandleFunc("POST /v1/messages", g.serveDoor(messagesDoor{g: g}))
+	mux.HandleFunc("POST /v1/messages/count_tokens", g.countTokens)
 	mux.HandleFunc("GET /v1/models", g.models)
 	mux.HandleFunc("GET /v1/balance", g.balance)
 	mux.HandleFunc("GET /v1/runs/{id}", g.getRun)
@@ -166,14 +168,9 @@ func (g *Gateway) loadTenants(ctx context.Context, force bool) ([]ledger.Tenant,
 
 // authenticate returns the tenant whose key is the request's Bearer token.
 func (g *Gateway) authenticate(r *http.Request) (ledger.Tenant, error) {
-	auth := r.Header.Get("Authorization")
-	key, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok {
-		key, ok = strings.CutPrefix(auth, "bearer ")
-	}
-	key = strings.TrimSpace(key)
-	if !ok || key == "" {
-		return ledger.Tenant{}, ledger.Errorf(ledger.CodeInvalidAPIKey, "send your quotagate key as \"Authorization: Bearer <key>\"")
+	key, err := requestKey(r)
+	if err != nil {
+		return ledger.Tenant{}, err
 	}
 	for _, force := range []bool{false, true} {
 		ts, err := g.loadTenants(r.Context(), force)
@@ -187,6 +184,28 @@ func (g *Gateway) authenticate(r *http.Request) (ledger.Tenant, error) {
 		}
 	}
 	return ledger.Tenant{}, ledger.Errorf(ledger.CodeInvalidAPIKey, "the API key is not known to this quotagate")
+}
+
+// requestKey is the tenant key a request carries, on every /v1 route:
+// "Authorization: Bearer <key>" (OpenAI's clients, Claude Code's
+// ANTHROPIC_AUTH_TOKEN) or "x-api-key: <key>" (the Anthropic SDKs,
+// ANTHROPIC_API_KEY). When both are sent they must agree.
+func requestKey(r *http.Request) (string, error) {
+	auth := r.Header.Get("Authorization")
+	bearer, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok {
+		bearer, _ = strings.CutPrefix(auth, "bearer ")
+	}
+	bearer, apiKey := strings.TrimSpace(bearer), strings.TrimSpace(r.Header.Get("X-Api-Key"))
+	switch {
+	case bearer != "" && apiKey != "" && bearer != apiKey:
+		return "", ledger.Errorf(ledger.CodeInvalidAPIKey, "the request carries two different keys (Authorization and x-api-key); send one")
+	case bearer != "":
+		return bearer, nil
+	case apiKey != "":
+		return apiKey, nil
+	}
+	return "", ledger.Errorf(ledger.CodeInvalidAPIKey, "send your quotagate key as \"Authorization: Bearer <key>\" or \"x-api-key: <key>\"")
 }
 
 // upstreamFor picks the first configured upstream that serves model.
@@ -205,10 +224,42 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// models is GET /v1/models: the models this key may use, in Anthropic's
+// list shape when the request looks like an Anthropic client's (it carries
+// anthropic-version or x-api-key), else in OpenAI's.
 func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
+	anthropicShape := r.Header.Get("Anthropic-Version") != "" || r.Header.Get("X-Api-Key") != ""
 	t, err := g.authenticate(r)
 	if err != nil {
+		if anthropicShape {
+			g.internalFor(messagesDoor{g: g}, w, err, "authenticate")
+			return
+		}
 		g.internal(w, err, "authenticate")
+		return
+	}
+	type served struct{ id, upstream string }
+	var ms []served
+	seen := map[string]bool{}
+	for _, u := range g.opts.Upstreams {
+		for _, m := range u.Models() {
+			if seen[m] || !t.AllowsModel(m) {
+				continue
+			}
+			seen[m] = true
+			ms = append(ms, served{m, u.Name()})
+		}
+	}
+	if anthropicShape {
+		list := anthropicModels{Data: []anthropicModel{}}
+		for _, m := range ms {
+			list.Data = append(list.Data, anthropicModel{Type: "model", ID: m.id,
+				DisplayName: m.id + " (via " + m.upstream + ")", CreatedAt: "1970-01-01T00:00:00Z"})
+		}
+		if n := len(ms); n > 0 {
+			list.FirstID, list.LastID = &ms[0].id, &ms[n-1].id
+		}
+		writeJSON(w, http.StatusOK, list)
 		return
 	}
 	type model struct {
@@ -221,17 +272,26 @@ func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{Object: "list", Data: []model{}}
-	seen := map[string]bool{}
-	for _, u := range g.opts.Upstreams {
-		for _, m := range u.Models() {
-			if seen[m] || !t.AllowsModel(m) {
-				continue
-			}
-			seen[m] = true
-			list.Data = append(list.Data, model{ID: m, Object: "model", OwnedBy: u.Name()})
-		}
+	for _, m := range ms {
+		list.Data = append(list.Data, model{ID: m.id, Object: "model", OwnedBy: m.upstream})
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// anthropicModels is Anthropic's model list (GET /v1/models); quotagate
+// knows no creation dates, so created_at is the Unix epoch.
+type anthropicModels struct {
+	Data    []anthropicModel `json:"data"`
+	HasMore bool             `json:"has_more"`
+	FirstID *string          `json:"first_id"`
+	LastID  *string          `json:"last_id"`
+}
+
+type anthropicModel struct {
+	Type        string `json:"type"`
+	ID          string `json:"id"`
+	DisplayName string `json:"display_name"`
+	CreatedAt   string `json:"created_at"`
 }
 
 func (g *Gateway) balance(w http.ResponseWriter, r *http.Request) {

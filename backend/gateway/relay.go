@@ -330,10 +330,12 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	if err != nil {
 		if cause := c.cause(); cause != nil {
 			c.keep(statusFor(cause), fmt.Sprintf("%s while reading the upstream's body", cause))
+			noRetry(w)
 			c.door.writeError(w, clientError(cause))
 			return
 		}
 		c.keep(ledger.RunInterrupted, "the upstream body broke off: "+err.Error())
+		noRetry(w)
 		c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
 		return
 	}

@@ -286,6 +286,14 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 			hdr[http.CanonicalHeaderKey(k)] = v
 		}
 	}
+	if hr, ok := c.req.(headerRequest); ok {
+		for k, v := range hr.upstreamHeader(c.native, r.Header) {
+			if hdr == nil {
+				hdr = http.Header{}
+			}
+			hdr[k] = v
+		}
+	}
 	resp, refusals, err := g.send(c, path, body, hdr)
 	if err != nil {
 		c.sendFailed(w, err)
@@ -350,8 +358,10 @@ func (c *call) sendFailed(w http.ResponseWriter, err error) {
 		c.releaseHold(status, se.Evidence())
 	case cause != nil:
 		c.keep(status, fmt.Sprintf("%s while waiting for the upstream's answer", cause))
+		noRetry(w)
 	default:
 		c.keep(status, fmt.Sprintf("upstream_no_response: the request reached %s but no answer came: %v", c.up.Name(), err))
+		noRetry(w)
 	}
 	if cause != nil {
 		c.door.writeError(w, clientError(cause))
@@ -363,6 +373,12 @@ func (c *call) sendFailed(w http.ResponseWriter, err error) {
 	}
 	c.door.writeError(w, ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s could not be reached", c.up.Name()))
 }
+
+// noRetry marks an error answer after which the run keeps its hold: the
+// provider may have done the work, so a client's automatic retry could pay
+// twice (DESIGN: x-should-retry: false; the Anthropic and OpenAI SDKs
+// honour it).
+func noRetry(w http.ResponseWriter) { w.Header().Set("X-Should-Retry", "false") }
 
 // upstreamErrorBytes bounds the error body kept as evidence.
 const upstreamErrorBytes = 64 << 10

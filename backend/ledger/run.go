@@ -57,10 +57,13 @@ type Run struct {
 	HeldUnits    Units       `json:"held_units"` // ReserveUnits while Usage.Holding(), else 0
 	// OverrunUnits are trusted units beyond the reserve: never charged to the
 	// tenant (available stays ≥ 0), but counted in a guarded model's quota day.
-	OverrunUnits Units     `json:"overrun_units,omitempty"`
-	Evidence     string    `json:"evidence,omitempty"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	OverrunUnits Units  `json:"overrun_units,omitempty"`
+	Evidence     string `json:"evidence,omitempty"`
+	// Instance is the gateway that admitted and relays the run, on a ledger
+	// several gateways share (backend/postgres); "" on a gateway's own.
+	Instance  string    `json:"instance,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // QuotaCheck asks Admit to also enforce a guarded model's daily limit, in the

@@ -16,6 +16,10 @@ type Usage struct {
 	// prompt cache (Responses: input_tokens_details.cached_tokens); shown
 	// in the run's evidence for the dashboard, never a different price here.
 	CachedTokens int64 `json:"cached_tokens,omitempty"`
+	// CacheCreationTokens is the part of PromptTokens the provider wrote to
+	// its prompt cache (Anthropic: cache_creation_input_tokens); shown in
+	// the evidence beside CachedTokens (Anthropic: cache_read_input_tokens).
+	CacheCreationTokens int64 `json:"cache_creation_tokens,omitempty"`
 }
 
 // SplitOverrun is the one rule for trusted usage above a run's reserve: the

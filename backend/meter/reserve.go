@@ -4,6 +4,14 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
+// Defaults of the reserve policy; the config fills limits.default_output_units,
+// reasoning_floor_units and image_units from them.
+const (
+	DefaultOutputUnits         ledger.Units = 4096
+	DefaultReasoningFloorUnits ledger.Units = 4096 // seed 002: a reasoning model's hidden output
+	DefaultImageUnits          ledger.Units = 1024
+)
+
 // ReservePolicy is how much a run holds at admission beyond its input.
 type ReservePolicy struct {
 	// DefaultOutputUnits is the output cap when the client gives none.

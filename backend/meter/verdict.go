@@ -216,8 +216,13 @@ func Judge(j Judgement) Verdict {
 	v.Trusted = true
 	v.Reason = ReasonTrusted
 	v.Detail = fmt.Sprintf("usage %d in + %d out under %s", u.PromptTokens, u.CompletionTokens, j.Meter.Name())
-	if u.CachedTokens > 0 && u.CachedTokens <= u.PromptTokens {
-		v.Detail = fmt.Sprintf("usage %d in (%d cached) + %d out under %s", u.PromptTokens, u.CachedTokens, u.CompletionTokens, j.Meter.Name())
+	if u.CachedTokens >= 0 && u.CacheCreationTokens >= 0 && u.CachedTokens+u.CacheCreationTokens > 0 &&
+		u.CachedTokens+u.CacheCreationTokens <= u.PromptTokens {
+		cache := fmt.Sprintf("%d cached", u.CachedTokens)
+		if u.CacheCreationTokens > 0 {
+			cache += fmt.Sprintf(", %d written to the cache", u.CacheCreationTokens)
+		}
+		v.Detail = fmt.Sprintf("usage %d in (%s) + %d out under %s", u.PromptTokens, cache, u.CompletionTokens, j.Meter.Name())
 	}
 	if _, over := ledger.SplitOverrun(j.ReserveUnits, v.SpendUnits); j.ReserveUnits > 0 && over > 0 {
 		v.ExceedsReserve = true

@@ -59,6 +59,8 @@ func ParseUsage(raw []byte) (*Usage, error) {
 				return nil, err
 			}
 			u.HasTotal = true
+		case "prompt_tokens_details":
+			u.CachedTokens = cachedTokens(f.val)
 		case "completion_tokens_details":
 			if u.ReasoningTokens, err = reasoningTokens(f.val); err != nil {
 				return nil, err
@@ -94,6 +96,23 @@ func reasoningTokens(raw json.RawMessage) (int64, error) {
 		}
 	}
 	return n, nil
+}
+
+// cachedTokens is prompt_tokens_details.cached_tokens, the part of
+// prompt_tokens read from the provider's cache; 0 when absent or unreadable
+// (it is shown, not settled on: prompt_tokens already includes it).
+func cachedTokens(raw json.RawMessage) int64 {
+	var d struct {
+		CachedTokens json.RawMessage `json:"cached_tokens"`
+	}
+	if isNull(raw) || json.Unmarshal(raw, &d) != nil || d.CachedTokens == nil {
+		return 0
+	}
+	n, err := parseUnitsNumber(d.CachedTokens)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 func usageNumber(name string, raw json.RawMessage) (int64, error) {

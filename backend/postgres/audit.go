@@ -10,25 +10,39 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// insertAudit appends e in w, written by this instance. balance says the
-// store took AvailableBefore/After from the tenant's balance row, holding
-// its lock, in this same transaction, so Verify may replay the row.
+// insertAudit appends e in w, written by this instance, and notes it as one
+// change for the commit hook. balance says the store took
+// AvailableBefore/After from the tenant's balance row, holding its lock, in
+// this same transaction, so Verify may replay the row.
 func (s *Store) insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool) error {
-	return insertAuditIn(ctx, w, e, balance, s.opts.Instance)
+	insertAuditIn(w, e, balance, s.opts.Instance)
+	return nil
 }
 
-func insertAuditIn(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool, instance string) error {
+// insertRunAudit is insertAudit for a row about run, whose state after the
+// change the commit hook is told.
+func (s *Store) insertRunAudit(w *wtx, e ledger.AuditEntry, run ledger.Run) {
+	c := insertAuditIn(w, e, true, s.opts.Instance)
+	c.Status, c.Usage, c.Upstream, c.Model, c.Day = run.Status, run.Usage, run.Upstream, run.Model, run.QuotaDay
+}
+
+// insertAuditIn queues the row (its seq is drawn when the batch runs, still
+// inside the transaction and so still under the tenant row's lock) and
+// returns its change, whose Seq the batch fills in.
+func insertAuditIn(w *wtx, e ledger.AuditEntry, balance bool, instance string) *ledger.Change {
 	at := e.At
 	if at.IsZero() {
 		at = w.now
 	}
-	// Queued: the row's seq is drawn when the batch runs, still inside the
-	// transaction and so still under the tenant row's lock.
+	w.changes = append(w.changes, ledger.Change{Kind: e.Kind, Actor: ledger.Actor(e.Actor), TenantID: e.TenantID, RunID: e.RunID})
+	i := len(w.changes) - 1
 	w.queue(`INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
-		available_before, available_after, detail, balance, instance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		available_before, available_after, detail, balance, instance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		RETURNING seq`,
 		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason, e.Evidence, int64(e.Units),
-		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, balance, instance)
-	return nil
+		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, balance, instance).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&w.changes[i].Seq) })
+	return &w.changes[i]
 }
 
 // AppendAudit records an event that changes no balance. Its available
@@ -36,6 +50,9 @@ func insertAuditIn(ctx context.Context, w *wtx, e ledger.AuditEntry, balance boo
 func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	if strings.TrimSpace(string(e.Kind)) == "" {
 		return ledger.Errorf(ledger.CodeInvalidRequest, "an audit entry needs a kind")
+	}
+	if err := ledger.CheckActor(ledger.Actor(e.Actor)); err != nil {
+		return fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}
 	err := s.write(ctx, func(w *wtx) error { return s.insertAudit(ctx, w, e, false) })
 	if err != nil {

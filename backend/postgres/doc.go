@@ -39,10 +39,27 @@
 // (Options.WriteTimeout bounds it): an answer tells the truth about the
 // database.
 //
+// # The commit hook
+//
+// OnCommit's hook is told of this gateway's own commits (one change per
+// audit row, seq included; a write returns once the hook saw it) and, once
+// Serve listens, of the other gateways': each transaction NOTIFYs its
+// changes before it commits, and PostgreSQL delivers a NOTIFY on commit
+// only, in commit order. One goroutine calls the hook, one call at a time.
+// A lost listening connection is reported as a change by system:resync
+// (everything may have moved).
+//
 // # Instances
 //
-// Each run records the instance that admitted it. RecoverInterrupted ends
-// only this instance's own open runs (left by its previous life).
+// Each run records the instance that admitted it and relays it. Each
+// gateway holds a lease row (TakeLease: renewed every heartbeat, on the
+// database's clock); ReapExpired, on every beat, ends the open runs of
+// instances whose lease expired exactly as RecoverInterrupted ends this
+// instance's own at start: active runs interrupted with their holds kept,
+// queued runs released. A cancel of a run relayed elsewhere is routed to
+// its instance over NOTIFY (CancelElsewhere), which closes the upstream and
+// answers. Polls holds an advisory lock per name, so one gateway polls each
+// guarded model's provider balance.
 //
 // # What is deliberately absent
 //

@@ -15,30 +15,22 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Change is one committed change, as the transaction that made it
-// announces it to the other gateways (NOTIFY is delivered on commit, and
-// only then): what moved, never the figures — a dashboard re-reads those.
-type Change struct {
-	Instance string       `json:"i"`
-	Kind     string       `json:"k"` // run, tenant, quota, config; resync after a lost connection
-	TenantID string       `json:"t,omitempty"`
-	RunID    ledger.RunID `json:"r,omitempty"`
-	Upstream string       `json:"u,omitempty"`
-	Model    string       `json:"m,omitempty"`
+// commitNote is the payload of a commit NOTIFY: the changes one
+// transaction of instance I committed (PostgreSQL delivers a NOTIFY on
+// commit, and only then, in commit order). A transaction with more changes
+// than fit sends several notes, in order.
+type commitNote struct {
+	Instance string          `json:"i"`
+	Changes  []ledger.Change `json:"c"`
 }
 
-// Change kinds.
-const (
-	ChangeRun    = "run"
-	ChangeTenant = "tenant"
-	ChangeQuota  = "quota"
-	ChangeConfig = "config"
-	ChangeResync = "resync" // notifications may have been lost: re-read everything
-)
+// notifyChunk bounds the changes in one note (PostgreSQL's payload limit
+// is 8000 bytes; a change is a few hundred).
+const notifyChunk = 12
 
-// maxNotifyChanges bounds one notification's payload (PostgreSQL's limit
-// is 8000 bytes); a larger transaction announces a resync instead.
-const maxNotifyChanges = 40
+// resyncChange tells the hook that other gateways' changes may have been
+// missed (the listening connection was lost): everything may have moved.
+var resyncChange = ledger.Change{Kind: ledger.AuditConfig, Actor: ledger.System("resync")}
 
 // PeerOptions connect this gateway to the others sharing the ledger.
 type PeerOptions struct {
@@ -46,9 +38,7 @@ type PeerOptions struct {
 	// this gateway and reports whether it was; operator tells the
 	// operator's cancel from the run owner's.
 	Cancel func(id ledger.RunID, operator bool) bool
-	// OnRemote receives the changes other gateways committed; it must not block.
-	OnRemote func([]Change)
-	Logger   *slog.Logger
+	Logger *slog.Logger
 }
 
 type peer struct {
@@ -118,8 +108,8 @@ func (s *Store) listen(ctx context.Context, p *peer, ready chan<- error) {
 			if first {
 				ready <- nil
 				first = false
-			} else if p.opts.OnRemote != nil {
-				p.opts.OnRemote([]Change{{Kind: ChangeResync}})
+			} else {
+				s.deliveries.push(delivery{changes: []ledger.Change{resyncChange}})
 			}
 		})
 		if first {
@@ -157,22 +147,21 @@ func (s *Store) listenOnce(ctx context.Context, p *peer, listening func()) error
 		}
 		switch n.Channel {
 		case s.chCommit:
-			s.onCommit(p, n.Payload)
+			s.onCommit(n.Payload)
 		case s.chCancel:
 			s.onCancel(p, n.Payload)
 		}
 	}
 }
 
-func (s *Store) onCommit(p *peer, payload string) {
-	var cs []Change
-	if err := json.Unmarshal([]byte(payload), &cs); err != nil || len(cs) == 0 {
+// onCommit hands another gateway's committed changes to the commit hook,
+// in the order their NOTIFYs arrive (their commit order).
+func (s *Store) onCommit(payload string) {
+	var n commitNote
+	if err := json.Unmarshal([]byte(payload), &n); err != nil || len(n.Changes) == 0 || n.Instance == s.opts.Instance {
 		return
 	}
-	if cs[0].Instance == s.opts.Instance || p.opts.OnRemote == nil {
-		return
-	}
-	p.opts.OnRemote(cs)
+	s.deliveries.push(delivery{changes: n.Changes})
 }
 
 func (s *Store) onCancel(p *peer, payload string) {
@@ -290,24 +279,20 @@ func (s *Store) stopPeer() {
 	}
 }
 
-// announce queues c for the NOTIFY that w sends before it commits.
-func (w *wtx) announce(c Change) {
-	w.changes = append(w.changes, c)
-}
-
-// notifyChanges queues w's changes on the commit channel inside w: the
-// other gateways receive them when, and only if, w commits.
-func (s *Store) notifyChanges(w *wtx) {
-	if len(w.changes) == 0 {
-		return
+// notifyChanges sends w's changes on the commit channel inside w, after
+// the audit rows' seqs are known: the other gateways receive them when, and
+// only if, w commits.
+func (s *Store) notifyChanges(ctx context.Context, w *wtx) error {
+	for cs := w.changes; len(cs) > 0; {
+		n := min(len(cs), notifyChunk)
+		b, err := json.Marshal(commitNote{Instance: s.opts.Instance, Changes: cs[:n]})
+		if err != nil {
+			return err
+		}
+		if _, err := w.Exec(ctx, `SELECT pg_notify($1, $2)`, s.chCommit, string(b)); err != nil {
+			return fmt.Errorf("notify commit: %w", err)
+		}
+		cs = cs[n:]
 	}
-	cs := w.changes
-	if len(cs) > maxNotifyChanges {
-		cs = []Change{{Kind: ChangeResync}}
-	}
-	for i := range cs {
-		cs[i].Instance = s.opts.Instance
-	}
-	b, _ := json.Marshal(cs)
-	w.queue(`SELECT pg_notify($1, $2)`, s.chCommit, string(b))
+	return nil
 }

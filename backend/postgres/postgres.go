@@ -61,11 +61,13 @@ func (o Options) withDefaults() Options {
 
 // Store is the PostgreSQL ledger.
 type Store struct {
-	hookMu sync.Mutex
-	hook   ledger.CommitHook // see OnCommit
-	opts   Options
-	pool   *pgxpool.Pool
-	dsn    string // with the password removed, for messages
+	hookMu     sync.Mutex
+	hook       ledger.CommitHook // see OnCommit
+	deliveries *deliveries       // to the hook, in commit order
+	commitMu   sync.Mutex        // held across COMMIT and the push of its delivery
+	opts       Options
+	pool       *pgxpool.Pool
+	dsn        string // with the password removed, for messages
 
 	mu        sync.Mutex
 	closed    bool
@@ -74,6 +76,7 @@ type Store struct {
 	claim     *configClaim // set by ClaimConfig
 	lease     *lease       // set by TakeLease
 	peer      *peer        // set by Serve
+	pollers   pollers      // Polls' advisory locks
 
 	chCommit, chCancel string // NOTIFY channels of this ledger (its schema)
 }
@@ -114,8 +117,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open ledger %s: %w", where, err)
 	}
-	return &Store{opts: opts, pool: pool, dsn: where,
-		chCommit: "quotagate_commit_" + schema, chCancel: "quotagate_cancel_" + schema}, nil
+	s := &Store{opts: opts, pool: pool, dsn: where, deliveries: newDeliveries(),
+		chCommit: "quotagate_commit_" + schema, chCancel: "quotagate_cancel_" + schema}
+	go s.deliveries.run(s.currentHook)
+	return s, nil
 }
 
 // describe names the database without its password.
@@ -150,10 +155,12 @@ func (s *Store) Close() error {
 	s.closing = true
 	s.mu.Unlock()
 	s.stopPeer()
+	s.stopPolling()
 	s.dropLease()
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	s.deliveries.close()
 	s.pool.Close()
 	return nil
 }
@@ -235,20 +242,22 @@ func (s *Store) SchemaVersions(ctx context.Context) ([]string, error) {
 type wtx struct {
 	pgx.Tx
 	now     time.Time
-	changes []Change  // announced to the other gateways on commit
-	later   pgx.Batch // statements whose results nothing waits for, sent in one round trip before the commit
+	changes []ledger.Change // one per audit row, for the commit hook and the other gateways
+	later   pgx.Batch       // statements whose results nothing waits for, sent in one round trip before the commit
 }
 
 // queue adds a statement whose result the change does not need (an audit
-// row, a NOTIFY): it is sent with the others in one round trip before the
-// commit, and its failure fails the transaction.
-func (w *wtx) queue(sql string, args ...any) { w.later.Queue(sql, args...) }
+// row, a quota-day move): it is sent with the others in one round trip
+// before the commit, and its failure fails the transaction.
+func (w *wtx) queue(sql string, args ...any) *pgx.QueuedQuery { return w.later.Queue(sql, args...) }
 
 func (w *wtx) flush(ctx context.Context) error {
 	if w.later.Len() == 0 {
 		return nil
 	}
-	return w.SendBatch(ctx, &w.later).Close()
+	err := w.SendBatch(ctx, &w.later).Close()
+	w.later = pgx.Batch{}
+	return err
 }
 
 var errClosed = ledger.Errorf(ledger.CodeInternal, "the ledger is closed")
@@ -272,19 +281,52 @@ func (s *Store) write(ctx context.Context, fn func(w *wtx) error) error {
 	defer cancel()
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		err = pgx.BeginFunc(wctx, s.pool, func(tx pgx.Tx) error {
-			w := &wtx{Tx: tx, now: s.opts.Now().UTC()}
-			if err := fn(w); err != nil {
-				return err
-			}
-			s.notifyChanges(w)
-			return w.flush(wctx)
-		})
+		var done chan struct{}
+		done, err = s.writeOnce(wctx, fn, !ledger.InHook(ctx))
+		if done != nil {
+			<-done // the caller hears of its write once the hook has seen it
+		}
 		if !retryable(err) {
 			break
 		}
 	}
 	return err
+}
+
+// writeOnce runs fn in one transaction: its deferred statements, then the
+// NOTIFY of its changes to the other gateways, then COMMIT; and queues its
+// changes for the hook in commit order. done, when not nil, is closed once
+// the hook saw them.
+func (s *Store) writeOnce(ctx context.Context, fn func(w *wtx) error, wait bool) (done chan struct{}, err error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(context.Background()) // a no-op once committed
+	w := &wtx{Tx: tx, now: s.opts.Now().UTC()}
+	if err := fn(w); err != nil {
+		return nil, err
+	}
+	if err := w.flush(ctx); err != nil { // fills the audit rows' seqs
+		return nil, err
+	}
+	if err := s.notifyChanges(ctx, w); err != nil {
+		return nil, err
+	}
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	if err := tx.Commit(ctx); err != nil {
+		return nil, err
+	}
+	if len(w.changes) == 0 {
+		return nil, nil
+	}
+	d := delivery{changes: w.changes}
+	if wait {
+		d.done = make(chan struct{})
+	}
+	s.deliveries.push(d)
+	return d.done, nil
 }
 
 func retryable(err error) bool {
@@ -306,13 +348,3 @@ func nanos(t time.Time) int64 { return t.UnixNano() }
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
 var _ ledger.Store = (*Store)(nil)
-
-// OnCommit sets the ledger's commit hook (ledger.Store). Not delivered yet
-// on PostgreSQL: the hook is kept but never called — this store's own and
-// the other gateways' commits must still be reported through it, in commit
-// order (issue 9; the postgres engineer's part).
-func (s *Store) OnCommit(hook ledger.CommitHook) {
-	s.hookMu.Lock()
-	s.hook = hook
-	s.hookMu.Unlock()
-}

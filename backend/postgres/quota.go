@@ -82,11 +82,12 @@ func (s *Store) SaveSnapshot(ctx context.Context, snap ledger.Snapshot) (ledger.
 		if err != nil {
 			return fmt.Errorf("insert snapshot: %w", err)
 		}
-		w.announce(Change{Kind: ChangeQuota, Upstream: out.Upstream, Model: out.Model})
-		return s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditSync, Actor: out.Source,
+		c := insertAuditIn(w, ledger.AuditEntry{Kind: ledger.AuditSync, Actor: out.Source,
 			Units: out.BalanceUnits, Detail: fmt.Sprintf("%s/%s day=%s balance=%d usage_at_sync=%d limit=%d limit_v6=%d b0=%d",
 				out.Upstream, out.Model, out.Day, out.BalanceUnits, out.UsageAtSync, out.LimitUnits,
-				out.LimitV6Units, out.B0Units)}, false)
+				out.LimitV6Units, out.B0Units)}, false, s.opts.Instance)
+		c.Upstream, c.Model, c.Day = out.Upstream, out.Model, out.Day
+		return nil
 	})
 	if err != nil {
 		return snap, fmt.Errorf("save snapshot of %s/%s: %w", snap.Upstream, snap.Model, err)

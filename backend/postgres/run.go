@@ -19,14 +19,14 @@ const (
 )
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
-	held_units, overrun_units, evidence, created_at, updated_at`
+	held_units, overrun_units, evidence, created_at, updated_at, instance`
 
 func scanRun(r pgx.Row) (ledger.Run, error) {
 	var run ledger.Run
 	var id, status, usage string
 	var created, updated int64
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
-		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated)
+		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated, &run.Instance)
 	if err != nil {
 		return run, err
 	}
@@ -171,20 +171,17 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 	run := ledger.Run{
 		ID: req.RunID, TenantID: req.TenantID, Upstream: req.Upstream, Model: req.Model, QuotaDay: day,
 		Status: status, Usage: ledger.UsagePending, ReserveUnits: r, HeldUnits: r,
-		CreatedAt: w.now, UpdatedAt: w.now,
+		Instance: s.opts.Instance, CreatedAt: w.now, UpdatedAt: w.now,
 	}
-	w.queue(`INSERT INTO runs (`+runColumns+`, instance)
+	w.queue(`INSERT INTO runs (`+runColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
-		nanos(run.CreatedAt), nanos(run.UpdatedAt), s.opts.Instance)
-	w.announce(Change{Kind: ChangeRun, TenantID: run.TenantID, RunID: run.ID, Upstream: run.Upstream, Model: run.Model})
+		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance)
 	after := b.available()
-	if err := s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
+	s.insertRunAudit(w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
 		Actor: string(req.Actor), Units: r, AvailableBefore: after + r, AvailableAfter: after,
-		Detail: runDetail(run)}, true); err != nil {
-		return ledger.Run{}, err
-	}
+		Detail: runDetail(run)}, run)
 	return run, nil
 }
 
@@ -231,7 +228,8 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	if ok {
 		e.AvailableBefore, e.AvailableAfter = b.available(), b.available()
 	}
-	return insertAuditIn(ctx, w, e, ok, "")
+	insertAuditIn(w, e, ok, "")
+	return nil
 }
 
 // change is one transition of a run, applied by applyChange.
@@ -291,12 +289,12 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before, after ledger.Ru
 				before.Upstream, before.Model, minute, int64(dUsed))
 		}
 	}
-	w.announce(Change{Kind: ChangeRun, TenantID: before.TenantID, RunID: before.ID, Upstream: before.Upstream, Model: before.Model})
 	availAfter := b.available()
-	return s.insertAudit(ctx, w, ledger.AuditEntry{Kind: c.kind, TenantID: before.TenantID, RunID: before.ID,
+	s.insertRunAudit(w, ledger.AuditEntry{Kind: c.kind, TenantID: before.TenantID, RunID: before.ID,
 		Actor: c.actor, Reason: c.reason, Evidence: c.evidence, Units: c.units,
 		AvailableBefore: availAfter + dSpent + dHeld, AvailableAfter: availAfter,
-		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, after.Status, after.Usage)}, true)
+		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, after.Status, after.Usage)}, after)
+	return nil
 }
 
 // transition loads a run, lets decide compute its next state, and applies
@@ -304,6 +302,9 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before, after ledger.Ru
 // another transaction left (which then usually refuses: run_ended, not_held).
 func (s *Store) transition(ctx context.Context, op string, id ledger.RunID, actor ledger.Actor,
 	decide func(run ledger.Run) (ledger.Run, change, error)) (ledger.Run, error) {
+	if err := ledger.CheckActor(actor); err != nil {
+		return ledger.Run{}, fmt.Errorf("%s run %s: %w", op, id, err)
+	}
 	var out ledger.Run
 	err := s.write(ctx, func(w *wtx) error {
 		for {
@@ -452,11 +453,21 @@ func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Uni
 	})
 }
 
-// RecoverInterrupted marks the runs this instance left queued or active
-// (a previous life of the same instance name) as interrupted with usage
-// unknown; their holds stay. Other instances' runs are theirs: a dead
-// instance's runs are ended by ReapExpired once its lease expired.
+// QueuedAtCrashEvidence is the evidence of a run released because it was
+// still queued at the gate when its gateway ended (as backend/sqlite's).
+const QueuedAtCrashEvidence = "queued at the crash, never sent upstream"
+
+// RecoverInterrupted ends the runs this instance left open (a previous life
+// of the same instance name), as backend/sqlite does: an active run ends
+// interrupted with usage unknown, its hold intact; a queued run never
+// reached the provider (Start commits before the request is sent), so it
+// ends failed with its hold released and that evidence. Other instances'
+// runs are theirs: a dead instance's runs are ended by ReapExpired once its
+// lease expired.
 func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int, error) {
+	if err := ledger.CheckActor(actor); err != nil {
+		return 0, fmt.Errorf("recover interrupted runs: %w", err)
+	}
 	n, err := s.interruptOpen(ctx, s.opts.Instance, string(actor), "the process ended while the run was ")
 	if err != nil {
 		return n, fmt.Errorf("recover interrupted runs: %w", err)
@@ -464,8 +475,9 @@ func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int
 	return n, nil
 }
 
-// interruptOpen ends instance's open runs interrupted, holds intact, each in
-// its own transaction (a run locked before its tenant, as every transition).
+// interruptOpen ends instance's open runs as RecoverInterrupted does, each
+// in its own transaction (a run locked before its tenant, as every
+// transition).
 func (s *Store) interruptOpen(ctx context.Context, instance, actor, why string) (int, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id FROM runs WHERE instance = $1 AND status IN ('queued', 'active')
 		ORDER BY created_at, id`, instance)
@@ -484,9 +496,16 @@ func (s *Store) interruptOpen(ctx context.Context, instance, actor, why string) 
 			if run.Status.Ended() {
 				return run, change{}, nil // ended meanwhile by its own transition
 			}
+			did = true
+			if run.Status == ledger.RunQueued {
+				released := run.HeldUnits
+				run.Status, run.Usage, run.Evidence = ledger.RunFailed, ledger.UsageReleased, QueuedAtCrashEvidence
+				run.SpentUnits, run.HeldUnits = 0, 0
+				return run, change{kind: ledger.AuditRelease, actor: actor, reason: "hold released",
+					evidence: run.Evidence, units: released}, nil
+			}
 			evidence := why + string(run.Status)
 			run.Status, run.Usage, run.Evidence = ledger.RunInterrupted, ledger.UsageUnknown, evidence
-			did = true
 			return run, change{kind: ledger.AuditRecover, actor: actor, reason: evidence, units: run.HeldUnits}, nil
 		})
 		if err != nil {

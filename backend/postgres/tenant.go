@@ -51,6 +51,9 @@ const configLock = 0x636f6e666967 // "config"
 // semantics of backend/sqlite: unchanged tenants get no audit row, tenants
 // absent from the list keep their row and history but lose their keys.
 func (s *Store) ApplyTenants(ctx context.Context, tenants []ledger.Tenant, actor ledger.Actor) error {
+	if err := ledger.CheckActor(actor); err != nil {
+		return fmt.Errorf("apply tenants: %w", err)
+	}
 	if err := validateTenants(tenants); err != nil {
 		return err
 	}
@@ -193,7 +196,6 @@ func (s *Store) applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenan
 		if len(diff) == 0 {
 			continue
 		}
-		w.announce(Change{Kind: ChangeTenant, TenantID: t.ID})
 		after := t.BudgetUnits - old.spent - old.held
 		if err := s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditConfig, TenantID: t.ID, Actor: actor,
 			Units: t.BudgetUnits - old.BudgetUnits, AvailableBefore: before, AvailableAfter: after,

@@ -66,9 +66,10 @@ type model struct {
 	syncErr     string
 	topUpDay    string
 	topUpPlan   ledger.Units
-	carry       Carry // yesterday's runs drawing on today's pool, as of the last refresh
-	overrun     int64 // learned OverrunMilli (kept in snapshots and audit rows)
-	auditSeq    int64 // the last audit row the overrun learning has read
+	carry       Carry        // yesterday's runs drawing on today's pool, as of the last refresh
+	yUsage      ledger.Units // yesterday's quota-day usage, as of the last refresh (RefundFloor)
+	overrun     int64        // learned OverrunMilli (kept in snapshots and audit rows)
+	auditSeq    int64        // the last audit row the overrun learning has read
 }
 
 // Guard is the runtime quota guard: per guarded model it keeps the limit
@@ -80,6 +81,7 @@ type Guard struct {
 	publish func(kind string)
 	models  map[modelKey]*model
 	order   []modelKey
+	poller  Poller // nil: this gateway polls every source (SharePolling)
 }
 
 // NewGuard builds a guard for models. sources maps an upstream name to its
@@ -209,7 +211,17 @@ func (g *Guard) Observe(ctx context.Context, upstream, model string) error {
 	if !ok {
 		return nil
 	}
-	if err := g.refresh(ctx, m, false); err != nil {
+	// Observe runs in the ledger's commit hook. A sync or b0 holding the
+	// model's work lock may be waiting for this very hook (a store answers
+	// a write once the hook has seen it, and the hook sees commits in order,
+	// another gateway's too): waiting for the lock here would deadlock. The
+	// holder has just refreshed, and the next commit or tick refreshes again.
+	if !m.work.TryLock() {
+		return nil
+	}
+	err := g.refreshLocked(ctx, m, false)
+	m.work.Unlock()
+	if err != nil {
 		return fmt.Errorf("quota observe of %s/%s: %w", upstream, model, err)
 	}
 	m.mu.Lock()
@@ -254,20 +266,22 @@ func (g *Guard) refreshLocked(ctx context.Context, m *model, full bool) error {
 	if err := g.learnOverrun(ctx, m, now); err != nil {
 		return err
 	}
-	var a Assessment
-	if reassess {
-		var err error
-		if a, err = g.assess(ctx, m, now, nil); err != nil {
-			return err
-		}
-	}
 	u, err := g.store.QuotaUsage(ctx, m.key.upstream, m.key.model, day)
 	if err != nil {
 		return err
 	}
-	carry, err := g.carry(ctx, m, now, u) // after u: a settlement in between counts twice, never not at all
+	carry, yUsage, err := g.carry(ctx, m, now, u) // after u: a settlement in between counts twice, never not at all
 	if err != nil {
 		return err
+	}
+	m.mu.Lock()
+	m.carry, m.yUsage = carry, yUsage
+	m.mu.Unlock()
+	var a Assessment
+	if reassess {
+		if a, err = g.assess(ctx, m, now, nil); err != nil {
+			return err
+		}
 	}
 	m.mu.Lock()
 	if reassess {
@@ -296,21 +310,21 @@ func (g *Guard) refreshLocked(ctx context.Context, m *model, full bool) error {
 // settlement time, the quota day by admission), and yesterday's holds.
 // Yesterday's holds include runs that ended with usage unknown, which can
 // no longer draw on today: counting them is conservative, for one day.
-func (g *Guard) carry(ctx context.Context, m *model, now time.Time, u ledger.QuotaUsage) (Carry, error) {
+func (g *Guard) carry(ctx context.Context, m *model, now time.Time, u ledger.QuotaUsage) (Carry, ledger.Units, error) {
 	start := m.opts.DayStart(now)
 	y, err := g.store.QuotaUsage(ctx, m.key.upstream, m.key.model, m.opts.Day(start.Add(-time.Minute)))
 	if err != nil {
-		return Carry{}, err
+		return Carry{}, 0, err
 	}
 	pts, err := g.store.UsageSeries(ctx, m.key.upstream, m.key.model, start, now.Add(time.Minute))
 	if err != nil {
-		return Carry{}, err
+		return Carry{}, 0, err
 	}
 	var since ledger.Units
 	for _, p := range pts {
 		since += p.Units
 	}
-	return Carry{Settled: max(0, since-u.UsageUnits), Held: y.HeldInFlight}, nil
+	return Carry{Settled: max(0, since-u.UsageUnits), Held: y.HeldInFlight}, y.UsageUnits, nil
 }
 
 // assess derives m's assessment at now from the snapshots in memory (plus
@@ -324,11 +338,12 @@ func (g *Guard) assess(ctx context.Context, m *model, now time.Time, extra *ledg
 	m.mu.Lock()
 	snaps := append([]ledger.Snapshot(nil), m.snaps...)
 	exp, expAt := m.expiries, m.expiriesAt
+	floor := RefundFloor(m.opts, m.yUsage, m.carry, series, now)
 	m.mu.Unlock()
 	if extra != nil {
 		snaps = append(snaps, *extra)
 	}
-	a := Assess(m.opts, now, snaps, series)
+	a := AssessWith(m.opts, now, snaps, series, floor)
 	a.SetExpiries(m.opts, exp, expAt, series)
 	m.mu.Lock()
 	a.Carry, a.OverrunMilli = m.carry, m.overrun

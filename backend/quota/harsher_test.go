@@ -210,6 +210,32 @@ func TestRefundBetweenReadings(t *testing.T) {
 		{"LagUnderestimated", 5 * time.Minute, 1_250_000 + 750_000},
 		{"LagRight", 15 * time.Minute, 1_200_000 + 750_000},
 	}
+	// With a lower bound of the refund from the guard's own ledger
+	// (yesterday's usage), the rise may count what the estimates rose, up to
+	// that bound: the hidden 250,000 come back, never more than the refund.
+	for _, tc := range []struct {
+		name   string
+		floor  ledger.Units
+		wantB0 ledger.Units
+	}{
+		{"RefundFloorIsTheRefund", 1_000_000, 2_200_000},
+		{"RefundFloorBelowIt", 900_000, 1_200_000 + 900_000},
+		{"NoRefundFloor", 0, 1_200_000 + 750_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := quota.AssessWith(o, at(day, "08:30:00"), []ledger.Snapshot{r1, r2}, s, tc.floor)
+			if a.Lag != 15*time.Minute || a.B0.Units != tc.wantB0 {
+				t.Fatalf("B0 %d (lag %s), want %d", a.B0.Units, a.Lag, tc.wantB0)
+			}
+		})
+	}
+	y := &quota.Series{}
+	spread(y, at("2026-08-12", "20:00:00"), at("2026-08-12", "23:50:00"), 1_150_000)
+	spread(y, at("2026-08-12", "23:50:00"), at("2026-08-13", "00:00:00"), 50_000)  // may fall in the provider's today
+	spread(y, at("2026-08-13", "00:00:00"), at("2026-08-13", "00:05:00"), 100_000) // yesterday's runs settling today
+	if got := quota.RefundFloor(o, 1_300_000, quota.Carry{Settled: 100_000}, y, at(day, "08:30:00")); got != 1_150_000 {
+		t.Fatalf("refund floor %d, want 1,300,000 − 100,000 settled today − 50,000 settled in the last 10 min", got)
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b0 := quota.EstimateB0(o, day, []ledger.Snapshot{r1, r2}, s, tc.lag, at(day, "08:30:00"))

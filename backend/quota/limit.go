@@ -170,10 +170,11 @@ func (b B0Estimate) ManualExcess() ledger.Units {
 // estimate, never raise it above the readings). With no readings, the
 // manual B0 alone.
 func EstimateB0(o Options, day string, snaps []ledger.Snapshot, s *Series, lag time.Duration, now time.Time) B0Estimate {
-	return estimateB0(o, day, snaps, readings(snaps, now), s, lag, now)
+	return estimateB0(o, day, snaps, readings(snaps, now), s, lag, now, 0)
 }
 
-func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, lag time.Duration, now time.Time) B0Estimate {
+func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, lag time.Duration, now time.Time,
+	refundFloor ledger.Units) B0Estimate {
 	var manual *ledger.Snapshot
 	for i := range snaps {
 		if snaps[i].Source == SourceManualB0 && snaps[i].Day == day && !snaps[i].At.After(now) {
@@ -183,7 +184,7 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 		}
 	}
 	dayStart := o.DayStart(now)
-	est := B0Estimate{Readings: fromReadings(rs, s, dayStart, lag), ReadingsKnown: len(rs) > 0}
+	est := B0Estimate{Readings: fromReadings(o, rs, s, day, dayStart, lag, refundFloor), ReadingsKnown: len(rs) > 0}
 	est.Units, est.Known = est.Readings, est.ReadingsKnown
 	if manual == nil {
 		return est
@@ -191,7 +192,7 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 	est.ManualUnits = manual.B0Units
 	if est.ReadingsKnown {
 		if _, informative := estimateLagInfo(o, rs, s); !informative {
-			est.Readings = fromReadings(rs, s, dayStart, -time.Minute) // lag 0, the reading's whole minute included
+			est.Readings = fromReadings(o, rs, s, day, dayStart, -time.Minute, refundFloor) // lag 0, the reading's whole minute included
 		}
 	}
 	if !est.ReadingsKnown || manual.B0Units <= est.Readings {
@@ -203,21 +204,60 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 }
 
 // fromReadings is the readings' B0 at lag: the smallest balance +
-// usage_today(t − lag), a rise raising it by at most the rise seen.
-func fromReadings(rs []ledger.Snapshot, s *Series, dayStart time.Time, lag time.Duration) ledger.Units {
-	var b ledger.Units
+// usage_today(t − lag), a rise raising it by at most the rise seen — or,
+// for today's rises, by up to refundFloor, a lower bound of today's T+1
+// refund that the guard knows from its own ledger (RefundFloor): today's
+// rises together never raise it by more than the larger of the rises seen
+// and that bound, both at most the true refund. The bound is used only once
+// the rises seen, with the most consumption their settle points can hide
+// (usage in [t₁ − MaxLag, t₂ − MinLag)), could be the whole refund: the
+// first part of a refund paid in two must not count as all of it.
+func fromReadings(o Options, rs []ledger.Snapshot, s *Series, day string, dayStart time.Time, lag time.Duration,
+	refundFloor ledger.Units) ledger.Units {
+	var b, seen, credited ledger.Units
+	var since ledger.Units // the smallest estimate since the last rise (seed 002's v6-era rule)
 	for i, r := range rs {
 		b0 := r.BalanceUnits + UsageToday(s, dayStart, r.At.Add(-lag))
 		switch {
 		case i == 0:
-			b = b0
+			b, since = b0, b0
 		case r.BalanceUnits > rs[i-1].BalanceUnits:
-			b = min(b0, b+r.BalanceUnits-rs[i-1].BalanceUnits)
+			rise := r.BalanceUnits - rs[i-1].BalanceUnits
+			base := b
+			if r.Day == day {
+				seen += rise
+				hidden := UsageToday(s, dayStart, r.At.Add(-o.MinLag)) - UsageToday(s, dayStart, rs[i-1].At.Add(-o.MaxLag))
+				if refundFloor > 0 && seen+hidden >= refundFloor {
+					// The whole refund may have landed: it raises the pool the
+					// readings since the last rise agree on by up to the bound.
+					rise, base = max(seen, refundFloor)-credited, max(b, since)
+				}
+			}
+			next := min(b0, base+max(0, rise))
+			if r.Day == day {
+				credited += max(0, next-base)
+			}
+			b, since = next, b0
 		default:
-			b = min(b, b0)
+			b, since = min(b, b0), min(since, b0)
 		}
 	}
 	return b
+}
+
+// refundSkew bounds how far the provider's day may turn from the guard's (issue 17: ±10 min).
+const refundSkew = 10 * time.Minute
+
+// RefundFloor is a lower bound of today's T+1 refund (seed 002 §1.1: the
+// provider refunds yesterday's collection, up to the cap): what yesterday's
+// runs consumed by midnight — yesterday's quota-day usage, less what its runs
+// settled since (collected today), less what was settled in the last
+// refundSkew before midnight (the provider's day may have turned early).
+// Other consumers of the same account only make the refund larger.
+func RefundFloor(o Options, yesterdayUsage ledger.Units, carry Carry, s *Series, now time.Time) ledger.Units {
+	start := o.DayStart(now)
+	late := s.Between(start.Add(-refundSkew), start)
+	return clamp(min(o.DailyCap, yesterdayUsage-carry.Settled-late))
 }
 
 // Expiry is a free package's expiry: its available units vanish at At. The
@@ -268,10 +308,15 @@ type Assessment struct {
 
 // Assess derives the limit at now from the snapshots and the usage series.
 func Assess(o Options, now time.Time, snaps []ledger.Snapshot, s *Series) Assessment {
+	return AssessWith(o, now, snaps, s, 0)
+}
+
+// AssessWith is Assess knowing a lower bound of today's refund (RefundFloor).
+func AssessWith(o Options, now time.Time, snaps []ledger.Snapshot, s *Series, refundFloor ledger.Units) Assessment {
 	a := Assessment{Day: o.Day(now), at: now, series: s}
 	rs := readings(snaps, now)
 	a.Lag = estimateLag(o, rs, s)
-	a.B0 = estimateB0(o, a.Day, snaps, rs, s, a.Lag, now)
+	a.B0 = estimateB0(o, a.Day, snaps, rs, s, a.Lag, now, refundFloor)
 	for i := 1; i < len(rs); i++ {
 		if rs[i].Day == a.Day && rs[i].BalanceUnits > rs[i-1].BalanceUnits {
 			a.RiseToday = true

@@ -84,7 +84,7 @@ func (g *Guard) row(ctx context.Context, m *model) (Row, error) {
 		if a, err = g.unloadedAssessment(ctx, m, now); err != nil {
 			return Row{}, err
 		}
-		if a.Carry, err = g.carry(ctx, m, now, u); err != nil {
+		if a.Carry, _, err = g.carry(ctx, m, now, u); err != nil {
 			return Row{}, err
 		}
 		evicted, reason = Verdict(m.opts, a, u.UsageUnits)

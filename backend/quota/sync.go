@@ -174,7 +174,7 @@ func (g *Guard) Run(ctx context.Context) {
 func (g *Guard) loop(ctx context.Context, m *model) {
 	auto := m.source != nil
 	tick := func() {
-		if auto {
+		if auto && g.polls(ctx, m) {
 			_, _ = g.Sync(ctx, m.key.upstream, m.key.model) // kept in syncErr for State
 		} else {
 			_ = g.refresh(ctx, m, true) // an unwritten audit row stays due: the next refresh retries it

@@ -64,7 +64,7 @@ func assemble(p parts) (_ *assembly, err error) {
 			baseURL = d.URL()
 			forward = []string{demo.PlanHeader} // lets a caller script the demo's faults
 		}
-		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models, Protocols: u.Protocols,
+		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models, Protocols: u.Protocols, ReasoningSwitch: u.ReasoningSwitch,
 			// a non-streaming reasoning call sends its headers only when done
 			ResponseHeaderTimeout: cfg.Limits.UpstreamTimeout})
 		if err != nil {
@@ -124,6 +124,7 @@ func demoOptions(u config.Upstream, m meter.Meter) demo.Options {
 	}
 	o.PromptUnits = func(body []byte) int64 { return int64(gateway.ChatInputUnits(m, body)) }
 	o.ResponsesPromptUnits = func(body []byte) int64 { return int64(gateway.ResponsesInputUnits(m, body)) }
+	o.MessagesPromptUnits = func(body []byte) int64 { return int64(gateway.MessagesInputUnits(m, body)) }
 	o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
 	return o
 }
@@ -163,6 +164,9 @@ func newGuard(p parts) (*quota.Guard, error) {
 	g, err := quota.NewGuard(p.Store, models, sources, nil, func(string) { hub.Publish(live.Change{Kind: live.KindQuota}) })
 	if err != nil {
 		return nil, fmt.Errorf("quota guard: %w", err)
+	}
+	if poller, ok := p.Store.(quota.Poller); ok { // a shared ledger: one gateway polls each balance
+		g.SharePolling(poller)
 	}
 	return g, nil
 }
@@ -215,6 +219,17 @@ func (q quotaAdmin) RecordBalance(ctx context.Context, upstream, model string, r
 		return q.g.SetB0(ctx, upstream, model, *r.B0)
 	}
 	return q.g.SetBalance(ctx, upstream, model, *r.Balance)
+}
+
+// unguarded is the admin API's quota actions when no model is guarded.
+type unguarded struct{}
+
+func (unguarded) Sync(_ context.Context, upstream, model string) (ledger.Snapshot, error) {
+	return ledger.Snapshot{}, ledger.Errorf(ledger.CodeModelNotFound, "%s/%s is not guarded (no model has a quota guard)", upstream, model)
+}
+
+func (u unguarded) RecordBalance(ctx context.Context, upstream, model string, _ admin.BalanceReading) (ledger.Snapshot, error) {
+	return u.Sync(ctx, upstream, model)
 }
 
 func (a *assembly) close() {

@@ -2,12 +2,8 @@ package server
 
 import (
 	"context"
-	"io"
-	"net/url"
 
 	"github.com/quotagate/quotagate/backend/admin"
-	"github.com/quotagate/quotagate/backend/audit"
-	"github.com/quotagate/quotagate/backend/ledger"
 )
 
 // connectInfo is the dashboard's Connect panel: where tools reach this
@@ -31,22 +27,4 @@ func (s *Server) connectInfo(context.Context) (admin.ConnectInfo, error) {
 		}
 	}
 	return info, nil
-}
-
-// ParseAuditQuery reads an audit filter written as a URL query (the
-// dashboard's from, to, tenant, kind, run, text), in local days.
-func (s *Server) ParseAuditQuery(query string) (audit.Query, error) {
-	v, err := url.ParseQuery(query)
-	if err != nil {
-		return audit.Query{}, ledger.Errorf(ledger.CodeInvalidRequest, "audit filter %q: %v", query, err)
-	}
-	return audit.ParseQuery(v, nil)
-}
-
-// WriteAuditQuery writes the audit CSV of q (the window's Export CSV).
-func (s *Server) WriteAuditQuery(ctx context.Context, w io.Writer, q audit.Query) error {
-	if s.store == nil {
-		return ledger.Errorf(ledger.CodeInternal, "the ledger is not wired into this build yet")
-	}
-	return audit.WriteCSV(ctx, w, s.store, q)
 }

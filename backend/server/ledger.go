@@ -11,7 +11,6 @@ import (
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/live"
 	"github.com/quotagate/quotagate/backend/postgres"
 )
 
@@ -28,6 +27,13 @@ func configuredLedger(cfg *config.Config, addr string, log *slog.Logger) func(ct
 		return OpenLedger
 	}
 	return func(ctx context.Context, _ string) (ledger.Store, error) {
+		for _, t := range cfg.Tenants {
+			if len(t.KeyHashes) == 0 {
+				// A generated key lives in one data dir: each gateway would
+				// apply its own and revoke the others'.
+				return nil, fmt.Errorf("tenant %s has no key in the config; on a shared ledger every gateway needs the same keys (key, keys or key_hashes)", t.ID)
+			}
+		}
 		st, err := postgres.Open(ctx, cfg.Ledger.DSN, postgres.Options{Instance: instanceName(cfg, addr)})
 		if err != nil {
 			return nil, err
@@ -45,33 +51,19 @@ func configuredLedger(cfg *config.Config, addr string, log *slog.Logger) func(ct
 }
 
 // joinPeers connects a gateway on a shared ledger to the others: their
-// commits reach this gateway's dashboards, and cancels of runs this gateway
-// relays are answered here. Nothing to do on SQLite.
+// commits reach this gateway's commit hook (so its dashboards and quota
+// guard), and cancels of runs this gateway relays are answered here.
+// Nothing to do on SQLite.
 func (s *Server) joinPeers(ctx context.Context) error {
 	st, ok := s.store.(*postgres.Store)
 	if !ok {
 		return nil
 	}
-	o := postgres.PeerOptions{Logger: s.log, OnRemote: func(cs []postgres.Change) {
-		for _, c := range cs {
-			s.hub.Publish(liveChange(c))
-		}
-	}}
+	o := postgres.PeerOptions{Logger: s.log}
 	if s.assembly != nil {
 		o.Cancel = s.assembly.gateway.CancelLocal
 	}
 	return st.Serve(ctx, o)
-}
-
-func liveChange(c postgres.Change) live.Change {
-	kind := live.KindLedger // another gateway's commit (its []ledger.Change is not carried yet)
-	switch c.Kind {
-	case postgres.ChangeQuota:
-		kind = live.KindQuota
-	case postgres.ChangeConfig, postgres.ChangeResync:
-		kind = live.KindConfig
-	}
-	return live.Change{Kind: kind, TenantID: c.TenantID, RunID: c.RunID, Upstream: c.Upstream, Model: c.Model}
 }
 
 // elsewhere is the store's route to the other gateways, when it has one.

@@ -175,7 +175,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey}); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	var quotaActions admin.Quota // nil: no model is guarded
+	var quotaActions admin.Quota = unguarded{}
 	if g := s.assembly.guard; g != nil {
 		quotaActions = quotaAdmin{g}
 		s.commits.setGuard(g)
@@ -194,6 +194,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		Presenter: &s.presenter,
 		Logger:    s.log,
 		Connect:   s.connectInfo,
+		Tenants:   tenantAdmin{s},
 	})
 	s.http = &http.Server{
 		Handler:           hostCheck(allowedHosts(addr, port), s.routes(s.assembly.gateway)),

@@ -42,6 +42,12 @@ func tenantsForLedger(ts []config.Tenant) []ledger.Tenant {
 func (s *Server) ApplyTenants(ctx context.Context, tenants []config.Tenant) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.applyTenantsLocked(ctx, tenants, ledger.ActorConfig)
+}
+
+// applyTenantsLocked is ApplyTenants with s.mu held, audited as actor
+// (the dashboard's tenant edits are the operator's, tenants.go).
+func (s *Server) applyTenantsLocked(ctx context.Context, tenants []config.Tenant, actor ledger.Actor) error {
 	next := append([]config.Tenant(nil), tenants...)
 	for i := range next {
 		if len(next[i].KeyHashes) == 0 {
@@ -52,7 +58,7 @@ func (s *Server) ApplyTenants(ctx context.Context, tenants []config.Tenant) erro
 			}
 		}
 	}
-	if err := s.store.ApplyTenants(ctx, tenantsForLedger(next), ledger.ActorConfig); err != nil {
+	if err := s.store.ApplyTenants(ctx, tenantsForLedger(next), actor); err != nil {
 		return fmt.Errorf("apply tenants: %w", err)
 	}
 	// A revoked key must stop working now, not at the gateway's next

@@ -35,11 +35,14 @@ const (
 type Options struct {
 	Name    string   // the upstream's name in the config and the ledger ("demo", "ark")
 	BaseURL string   // ends before /chat/completions, e.g. https://api.openai.com/v1
-	APIKey  string   // sent as Authorization: Bearer; never logged
+	APIKey  string   // sent as Authorization: Bearer (as x-api-key to MessagesPath); never logged
 	Models  []string // model ids this upstream serves
 	// Protocols are the API protocols the upstream speaks natively ("chat",
 	// "responses", "messages"); empty means chat completions only.
 	Protocols []string
+	// ReasoningSwitch is the chat-completions switch for thinking a
+	// translation maps onto ("reasoning_effort", "thinking" or "": none).
+	ReasoningSwitch string
 
 	DialTimeout           time.Duration // TCP connect (+TLS handshake) limit
 	ResponseHeaderTimeout time.Duration // from request written to response headers
@@ -99,6 +102,9 @@ func (c *Client) Models() []string { return append([]string(nil), c.opts.Models.
 func (c *Client) Serves(model string) bool {
 	return slices.Contains(c.opts.Models, model)
 }
+
+// ReasoningSwitch names the upstream's switch for thinking ("" for none).
+func (c *Client) ReasoningSwitch() string { return c.opts.ReasoningSwitch }
 
 // Speaks reports whether this upstream speaks protocol natively.
 func (c *Client) Speaks(protocol string) bool {
@@ -170,7 +176,13 @@ func (c *Client) Post(ctx context.Context, path string, body []byte, header http
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if c.opts.APIKey != "" {
+	switch {
+	case c.opts.APIKey == "":
+	case path == MessagesPath:
+		// Anthropic's API (and every Anthropic-compatible endpoint) takes
+		// the key as x-api-key; Authorization is for its OAuth tokens.
+		req.Header.Set("X-Api-Key", c.opts.APIKey)
+	default:
 		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
 	}
 	resp, err := c.hc.Do(req)
@@ -181,6 +193,9 @@ func (c *Client) Post(ctx context.Context, path string, body []byte, header http
 	}
 	return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: resp.Body}, nil
 }
+
+// MessagesPath is the Anthropic Messages API's path under a base URL.
+const MessagesPath = "/messages"
 
 // CloseIdleConnections closes idle keep-alive connections.
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }

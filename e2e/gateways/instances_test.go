@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -77,6 +78,22 @@ func TestInstances(t *testing.T) {
 		if status, body := do(t, "DELETE", gws[2].url+"/v1/runs/"+a.runID, keyA); status != http.StatusConflict {
 			t.Fatalf("second cancel: %d %s, want 409", status, body)
 		}
+		// Reconcile the kept hold on two gateways at once: exactly one wins.
+		statuses := make(chan int, 2)
+		for _, gw := range gws[1:] {
+			go func() {
+				status, _ := do(t, "POST", gw.url+"/admin/api/holds/"+a.runID+"/reconcile", adminToken, `{"units":50,"evidence":"provider bill"}`)
+				statuses <- status
+			}()
+		}
+		got := []int{<-statuses, <-statuses}
+		slices.Sort(got)
+		if got[0] != http.StatusOK || got[1] != http.StatusConflict {
+			t.Fatalf("two reconciles on two gateways answered %v, want one 200 and one 409", got)
+		}
+		if status, _ := do(t, "POST", gws[0].url+"/admin/api/holds/no-such-run/reconcile", adminToken, `{"units":1,"evidence":"x"}`); status != http.StatusNotFound {
+			t.Fatalf("reconcile of an unknown run: %d, want 404", status)
+		}
 	})
 
 	t.Run("LiveAcross", func(t *testing.T) {
@@ -104,7 +121,7 @@ func TestInstances(t *testing.T) {
 			if err := conn.ReadJSON(&m); err != nil {
 				t.Fatalf("gw-2's dashboard did not show the hold made on gw-0 within a second: %v", err)
 			}
-			if holds(m.State.Holds, a.runID) {
+			if m.State != nil && holds(m.State.Holds, a.runID) || m.Delta != nil && holds(m.Delta.Holds, a.runID) {
 				break
 			}
 		}

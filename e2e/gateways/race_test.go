@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/postgres"
 	"github.com/quotagate/quotagate/backend/postgres/pgtest"
+	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
@@ -134,5 +137,53 @@ func cancelAll(t *testing.T, answers []answer) {
 			t.Errorf("cancel %s on %s: %d %s", a.runID, a.gw.name, status, body)
 		}
 		a.resp.Body.Close()
+	}
+}
+
+// TestVerifyConfigured is `quotagate verify` on a PostgreSQL config: a
+// clean shared ledger verifies; an unreachable database is an error (the
+// command exits 1), and the message carries no password.
+func TestVerifyConfigured(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	st, err := postgres.Open(ctx, dsn, postgres.Options{Instance: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, tc := range []struct {
+		name, dsn string
+		ok        bool
+	}{
+		{"Reachable", dsn, true},
+		{"Unreachable", "postgres://quotagate:pw-never-shown@127.0.0.1:1/quotagate?sslmode=disable&connect_timeout=2", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config.Default()
+			cfg.Ledger = config.Ledger{Driver: config.DriverPostgres, DSN: tc.dsn}
+			problems, err := server.Verify(ctx, server.Options{Config: cfg, DataDir: t.TempDir()})
+			if tc.ok && (err != nil || len(problems) > 0) {
+				t.Fatalf("verify: %v %v", problems, err)
+			}
+			if !tc.ok && (err == nil || strings.Contains(err.Error(), "pw-never-shown")) {
+				t.Fatalf("verify of an unreachable database: err = %v, want an error without the password", err)
+			}
+		})
+	}
+}
+
+// TestSharedLedgerNeedsKeys: a tenant without a configured key cannot join
+// a shared ledger (each gateway would generate its own and revoke the others').
+func TestSharedLedgerNeedsKeys(t *testing.T) {
+	cfg := config.Default() // tenant local, its key generated per data dir
+	cfg.Ledger = config.Ledger{Driver: config.DriverPostgres, DSN: pgtest.NewDatabase(t), Instance: "solo",
+		Heartbeat: time.Second, LeaseExpiry: 3 * time.Second}
+	s, err := server.Open(context.Background(), server.Options{Config: cfg, DataDir: t.TempDir(), Addr: "127.0.0.1:0"})
+	if err == nil {
+		s.Close()
+		t.Fatal("a keyless tenant joined a shared ledger")
+	}
+	if !strings.Contains(err.Error(), "tenant local has no key in the config") {
+		t.Fatalf("err = %v", err)
 	}
 }

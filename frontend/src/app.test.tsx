@@ -19,6 +19,10 @@ const connectInfo: ConnectInfo = {
   tenants: [{ tenant: 'local', key: 'sk-qg-local-secret-0123456789', models: [] }],
   models: [{ id: 'demo-chat', upstream: 'demo' }],
 };
+const tenantSettings = {
+  tenants: [{ id: 'local', budget_units: 4242, max_concurrent: 4, per_minute: 0, per_hour: 0, allowed_models: [], key_generated: true }],
+  overrides: [{ tenant: 'local', field: 'budget_units', file: '1000000', now: '4242' }],
+};
 const auditRows: AuditRow[] = [
   { seq: 9, at: '2026-11-29T11:00:00Z', kind: 'sync', actor: 'volcengine', units: 0, balance: 1726526, available_before: 0, available_after: 0 },
   { seq: 8, at: '2026-11-29T10:40:12Z', kind: 'hold', tenant: 'local', run: 'run_01JQ7UNKNOWN000000000000', units: 1002, available_before: 745904, available_after: 745904, reason: 'stream cut before [DONE]' },
@@ -42,12 +46,16 @@ function api(over: Partial<Api> = {}): Api {
     auditCSV: async () => ({ blob: new Blob([]), name: 'x.csv' }),
     audit: async (q) => (calls.push(['audit', q]), { rows: auditRows, more: false }),
     connect: async () => connectInfo,
+    tenants: async () => tenantSettings,
+    saveTenant: async (p) => (calls.push(['saveTenant', p]), tenantSettings),
+    rotateKey: async (id) => (calls.push(['rotate', id]), 'sk-qg-local-new'),
+    discardTenants: async () => tenantSettings,
     wsURL: () => 'ws://127.0.0.1:8787/admin/ws?token=t',
     ...over,
   };
 }
 
-function mount(a: Api = api(), initial: State | null = state, tab: 'overview' | 'connect' | 'quota' | 'audit' = 'overview'): Store {
+function mount(a: Api = api(), initial: State | null = state, tab: 'overview' | 'connect' | 'quota' | 'audit' | 'settings' = 'overview'): Store {
   const store = new Store(
     { api: a, exportCSV: async (_api, q) => (calls.push(['export', q]), { kind: 'downloaded', name: 'x.csv' }), now: () => NOW },
     initial ?? undefined,
@@ -211,7 +219,7 @@ describe('dashboard from the fixture', () => {
 
   it('zh-CN: Chinese words, lang attribute, no untranslated key on any tab', async () => {
     setLang('zh-CN');
-    for (const tab of ['overview', 'connect', 'quota', 'audit'] as const) {
+    for (const tab of ['overview', 'connect', 'quota', 'audit', 'settings'] as const) {
       mount(api(), state, tab);
       await flush();
       expect(root.textContent).not.toContain(MISSING);
@@ -234,5 +242,21 @@ describe('dashboard from the fixture', () => {
     await flush();
     expect(text('error-banner')).toContain('refused');
     st.stop();
+  });
+  it('while reconnecting the data is marked stale', async () => {
+    const st = mount();
+    expect($('stale')).toBeNull();
+    act(() => (st as unknown as { set(p: object): void }).set({ status: 'reconnecting' }));
+    expect(text('stale')).toContain('may be out of date');
+    expect(root.querySelector('main')!.classList.contains('stale')).toBe(true);
+  });
+  it('settings: the override banner says what differs from the file; an edit posts the policy', async () => {
+    mount(api(), state, 'settings');
+    await flush();
+    expect(text('override-banner')).toContain('local.budget_units: 1000000 → 4242');
+    await click('edit-local');
+    await type('tenant-budget', '5,000');
+    await click('tenant-save');
+    expect(calls).toContainEqual(['saveTenant', expect.objectContaining({ id: 'local', budget_units: 5000, max_concurrent: 4 })]);
   });
 });

@@ -138,7 +138,7 @@ export function App(props: { store: Store; clock?: () => number; tick?: boolean;
               <SnapshotsList snapshots={s.snapshots} now={now} />
             </>
           )}
-          {shown === 'settings' && <Settings prefs={prefs} onPrefs={setPrefs} />}
+          {shown === 'settings' && <Settings prefs={prefs} onPrefs={setPrefs} api={store.api} />}
           {shown === 'audit' && (
             <Audit api={store.api} tenants={s.tenants} actions={store} busy={view.busy.has('export')} notes={view.notes} tick={view.receivedAt} now={now} />
           )}

@@ -167,8 +167,13 @@ func Start() (*Server, error) {
 		gid, _ := strconv.Atoi(u.Gid)
 		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
 	}
-	// Short path: a Unix socket path must fit in 107 bytes.
-	s.Dir, err = os.MkdirTemp("", "pgtest-")
+	// Short path: a Unix socket path must fit in 107 bytes. As root, /tmp
+	// rather than $TMPDIR, which the postgres user may not be able to reach.
+	parent := ""
+	if s.cred != nil {
+		parent = "/tmp"
+	}
+	s.Dir, err = os.MkdirTemp(parent, "pgtest-")
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,8 @@ type guard struct {
 	expiries   []quota.Expiry
 	expiriesAt time.Time
 	carry      quota.Carry
-	overrun    int64 // learned, as the runtime Guard learns it from settled runs
+	overrun    int64        // learned, as the runtime Guard learns it from settled runs
+	yUsage     ledger.Units // yesterday's quota-day usage, as the ledger keeps it
 }
 
 func (p *guard) assess(now time.Time) {
@@ -107,7 +108,7 @@ func (p *guard) assess(now time.Time) {
 		cut++
 	}
 	p.snaps = p.snaps[cut:]
-	p.a = quota.Assess(p.o, now, p.snaps, p.series)
+	p.a = quota.AssessWith(p.o, now, p.snaps, p.series, quota.RefundFloor(p.o, p.yUsage, p.carry, p.series, now))
 	p.a.SetExpiries(p.o, p.expiries, p.expiriesAt, p.series)
 	p.a.Carry, p.a.OverrunMilli = p.carry, p.overrun
 	p.a.At(p.o, now, p.usage)
@@ -135,6 +136,7 @@ func (p *guard) settle(now time.Time, today bool, reserve, cost ledger.Units) {
 	} else {
 		p.carry.Held -= reserve
 		p.carry.Settled += cost
+		p.yUsage += cost
 	}
 	p.overrun = quota.LearnOverrun(p.overrun, reserve, cost)
 	p.a.Carry, p.a.OverrunMilli = p.carry, p.overrun
@@ -159,6 +161,7 @@ func (p *guard) manualB0(now time.Time, b0 ledger.Units) {
 
 func (p *guard) rollover(now time.Time) {
 	p.carry = quota.Carry{Held: p.held} // today's calls in flight are yesterday's now
+	p.yUsage = p.usage
 	p.day, p.usage, p.held, p.usageAtLast = p.o.Day(now), 0, 0, 0
 	p.assess(now)
 }

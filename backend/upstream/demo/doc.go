@@ -17,8 +17,11 @@
 //
 // # Protocols
 //
-// POST /v1/chat/completions, and POST /v1/responses (the OpenAI Responses
-// API, streamed in OpenAI's event order) with the same plans.
+// POST /v1/chat/completions, POST /v1/responses (the OpenAI Responses
+// API, streamed in OpenAI's event order) and POST /v1/messages (the
+// Anthropic Messages API, messages.go: text blocks, a scripted call as a
+// tool_use block, usage with cache fields) with the same plans. Keys are
+// accepted as "Authorization: Bearer" or "x-api-key".
 //
 // # Usage
 //

@@ -36,8 +36,11 @@ func (c *chatRequest) toolResult() (string, bool) {
 
 // funcOutput is the function output the conversation ends with, if any.
 func (x *exchange) funcOutput() (string, bool) {
-	if x.resp != nil {
+	switch {
+	case x.resp != nil:
 		return x.resp.callOutput()
+	case x.msg != nil:
+		return x.msg.toolResult()
 	}
 	return x.req.toolResult()
 }

@@ -23,7 +23,7 @@ var DefaultModels = []string{"demo-chat"}
 type Options struct {
 	Addr   string   // listen address; default "127.0.0.1:0"
 	Models []string // served model ids; default DefaultModels
-	APIKey string   // when set, requests must carry "Authorization: Bearer <APIKey>"
+	APIKey string   // when set, requests must carry "Authorization: Bearer <APIKey>" or "x-api-key: <APIKey>"
 	Plan   Plan     // the plan of requests that choose none
 	// PromptUnits and CompletionUnits count the usage the demo reports. The
 	// default counts UTF-8 bytes of the message contents and of the output
@@ -37,6 +37,10 @@ type Options struct {
 	// default is the UTF-8 bytes of instructions, message text parts and
 	// function outputs (what utf8-bytes-v1 measures).
 	ResponsesPromptUnits func(body []byte) int64
+	// MessagesPromptUnits counts the input of a /v1/messages body; the
+	// default is what utf8-bytes-v1 measures there (issue 11: the bytes of
+	// system text, text blocks and tool_result text).
+	MessagesPromptUnits func(body []byte) int64
 	// KeepRequests bounds the request records kept for Stats (the newest are
 	// kept; default 1000), so a long-running demo does not grow.
 	KeepRequests int
@@ -110,6 +114,7 @@ func Start(opts Options) (*Server, error) {
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("POST /v1/responses", s.responsesHandler)
 	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("POST /v1/messages", s.messagesHandler)
 	s.srv = &http.Server{Handler: s.auth(mux), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -192,7 +197,7 @@ func (s *Server) update(f func()) {
 
 func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.opts.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.opts.APIKey {
+		if s.opts.APIKey != "" && apiKey(r) != s.opts.APIKey {
 			writeJSON(w, http.StatusUnauthorized, errorBody("invalid api key for the demo upstream", "invalid_request_error", "invalid_api_key"))
 			return
 		}
@@ -364,6 +369,7 @@ type exchange struct {
 	plan Plan
 	req  *chatRequest
 	resp *responsesRequest // set for POST /v1/responses
+	msg  *messagesRequest  // set for POST /v1/messages
 }
 
 func (x *exchange) disconnected() {
@@ -411,7 +417,11 @@ func (x *exchange) run() {
 		}
 		body := p.Body
 		if body == "" {
-			b, _ := json.Marshal(errorBody("the demo upstream was told to fail with "+http.StatusText(status), "server_error", "demo_error"))
+			var e any = errorBody("the demo upstream was told to fail with "+http.StatusText(status), "server_error", "demo_error")
+			if x.msg != nil {
+				e = msgError(errorTypeFor(status), "the demo upstream was told to fail with "+http.StatusText(status))
+			}
+			b, _ := json.Marshal(e)
 			body = string(b)
 		}
 		x.w.Header().Set("Content-Type", "application/json")
@@ -433,6 +443,8 @@ func (x *exchange) run() {
 	switch {
 	case x.resp != nil:
 		x.responses()
+	case x.msg != nil:
+		x.messages()
 	case x.req.Stream:
 		x.stream()
 	default:

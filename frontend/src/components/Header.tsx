@@ -56,13 +56,13 @@ export function Header(props: {
           <dt>{t('header.addr')}</dt>
           <dd data-testid="addr">{s?.addr ?? '—'}</dd>
         </div>
-        <div>
+        <div class="wide-only">
           <dt>{t('header.dataDir')}</dt>
           <dd data-testid="data-dir" class="path" title={s?.data_dir}>
             {s?.data_dir ?? '—'}
           </dd>
         </div>
-        <div>
+        <div class="wide-only">
           <dt>{t('header.meter')}</dt>
           <dd data-testid="meter">{s?.meter ?? '—'}</dd>
         </div>

@@ -1,9 +1,11 @@
 import { useState } from 'preact/hooks';
 import { t } from '../lib/i18n';
 import { savePrefs, type NotifyPrefs } from '../lib/notify';
+import type { Api } from '../lib/api';
+import { TenantSettings } from './TenantSettings';
 
 /** Settings: the desktop notifications, each with its off switch, and the budget share. */
-export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) => void }) {
+export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) => void; api: Api }) {
   const p = props.prefs;
   const [share, setShare] = useState(String(Math.round(p.share * 100)));
   const set = (q: NotifyPrefs) => {
@@ -20,6 +22,8 @@ export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) 
   const n = Number(share);
   const bad = !(Number.isInteger(n) && n >= 1 && n <= 100);
   return (
+    <>
+    <TenantSettings api={props.api} />
     <section class="panel" data-testid="settings-panel">
       <h2>
         {t('settings.notify')} <span class="muted">{t('settings.notifyNote')}</span>
@@ -47,7 +51,7 @@ export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) 
           {bad && <span class="field-error"> {t('settings.shareError')}</span>}
         </label>
       </div>
-      <p class="muted small">{t('settings.tenantsLater')}</p>
     </section>
+    </>
   );
 }

@@ -99,6 +99,21 @@ export interface ConnectInfo {
   models: { id: string; upstream: string; reasoning?: boolean }[];
 }
 
+export interface TenantPolicy {
+  id: string;
+  budget_units: number;
+  max_concurrent: number;
+  per_minute: number;
+  per_hour: number;
+  allowed_models: string[];
+  key_generated?: boolean;
+}
+
+export interface TenantSettings {
+  tenants: TenantPolicy[];
+  overrides: { tenant: string; field: string; file: string; now: string }[];
+}
+
 /** auditParams is the query string of q, shared by the JSON list and the CSV export. */
 export function auditParams(q: AuditQuery): URLSearchParams {
   const p = new URLSearchParams();
@@ -118,6 +133,10 @@ export interface Api {
   auditCSV(q: AuditQuery): Promise<{ blob: Blob; name: string }>;
   audit(q: AuditQuery, before?: number, limit?: number): Promise<AuditPage>;
   connect(): Promise<ConnectInfo>;
+  tenants(): Promise<TenantSettings>;
+  saveTenant(p: TenantPolicy): Promise<TenantSettings>;
+  rotateKey(id: string): Promise<string>;
+  discardTenants(): Promise<TenantSettings>;
   /** wsURL is the WebSocket address with the token as ?token= (browsers cannot set headers on a WebSocket). */
   wsURL(): string;
 }
@@ -184,6 +203,18 @@ export function createApi(conn: Conn, fetchFn: FetchFn = (i, init) => fetch(i, i
     async connect() {
       const res = await call('GET', '/admin/api/connect');
       return (await res.json()) as ConnectInfo;
+    },
+    async tenants() {
+      return (await (await call('GET', '/admin/api/tenants')).json()) as TenantSettings;
+    },
+    async saveTenant(p) {
+      return (await (await call('POST', '/admin/api/tenants', p)).json()) as TenantSettings;
+    },
+    async rotateKey(id) {
+      return ((await (await call('POST', `/admin/api/tenants/${seg(id)}/rotate`)).json()) as { key: string }).key;
+    },
+    async discardTenants() {
+      return (await (await call('POST', '/admin/api/tenants/discard')).json()) as TenantSettings;
     },
     wsURL() {
       const u = new URL(`${base}/admin/ws`);

@@ -16,6 +16,10 @@ function fakeApi(over: Partial<Api> = {}): Api {
     auditCSV: async () => ({ blob: new Blob([]), name: 'x.csv' }),
     audit: async () => ({ rows: [], more: false }),
     connect: async () => ({ base_url: 'http://x/v1', origin: 'http://x', locale: '', tenants: [], models: [] }),
+    tenants: async () => ({ tenants: [], overrides: [] }),
+    saveTenant: async () => ({ tenants: [], overrides: [] }),
+    rotateKey: async () => 'k',
+    discardTenants: async () => ({ tenants: [], overrides: [] }),
     wsURL: () => 'ws://x/admin/ws?token=t',
     ...over,
   };

@@ -1,0 +1,99 @@
+package anthropic_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quotagate/quotagate/backend/anthropic"
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// FuzzMessagesRequest: the parser never panics; what it accepts counts
+// the same for the reserve and for count_tokens, never negative, and
+// translates into valid JSON.
+func FuzzMessagesRequest(f *testing.F) {
+	files, _ := filepath.Glob("testdata/requests/*.json")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil && !strings.HasSuffix(p, ".chat.json") {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := anthropic.ParseRequest(body)
+		if err != nil {
+			if ledger.ErrorCode(err) != ledger.CodeInvalidRequest {
+				t.Fatalf("error without invalid_request: %v", err)
+			}
+			return
+		}
+		turns := r.Turns()
+		if len(turns) < len(r.Messages) {
+			t.Fatalf("%d turns for %d messages", len(turns), len(r.Messages))
+		}
+		if tj := r.ToolsJSON(); tj != nil && !json.Valid(tj) {
+			t.Fatalf("tools JSON %s", tj)
+		}
+		chat, err := r.ChatBody(anthropic.ChatOptions{Reasoning: anthropic.ReasoningEffort})
+		if err != nil {
+			t.Fatalf("translate an accepted body: %v", err)
+		}
+		if !json.Valid(chat) {
+			t.Fatalf("translation is not JSON: %s", chat)
+		}
+		if string(r.Raw()) != string(body) {
+			t.Fatal("raw body changed")
+		}
+	})
+}
+
+// FuzzMessagesEvents: the event reader never panics, usage is never
+// negative, and once it has a problem it never loses it.
+func FuzzMessagesEvents(f *testing.F) {
+	files, _ := filepath.Glob("testdata/native/*.sse")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		var tl anthropic.Tally
+		problem := ""
+		for _, ev := range splitSSE(string(stream)) {
+			_, _ = tl.Observe(ev.Name, []byte(ev.Data))
+			if problem != "" && tl.Problem() != problem {
+				t.Fatalf("problem %q replaced by %q", problem, tl.Problem())
+			}
+			problem = tl.Problem()
+		}
+		if u, ok := tl.Usage(); ok && (u.InputTokens < 0 || u.CacheCreationInputTokens < 0 || u.CacheReadInputTokens < 0 || u.OutputTokens < 0) {
+			t.Fatalf("negative usage %+v", u)
+		}
+	})
+}
+
+// FuzzChatStream: translating any chat stream never panics and never
+// writes a message_stop of its own.
+func FuzzChatStream(f *testing.F) {
+	files, _ := filepath.Glob("testdata/answers/*.chat.sse")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		tr := anthropic.NewStreamTranslator("msg", "m", true)
+		out := string(tr.Start())
+		for _, ev := range splitSSE(string(stream)) {
+			b, _ := tr.Chunk([]byte(ev.Data))
+			out += string(b)
+		}
+		out += string(tr.End())
+		if strings.Contains(out, "event: message_stop") {
+			t.Fatal("the translator wrote message_stop itself")
+		}
+	})
+}

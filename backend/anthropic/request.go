@@ -1,0 +1,587 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// Request is what the gateway needs from a Messages API body
+// (POST /v1/messages or /v1/messages/count_tokens). The raw body is kept:
+// a native upstream gets it exactly as the client wrote it.
+type Request struct {
+	Model string
+	// MaxTokens is the client's output cap; 0 for a count_tokens body,
+	// which has none.
+	MaxTokens int64
+	Stream    bool
+	// System is the top-level system prompt (a string is one text block),
+	// followed by the content of every message with role "system" (Claude
+	// Code sends one), in body order.
+	System   []Block
+	Messages []Message // user and assistant turns, system turns taken out
+	Tools    []Tool
+	// ToolChoice, Thinking: nil when absent.
+	ToolChoice *ToolChoice
+	Thinking   *Thinking
+
+	StopSequences []string
+	// Temperature, TopP and TopK are kept as the client wrote the numbers.
+	Temperature, TopP, TopK json.RawMessage
+	// OutputConfig and ContextManagement are forwarded natively; a
+	// translation reads output_config.format and drops the rest. Metadata
+	// (user_id) is allowed at this door and is never sent to a translated
+	// upstream.
+	OutputConfig, ContextManagement, Metadata json.RawMessage
+
+	raw []byte
+}
+
+// Raw returns the body exactly as the client sent it.
+func (r *Request) Raw() []byte { return r.raw }
+
+// Message is one user or assistant turn.
+type Message struct {
+	Role    string // "user" or "assistant"
+	Content []Block
+}
+
+// Block is one content block. Type is the wire type; the fields used
+// depend on it. Blocks of types the gateway does not know are kept in Raw:
+// forwarded natively, counted as media, dropped by a translation.
+type Block struct {
+	Type string
+	// Text is a text block's text, a thinking block's thinking, and the
+	// text of a tool_result (string content, or its text blocks joined).
+	Text string
+	// tool_use: ID, Name, Input (a JSON object). tool_result: ToolUseID,
+	// IsError, Content (its blocks when content is an array).
+	ID, Name  string
+	Input     json.RawMessage
+	ToolUseID string
+	IsError   bool
+	Content   []Block
+	// Source is an image's source.
+	Source *ImageSource
+	// Signature is a thinking block's signature; Data a redacted_thinking
+	// block's data.
+	Signature, Data string
+	Raw             json.RawMessage
+}
+
+// Block types.
+const (
+	BlockText             = "text"
+	BlockImage            = "image"
+	BlockToolUse          = "tool_use"
+	BlockToolResult       = "tool_result"
+	BlockThinking         = "thinking"
+	BlockRedactedThinking = "redacted_thinking"
+)
+
+// ImageSource is where an image block's bytes are: inline base64, a URL or
+// an uploaded file. Images are never fetched to be measured.
+type ImageSource struct {
+	Type      string // "base64", "url" or "file"
+	MediaType string
+	Data      string
+	URL       string
+	FileID    string
+}
+
+// Tool is one entry of `tools`. A custom tool has a Name and an InputSchema;
+// a server tool (web_search_…, bash_…) has a dated Type. Raw keeps every key
+// (defer_loading, cache_control, input_examples, …) for a native upstream.
+type Tool struct {
+	Type        string // "" or "custom" for a client tool
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	Raw         json.RawMessage
+}
+
+// Custom reports whether the tool is a client tool that a chat-completions
+// upstream can be given as a function.
+func (t Tool) Custom() bool {
+	return (t.Type == "" || t.Type == "custom") && len(t.InputSchema) > 0
+}
+
+// ToolChoice is `tool_choice`: auto, any, tool (with Name) or none.
+type ToolChoice struct {
+	Type                   string
+	Name                   string
+	DisableParallelToolUse bool
+}
+
+// Thinking is `thinking`: enabled (with BudgetTokens), disabled or adaptive.
+type Thinking struct {
+	Type         string
+	BudgetTokens int64
+}
+
+// On reports whether the client asked the model to think.
+func (t *Thinking) On() bool { return t != nil && (t.Type == "enabled" || t.Type == "adaptive") }
+
+// forbiddenFields are refused at the top level: accounting fields (a client
+// cannot name its own identity or price) and fields that would redirect the
+// call or its key (RELIABILITY T29). Client metadata is allowed here.
+var forbiddenFields = map[string]string{
+	"usage":         "a client cannot report its own usage",
+	"tenant":        "the tenant comes from the API key, not the body",
+	"tenant_id":     "the tenant comes from the API key, not the body",
+	"api_key":       "upstream keys are configured by the operator",
+	"api_base":      "upstream addresses are configured by the operator",
+	"base_url":      "upstream addresses are configured by the operator",
+	"extra_headers": "upstream headers are configured by the operator",
+}
+
+// knownFields are the members this parser reads; a member that differs
+// from one only in letter case is refused (a case-insensitive upstream
+// could read it where the gateway did not).
+var knownFields = map[string]bool{
+	"model": true, "messages": true, "max_tokens": true, "stream": true, "system": true,
+	"tools": true, "tool_choice": true, "thinking": true, "stop_sequences": true,
+	"temperature": true, "top_p": true, "top_k": true, "metadata": true,
+	"output_config": true, "context_management": true,
+}
+
+// ParseRequest parses and checks a POST /v1/messages body. Every error is a
+// *ledger.Error with CodeInvalidRequest and a message for a person.
+func ParseRequest(body []byte) (*Request, error) { return parse(body, true) }
+
+// ParseCountTokens parses a POST /v1/messages/count_tokens body: the same
+// shape without max_tokens or stream.
+func ParseCountTokens(body []byte) (*Request, error) { return parse(body, false) }
+
+func parse(body []byte, create bool) (*Request, error) {
+	// encoding/json would quietly turn invalid bytes into U+FFFD while the
+	// raw body goes upstream as sent: the gateway would meter another text.
+	if !utf8.Valid(body) {
+		return nil, invalid("the request body is not valid UTF-8")
+	}
+	fields, err := objectFields(body)
+	if err != nil {
+		return nil, invalid("the request body is not a JSON object: %v", err)
+	}
+	req := &Request{raw: body}
+	seen := make(map[string]string, len(fields))
+	var haveModel, haveMessages, haveMax bool
+	var systemTurns []Block
+	for _, f := range fields {
+		lower := foldKey(f.key)
+		if prev, dup := seen[lower]; dup {
+			return nil, invalid("the field %q appears twice (also as %q); send it once", f.key, prev)
+		}
+		seen[lower] = f.key
+		if why, bad := forbiddenFields[lower]; bad {
+			return nil, invalid("the field %q is not allowed: %s", f.key, why)
+		}
+		if knownFields[lower] && f.key != lower {
+			return nil, invalid("the field %q must be spelled %q", f.key, lower)
+		}
+		if isNull(f.val) && f.key != "model" && f.key != "messages" && f.key != "max_tokens" {
+			continue // null means "not given" for optional members
+		}
+		switch f.key {
+		case "model":
+			if err := json.Unmarshal(f.val, &req.Model); err != nil || req.Model == "" {
+				return nil, invalid("model must be a non-empty string")
+			}
+			haveModel = true
+		case "messages":
+			if req.Messages, systemTurns, err = parseMessages(f.val); err != nil {
+				return nil, err
+			}
+			haveMessages = true
+		case "max_tokens":
+			n, err := count(f.val)
+			if err != nil {
+				return nil, invalid("max_tokens must be a positive integer: %v", err)
+			}
+			if n < 1 {
+				return nil, invalid("max_tokens must be at least 1 (got %d)", n)
+			}
+			req.MaxTokens, haveMax = n, true
+		case "stream":
+			if err := json.Unmarshal(f.val, &req.Stream); err != nil {
+				return nil, invalid("stream must be true or false")
+			}
+		case "system":
+			if req.System, err = parseSystem(f.val); err != nil {
+				return nil, err
+			}
+		case "tools":
+			if req.Tools, err = parseTools(f.val); err != nil {
+				return nil, err
+			}
+		case "tool_choice":
+			if req.ToolChoice, err = parseToolChoice(f.val); err != nil {
+				return nil, err
+			}
+		case "thinking":
+			if req.Thinking, err = parseThinking(f.val); err != nil {
+				return nil, err
+			}
+		case "stop_sequences":
+			if err := json.Unmarshal(f.val, &req.StopSequences); err != nil {
+				return nil, invalid("stop_sequences must be an array of strings")
+			}
+		case "temperature", "top_p", "top_k":
+			var n float64
+			if err := json.Unmarshal(f.val, &n); err != nil {
+				return nil, invalid("%s must be a number", f.key)
+			}
+			switch f.key {
+			case "temperature":
+				req.Temperature = f.val
+			case "top_p":
+				req.TopP = f.val
+			default:
+				req.TopK = f.val
+			}
+		case "metadata", "output_config", "context_management":
+			if !isObject(f.val) {
+				return nil, invalid("%s must be an object", f.key)
+			}
+			switch f.key {
+			case "metadata":
+				req.Metadata = f.val
+			case "output_config":
+				req.OutputConfig = f.val
+			default:
+				req.ContextManagement = f.val
+			}
+		}
+	}
+	switch {
+	case !haveModel:
+		return nil, invalid("model is required")
+	case !haveMessages:
+		return nil, invalid("messages is required")
+	case create && !haveMax:
+		return nil, invalid("max_tokens is required")
+	}
+	if !create {
+		req.MaxTokens, req.Stream = 0, false
+	}
+	req.System = append(req.System, systemTurns...)
+	return req, nil
+}
+
+func parseSystem(raw json.RawMessage) ([]Block, error) {
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, invalid("system must be a string or an array of text blocks")
+		}
+		return []Block{{Type: BlockText, Text: s}}, nil
+	}
+	blocks, err := parseBlocks(raw, "system")
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range blocks {
+		if b.Type != BlockText {
+			return nil, invalid("system[%d] must be a text block (got %q)", i, b.Type)
+		}
+	}
+	return blocks, nil
+}
+
+func parseMessages(raw json.RawMessage) (turns []Message, system []Block, err error) {
+	items, err := arrayItems(raw)
+	if err != nil {
+		return nil, nil, invalid("messages must be an array of message objects")
+	}
+	if len(items) == 0 {
+		return nil, nil, invalid("messages must not be empty")
+	}
+	for i, item := range items {
+		m, err := parseMessage(item)
+		if err != nil {
+			return nil, nil, invalid("messages[%d]: %s", i, ledger.ErrorMessage(err))
+		}
+		if m.Role == "system" {
+			system = append(system, m.Content...)
+			continue
+		}
+		turns = append(turns, m)
+	}
+	return turns, system, nil
+}
+
+func parseMessage(raw json.RawMessage) (Message, error) {
+	var m Message
+	fields, err := objectFields(raw)
+	if err != nil {
+		return m, invalid("a message must be an object")
+	}
+	seen := make(map[string]bool, len(fields))
+	haveContent := false
+	for _, f := range fields {
+		lower := foldKey(f.key)
+		if seen[lower] {
+			return m, invalid("the field %q appears twice", f.key)
+		}
+		seen[lower] = true
+		switch lower {
+		case "role":
+			if err := json.Unmarshal(f.val, &m.Role); err != nil {
+				return m, invalid("role must be a string")
+			}
+		case "content":
+			haveContent = true
+			if len(f.val) > 0 && f.val[0] == '"' {
+				var s string
+				if err := json.Unmarshal(f.val, &s); err != nil {
+					return m, invalid("content must be a string or an array of content blocks")
+				}
+				m.Content = []Block{{Type: BlockText, Text: s}}
+				continue
+			}
+			if m.Content, err = parseBlocks(f.val, "content"); err != nil {
+				return m, err
+			}
+		}
+	}
+	switch m.Role {
+	case "user", "assistant", "system":
+	case "":
+		return m, invalid("role is required")
+	default:
+		return m, invalid("role must be \"user\", \"assistant\" or \"system\" (got %q)", m.Role)
+	}
+	if !haveContent {
+		return m, invalid("content is required")
+	}
+	return m, nil
+}
+
+func parseBlocks(raw json.RawMessage, where string) ([]Block, error) {
+	items, err := arrayItems(raw)
+	if err != nil {
+		return nil, invalid("%s must be a string or an array of content blocks", where)
+	}
+	out := make([]Block, 0, len(items))
+	for i, item := range items {
+		b, err := parseBlock(item)
+		if err != nil {
+			return nil, invalid("%s[%d]: %s", where, i, ledger.ErrorMessage(err))
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+type wireBlock struct {
+	Type      *string         `json:"type"`
+	Text      *string         `json:"text"`
+	ID        *string         `json:"id"`
+	Name      *string         `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID *string         `json:"tool_use_id"`
+	IsError   *bool           `json:"is_error"`
+	Content   json.RawMessage `json:"content"`
+	Source    json.RawMessage `json:"source"`
+	Thinking  *string         `json:"thinking"`
+	Signature *string         `json:"signature"`
+	Data      *string         `json:"data"`
+}
+
+func parseBlock(raw json.RawMessage) (Block, error) {
+	if !isObject(raw) {
+		return Block{}, invalid("a content block must be an object")
+	}
+	var w wireBlock
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Block{}, invalid("a content block does not parse: %v", err)
+	}
+	if w.Type == nil || *w.Type == "" {
+		return Block{}, invalid("a content block needs a type")
+	}
+	b := Block{Type: *w.Type, Raw: raw}
+	switch b.Type {
+	case BlockText:
+		if w.Text == nil {
+			return b, invalid("a text block needs text")
+		}
+		b.Text = *w.Text
+	case BlockImage:
+		src, err := parseImageSource(w.Source)
+		if err != nil {
+			return b, err
+		}
+		b.Source = src
+	case BlockToolUse:
+		if w.ID == nil || *w.ID == "" || w.Name == nil || *w.Name == "" {
+			return b, invalid("a tool_use block needs an id and a name")
+		}
+		if !isObject(w.Input) {
+			return b, invalid("a tool_use block's input must be an object")
+		}
+		b.ID, b.Name, b.Input = *w.ID, *w.Name, w.Input
+	case BlockToolResult:
+		if w.ToolUseID == nil || *w.ToolUseID == "" {
+			return b, invalid("a tool_result block needs a tool_use_id")
+		}
+		b.ToolUseID = *w.ToolUseID
+		if w.IsError != nil {
+			b.IsError = *w.IsError
+		}
+		if len(w.Content) > 0 && !isNull(w.Content) {
+			if w.Content[0] == '"' {
+				if err := json.Unmarshal(w.Content, &b.Text); err != nil {
+					return b, invalid("a tool_result's content must be a string or an array of blocks")
+				}
+			} else {
+				inner, err := parseBlocks(w.Content, "tool_result content")
+				if err != nil {
+					return b, err
+				}
+				for _, c := range inner {
+					if c.Type == BlockText {
+						b.Text += c.Text
+					}
+				}
+				b.Content = inner
+			}
+		}
+	case BlockThinking:
+		if w.Thinking == nil {
+			return b, invalid("a thinking block needs thinking")
+		}
+		b.Text = *w.Thinking
+		if w.Signature != nil {
+			b.Signature = *w.Signature
+		}
+	case BlockRedactedThinking:
+		if w.Data != nil {
+			b.Data = *w.Data
+		}
+	}
+	return b, nil
+}
+
+func parseImageSource(raw json.RawMessage) (*ImageSource, error) {
+	var s struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+		URL       string `json:"url"`
+		FileID    string `json:"file_id"`
+	}
+	if !isObject(raw) || json.Unmarshal(raw, &s) != nil {
+		return nil, invalid("an image block needs a source object")
+	}
+	switch s.Type {
+	case "base64":
+		if s.Data == "" || s.MediaType == "" {
+			return nil, invalid("a base64 image source needs media_type and data")
+		}
+	case "url":
+		if s.URL == "" {
+			return nil, invalid("a url image source needs a url")
+		}
+	case "file":
+		if s.FileID == "" {
+			return nil, invalid("a file image source needs a file_id")
+		}
+	default:
+		return nil, invalid("an image source's type must be base64, url or file (got %q)", s.Type)
+	}
+	return &ImageSource{Type: s.Type, MediaType: s.MediaType, Data: s.Data, URL: s.URL, FileID: s.FileID}, nil
+}
+
+func parseTools(raw json.RawMessage) ([]Tool, error) {
+	items, err := arrayItems(raw)
+	if err != nil {
+		return nil, invalid("tools must be an array of tool objects")
+	}
+	out := make([]Tool, 0, len(items))
+	for i, item := range items {
+		var w struct {
+			Type        *string         `json:"type"`
+			Name        *string         `json:"name"`
+			Description *string         `json:"description"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		}
+		if !isObject(item) || json.Unmarshal(item, &w) != nil {
+			return nil, invalid("tools[%d] must be a tool object", i)
+		}
+		t := Tool{Raw: item}
+		if w.Type != nil {
+			t.Type = *w.Type
+		}
+		if w.Name != nil {
+			t.Name = *w.Name
+		}
+		if w.Description != nil {
+			t.Description = *w.Description
+		}
+		if len(w.InputSchema) > 0 && !isNull(w.InputSchema) {
+			if !isObject(w.InputSchema) {
+				return nil, invalid("tools[%d].input_schema must be an object", i)
+			}
+			t.InputSchema = w.InputSchema
+		}
+		if (t.Type == "" || t.Type == "custom") && (t.Name == "" || t.InputSchema == nil) {
+			return nil, invalid("tools[%d] needs a name and an input_schema", i)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func parseToolChoice(raw json.RawMessage) (*ToolChoice, error) {
+	var w struct {
+		Type                   string `json:"type"`
+		Name                   string `json:"name"`
+		DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
+	}
+	if !isObject(raw) || json.Unmarshal(raw, &w) != nil {
+		return nil, invalid("tool_choice must be an object")
+	}
+	switch w.Type {
+	case "auto", "any", "none":
+	case "tool":
+		if w.Name == "" {
+			return nil, invalid("tool_choice of type tool needs a name")
+		}
+	default:
+		return nil, invalid("tool_choice.type must be auto, any, tool or none (got %q)", w.Type)
+	}
+	return &ToolChoice{Type: w.Type, Name: w.Name, DisableParallelToolUse: w.DisableParallelToolUse}, nil
+}
+
+func parseThinking(raw json.RawMessage) (*Thinking, error) {
+	fields, err := objectFields(raw)
+	if err != nil {
+		return nil, invalid("thinking must be an object")
+	}
+	t := &Thinking{}
+	haveBudget := false
+	for _, f := range fields {
+		switch f.key {
+		case "type":
+			if err := json.Unmarshal(f.val, &t.Type); err != nil {
+				return nil, invalid("thinking.type must be a string")
+			}
+		case "budget_tokens":
+			if t.BudgetTokens, err = count(f.val); err != nil {
+				return nil, invalid("thinking.budget_tokens must be a non-negative integer: %v", err)
+			}
+			haveBudget = true
+		}
+	}
+	switch t.Type {
+	case "enabled":
+		if !haveBudget {
+			return nil, invalid("thinking of type enabled needs budget_tokens")
+		}
+	case "disabled", "adaptive":
+	default:
+		return nil, invalid("thinking.type must be enabled, disabled or adaptive (got %q)", t.Type)
+	}
+	return t, nil
+}

@@ -3,6 +3,7 @@ package meter
 import (
 	"fmt"
 	"hash/maphash"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"unicode"
@@ -202,7 +203,12 @@ func newTiktoken() (Meter, error) {
 		}
 		if encCL100k, encErr = tiktoken.GetEncoding(EncodingCL100k); encErr != nil {
 			encErr = fmt.Errorf("meter: load %s: %w", EncodingCL100k, encErr)
+			return
 		}
+		// Decoding the two BPE files leaves ~50 MB of garbage the runtime
+		// would keep mapped for minutes: give it back now, once (issue 15:
+		// the process's RSS with 1,000 slow streams).
+		debug.FreeOSMemory()
 	})
 	if encErr != nil {
 		return nil, encErr

@@ -222,6 +222,21 @@ func parseOutputCap(name string, raw json.RawMessage) (*int64, error) {
 
 func parseMessages(raw json.RawMessage) ([]Message, error) {
 	notArray := invalid("messages must be an array of message objects")
+	// raw is a value objectFields took, so valid JSON: it can be scanned.
+	if items, ok := scanArray(raw); ok {
+		var msgs []Message
+		for _, item := range items {
+			m, err := parseMessage(item)
+			if err != nil {
+				return nil, invalid("messages[%d]: %s", len(msgs), ledger.ErrorMessage(err))
+			}
+			msgs = append(msgs, m)
+		}
+		if len(msgs) == 0 {
+			return nil, invalid("messages must not be empty")
+		}
+		return msgs, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 		return nil, notArray
@@ -267,9 +282,12 @@ func jsonString(raw []byte, s *string) error {
 
 func parseMessage(raw json.RawMessage) (Message, error) {
 	var m Message
-	fields, err := objectFields(raw)
-	if err != nil {
-		return m, invalid("a message must be an object")
+	fields, ok := scanObject(raw) // raw is an element of a valid array
+	if !ok {
+		var err error
+		if fields, err = objectFields(raw); err != nil {
+			return m, invalid("a message must be an object")
+		}
 	}
 	seen := make(map[string]bool, len(fields))
 	for _, f := range fields {
@@ -445,6 +463,121 @@ func isNull(raw json.RawMessage) bool { return jsonobj.IsNull(raw) }
 // objectFields decodes one JSON object into its members in order
 // (jsonobj.Fields: duplicate and differently-cased keys are seen).
 func objectFields(data []byte) ([]field, error) {
+	if json.Valid(data) {
+		if out, ok := scanObject(data); ok {
+			return out, nil
+		}
+	}
+	return decodeObjectFields(data) // says what is wrong, or reads what the scan did not take
+}
+
+// scanObject splits a valid JSON object into its members without decoding
+// or copying the values (issue 15: a 600 KB conversation took three
+// json.Decoder passes, each copying every message). ok is false when data is
+// not an object or a key needs unescaping: the decoder then takes it.
+func scanObject(data []byte) (out []field, ok bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return nil, true
+	}
+	for i < len(data) {
+		if data[i] != '"' {
+			return nil, false
+		}
+		end := skipValue(data, i)
+		key := data[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return nil, false
+		}
+		i = skipSpace(data, end)
+		i = skipSpace(data, i+1) // the ':'
+		vend := skipValue(data, i)
+		out = append(out, field{key: string(key), val: json.RawMessage(data[i:vend])})
+		i = skipSpace(data, vend)
+		if i < len(data) && data[i] == '}' {
+			return out, true
+		}
+		i = skipSpace(data, i+1) // the ','
+	}
+	return nil, false
+}
+
+// scanArray splits a valid JSON array into its elements, like scanObject.
+func scanArray(data []byte) (out []json.RawMessage, ok bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil, false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return nil, true
+	}
+	for i < len(data) {
+		end := skipValue(data, i)
+		out = append(out, json.RawMessage(data[i:end]))
+		i = skipSpace(data, end)
+		if i < len(data) && data[i] == ']' {
+			return out, true
+		}
+		i = skipSpace(data, i+1)
+	}
+	return nil, false
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the valid JSON value that starts at data[i].
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		for j := i + 1; j < len(data); j++ {
+			switch data[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return len(data)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = skipValue(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	}
+	j := i
+	for ; j < len(data); j++ {
+		switch data[j] {
+		case ' ', '\t', '\r', '\n', ',', ']', '}':
+			return j
+		}
+	}
+	return j
+}
+
+// decodeObjectFields is objectFields by encoding/json, for what the scan
+// does not take; its errors say what is malformed.
+func decodeObjectFields(data []byte) ([]field, error) {
 	fs, err := jsonobj.Fields(data)
 	out := make([]field, len(fs))
 	for i, f := range fs {

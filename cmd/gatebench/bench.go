@@ -148,7 +148,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 		return err
 	}
 	if o.SlowStreams > 0 {
-		if err := slowStreams(ctx, w, through, gw, ups[modelSlow], o.SlowStreams); err != nil {
+		if err := slowStreams(ctx, w, through, gw, ups[modelSlow], o.SlowStreams, heapOf(o.Pprof)); err != nil {
 			return err
 		}
 	}
@@ -259,7 +259,7 @@ func (t target) call(ctx context.Context, model string, b []byte) (time.Duration
 
 // slowStreams opens n slow streams at once through the gateway and reports
 // its RSS while all of them are in flight, against its RSS before.
-func slowStreams(ctx context.Context, w io.Writer, t target, gw *gateway, up *demo.Server, n int) error {
+func slowStreams(ctx context.Context, w io.Writer, t target, gw *gateway, up *demo.Server, n int, heapFile string) error {
 	before, _ := gw.memory()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -287,6 +287,14 @@ func slowStreams(ctx context.Context, w io.Writer, t target, gw *gateway, up *de
 		time.Sleep(20 * time.Millisecond)
 	}
 	inFlight := up.Stats().InFlight
+	if gw.pprof != "" && heapFile != "" {
+		if err := gw.save(ctx, heapFile, "/debug/pprof/heap"); err != nil {
+			return err
+		}
+		if err := gw.save(ctx, strings.TrimSuffix(heapFile, ".heap")+".goroutines.txt", "/debug/pprof/goroutine?debug=1"); err != nil {
+			return err
+		}
+	}
 	rss, _ := gw.memory()
 	peak = max(peak, rss)
 	cancel()
@@ -416,8 +424,20 @@ func (g *gateway) settled(ctx context.Context, c *http.Client, w io.Writer) erro
 // profile saves a CPU profile of the gateway over the next d (whole seconds,
 // at least one) to file.
 func (g *gateway) profile(ctx context.Context, file string, d time.Duration) error {
-	secs := max(1, int(d/time.Second))
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", g.pprof, secs), nil)
+	return g.save(ctx, file, fmt.Sprintf("/debug/pprof/profile?seconds=%d", max(1, int(d/time.Second))))
+}
+
+// heapOf names the heap profile saved beside the CPU profile file.
+func heapOf(cpuFile string) string {
+	if cpuFile == "" {
+		return ""
+	}
+	return cpuFile + ".heap"
+}
+
+// save writes the gateway's profile at path to file.
+func (g *gateway) save(ctx context.Context, file, path string) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+g.pprof+path, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("profile the gateway: %w", err)

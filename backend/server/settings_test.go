@@ -231,3 +231,29 @@ func TestSettingsDiscardAndNoFile(t *testing.T) {
 		t.Fatalf("write-back without a file: %d %s", resp.StatusCode, b)
 	}
 }
+
+// With the nightly top-up on, its own tenant is quotagate's: not listed,
+// not an override of the file, and a discard leaves its key in place.
+func TestSettingsLeaveTheTopUpTenant(t *testing.T) {
+	s, _ := openFile(t, strings.Replace(settingsYAML, "upstreams: [{name: demo, kind: demo, models: [demo-chat, demo-reasoner]}]",
+		"upstreams: [{name: demo, kind: demo, models: [demo-chat], quota: {top_up: {enabled: true}}}]", 1))
+	st := tenantSettings(t, s)
+	if len(st.Tenants) != 1 || len(st.Overrides) != 0 {
+		t.Fatalf("settings with the top-up on: %s", mustJSON(t, st))
+	}
+	if resp, b := do(t, "POST", s.URL()+"/admin/api/tenants/discard", s.AdminToken(), ""); resp.StatusCode != 200 {
+		t.Fatalf("discard: %d %s", resp.StatusCode, b)
+	}
+	ts, err := s.Store().Tenants(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range ts {
+		if x.ID != "team" && len(x.KeyHashes) == 0 {
+			t.Fatalf("after discard tenant %s has no key", x.ID)
+		}
+	}
+	if len(ts) != 2 {
+		t.Fatalf("tenants in the ledger: %d, want team and the top-up's", len(ts))
+	}
+}

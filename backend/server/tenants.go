@@ -12,6 +12,7 @@ import (
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/quota"
 )
 
 // tenantAdmin is the Settings tab's tenant editing (admin.Tenants): changes
@@ -25,6 +26,9 @@ func (a tenantAdmin) Settings(context.Context) (admin.TenantSettings, error) {
 	defer s.mu.Unlock()
 	var out admin.TenantSettings
 	for _, t := range s.tenants {
+		if t.ID == quota.DefaultTopUpTenant { // quotagate's own: not the operator's to edit
+			continue
+		}
 		out.Tenants = append(out.Tenants, admin.TenantPolicy{ID: t.ID, BudgetUnits: t.BudgetUnits, MaxConcurrent: t.MaxConcurrent,
 			PerMinute: t.RateLimits.PerMinute, PerHour: t.RateLimits.PerHour, AllowedModels: append([]string{}, t.AllowedModels...),
 			KeyGenerated: s.keys[t.ID] != ""})
@@ -42,6 +46,9 @@ func overrides(file, now []config.Tenant) []admin.Override {
 	}
 	for _, t := range now {
 		f, inFile := byID[t.ID]
+		if !inFile && t.ID == quota.DefaultTopUpTenant {
+			continue
+		}
 		if !inFile {
 			out = append(out, admin.Override{Tenant: t.ID, Field: "tenant", Now: "added on the dashboard"})
 			continue
@@ -68,6 +75,9 @@ func (a tenantAdmin) Save(ctx context.Context, p admin.TenantPolicy) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := append([]config.Tenant(nil), s.tenants...)
+	if p.ID == quota.DefaultTopUpTenant {
+		return ledger.Errorf(ledger.CodeInvalidRequest, "tenant id %q is reserved for the quota top-up job", p.ID)
+	}
 	i := slices.IndexFunc(next, func(t config.Tenant) bool { return t.ID == p.ID })
 	if i < 0 {
 		next = append(next, config.Tenant{ID: p.ID})
@@ -99,7 +109,7 @@ func (a tenantAdmin) Rotate(ctx context.Context, id string) (string, error) {
 	defer s.mu.Unlock()
 	next := append([]config.Tenant(nil), s.tenants...)
 	i := slices.IndexFunc(next, func(t config.Tenant) bool { return t.ID == id })
-	if i < 0 {
+	if i < 0 || id == quota.DefaultTopUpTenant {
 		return "", ledger.Errorf(ledger.CodeInvalidRequest, "no tenant %q", id)
 	}
 	key := tenantKey(id)()
@@ -131,6 +141,11 @@ func (a tenantAdmin) Discard(ctx context.Context) error {
 					file[i].KeyHashes = t.KeyHashes
 				}
 			}
+		}
+	}
+	for _, t := range s.tenants { // the top-up's own tenant is not the file's to discard
+		if t.ID == quota.DefaultTopUpTenant {
+			file = append(file, t)
 		}
 	}
 	return s.applyTenantsLocked(ctx, file, ledger.ActorAdmin)

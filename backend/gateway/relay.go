@@ -331,14 +331,17 @@ func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, bs ...[
 		err = rc.Flush()
 	}
 	c.mu.Lock()
+	reason := c.reason
+	if err != nil && reason == nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		// Named before writing clears: a client gone meanwhile must not
+		// take the cause from the write timeout that cut it.
+		c.reason = errWriteTimeout
+	}
 	c.writing = false
 	c.mu.Unlock()
 	if err == nil {
 		return nil
 	}
-	c.mu.Lock()
-	reason := c.reason
-	c.mu.Unlock()
 	switch {
 	case reason != nil:
 		return reason // an abort ended the write

@@ -70,6 +70,12 @@ type call struct {
 // read for FinishGrace more, so that its usage and [DONE] still settle a
 // run whose answer the client has whole (issue 12 item 9).
 func (c *call) clientLeft() {
+	c.mu.Lock()
+	writing := c.writing
+	c.mu.Unlock()
+	if writing {
+		return // the write in progress fails and says why (a write timeout, a closed connection)
+	}
 	if !c.finishSent.Load() {
 		c.abort(errClientGone)
 		return

@@ -123,18 +123,9 @@ type Thinking struct {
 // On reports whether the client asked the model to think.
 func (t *Thinking) On() bool { return t != nil && (t.Type == "enabled" || t.Type == "adaptive") }
 
-// forbiddenFields are refused at the top level: accounting fields (a client
-// cannot name its own identity or price) and fields that would redirect the
-// call or its key (RELIABILITY T29). Client metadata is allowed here.
-var forbiddenFields = map[string]string{
-	"usage":         "a client cannot report its own usage",
-	"tenant":        "the tenant comes from the API key, not the body",
-	"tenant_id":     "the tenant comes from the API key, not the body",
-	"api_key":       "upstream keys are configured by the operator",
-	"api_base":      "upstream addresses are configured by the operator",
-	"base_url":      "upstream addresses are configured by the operator",
-	"extra_headers": "upstream headers are configured by the operator",
-}
+// forbiddenFields are refused at the top level (ledger.ForbiddenRequestFields).
+// Client metadata is allowed here.
+var forbiddenFields = ledger.ForbiddenRequestFields
 
 // knownFields are the members this parser reads; a member that differs
 // from one only in letter case is refused (a case-insensitive upstream

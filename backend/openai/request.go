@@ -77,18 +77,9 @@ type field struct {
 	val json.RawMessage
 }
 
-// forbiddenFields are refused at the top level of a request body: accounting
-// fields (a client cannot name its own identity or price) and fields that
-// would redirect the call or its key elsewhere (RELIABILITY T29).
-var forbiddenFields = map[string]string{
-	"usage":         "a client cannot report its own usage",
-	"tenant":        "the tenant comes from the API key, not the body",
-	"tenant_id":     "the tenant comes from the API key, not the body",
-	"api_key":       "upstream keys are configured by the operator",
-	"api_base":      "upstream addresses are configured by the operator",
-	"base_url":      "upstream addresses are configured by the operator",
-	"extra_headers": "upstream headers are configured by the operator",
-}
+// forbiddenFields are refused at the top level of a request body
+// (ledger.ForbiddenRequestFields, the same at every door).
+var forbiddenFields = ledger.ForbiddenRequestFields
 
 // knownFields are the members this parser reads. Another member whose name
 // differs from one of these only in letter case is refused: a

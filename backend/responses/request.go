@@ -106,18 +106,9 @@ func (it Item) Text() string {
 // (function_call_output, custom_tool_call_output, shell_call_output, …).
 func (it Item) IsCallOutput() bool { return strings.HasSuffix(it.Type, "_call_output") }
 
-// forbiddenFields are refused at the top level: accounting fields (a client
-// cannot name its own identity or price) and fields that would redirect the
-// call or its key (the same list as the chat door's).
-var forbiddenFields = map[string]string{
-	"usage":         "a client cannot report its own usage",
-	"tenant":        "the tenant comes from the API key, not the body",
-	"tenant_id":     "the tenant comes from the API key, not the body",
-	"api_key":       "upstream keys are configured by the operator",
-	"api_base":      "upstream addresses are configured by the operator",
-	"base_url":      "upstream addresses are configured by the operator",
-	"extra_headers": "upstream headers are configured by the operator",
-}
+// forbiddenFields are refused at the top level (ledger.ForbiddenRequestFields,
+// the same at every door).
+var forbiddenFields = ledger.ForbiddenRequestFields
 
 // knownFields are the members the parser reads; another spelling of one of
 // them in other letter case is refused, since a case-insensitive upstream

@@ -47,7 +47,7 @@ Description: local LLM gateway with budgets, holds and quota guards
  the OpenAI Responses API and the Anthropic Messages API. Every call is
  admitted against a tenant's budget, relayed, and settled on trusted usage
  or held until an operator reconciles it. A desktop window shows balances,
- holds, queues and the quota guard; `quotagate serve` runs headless.
+ holds, queues and the quota guard; "quotagate serve" runs headless.
 CONTROL
 dpkg-deb --root-owner-group -Zxz --build "$deb" "$out/quotagate_${version}_amd64.deb" >/dev/null
 

@@ -9,7 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"runtime"
+	"syscall"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -42,7 +44,7 @@ func window(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logg
 		fmt.Fprintf(stderr, "quotagate: %v\n", err)
 		return 1
 	}
-	return runWindow(ctx, stderr, func(ctx context.Context) (app.Backend, error) {
+	return runWindow(stderr, func(ctx context.Context) (app.Backend, error) {
 		srv, err := server.Open(ctx, o)
 		if err != nil {
 			return nil, err
@@ -59,17 +61,19 @@ func attach(ctx context.Context, r instance.Running, stdout, stderr io.Writer, l
 		return 0
 	}
 	fmt.Fprintf(stdout, "quotagate is already running headless (pid %d, %s); opening a window onto it\n", r.PID, r.URL)
-	return runWindow(ctx, stderr, func(context.Context) (app.Backend, error) {
+	return runWindow(stderr, func(context.Context) (app.Backend, error) {
 		return app.Remote{BaseURL: r.URL, Token: r.Token, Dir: r.Dir}, nil
 	})
 }
 
-// runWindow runs the window until it closes; ctx ending (Ctrl+C, SIGTERM)
-// quits it without the keep-serving question.
-func runWindow(ctx context.Context, stderr io.Writer, open func(context.Context) (app.Backend, error)) int {
+// runWindow runs the window until it closes; Ctrl+C or SIGTERM quits it
+// without the keep-serving question.
+func runWindow(stderr io.Writer, open func(context.Context) (app.Backend, error)) int {
 	a := app.New(open)
-	stop := context.AfterFunc(ctx, func() { app.Quit(a) })
-	defer stop()
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	app.QuitOn(a, signals)
 	err := wails.Run(&options.App{
 		Title:            "quotagate",
 		Width:            1280,

@@ -8,6 +8,7 @@ package app
 import (
 	"context"
 	"errors"
+	"os"
 	"sync/atomic"
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
@@ -46,6 +47,7 @@ type App struct {
 	// quitting: the process was told to stop (a signal); closing then
 	// asks nothing.
 	quitting atomic.Bool
+	signals  <-chan os.Signal
 }
 
 // New returns an App that starts (or attaches to) the backend with open when
@@ -81,15 +83,21 @@ func (a *App) Shutdown(context.Context) {
 	}
 }
 
-// Quit closes the window and stops the process without asking whether to
-// keep serving (Ctrl+C or SIGTERM). A function, not a method: every method
-// of App becomes a JS binding.
-func Quit(a *App) {
-	a.quitting.Store(true)
-	<-a.ready
-	if a.ctx != nil {
-		runtime.Quit(a.ctx)
+// QuitOn makes a signal on signals (Ctrl+C, SIGTERM) close the window
+// without asking whether to keep serving. Wails quits on those signals by
+// itself, through BeforeClose; the signal is in signals before that runs
+// (os/signal delivers it to every channel at once), so BeforeClose sees it.
+// A function, not a method: every method of App becomes a JS binding.
+func QuitOn(a *App, signals <-chan os.Signal) { a.signals = signals }
+
+// signalled reports whether the process was told to stop.
+func (a *App) signalled() bool {
+	select {
+	case <-a.signals:
+		a.quitting.Store(true)
+	default:
 	}
+	return a.quitting.Load()
 }
 
 // StartError returns the backend's start error, if any, once Startup has

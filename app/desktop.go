@@ -134,7 +134,7 @@ func (a *App) show() bool {
 // window just closes: its gateway runs on regardless.
 func (a *App) BeforeClose(ctx context.Context) (prevent bool) {
 	srv, err := a.server()
-	if err != nil || a.quitting.Load() {
+	if err != nil || a.signalled() {
 		return false
 	}
 	if _, attached := srv.(Remote); attached {

@@ -17,6 +17,10 @@ mkdir -p "$out"
 rm -f "$out/app.log" "$out/screenshot.png"
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
+# The window's "keep serving in the background?" question is answered up
+# front (app/prefs.go): the smoke's SIGTERM must quit even if Wails reaches
+# BeforeClose before the signal is seen there, with nobody to click.
+printf '{"keep_serving":false}\n' >"$data/window.json"
 export bin out data min_colours smoke_lang
 
 # Port 0: the window learns the real port through its Connection() binding.

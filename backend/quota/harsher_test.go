@@ -187,6 +187,60 @@ func TestManualB0AboveReadings(t *testing.T) {
 	}
 }
 
+// Correction 3, continued: a manual B0 is the pool as of its entry. The
+// day's refund of 1,000,000 that the provider pays after it must still
+// raise the estimate when the readings show it — and one paid before the
+// entry (so inside the console's figure) but shown by the lagged readings
+// only after it must count once. Pool 600,000 at 00:00, 100,000 consumed in
+// 07:00–08:00, the API 15 min behind, readings every 20–40 min. Before this
+// the manual B0 capped the whole day: 600,000 (or 630,000) at 09:30.
+func TestManualB0BeforeTheRefund(t *testing.T) {
+	o := opts()
+	o.DailyCap = 1 << 40
+	day := "2026-08-13"
+	s := &quota.Series{}
+	spread(s, at(day, "07:00:00"), at(day, "08:00:00"), 100_000)
+	start := o.DayStart(at(day, "12:00:00"))
+	tests := []struct {
+		name       string
+		refundAt   string // when the provider pays the refund
+		manual     ledger.Units
+		wantB0     ledger.Units
+		wantManual bool
+		wantExcess ledger.Units
+	}{
+		{"TrueB0ThenRefund", "09:00:00", 600_000, 1_600_000, true, 0},
+		{"FivePercentHighThenRefund", "09:00:00", 630_000, 1_600_000, false, 30_000},
+		{"LowerThenRefund", "09:00:00", 550_000, 1_550_000, true, 0},
+		// The console's 1,600,000 holds the refund the readings show only at
+		// 08:30: the readings' 600,000 + the rise seen, 974,970 (the 25,030
+		// consumed in 07:45–08:15 hide part of it), so the refund counts once;
+		// at the entry the readings supported 1,000,000 less, which is shown.
+		{"RefundPaidBeforeTheEntryShownAfterIt", "07:50:00", 1_600_000, 1_574_970, false, 1_000_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			refund := at(day, tc.refundAt)
+			var snaps []ledger.Snapshot
+			for _, hm := range []string{"07:10:00", "07:30:00", "08:00:00", "08:30:00", "09:10:00", "09:20:00"} {
+				t0 := at(day, hm)
+				asOf := t0.Add(-15 * time.Minute)
+				bal := 600_000 - quota.UsageToday(s, start, asOf)
+				if !asOf.Before(refund) {
+					bal += 1_000_000
+				}
+				snaps = append(snaps, reading(t0, bal, 0))
+			}
+			snaps = append(snaps, ledger.Snapshot{Day: day, At: at(day, "08:05:00"), B0Units: tc.manual, Source: quota.SourceManualB0})
+			a := quota.Assess(o, at(day, "09:30:00"), snaps, s)
+			if a.Lag != 15*time.Minute || a.B0.Units != tc.wantB0 || a.B0.Manual != tc.wantManual || a.B0.ManualExcess() != tc.wantExcess {
+				t.Fatalf("B0 %+v (lag %s, excess %d), want %d manual=%v excess %d", a.B0, a.Lag, a.B0.ManualExcess(),
+					tc.wantB0, tc.wantManual, tc.wantExcess)
+			}
+		})
+	}
+}
+
 // Correction 4: a refund of 1,000,000 lands at 08:10 between readings at
 // 08:00 and 08:30 while 300,000 are consumed in 07:50–08:20. With a lag
 // estimate shorter than the true 15 min, the reading after the rise alone

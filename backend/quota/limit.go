@@ -336,8 +336,10 @@ type Assessment struct {
 	// Carry is what yesterday's runs draw from today's pool (issue 17).
 	Carry Carry
 	// OverrunMilli is the model's learned ratio of trusted usage to reserve,
-	// in thousandths (0 or 1000: none); see AdmitLimit.
+	// in thousandths (0 or 1000: none), and OverrunTail the units held back
+	// once beyond it (Overrun.Bound); see AdmitLimit.
 	OverrunMilli  int64
+	OverrunTail   ledger.Units
 	at            time.Time
 	series        *Series
 	BalanceAtSync ledger.Units // latest reading (or manual B0 − usage)
@@ -438,17 +440,19 @@ const noOverrun = 1000
 
 // AdmitLimit is the limit the ledger enforces on today's quota day
 // (ledger.QuotaCheck) given today's settled usage: the room left under
-// Limit, after yesterday's carry, is shared by the holds in flight and the
-// new reserve scaled by the model's overrun k, so that
+// Limit, after yesterday's carry and the overrun tail, is shared by the
+// holds in flight and the new reserve scaled by the model's overrun k, so
+// that
 //
-//	usage + carry.settled + k·(carry.held + held + reserve) ≤ Limit
+//	usage + carry.settled + tail + k·(carry.held + held + reserve) ≤ Limit
 //
 // holds for what the provider really consumes (issue 17), while the ledger
-// checks usage + held + reserve ≤ AdmitLimit. With no carry and k = 1 it is
-// Limit. A usage that grows after this was computed only tightens it.
+// checks usage + held + reserve ≤ AdmitLimit. With no carry, k = 1 and no
+// tail it is Limit. A usage that grows after this was computed only
+// tightens it.
 func (a *Assessment) AdmitLimit(usage ledger.Units) ledger.Units {
 	k := ledger.Units(max(a.OverrunMilli, noOverrun))
-	room := a.Limit - usage - a.Carry.Settled - mulMilli(a.Carry.Held, k)
+	room := a.Limit - usage - a.Carry.Settled - a.OverrunTail - mulMilli(a.Carry.Held, k)
 	if room <= 0 {
 		return min(usage, a.Limit)
 	}
@@ -474,16 +478,21 @@ const maxOverrun = 100 * noOverrun
 // LearnOverrun returns a model's overrun after a call that reserved reserve
 // consumed cost (trusted usage): the largest ratio seen, in thousandths,
 // rounded up. The guard reserves accordingly in AdmitLimit (issue 17: the
-// seed's 34-vs-167 reasoning case, and worse).
+// seed's 34-vs-167 reasoning case, and worse) until it has seen enough
+// calls for a quantile (Overrun).
 func LearnOverrun(k int64, reserve, cost ledger.Units) int64 {
 	if reserve <= 0 || cost <= reserve {
 		return k
 	}
-	r := int64(maxOverrun)
-	if cost/reserve < maxOverrun/noOverrun {
-		r = int64(cost/reserve*noOverrun + (cost%reserve*noOverrun+reserve-1)/reserve)
+	return max(k, ratioMilli(reserve, cost))
+}
+
+// ratioMilli is ⌈cost/reserve · 1000⌉, at most maxOverrun; reserve > 0.
+func ratioMilli(reserve, cost ledger.Units) int64 {
+	if cost/reserve >= maxOverrun/noOverrun {
+		return maxOverrun
 	}
-	return max(k, r)
+	return int64(cost/reserve*noOverrun + (cost%reserve*noOverrun+reserve-1)/reserve)
 }
 
 // RefundWatch is how long after 00:00 the guard watches for the day's

@@ -45,7 +45,9 @@ func (t Transition) Moves(before Run) Moves {
 }
 
 // QuotaMoves reports whether the transition moves before's quota day.
-func (m Moves) QuotaMoves(before Run) bool { return before.QuotaDay != "" && (m.Used != 0 || m.Held != 0) }
+func (m Moves) QuotaMoves(before Run) bool {
+	return before.QuotaDay != "" && (m.Used != 0 || m.Held != 0)
+}
 
 // Audit is the transition's audit row, made by actor, given the tenant's
 // available units after the change.

@@ -13,12 +13,6 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Retry-After hints for the 429 refusals of Admit, as backend/sqlite gives them.
-const (
-	concurrencyRetryAfter = time.Second
-	quotaRetryAfter       = time.Minute
-)
-
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
 	held_units, overrun_units, evidence, created_at, updated_at, instance`
 
@@ -61,17 +55,18 @@ func loadRun(ctx context.Context, q queryRower, id ledger.RunID) (ledger.Run, er
 // quota_guard. A refusal rolls the transaction back and is audited in a
 // second one.
 func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run, error) {
-	if err := validateAdmit(req); err != nil {
+	req, err := req.Validated()
+	if err != nil {
 		return ledger.Run{}, fmt.Errorf("admit run %s: %w", req.RunID, err)
 	}
 	var run ledger.Run
-	err := s.write(ctx, func(w *wtx) error {
+	err = s.write(ctx, func(w *wtx) error {
 		var err error
 		run, err = s.admit(ctx, w, req)
 		return err
 	})
 	if isRunsKey(err) {
-		err = runExists(req.RunID)
+		err = ledger.ErrRunExists(req.RunID)
 	}
 	var domain *ledger.Error
 	if errors.As(err, &domain) {
@@ -85,31 +80,6 @@ func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run,
 	return run, nil
 }
 
-func validateAdmit(req ledger.AdmitRequest) error {
-	if strings.TrimSpace(string(req.RunID)) == "" {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "a run needs an id")
-	}
-	if req.TenantID == "" {
-		return ledger.Errorf(ledger.CodeInvalidAPIKey, "a run needs a tenant")
-	}
-	if err := ledger.CheckUnits("reserve", req.ReserveUnits); err != nil {
-		return err
-	}
-	if q := req.Quota; q != nil {
-		if q.Day == "" {
-			return ledger.Errorf(ledger.CodeInvalidRequest, "a quota check needs a day")
-		}
-		if err := ledger.CheckUnits("quota limit", q.LimitUnits); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func runExists(id ledger.RunID) error {
-	return ledger.Errorf(ledger.CodeConflict, "run %s already exists", id)
-}
-
 func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, error) {
 	// A duplicate id is refused first, as SQLite does; one admitted
 	// meanwhile by another transaction is caught by the run insert's primary
@@ -119,7 +89,7 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 		return ledger.Run{}, fmt.Errorf("look up run: %w", err)
 	}
 	if exists {
-		return ledger.Run{}, runExists(req.RunID)
+		return ledger.Run{}, ledger.ErrRunExists(req.RunID)
 	}
 	r := req.ReserveUnits
 	// Under READ COMMITTED an UPDATE that finds the row locked waits for the
@@ -127,27 +97,26 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 	// transaction committed it: the condition is always tested on the
 	// latest balance, and the row lock serialises every admission and
 	// transition of one tenant.
-	var b balanceRow
+	var b ledger.Position
 	err := w.QueryRow(ctx, `UPDATE tenants SET held_units = held_units + $1, active = active + 1
 		WHERE id = $2 AND budget_units - spent_units - held_units >= $1 AND active < max_concurrent
 		RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
-		int64(r), req.TenantID).Scan(&b.budget, &b.spent, &b.held, &b.active, &b.maxConc)
+		int64(r), req.TenantID).Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ledger.Run{}, admitRefusal(ctx, w, req)
 	}
 	if err != nil {
 		return ledger.Run{}, fmt.Errorf("take hold: %w", err)
 	}
-	day := ""
-	if q := req.Quota; q != nil {
-		day = q.Day
+	run := ledger.AdmittedRun(req, s.opts.Instance, w.now)
+	if day := run.QuotaDay; day != "" {
 		if _, err := w.Exec(ctx, `INSERT INTO quota_days (upstream, model, day) VALUES ($1, $2, $3)
 			ON CONFLICT DO NOTHING`, req.Upstream, req.Model, day); err != nil {
 			return ledger.Run{}, fmt.Errorf("quota day: %w", err)
 		}
 		tag, err := w.Exec(ctx, `UPDATE quota_days SET held_units = held_units + $1
 			WHERE upstream = $2 AND model = $3 AND day = $4 AND usage_units + held_units + $1 <= $5`,
-			int64(r), req.Upstream, req.Model, day, int64(q.LimitUnits))
+			int64(r), req.Upstream, req.Model, day, int64(req.Quota.LimitUnits))
 		if err != nil {
 			return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
 		}
@@ -158,43 +127,16 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 				req.Upstream, req.Model, day).Scan(&usage, &held); err != nil {
 				return ledger.Run{}, fmt.Errorf("quota day: %w", err)
 			}
-			e := ledger.Errorf(ledger.CodeQuotaGuard,
-				"model %s on %s is at its daily quota guard: used %d + held %d + reserve %d > limit %d for %s",
-				req.Model, req.Upstream, usage, held, r, q.LimitUnits, day)
-			e.RetryAfter = quotaRetryAfter
-			return ledger.Run{}, e
+			return ledger.Run{}, ledger.ErrQuotaGuard(req, usage, held)
 		}
-	}
-	status := ledger.RunActive
-	if req.Queued {
-		status = ledger.RunQueued
-	}
-	run := ledger.Run{
-		ID: req.RunID, TenantID: req.TenantID, Upstream: req.Upstream, Model: req.Model, QuotaDay: day,
-		Status: status, Usage: ledger.UsagePending, ReserveUnits: r, HeldUnits: r,
-		Instance: s.opts.Instance, CreatedAt: w.now, UpdatedAt: w.now,
 	}
 	w.queue(`INSERT INTO runs (`+runColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
 		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance)
-	after := b.available()
-	s.insertRunAudit(w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
-		Actor: string(req.Actor), Units: r, AvailableBefore: after + r, AvailableAfter: after,
-		Detail: runDetail(run)}, run)
+	s.insertRunAudit(w, ledger.AdmitAudit(run, req.Actor, b.Available()), run)
 	return run, nil
-}
-
-func runDetail(run ledger.Run) string {
-	d := run.Upstream + "/" + run.Model
-	if run.QuotaDay != "" {
-		d += " day=" + run.QuotaDay
-	}
-	if run.Status == ledger.RunQueued {
-		d += " queued"
-	}
-	return d
 }
 
 // admitRefusal explains why the conditional UPDATE matched no row.
@@ -203,17 +145,9 @@ func admitRefusal(ctx context.Context, w *wtx, req ledger.AdmitRequest) error {
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", req.TenantID)
-	}
-	if b.available() < req.ReserveUnits {
-		return ledger.Errorf(ledger.CodeInsufficientBudget,
-			"this call needs %d units but only %d of the budget of %d are available (%d spent, %d held)",
-			req.ReserveUnits, b.available(), b.budget, b.spent, b.held)
-	}
-	e := ledger.Errorf(ledger.CodeConcurrencyLimit, "%d of %d concurrent runs are in use", b.active, b.maxConc)
-	e.RetryAfter = concurrencyRetryAfter
-	return e
+	// Read after the UPDATE failed, the row may already have moved on; the
+	// UPDATE's condition then failed on the concurrency limit.
+	return cmp.Or(ledger.AdmitRefusal(b, ok, req), ledger.ErrConcurrency(b))
 }
 
 // auditReject records a refusal. It locks the tenant's row so that the
@@ -223,12 +157,7 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	if err != nil {
 		return err
 	}
-	e := ledger.AuditEntry{Kind: ledger.AuditReject, TenantID: req.TenantID, RunID: req.RunID, Actor: string(req.Actor),
-		Reason: ledger.ErrorCode(refusal), Units: req.ReserveUnits,
-		Detail: req.Upstream + "/" + req.Model + ": " + ledger.ErrorMessage(refusal)}
-	if ok {
-		e.AvailableBefore, e.AvailableAfter = b.available(), b.available()
-	}
+	e := ledger.RejectAudit(req, refusal, b, ok)
 	if counted, err := countRefusal(ctx, w, e); counted || err != nil {
 		return err
 	}
@@ -262,10 +191,10 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t le
 		return errMoved
 	}
 	m := t.Moves(before)
-	var b balanceRow
+	var b ledger.Position
 	if err := w.QueryRow(ctx, `UPDATE tenants SET spent_units = spent_units + $1, held_units = held_units + $2,
 		active = active + $3 WHERE id = $4 RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
-		int64(m.Spent), int64(m.Held), m.Active, before.TenantID).Scan(&b.budget, &b.spent, &b.held, &b.active, &b.maxConc); err != nil {
+		int64(m.Spent), int64(m.Held), m.Active, before.TenantID).Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent); err != nil {
 		return fmt.Errorf("move balance of tenant %s: %w", before.TenantID, err)
 	}
 	if m.QuotaMoves(before) {
@@ -279,7 +208,7 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t le
 				before.Upstream, before.Model, minute, int64(m.Used))
 		}
 	}
-	s.insertRunAudit(w, t.Audit(before, actor, b.available()), after)
+	s.insertRunAudit(w, t.Audit(before, actor, b.Available()), after)
 	return nil
 }
 

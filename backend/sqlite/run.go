@@ -12,12 +12,6 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Retry-After hints for the 429 refusals of Admit; the gateway may refine them.
-const (
-	concurrencyRetryAfter = time.Second
-	quotaRetryAfter       = time.Minute
-)
-
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
 	held_units, overrun_units, evidence, created_at, updated_at`
 
@@ -54,14 +48,12 @@ func loadRun(ctx context.Context, w *wtx, id ledger.RunID) (ledger.Run, error) {
 // Refusal precedence: conflict (duplicate id), invalid_api_key (unknown
 // tenant), insufficient_budget, concurrency_limit, quota_guard.
 func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run, error) {
-	if err := validateAdmit(req); err != nil {
+	req, err := req.Validated()
+	if err != nil {
 		return ledger.Run{}, fmt.Errorf("admit run %s: %w", req.RunID, err)
 	}
-	if req.Actor == "" {
-		req.Actor = ledger.TenantActor(req.TenantID)
-	}
 	var run ledger.Run
-	err := s.writeDecided(ctx,
+	err = s.writeDecided(ctx,
 		func(w *wtx) error {
 			var err error
 			run, err = admit(ctx, w, req)
@@ -72,27 +64,6 @@ func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run,
 		return ledger.Run{}, fmt.Errorf("admit run %s: %w", req.RunID, err)
 	}
 	return run, nil
-}
-
-func validateAdmit(req ledger.AdmitRequest) error {
-	if strings.TrimSpace(string(req.RunID)) == "" {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "a run needs an id")
-	}
-	if req.TenantID == "" {
-		return ledger.Errorf(ledger.CodeInvalidAPIKey, "a run needs a tenant")
-	}
-	if err := ledger.CheckUnits("reserve", req.ReserveUnits); err != nil {
-		return err
-	}
-	if q := req.Quota; q != nil {
-		if q.Day == "" {
-			return ledger.Errorf(ledger.CodeInvalidRequest, "a quota check needs a day")
-		}
-		if err := ledger.CheckUnits("quota limit", q.LimitUnits); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // admit decides from what it reads (the run id, the tenant's balance row,
@@ -106,54 +77,40 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		return ledger.Run{}, fmt.Errorf("look up run: %w", err)
 	}
 	if exists > 0 {
-		return ledger.Run{}, ledger.Errorf(ledger.CodeConflict, "run %s already exists", req.RunID)
+		return ledger.Run{}, ledger.ErrRunExists(req.RunID)
 	}
 	r := req.ReserveUnits
 	b, ok, err := readBalance(ctx, w, req.TenantID)
 	if err != nil {
 		return ledger.Run{}, err
 	}
-	if err := admitRefusal(b, ok, req); err != nil {
+	if err := ledger.AdmitRefusal(b, ok, req); err != nil {
 		return ledger.Run{}, err
 	}
-	day := ""
-	if q := req.Quota; q != nil {
-		day = q.Day
+	run := ledger.AdmittedRun(req, "", w.now)
+	if day := run.QuotaDay; day != "" {
 		var usage, held ledger.Units
 		err := w.queryRow(ctx, `SELECT usage_units, held_units FROM quota_days WHERE upstream = ? AND model = ? AND day = ?`,
 			req.Upstream, req.Model, day).Scan(&usage, &held)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return ledger.Run{}, fmt.Errorf("quota day: %w", err)
 		}
-		if usage+held+r > q.LimitUnits {
-			e := ledger.Errorf(ledger.CodeQuotaGuard,
-				"model %s on %s is at its daily quota guard: used %d + held %d + reserve %d > limit %d for %s",
-				req.Model, req.Upstream, usage, held, r, q.LimitUnits, day)
-			e.RetryAfter = quotaRetryAfter
-			return ledger.Run{}, e
+		if err := ledger.QuotaRefusal(req, usage, held); err != nil {
+			return ledger.Run{}, err
 		}
 	}
 	if _, err := w.exec(ctx, `UPDATE tenants SET held_units = held_units + ?, active = active + 1 WHERE id = ?`,
 		int64(r), req.TenantID); err != nil {
 		return ledger.Run{}, fmt.Errorf("take hold: %w", err)
 	}
-	b.held += r
-	b.active++
-	if day != "" {
+	b.HeldUnits += r
+	b.Active++
+	if day := run.QuotaDay; day != "" {
 		if _, err := w.exec(ctx, `INSERT INTO quota_days (upstream, model, day, held_units) VALUES (?, ?, ?, ?)
 			ON CONFLICT (upstream, model, day) DO UPDATE SET held_units = held_units + excluded.held_units`,
 			req.Upstream, req.Model, day, int64(r)); err != nil {
 			return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
 		}
-	}
-	status := ledger.RunActive
-	if req.Queued {
-		status = ledger.RunQueued
-	}
-	run := ledger.Run{
-		ID: req.RunID, TenantID: req.TenantID, Upstream: req.Upstream, Model: req.Model, QuotaDay: day,
-		Status: status, Usage: ledger.UsagePending, ReserveUnits: r, HeldUnits: r,
-		CreatedAt: w.now, UpdatedAt: w.now,
 	}
 	if _, err := w.exec(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
@@ -161,43 +118,10 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		nanos(run.CreatedAt), nanos(run.UpdatedAt)); err != nil {
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
-	after := b.available()
-	if err := insertRunAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
-		Actor: string(req.Actor), Units: r, AvailableBefore: after + r, AvailableAfter: after,
-		Detail: runDetail(run)}, run); err != nil {
+	if err := insertRunAudit(ctx, w, ledger.AdmitAudit(run, req.Actor, b.Available()), run); err != nil {
 		return ledger.Run{}, err
 	}
 	return run, nil
-}
-
-func runDetail(run ledger.Run) string {
-	d := run.Upstream + "/" + run.Model
-	if run.QuotaDay != "" {
-		d += " day=" + run.QuotaDay
-	}
-	if run.Status == ledger.RunQueued {
-		d += " queued"
-	}
-	return d
-}
-
-// admitRefusal says why the tenant's balance row b (ok: it exists) cannot
-// take req, or nil when it can.
-func admitRefusal(b balanceRow, ok bool, req ledger.AdmitRequest) error {
-	if !ok {
-		return ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", req.TenantID)
-	}
-	if b.available() < req.ReserveUnits {
-		return ledger.Errorf(ledger.CodeInsufficientBudget,
-			"this call needs %d units but only %d of the budget of %d are available (%d spent, %d held)",
-			req.ReserveUnits, b.available(), b.budget, b.spent, b.held)
-	}
-	if b.active >= b.maxConc {
-		e := ledger.Errorf(ledger.CodeConcurrencyLimit, "%d of %d concurrent runs are in use", b.active, b.maxConc)
-		e.RetryAfter = concurrencyRetryAfter
-		return e
-	}
-	return nil
 }
 
 func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal error) error {
@@ -205,13 +129,7 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	if err != nil {
 		return err
 	}
-	e := ledger.AuditEntry{Kind: ledger.AuditReject, TenantID: req.TenantID, RunID: req.RunID, Actor: string(req.Actor),
-		Reason: ledger.ErrorCode(refusal), Units: req.ReserveUnits,
-		Detail: req.Upstream + "/" + req.Model + ": " + ledger.ErrorMessage(refusal)}
-	if ok {
-		e.AvailableBefore, e.AvailableAfter = b.available(), b.available()
-	}
-	c, err := insertAuditChange(ctx, w, e, ok)
+	c, err := insertAuditChange(ctx, w, ledger.RejectAudit(req, refusal, b, ok), ok)
 	if err != nil {
 		return err
 	}
@@ -227,10 +145,10 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 // the tenant's balance row and the model's quota day, and its audit row.
 func applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transition, actor ledger.Actor) error {
 	m := t.Moves(before)
-	var b balanceRow
+	var b ledger.Position
 	if err := w.queryRow(ctx, `UPDATE tenants SET spent_units = spent_units + ?, held_units = held_units + ?,
 		active = active + ? WHERE id = ? RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
-		int64(m.Spent), int64(m.Held), m.Active, before.TenantID).Scan(&b.budget, &b.spent, &b.held, &b.active, &b.maxConc); err != nil {
+		int64(m.Spent), int64(m.Held), m.Active, before.TenantID).Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent); err != nil {
 		return fmt.Errorf("move balance of tenant %s: %w", before.TenantID, err)
 	}
 	if m.QuotaMoves(before) {
@@ -255,7 +173,7 @@ func applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transi
 		nanos(w.now), string(after.ID)); err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
-	return insertRunAudit(ctx, w, t.Audit(before, actor, b.available()), after)
+	return insertRunAudit(ctx, w, t.Audit(before, actor, b.Available()), after)
 }
 
 // transition loads a run, lets rule decide its transition, and applies it

@@ -72,6 +72,8 @@ func (o Options) withDefaults() Options {
 // that groups whatever is queued into one IMMEDIATE transaction (group
 // commit); reads use a separate query-only pool and see committed state only.
 type Store struct {
+	ledger.Transitions // Start, Settle, KeepHold, ReleaseHold, Reconcile by s.transition
+
 	path string
 	opts Options
 	wdb  *sql.DB // one connection, used only by the writer goroutine
@@ -165,6 +167,7 @@ func Open(path string, opts Options) (*Store, error) {
 
 		hooks: ledger.NewHookQueue(),
 	}
+	s.Transitions.Apply = s.transition
 	go s.writer()
 	return s, nil
 }

@@ -79,7 +79,7 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	if err := ledger.CheckActor(ledger.Actor(e.Actor)); err != nil {
 		return fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}
-	err := s.write(ctx, func(w *wtx) error { return insertAudit(ctx, w, e, false) }, nil)
+	err := s.writeAside(ctx, func(w *wtx) error { return insertAudit(ctx, w, e, false) })
 	if err != nil {
 		return fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}

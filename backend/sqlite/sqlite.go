@@ -90,6 +90,7 @@ type Store struct {
 	writes    atomic.Int64
 	lastPrune time.Time // writer goroutine only
 	stmts     stmtCache // writer goroutine only
+	books     *books    // writer goroutine only
 
 	rmu   sync.Mutex
 	reads map[string]*sql.Stmt // prepared on the read pool
@@ -163,6 +164,7 @@ func Open(path string, opts Options) (*Store, error) {
 		ops:   make(chan *writeOp, 4*opts.MaxBatch),
 		done:  make(chan struct{}),
 		stmts: stmtCache{ready: map[string]*sql.Stmt{}, wanted: map[string]bool{}},
+		books: newBooks(),
 		reads: map[string]*sql.Stmt{},
 
 		hooks: ledger.NewHookQueue(),

@@ -19,7 +19,10 @@ import (
 //   - days: each guarded model's day (usage, held), likewise;
 //   - minutes: usage per model and minute added in this batch;
 //   - runs: the runs not ended yet, as written (their rows are written at
-//     once: reads and Verify see them).
+//     once: reads and Verify see them);
+//   - audit: the audit rows appended in this batch, each with its seq drawn
+//     from seq, written several to a statement before the commit (or before
+//     a refusal is counted, which reads them).
 //
 // Everything is loaded on first use inside the writer's transaction. A
 // batch that fails, and any write that is not one of the decided
@@ -30,6 +33,8 @@ type books struct {
 	days    map[dayKey]*dayBook
 	minutes map[minuteKey]ledger.Units
 	runs    map[ledger.RunID]ledger.Run
+	audit   []auditRow
+	seq     int64 // the last audit seq drawn; 0: read it from the file
 }
 
 type tenantBook struct {
@@ -61,6 +66,8 @@ func (b *books) forget() {
 	b.days = map[dayKey]*dayBook{}
 	b.minutes = map[minuteKey]ledger.Units{}
 	b.runs = map[ledger.RunID]ledger.Run{}
+	b.audit = b.audit[:0]
+	b.seq = 0
 }
 
 // tenant returns tenantID's book, reading the row on first use; ok is false
@@ -128,9 +135,12 @@ func (w *wtx) move(t *tenantBook, d *dayBook, run ledger.Run, m ledger.Moves) {
 	}
 }
 
-// flush writes what the batch moved: each moved tenant's balance row and
-// quota day once, each minute's usage once.
+// flush writes what the batch moved: its audit rows, each moved tenant's
+// balance row and quota day once, each minute's usage once.
 func (w *wtx) flush(ctx context.Context) error {
+	if err := w.flushAudit(ctx); err != nil {
+		return err
+	}
 	for id, t := range w.books.tenants {
 		if !t.dirty {
 			continue

@@ -348,7 +348,7 @@ func (s *Store) applyOp(ctx context.Context, w *wtx, op *writeOp) (opErr, fatal 
 // written nothing, so there is nothing to roll back; a failure after a
 // write cannot be undone alone and fails the batch.
 func applyDecided(w *wtx, op *writeOp) (opErr, fatal error) {
-	noted, wrote := len(w.changes), w.writes
+	noted, wrote, appended := len(w.changes), w.writes, len(w.books.audit)
 	opErr = op.apply(w)
 	if opErr == nil {
 		return nil, nil
@@ -357,6 +357,7 @@ func applyDecided(w *wtx, op *writeOp) (opErr, fatal error) {
 		return nil, fmt.Errorf("ledger writer: an op failed after writing: %w", opErr)
 	}
 	w.changes = w.changes[:noted]
+	w.books.audit = w.books.audit[:appended]
 	var domain *ledger.Error
 	if op.refused == nil || !errors.As(opErr, &domain) {
 		return opErr, nil
@@ -364,18 +365,25 @@ func applyDecided(w *wtx, op *writeOp) (opErr, fatal error) {
 	// The refusal's record is one INSERT, atomic on its own.
 	if auditErr := op.refused(w, opErr); auditErr != nil {
 		w.changes = w.changes[:noted]
+		w.books.audit = w.books.audit[:min(appended, len(w.books.audit))]
 		return fmt.Errorf("audit refusal %v: %w", opErr, auditErr), nil
 	}
 	return opErr, nil
 }
 
 func savepoint(ctx context.Context, w *wtx, fn func(w *wtx) error) (opErr, fatal error) {
+	// What earlier ops appended is written before the savepoint, so that a
+	// rollback to it cannot take their rows along.
+	if err := w.flushAudit(ctx); err != nil {
+		return nil, err
+	}
 	if _, err := w.exec(ctx, `SAVEPOINT op`); err != nil {
 		return nil, fmt.Errorf("savepoint: %w", err)
 	}
 	noted := len(w.changes)
 	if opErr = fn(w); opErr != nil {
 		w.changes = w.changes[:noted] // rolled back: nothing to report
+		w.books.audit = w.books.audit[:0]
 		if _, err := w.exec(ctx, `ROLLBACK TO op`); err != nil {
 			return nil, fmt.Errorf("rollback to savepoint after %v: %w", opErr, err)
 		}

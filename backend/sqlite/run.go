@@ -234,7 +234,8 @@ func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int
 	var n int
 	err := s.write(ctx, func(w *wtx) error {
 		n = 0
-		rows, err := w.query(ctx, `SELECT `+runColumns+` FROM runs WHERE status IN ('queued', 'active') ORDER BY created_at, id`)
+		rows, err := w.query(ctx, `SELECT `+runColumns+` FROM runs
+			WHERE usage IN ('pending', 'unknown') AND status IN ('queued', 'active') ORDER BY created_at, id`)
 		if err != nil {
 			return fmt.Errorf("list open runs: %w", err)
 		}

@@ -201,7 +201,7 @@ func (c *call) readUpstream(body io.Reader, queue chan<- queued) error {
 		if s.relay == nil {
 			continue
 		}
-		raw := queued{b: s.relay, finish: s.finish}
+		raw := queued{b: s.relay, finish: s.finish, more: s.more}
 		select {
 		case queue <- raw:
 		default:
@@ -239,29 +239,39 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 			}
 			if c.ctx.Err() != nil || c.left.Load() {
 				c.dropped.Store(true) // cancelled, or the client left: discard what is still queued
+				if q.more {
+					// The client left at a finish the answer went on after:
+					// it does not have the whole answer, so no grace.
+					c.finishSent.Store(false)
+					c.abort(errClientGone)
+				}
 				continue
 			}
 			// Coalesce: what is already queued goes out with it in one flush
 			// (one write syscall per drain, not per event); a lone event is
 			// flushed at once, with no added wait (issue 15).
 			batch := append(pending[:0], q.b)
-			finish := q.finish
+			finish, more := q.finish, q.more
 			closed := false
 		drain:
 			for len(batch) < maxCoalesce {
 				select {
-				case more, ok := <-queue:
+				case next, ok := <-queue:
 					if !ok {
 						closed = true
 						break drain
 					}
-					batch = append(batch, more.b)
-					finish = finish || more.finish
+					batch = append(batch, next.b)
+					finish = next.finish || (finish && !next.more) // the batch ends finished
+					more = more || next.more
 				default:
 					break drain
 				}
 			}
 			pending = batch
+			if more {
+				c.finishSent.Store(false) // until the finish that follows is written
+			}
 			if err := c.write(w, rc, batch...); err != nil {
 				c.dropped.Store(true)
 				return err
@@ -357,6 +367,7 @@ func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, bs ...[
 type queued struct {
 	b      []byte
 	finish bool // it carries the finish reason (step.finish)
+	more   bool // the answer goes on after an earlier finish (step.more)
 }
 
 // relayComplete relays a non-streaming response: the whole body is read

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/meter"
 	"github.com/quotagate/quotagate/backend/openai"
 	"github.com/quotagate/quotagate/backend/upstream"
 )
@@ -192,6 +193,9 @@ func (c *call) readUpstream(body io.Reader, queue chan<- queued) error {
 		}
 		idle.Reset(g.opts.UpstreamTimeout)
 		s := c.ans.event(ev)
+		if s.obs.UpstreamError != "" || s.obs.Problem != "" || s.obs.Unreadable {
+			s.obs, s.relay = c.scrub(s.obs, s.relay)
+		}
 		if s.observe {
 			c.meter.Observe(s.obs)
 		}
@@ -395,6 +399,9 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 		return
 	}
 	o, out := c.ans.body(b)
+	if o.UpstreamError != "" || o.Problem != "" || o.Unreadable {
+		o, out = c.scrub(o, out)
+	}
 	c.meter.Observe(o)
 	v := c.meter.Verdict()
 	if v.Trusted {
@@ -411,4 +418,18 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	_ = rc.SetWriteDeadline(time.Now().Add(g.opts.WriteTimeout))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
+}
+
+// scrub masks secrets in what an upstream said about a failure (issue 12
+// item 2: an error event after output started, or a 200 whose body is an
+// error object, may echo the provider key): the observation's texts, which
+// become run evidence, and — when they are an error or unreadable, not
+// output the meter counts — the bytes the client gets.
+func (c *call) scrub(o meter.Observation, b []byte) (meter.Observation, []byte) {
+	sc := c.g.opts.Scrub
+	o.UpstreamError, o.Problem = sc.String(o.UpstreamError), sc.String(o.Problem)
+	if (o.UpstreamError != "" || o.Unreadable) && b != nil {
+		b = sc.Bytes(b)
+	}
+	return o, b
 }

@@ -180,7 +180,7 @@ func (a *nativeResponsesAnswer) event(ev openai.Event) step {
 func (*nativeResponsesAnswer) body(b []byte) (meter.Observation, []byte) {
 	res, err := responses.ParseResponse(b)
 	if err != nil {
-		return meter.Observation{Unreadable: true}, b
+		return meter.Observation{Unreadable: true, UpstreamError: openai.ErrorMessage(b)}, b
 	}
 	o := meter.Observation{Text: res.Output, Problem: res.Problem}
 	switch res.Final {
@@ -188,6 +188,8 @@ func (*nativeResponsesAnswer) body(b []byte) (meter.Observation, []byte) {
 		o.Usage = meterUsage(res.Usage)
 	case responses.FinalFailed:
 		o.UpstreamError = string(res.Final) + " " + res.ErrorCode
+	case responses.FinalNone:
+		o.UpstreamError = openai.ErrorMessage(b) // a 200 whose body is an error object
 	}
 	return o, b
 }

@@ -1,20 +1,14 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
-)
-
-// Retry-After hints for the 429 refusals of Admit; the gateway may refine them.
-const (
-	concurrencyRetryAfter = time.Second
-	quotaRetryAfter       = time.Minute
 )
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
@@ -53,14 +47,12 @@ func loadRun(ctx context.Context, w *wtx, id ledger.RunID) (ledger.Run, error) {
 // Refusal precedence: conflict (duplicate id), invalid_api_key (unknown
 // tenant), insufficient_budget, concurrency_limit, quota_guard.
 func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run, error) {
-	if err := validateAdmit(req); err != nil {
+	req, err := req.Validated()
+	if err != nil {
 		return ledger.Run{}, fmt.Errorf("admit run %s: %w", req.RunID, err)
 	}
-	if req.Actor == "" {
-		req.Actor = ledger.TenantActor(req.TenantID)
-	}
 	var run ledger.Run
-	err := s.writeDecided(ctx,
+	err = s.writeDecided(ctx,
 		func(w *wtx) error {
 			var err error
 			run, err = admit(ctx, w, req)
@@ -73,144 +65,82 @@ func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run,
 	return run, nil
 }
 
-func validateAdmit(req ledger.AdmitRequest) error {
-	if strings.TrimSpace(string(req.RunID)) == "" {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "a run needs an id")
-	}
-	if req.TenantID == "" {
-		return ledger.Errorf(ledger.CodeInvalidAPIKey, "a run needs a tenant")
-	}
-	if err := ledger.CheckUnits("reserve", req.ReserveUnits); err != nil {
-		return err
-	}
-	if q := req.Quota; q != nil {
-		if q.Day == "" {
-			return ledger.Errorf(ledger.CodeInvalidRequest, "a quota check needs a day")
-		}
-		if err := ledger.CheckUnits("quota limit", q.LimitUnits); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// admit decides from what it reads (the run id, the tenant's balance row,
-// the quota day) before it writes anything, so that a refusal leaves nothing
-// to roll back and the op needs no savepoint; the writer goroutine is the
-// only writer, so nothing moves between the reads and the writes.
+// admit decides on the writer's books (the tenant's balance, the quota
+// day) before it writes anything, so that a refusal leaves nothing to roll
+// back and the op needs no savepoint; the writer goroutine is the only
+// writer, so nothing moves between the decision and the writes. An accepted
+// run costs two statements: its row and its audit row (the balance and the
+// quota day are written once per batch, see books).
 func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, error) {
-	var exists int
-	err := w.queryRow(ctx, `SELECT count(*) FROM runs WHERE id = ?`, string(req.RunID)).Scan(&exists)
-	if err != nil {
-		return ledger.Run{}, fmt.Errorf("look up run: %w", err)
-	}
-	if exists > 0 {
-		return ledger.Run{}, ledger.Errorf(ledger.CodeConflict, "run %s already exists", req.RunID)
+	if _, open := w.books.runs[req.RunID]; open {
+		return ledger.Run{}, ledger.ErrRunExists(req.RunID)
 	}
 	r := req.ReserveUnits
-	b, ok, err := readBalance(ctx, w, req.TenantID)
+	t, ok, err := w.tenant(ctx, req.TenantID)
 	if err != nil {
 		return ledger.Run{}, err
 	}
-	if err := admitRefusal(b, ok, req); err != nil {
-		return ledger.Run{}, err
+	var pos ledger.Position
+	if ok {
+		pos = t.pos
 	}
-	day := ""
-	if q := req.Quota; q != nil {
-		day = q.Day
-		var usage, held ledger.Units
-		err := w.queryRow(ctx, `SELECT usage_units, held_units FROM quota_days WHERE upstream = ? AND model = ? AND day = ?`,
-			req.Upstream, req.Model, day).Scan(&usage, &held)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return ledger.Run{}, fmt.Errorf("quota day: %w", err)
+	run := ledger.AdmittedRun(req, "", w.now)
+	refusal := ledger.AdmitRefusal(pos, ok, req)
+	var d *dayBook
+	if refusal == nil && run.QuotaDay != "" {
+		if d, err = w.day(ctx, dayKey{run.Upstream, run.Model, run.QuotaDay}); err != nil {
+			return ledger.Run{}, err
 		}
-		if usage+held+r > q.LimitUnits {
-			e := ledger.Errorf(ledger.CodeQuotaGuard,
-				"model %s on %s is at its daily quota guard: used %d + held %d + reserve %d > limit %d for %s",
-				req.Model, req.Upstream, usage, held, r, q.LimitUnits, day)
-			e.RetryAfter = quotaRetryAfter
-			return ledger.Run{}, e
+		refusal = ledger.QuotaRefusal(req, d.usage, d.held)
+	}
+	if refusal != nil {
+		// A duplicate id is refused first, whatever else would refuse it.
+		if err := refuseDuplicate(ctx, w, req.RunID); err != nil {
+			return ledger.Run{}, err
 		}
+		return ledger.Run{}, refusal
 	}
-	if _, err := w.exec(ctx, `UPDATE tenants SET held_units = held_units + ?, active = active + 1 WHERE id = ?`,
-		int64(r), req.TenantID); err != nil {
-		return ledger.Run{}, fmt.Errorf("take hold: %w", err)
-	}
-	b.held += r
-	b.active++
-	if day != "" {
-		if _, err := w.exec(ctx, `INSERT INTO quota_days (upstream, model, day, held_units) VALUES (?, ?, ?, ?)
-			ON CONFLICT (upstream, model, day) DO UPDATE SET held_units = held_units + excluded.held_units`,
-			req.Upstream, req.Model, day, int64(r)); err != nil {
-			return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
-		}
-	}
-	status := ledger.RunActive
-	if req.Queued {
-		status = ledger.RunQueued
-	}
-	run := ledger.Run{
-		ID: req.RunID, TenantID: req.TenantID, Upstream: req.Upstream, Model: req.Model, QuotaDay: day,
-		Status: status, Usage: ledger.UsagePending, ReserveUnits: r, HeldUnits: r,
-		CreatedAt: w.now, UpdatedAt: w.now,
-	}
-	if _, err := w.exec(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	inserted, err := w.insertOnce(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
-		nanos(run.CreatedAt), nanos(run.UpdatedAt)); err != nil {
+		nanos(run.CreatedAt), nanos(run.UpdatedAt))
+	if err != nil {
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
-	after := b.available()
-	if err := insertRunAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
-		Actor: string(req.Actor), Units: r, AvailableBefore: after + r, AvailableAfter: after,
-		Detail: runDetail(run)}, run); err != nil {
+	if !inserted {
+		return ledger.Run{}, ledger.ErrRunExists(req.RunID)
+	}
+	if err := insertRunAudit(ctx, w, ledger.AdmitAudit(run, req.Actor, pos.Available()-r), run); err != nil {
 		return ledger.Run{}, err
 	}
+	w.move(t, d, run, ledger.Moves{Held: r, Active: 1})
+	w.noteRun(run)
 	return run, nil
 }
 
-func runDetail(run ledger.Run) string {
-	d := run.Upstream + "/" + run.Model
-	if run.QuotaDay != "" {
-		d += " day=" + run.QuotaDay
+// refuseDuplicate returns CodeConflict when a run id is taken.
+func refuseDuplicate(ctx context.Context, w *wtx, id ledger.RunID) error {
+	var exists int
+	if err := w.queryRow(ctx, `SELECT count(*) FROM runs WHERE id = ?`, string(id)).Scan(&exists); err != nil {
+		return fmt.Errorf("look up run: %w", err)
 	}
-	if run.Status == ledger.RunQueued {
-		d += " queued"
-	}
-	return d
-}
-
-// admitRefusal says why the tenant's balance row b (ok: it exists) cannot
-// take req, or nil when it can.
-func admitRefusal(b balanceRow, ok bool, req ledger.AdmitRequest) error {
-	if !ok {
-		return ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", req.TenantID)
-	}
-	if b.available() < req.ReserveUnits {
-		return ledger.Errorf(ledger.CodeInsufficientBudget,
-			"this call needs %d units but only %d of the budget of %d are available (%d spent, %d held)",
-			req.ReserveUnits, b.available(), b.budget, b.spent, b.held)
-	}
-	if b.active >= b.maxConc {
-		e := ledger.Errorf(ledger.CodeConcurrencyLimit, "%d of %d concurrent runs are in use", b.active, b.maxConc)
-		e.RetryAfter = concurrencyRetryAfter
-		return e
+	if exists > 0 {
+		return ledger.ErrRunExists(id)
 	}
 	return nil
 }
 
 func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal error) error {
-	b, ok, err := readBalance(ctx, w, req.TenantID)
+	t, ok, err := w.tenant(ctx, req.TenantID)
 	if err != nil {
 		return err
 	}
-	e := ledger.AuditEntry{Kind: ledger.AuditReject, TenantID: req.TenantID, RunID: req.RunID, Actor: string(req.Actor),
-		Reason: ledger.ErrorCode(refusal), Units: req.ReserveUnits,
-		Detail: req.Upstream + "/" + req.Model + ": " + ledger.ErrorMessage(refusal)}
+	var pos ledger.Position
 	if ok {
-		e.AvailableBefore, e.AvailableAfter = b.available(), b.available()
+		pos = t.pos
 	}
-	c, err := insertAuditChange(ctx, w, e, ok)
+	c, err := insertAuditChange(ctx, w, ledger.RejectAudit(req, refusal, pos, ok), ok)
 	if err != nil {
 		return err
 	}
@@ -222,222 +152,90 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	return nil
 }
 
-// change is one transition of a run, applied by applyChange.
-type change struct {
-	kind     ledger.AuditKind
-	actor    ledger.Actor
-	reason   string
-	evidence string
-	units    ledger.Units // for the audit row
-}
-
-// applyChange moves a run from before to after, moving the same deltas on
-// the tenant's balance row and the model's quota day, and audits it.
-func applyChange(ctx context.Context, w *wtx, before, after ledger.Run, c change) error {
-	dSpent := after.SpentUnits - before.SpentUnits
-	dHeld := after.HeldUnits - before.HeldUnits
-	dUsed := dSpent + after.OverrunUnits - before.OverrunUnits // what the quota day counts
-	dActive := 0
-	if !before.Status.Ended() && after.Status.Ended() {
-		dActive = -1
+// applyChange writes t, decided on before: the run row and its audit row;
+// the moves on the tenant's balance and the model's quota day go to the
+// books (written once per batch).
+func applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transition, actor ledger.Actor) error {
+	m := t.Moves(before)
+	tb, ok, err := w.tenant(ctx, before.TenantID)
+	if err != nil {
+		return err
 	}
-	var b balanceRow
-	if err := w.queryRow(ctx, `UPDATE tenants SET spent_units = spent_units + ?, held_units = held_units + ?,
-		active = active + ? WHERE id = ? RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
-		int64(dSpent), int64(dHeld), dActive, before.TenantID).Scan(&b.budget, &b.spent, &b.held, &b.active, &b.maxConc); err != nil {
-		return fmt.Errorf("move balance of tenant %s: %w", before.TenantID, err)
+	if !ok {
+		return fmt.Errorf("move balance of tenant %s: the tenant is missing", before.TenantID)
 	}
-	if before.QuotaDay != "" && (dUsed != 0 || dHeld != 0) {
-		if _, err := w.exec(ctx, `UPDATE quota_days SET usage_units = usage_units + ?, held_units = held_units + ?
-			WHERE upstream = ? AND model = ? AND day = ?`, int64(dUsed), int64(dHeld),
-			before.Upstream, before.Model, before.QuotaDay); err != nil {
-			return fmt.Errorf("move quota day: %w", err)
-		}
-		if dUsed > 0 {
-			minute := w.now.Truncate(time.Minute).Unix()
-			if _, err := w.exec(ctx, `INSERT INTO usage_minutes (upstream, model, minute, units) VALUES (?, ?, ?, ?)
-				ON CONFLICT (upstream, model, minute) DO UPDATE SET units = units + excluded.units`,
-				before.Upstream, before.Model, minute, int64(dUsed)); err != nil {
-				return fmt.Errorf("usage minute: %w", err)
-			}
+	var d *dayBook
+	if m.QuotaMoves(before) {
+		if d, err = w.day(ctx, dayKey{before.Upstream, before.Model, before.QuotaDay}); err != nil {
+			return err
 		}
 	}
+	after := t.After
 	if _, err := w.exec(ctx, `UPDATE runs SET status = ?, usage = ?, spent_units = ?, held_units = ?,
 		overrun_units = ?, evidence = ?, updated_at = ? WHERE id = ?`, string(after.Status), string(after.Usage),
 		int64(after.SpentUnits), int64(after.HeldUnits), int64(after.OverrunUnits), after.Evidence,
 		nanos(w.now), string(after.ID)); err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
-	availAfter := b.available()
-	return insertRunAudit(ctx, w, ledger.AuditEntry{Kind: c.kind, TenantID: before.TenantID, RunID: before.ID,
-		Actor: string(c.actor), Reason: c.reason, Evidence: c.evidence, Units: c.units,
-		AvailableBefore: availAfter + dSpent + dHeld, AvailableAfter: availAfter,
-		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, after.Status, after.Usage)}, after)
+	availAfter := tb.pos.Available() - m.Spent - m.Held
+	if err := insertRunAudit(ctx, w, t.Audit(before, actor, availAfter), after); err != nil {
+		return err
+	}
+	w.move(tb, d, before, m)
+	w.noteRun(after)
+	return nil
 }
 
-// transition loads a run, lets decide compute its next state, and applies
-// it as actor's change.
-func (s *Store) transition(ctx context.Context, op string, id ledger.RunID, actor ledger.Actor,
-	decide func(run ledger.Run) (ledger.Run, change, error)) (ledger.Run, error) {
-	if err := ledger.CheckActor(actor); err != nil {
-		return ledger.Run{}, fmt.Errorf("%s run %s: %w", op, id, err)
+// transition loads a run, lets rule decide its transition, and applies it
+// as actor's change.
+func (s *Store) transition(ctx context.Context, id ledger.RunID, actor ledger.Actor, rule ledger.Rule) (ledger.Run, error) {
+	if err := cmp.Or(rule.Err, ledger.CheckActor(actor)); err != nil {
+		return ledger.Run{}, fmt.Errorf("%s run %s: %w", rule.Op, id, err)
 	}
 	var out ledger.Run
 	err := s.writeDecided(ctx, func(w *wtx) error {
-		before, err := loadRun(ctx, w, id)
+		before, err := w.run(ctx, id)
 		if err != nil {
 			return err
 		}
-		after, c, err := decide(before)
+		t, err := rule.Decide(before)
 		if err != nil {
 			return err
 		}
-		if after == before {
-			out = before // nothing to do (idempotent Start)
+		if t.None(before) {
+			out = before
 			return nil
 		}
-		after.UpdatedAt = w.now
-		c.actor = actor
-		if err := applyChange(ctx, w, before, after, c); err != nil {
+		t.After.UpdatedAt = w.now
+		if err := applyChange(ctx, w, before, t, actor); err != nil {
 			return err
 		}
-		out = after
+		out = t.After
 		return nil
 	}, nil)
 	if err != nil {
-		return ledger.Run{}, fmt.Errorf("%s run %s: %w", op, id, err)
+		return ledger.Run{}, fmt.Errorf("%s run %s: %w", rule.Op, id, err)
 	}
 	return out, nil
 }
 
-func ended(run ledger.Run) error {
-	return ledger.Errorf(ledger.CodeRunEnded, "run %s already ended (%s, usage %s)", run.ID, run.Status, run.Usage)
-}
-
-// Start moves a queued run to active; starting an active run changes nothing.
-func (s *Store) Start(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, "start", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
-		switch {
-		case run.Status.Ended():
-			return run, change{}, ended(run)
-		case run.Status == ledger.RunActive:
-			return run, change{}, nil
-		}
-		run.Status = ledger.RunActive
-		return run, change{kind: ledger.AuditStart}, nil
-	})
-}
-
-// Settle ends a run on trusted usage: spends units, releases the rest.
-func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	if err := ledger.CheckUnits("settled units", units); err != nil {
-		return ledger.Run{}, fmt.Errorf("settle run %s: %w", id, err)
-	}
-	return s.transition(ctx, "settle", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
-		if run.Status.Ended() {
-			return run, change{}, ended(run)
-		}
-		spent, over := ledger.SplitOverrun(run.ReserveUnits, units)
-		if over > 0 {
-			// The provider consumed more than was held: the tenant pays the
-			// reserve; the quota day counts everything the provider reported.
-			run.OverrunUnits = over
-			evidence = fmt.Sprintf("%s; %d above the reserve %d: the tenant is charged the reserve, the quota day counts all %d",
-				evidence, over, run.ReserveUnits, units)
-		}
-		run.Status, run.Usage = ledger.RunCompleted, ledger.UsageTrusted
-		run.SpentUnits, run.HeldUnits, run.Evidence = spent, 0, evidence
-		return run, change{kind: ledger.AuditSettle, evidence: evidence, units: spent}, nil
-	})
-}
-
-// KeepHold ends a run whose usage is unknown; its reserve stays held.
-func (s *Store) KeepHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, reason string, actor ledger.Actor) (ledger.Run, error) {
-	switch status {
-	case ledger.RunCompleted, ledger.RunInterrupted, ledger.RunCancelled, ledger.RunFailed:
-	default:
-		return ledger.Run{}, fmt.Errorf("keep hold of run %s: %w", id,
-			ledger.Errorf(ledger.CodeInvalidRequest, "a run that keeps its hold must end; %q is not an end status", status))
-	}
-	return s.transition(ctx, "keep hold of", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
-		if run.Status.Ended() {
-			return run, change{}, ended(run)
-		}
-		run.Status, run.Usage, run.Evidence = status, ledger.UsageUnknown, reason
-		kind := ledger.AuditHold
-		if status == ledger.RunCancelled {
-			kind = ledger.AuditCancel
-		}
-		return run, change{kind: kind, reason: reason, units: run.HeldUnits}, nil
-	})
-}
-
-// ReleaseHold ends a run the provider provably did no work for.
-func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	if status != ledger.RunFailed && status != ledger.RunCancelled {
-		return ledger.Run{}, fmt.Errorf("release hold of run %s: %w", id,
-			ledger.Errorf(ledger.CodeInvalidRequest, "a released run ends failed or cancelled, not %q", status))
-	}
-	if strings.TrimSpace(evidence) == "" {
-		return ledger.Run{}, fmt.Errorf("release hold of run %s: %w", id,
-			ledger.Errorf(ledger.CodeInvalidRequest, "releasing a hold needs the evidence that the provider did no work"))
-	}
-	return s.transition(ctx, "release hold of", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
-		if run.Status.Ended() {
-			return run, change{}, ended(run)
-		}
-		released := run.HeldUnits
-		run.Status, run.Usage, run.Evidence = status, ledger.UsageReleased, evidence
-		run.SpentUnits, run.HeldUnits = 0, 0
-		kind := ledger.AuditRelease
-		if status == ledger.RunCancelled {
-			kind = ledger.AuditCancel
-		}
-		return run, change{kind: kind, evidence: evidence, units: released, reason: "hold released"}, nil
-	})
-}
-
-// Reconcile settles a held run at units with evidence, exactly once.
-func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	if err := ledger.CheckUnits("reconciled units", units); err != nil {
-		return ledger.Run{}, fmt.Errorf("reconcile run %s: %w", id, err)
-	}
-	if strings.TrimSpace(evidence) == "" {
-		return ledger.Run{}, fmt.Errorf("reconcile run %s: %w", id,
-			ledger.Errorf(ledger.CodeInvalidRequest, "reconciling a hold needs evidence (a bill, a console figure)"))
-	}
-	return s.transition(ctx, "reconcile", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
-		if run.Usage != ledger.UsageUnknown {
-			why := "its usage is " + string(run.Usage)
-			if run.Usage == ledger.UsagePending {
-				why = "it is still " + string(run.Status)
-			}
-			return run, change{}, ledger.Errorf(ledger.CodeNotHeld, "run %s holds nothing to reconcile: %s", run.ID, why)
-		}
-		if units > run.ReserveUnits {
-			return run, change{}, ledger.Errorf(ledger.CodeInvalidRequest,
-				"reconciled units %d exceed the reserve %d of run %s", units, run.ReserveUnits, run.ID)
-		}
-		run.Usage, run.SpentUnits, run.HeldUnits, run.Evidence = ledger.UsageReconciled, units, 0, evidence
-		return run, change{kind: ledger.AuditReconcile, evidence: evidence, units: units}, nil
-	})
-}
-
 // QueuedAtCrashEvidence is the evidence of a run released at recovery
 // because it was still queued at the gate when the process ended.
-const QueuedAtCrashEvidence = "queued at the crash, never sent upstream"
+const QueuedAtCrashEvidence = ledger.QueuedAtCrashEvidence
 
-// RecoverInterrupted marks runs left active by a dead process as
-// interrupted with usage unknown, their holds kept; runs left queued are
-// released with QueuedAtCrashEvidence. Every row is actor's.
+// RecoverInterrupted ends the runs a dead process left open by
+// ledger.RecoverRule: active ones interrupted with their holds kept, queued
+// ones released with QueuedAtCrashEvidence. Every row is actor's.
 func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int, error) {
 	if err := ledger.CheckActor(actor); err != nil {
 		return 0, fmt.Errorf("recover interrupted runs: %w", err)
 	}
+	rule := ledger.RecoverRule(ledger.RecoveryWhy)
 	var n int
 	err := s.write(ctx, func(w *wtx) error {
 		n = 0
-		rows, err := w.query(ctx, `SELECT `+runColumns+` FROM runs WHERE status IN ('queued', 'active') ORDER BY created_at, id`)
+		rows, err := w.query(ctx, `SELECT `+runColumns+` FROM runs
+			WHERE usage IN ('pending', 'unknown') AND status IN ('queued', 'active') ORDER BY created_at, id`)
 		if err != nil {
 			return fmt.Errorf("list open runs: %w", err)
 		}
@@ -455,23 +253,12 @@ func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int
 			return fmt.Errorf("list open runs: %w", err)
 		}
 		for _, before := range open {
-			after := before
-			c := change{kind: ledger.AuditRecover, actor: actor}
-			if before.Status == ledger.RunQueued {
-				// Start is committed before the request is sent, so a run
-				// still queued never reached the provider: proof of no work,
-				// released as a queued run that gives up is (issue 12).
-				after.Status, after.Usage = ledger.RunFailed, ledger.UsageReleased
-				after.SpentUnits, after.HeldUnits = 0, 0
-				after.Evidence = QueuedAtCrashEvidence
-				c = change{kind: ledger.AuditRelease, actor: actor, reason: "hold released",
-					evidence: after.Evidence, units: before.HeldUnits}
-			} else {
-				after.Status, after.Usage = ledger.RunInterrupted, ledger.UsageUnknown
-				after.Evidence = "the process ended while the run was " + string(before.Status)
-				c.reason, c.units = after.Evidence, after.HeldUnits
+			t, err := rule.Decide(before)
+			if err != nil {
+				return err
 			}
-			if err := applyChange(ctx, w, before, after, c); err != nil {
+			t.After.UpdatedAt = w.now
+			if err := applyChange(ctx, w, before, t, actor); err != nil {
 				return err
 			}
 		}

@@ -72,6 +72,8 @@ func (o Options) withDefaults() Options {
 // that groups whatever is queued into one IMMEDIATE transaction (group
 // commit); reads use a separate query-only pool and see committed state only.
 type Store struct {
+	ledger.Transitions // Start, Settle, KeepHold, ReleaseHold, Reconcile by s.transition
+
 	path string
 	opts Options
 	wdb  *sql.DB // one connection, used only by the writer goroutine
@@ -82,13 +84,13 @@ type Store struct {
 	ops    chan *writeOp
 	done   chan struct{} // closed when the writer has drained ops
 
-	hook       atomic.Pointer[ledger.CommitHook]
-	deliveries *deliveries // to the commit hook, in commit order
+	hooks *ledger.HookQueue // to the commit hook, in commit order
 
 	batches   atomic.Int64
 	writes    atomic.Int64
 	lastPrune time.Time // writer goroutine only
 	stmts     stmtCache // writer goroutine only
+	books     *books    // writer goroutine only
 
 	rmu   sync.Mutex
 	reads map[string]*sql.Stmt // prepared on the read pool
@@ -162,11 +164,12 @@ func Open(path string, opts Options) (*Store, error) {
 		ops:   make(chan *writeOp, 4*opts.MaxBatch),
 		done:  make(chan struct{}),
 		stmts: stmtCache{ready: map[string]*sql.Stmt{}, wanted: map[string]bool{}},
+		books: newBooks(),
 		reads: map[string]*sql.Stmt{},
 
-		deliveries: newDeliveries(),
+		hooks: ledger.NewHookQueue(),
 	}
-	go s.deliveries.run()
+	s.Transitions.Apply = s.transition
 	go s.writer()
 	return s, nil
 }
@@ -202,11 +205,7 @@ func dsn(path string, opts Options, readOnly bool) string {
 // OnCommit sets the commit hook (ledger.Store's contract). It is called on
 // its own goroutine, one committed transaction at a time.
 func (s *Store) OnCommit(hook ledger.CommitHook) {
-	if hook == nil {
-		s.hook.Store(nil)
-		return
-	}
-	s.hook.Store(&hook)
+	s.hooks.SetHook(hook)
 }
 
 // Path returns the database file's path.
@@ -223,7 +222,7 @@ func (s *Store) Close() error {
 	close(s.ops)
 	s.mu.Unlock()
 	<-s.done
-	s.deliveries.close()
+	s.hooks.Close()
 	s.rmu.Lock()
 	for _, st := range s.reads {
 		st.Close()

@@ -18,20 +18,22 @@ const (
 )
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
-	held_units, overrun_units, evidence, created_at, updated_at`
+	held_units, overrun_units, evidence, created_at, updated_at,
+	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scanRun(r rowScanner) (ledger.Run, error) {
 	var run ledger.Run
-	var id, status, usage string
+	var id, status, usage, retryOf string
 	var created, updated int64
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
-		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated)
+		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated,
+		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens)
 	if err != nil {
 		return run, err
 	}
-	run.ID = ledger.RunID(id)
+	run.ID, run.RetryOf = ledger.RunID(id), ledger.RunID(retryOf)
 	run.Status = ledger.RunStatus(status)
 	run.Usage = ledger.UsageStatus(usage)
 	run.CreatedAt, run.UpdatedAt = fromNanos(created), fromNanos(updated)
@@ -83,6 +85,9 @@ func validateAdmit(req ledger.AdmitRequest) error {
 	if err := ledger.CheckUnits("reserve", req.ReserveUnits); err != nil {
 		return err
 	}
+	if err := ledger.CheckRunFacts(req); err != nil {
+		return err
+	}
 	if q := req.Quota; q != nil {
 		if q.Day == "" {
 			return ledger.Errorf(ledger.CodeInvalidRequest, "a quota check needs a day")
@@ -111,6 +116,14 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 	b, ok, err := readBalance(ctx, w, req.TenantID)
 	if err != nil {
 		return ledger.Run{}, err
+	}
+	var retryOf ledger.RunID
+	if ok {
+		// The writer is the only writer: no run with this key can appear
+		// between this read and the insert below (nor in this batch unseen).
+		if retryOf, err = retryGroup(ctx, w, req); err != nil {
+			return ledger.Run{}, err
+		}
 	}
 	if err := admitRefusal(b, ok, req); err != nil {
 		return ledger.Run{}, err
@@ -153,11 +166,16 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		ID: req.RunID, TenantID: req.TenantID, Upstream: req.Upstream, Model: req.Model, QuotaDay: day,
 		Status: status, Usage: ledger.UsagePending, ReserveUnits: r, HeldUnits: r,
 		CreatedAt: w.now, UpdatedAt: w.now,
+		Door: req.Door, UpstreamProtocol: req.UpstreamProtocol, IdempotencyKey: req.IdempotencyKey,
+		RetryCount: req.RetryCount, RetryOf: retryOf,
 	}
-	if _, err := w.exec(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := w.exec(ctx, `INSERT INTO runs (`+runColumns+`, fingerprint)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
-		nanos(run.CreatedAt), nanos(run.UpdatedAt)); err != nil {
+		nanos(run.CreatedAt), nanos(run.UpdatedAt),
+		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
+		req.Fingerprint); err != nil {
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
 	after := b.available()
@@ -177,7 +195,52 @@ func runDetail(run ledger.Run) string {
 	if run.Status == ledger.RunQueued {
 		d += " queued"
 	}
-	return d
+	return d + ledger.RunFacts(run)
+}
+
+// retryGroup decides req's place among the tenant's earlier runs: a
+// CodeDuplicateRequest refusal when its Idempotency-Key is in use, else the
+// run it retries ("" for none). See ledger.AdmitRequest.
+func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.RunID, error) {
+	since := nanos(w.now.Add(-ledger.IdempotencyWindow))
+	switch {
+	case req.IdempotencyKey != "":
+		rows, err := w.query(ctx, `SELECT id, usage, status, created_at FROM runs
+			WHERE tenant_id = ? AND idempotency_key = ? AND created_at >= ? ORDER BY created_at DESC, rowid DESC`,
+			req.TenantID, req.IdempotencyKey, since)
+		if err != nil {
+			return "", fmt.Errorf("look up idempotency key: %w", err)
+		}
+		defer rows.Close()
+		var earlier []ledger.KeyedRun
+		for rows.Next() {
+			var k ledger.KeyedRun
+			var id, usage, status string
+			var at int64
+			if err := rows.Scan(&id, &usage, &status, &at); err != nil {
+				return "", fmt.Errorf("look up idempotency key: %w", err)
+			}
+			k.ID, k.Usage, k.Status, k.CreatedAt = ledger.RunID(id), ledger.UsageStatus(usage), ledger.RunStatus(status), fromNanos(at)
+			earlier = append(earlier, k)
+		}
+		if err := rows.Err(); err != nil {
+			return "", fmt.Errorf("look up idempotency key: %w", err)
+		}
+		return ledger.KeyedRetry(req, earlier)
+	case req.Fingerprint != "" && req.RetryCount > 0:
+		var id string
+		err := w.queryRow(ctx, `SELECT id FROM runs WHERE tenant_id = ? AND fingerprint = ? AND created_at >= ?
+			AND retry_count = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`,
+			req.TenantID, req.Fingerprint, since, req.RetryCount-1).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("look up the attempt retried: %w", err)
+		}
+		return ledger.RunID(id), nil
+	}
+	return "", nil
 }
 
 // admitRefusal says why the tenant's balance row b (ok: it exists) cannot
@@ -263,9 +326,9 @@ func applyChange(ctx context.Context, w *wtx, before, after ledger.Run, c change
 		}
 	}
 	if _, err := w.exec(ctx, `UPDATE runs SET status = ?, usage = ?, spent_units = ?, held_units = ?,
-		overrun_units = ?, evidence = ?, updated_at = ? WHERE id = ?`, string(after.Status), string(after.Usage),
+		overrun_units = ?, evidence = ?, updated_at = ?, cached_tokens = ? WHERE id = ?`, string(after.Status), string(after.Usage),
 		int64(after.SpentUnits), int64(after.HeldUnits), int64(after.OverrunUnits), after.Evidence,
-		nanos(w.now), string(after.ID)); err != nil {
+		nanos(w.now), after.CachedTokens, string(after.ID)); err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
 	availAfter := b.available()
@@ -330,9 +393,15 @@ func (s *Store) Start(ctx context.Context, id ledger.RunID, actor ledger.Actor) 
 
 // Settle ends a run on trusted usage: spends units, releases the rest.
 func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	if err := ledger.CheckUnits("settled units", units); err != nil {
+	return s.SettleUsage(ctx, id, ledger.Settlement{Units: units, Evidence: evidence}, actor)
+}
+
+// SettleUsage is Settle recording the usage's cached tokens on the run too.
+func (s *Store) SettleUsage(ctx context.Context, id ledger.RunID, st ledger.Settlement, actor ledger.Actor) (ledger.Run, error) {
+	if err := ledger.CheckSettlement(st); err != nil {
 		return ledger.Run{}, fmt.Errorf("settle run %s: %w", id, err)
 	}
+	units, evidence := st.Units, st.Evidence
 	return s.transition(ctx, "settle", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
 		if run.Status.Ended() {
 			return run, change{}, ended(run)
@@ -347,6 +416,7 @@ func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units,
 		}
 		run.Status, run.Usage = ledger.RunCompleted, ledger.UsageTrusted
 		run.SpentUnits, run.HeldUnits, run.Evidence = spent, 0, evidence
+		run.CachedTokens = st.CachedTokens
 		return run, change{kind: ledger.AuditSettle, evidence: evidence, units: spent}, nil
 	})
 }

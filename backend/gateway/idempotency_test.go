@@ -70,7 +70,9 @@ func TestDuplicateRequest(t *testing.T) {
 				}
 				msg = eb.Error.Message
 			} else {
-				var eb struct{ Error struct{ Message, Type, Code string } }
+				var eb struct {
+					Error struct{ Message, Type, Code string }
+				}
 				if err := json.Unmarshal(body, &eb); err != nil || eb.Error.Code != ledger.CodeDuplicateRequest || eb.Error.Type != "invalid_request_error" {
 					t.Fatalf("not OpenAI-shaped: %s", body)
 				}

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 	"time"
@@ -95,4 +96,20 @@ func CheckSettlement(s Settlement) error {
 		return Errorf(CodeInvalidRequest, "cached tokens %d are outside 0–%d", s.CachedTokens, MaxUnits)
 	}
 	return nil
+}
+
+// SettleUsageRule is SettleRule that also records s.CachedTokens on the run
+// (Store.SettleUsage).
+func SettleUsageRule(s Settlement) Rule {
+	r := SettleRule(s.Units, s.Evidence)
+	if err := CheckSettlement(s); err != nil || r.Err != nil {
+		return refuse(r.Op, cmp.Or(r.Err, err))
+	}
+	decide := r.decide
+	r.decide = func(run Run) (Transition, error) {
+		t, err := decide(run)
+		t.After.CachedTokens = s.CachedTokens
+		return t, err
+	}
+	return r
 }

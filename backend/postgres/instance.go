@@ -191,7 +191,7 @@ func (s *Store) ReapExpired(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, name := range orphans {
-		k, err := s.interruptOpen(ctx, name, string(ledger.System("lease-expiry")),
+		k, err := s.interruptOpen(ctx, name, ledger.System("lease-expiry"),
 			"the lease of instance "+name+" expired while the run was ")
 		n += k
 		if err != nil {

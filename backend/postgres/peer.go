@@ -109,7 +109,7 @@ func (s *Store) listen(ctx context.Context, p *peer, ready chan<- error) {
 				ready <- nil
 				first = false
 			} else {
-				s.deliveries.push(delivery{changes: []ledger.Change{resyncChange}})
+				s.hooks.Push([]ledger.Change{resyncChange}, nil)
 			}
 		})
 		if first {
@@ -161,7 +161,7 @@ func (s *Store) onCommit(payload string) {
 	if err := json.Unmarshal([]byte(payload), &n); err != nil || len(n.Changes) == 0 || n.Instance == s.opts.Instance {
 		return
 	}
-	s.deliveries.push(delivery{changes: n.Changes})
+	s.hooks.Push(n.Changes, nil)
 }
 
 func (s *Store) onCancel(p *peer, payload string) {

@@ -61,13 +61,11 @@ func (o Options) withDefaults() Options {
 
 // Store is the PostgreSQL ledger.
 type Store struct {
-	hookMu     sync.Mutex
-	hook       ledger.CommitHook // see OnCommit
-	deliveries *deliveries       // to the hook, in commit order
-	commitMu   sync.Mutex        // held across COMMIT and the push of its delivery
-	opts       Options
-	pool       *pgxpool.Pool
-	dsn        string // with the password removed, for messages
+	hooks    *ledger.HookQueue // to the commit hook (see OnCommit), in commit order
+	commitMu sync.Mutex        // held across COMMIT and the push of its delivery
+	opts     Options
+	pool     *pgxpool.Pool
+	dsn      string // with the password removed, for messages
 
 	mu        sync.Mutex
 	closed    bool
@@ -117,9 +115,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open ledger %s: %w", where, err)
 	}
-	s := &Store{opts: opts, pool: pool, dsn: where, deliveries: newDeliveries(),
+	s := &Store{opts: opts, pool: pool, dsn: where, hooks: ledger.NewHookQueue(),
 		chCommit: "quotagate_commit_" + schema, chCancel: "quotagate_cancel_" + schema}
-	go s.deliveries.run(s.currentHook)
 	return s, nil
 }
 
@@ -160,7 +157,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-	s.deliveries.close()
+	s.hooks.Close()
 	s.pool.Close()
 	return nil
 }
@@ -321,12 +318,13 @@ func (s *Store) writeOnce(ctx context.Context, fn func(w *wtx) error, wait bool)
 	if len(w.changes) == 0 {
 		return nil, nil
 	}
-	d := delivery{changes: w.changes}
+	var then func()
 	if wait {
-		d.done = make(chan struct{})
+		done = make(chan struct{})
+		then = func() { close(done) }
 	}
-	s.deliveries.push(d)
-	return d.done, nil
+	s.hooks.Push(w.changes, then)
+	return done, nil
 }
 
 func retryable(err error) bool {

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,12 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quotagate/quotagate/backend/ledger"
-)
-
-// Retry-After hints for the 429 refusals of Admit, as backend/sqlite gives them.
-const (
-	concurrencyRetryAfter = time.Second
-	quotaRetryAfter       = time.Minute
 )
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
@@ -62,17 +57,18 @@ func loadRun(ctx context.Context, q queryRower, id ledger.RunID) (ledger.Run, er
 // quota_guard. A refusal rolls the transaction back and is audited in a
 // second one.
 func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run, error) {
-	if err := validateAdmit(req); err != nil {
+	req, err := req.Validated()
+	if err != nil {
 		return ledger.Run{}, fmt.Errorf("admit run %s: %w", req.RunID, err)
 	}
 	var run ledger.Run
-	err := s.write(ctx, func(w *wtx) error {
+	err = s.write(ctx, func(w *wtx) error {
 		var err error
 		run, err = s.admit(ctx, w, req)
 		return err
 	})
 	if isRunsKey(err) {
-		err = runExists(req.RunID)
+		err = ledger.ErrRunExists(req.RunID)
 	}
 	var domain *ledger.Error
 	if errors.As(err, &domain) {
@@ -86,34 +82,6 @@ func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run,
 	return run, nil
 }
 
-func validateAdmit(req ledger.AdmitRequest) error {
-	if strings.TrimSpace(string(req.RunID)) == "" {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "a run needs an id")
-	}
-	if req.TenantID == "" {
-		return ledger.Errorf(ledger.CodeInvalidAPIKey, "a run needs a tenant")
-	}
-	if err := ledger.CheckUnits("reserve", req.ReserveUnits); err != nil {
-		return err
-	}
-	if err := ledger.CheckRunFacts(req); err != nil {
-		return err
-	}
-	if q := req.Quota; q != nil {
-		if q.Day == "" {
-			return ledger.Errorf(ledger.CodeInvalidRequest, "a quota check needs a day")
-		}
-		if err := ledger.CheckUnits("quota limit", q.LimitUnits); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func runExists(id ledger.RunID) error {
-	return ledger.Errorf(ledger.CodeConflict, "run %s already exists", id)
-}
-
 func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, error) {
 	// A duplicate id is refused first, as SQLite does; one admitted
 	// meanwhile by another transaction is caught by the run insert's primary
@@ -123,7 +91,7 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 		return ledger.Run{}, fmt.Errorf("look up run: %w", err)
 	}
 	if exists {
-		return ledger.Run{}, runExists(req.RunID)
+		return ledger.Run{}, ledger.ErrRunExists(req.RunID)
 	}
 	retryOf, err := retryGroup(ctx, w, req)
 	if err != nil {
@@ -135,27 +103,27 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 	// transaction committed it: the condition is always tested on the
 	// latest balance, and the row lock serialises every admission and
 	// transition of one tenant.
-	var b balanceRow
+	var b ledger.Position
 	err = w.QueryRow(ctx, `UPDATE tenants SET held_units = held_units + $1, active = active + 1
 		WHERE id = $2 AND budget_units - spent_units - held_units >= $1 AND active < max_concurrent
 		RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
-		int64(r), req.TenantID).Scan(&b.budget, &b.spent, &b.held, &b.active, &b.maxConc)
+		int64(r), req.TenantID).Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ledger.Run{}, admitRefusal(ctx, w, req)
 	}
 	if err != nil {
 		return ledger.Run{}, fmt.Errorf("take hold: %w", err)
 	}
-	day := ""
-	if q := req.Quota; q != nil {
-		day = q.Day
+	run := ledger.AdmittedRun(req, s.opts.Instance, w.now)
+	run.RetryOf = retryOf
+	if day := run.QuotaDay; day != "" {
 		if _, err := w.Exec(ctx, `INSERT INTO quota_days (upstream, model, day) VALUES ($1, $2, $3)
 			ON CONFLICT DO NOTHING`, req.Upstream, req.Model, day); err != nil {
 			return ledger.Run{}, fmt.Errorf("quota day: %w", err)
 		}
 		tag, err := w.Exec(ctx, `UPDATE quota_days SET held_units = held_units + $1
 			WHERE upstream = $2 AND model = $3 AND day = $4 AND usage_units + held_units + $1 <= $5`,
-			int64(r), req.Upstream, req.Model, day, int64(q.LimitUnits))
+			int64(r), req.Upstream, req.Model, day, int64(req.Quota.LimitUnits))
 		if err != nil {
 			return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
 		}
@@ -166,23 +134,8 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 				req.Upstream, req.Model, day).Scan(&usage, &held); err != nil {
 				return ledger.Run{}, fmt.Errorf("quota day: %w", err)
 			}
-			e := ledger.Errorf(ledger.CodeQuotaGuard,
-				"model %s on %s is at its daily quota guard: used %d + held %d + reserve %d > limit %d for %s",
-				req.Model, req.Upstream, usage, held, r, q.LimitUnits, day)
-			e.RetryAfter = quotaRetryAfter
-			return ledger.Run{}, e
+			return ledger.Run{}, ledger.ErrQuotaGuard(req, usage, held)
 		}
-	}
-	status := ledger.RunActive
-	if req.Queued {
-		status = ledger.RunQueued
-	}
-	run := ledger.Run{
-		ID: req.RunID, TenantID: req.TenantID, Upstream: req.Upstream, Model: req.Model, QuotaDay: day,
-		Status: status, Usage: ledger.UsagePending, ReserveUnits: r, HeldUnits: r,
-		Instance: s.opts.Instance, CreatedAt: w.now, UpdatedAt: w.now,
-		Door: req.Door, UpstreamProtocol: req.UpstreamProtocol, IdempotencyKey: req.IdempotencyKey,
-		RetryCount: req.RetryCount, RetryOf: retryOf,
 	}
 	w.queue(`INSERT INTO runs (`+runColumns+`, fingerprint)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
@@ -191,22 +144,245 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance,
 		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
 		req.Fingerprint)
-	after := b.available()
-	s.insertRunAudit(w, ledger.AuditEntry{Kind: ledger.AuditAdmit, TenantID: run.TenantID, RunID: run.ID,
-		Actor: string(req.Actor), Units: r, AvailableBefore: after + r, AvailableAfter: after,
-		Detail: runDetail(run)}, run)
+	s.insertRunAudit(w, ledger.AdmitAudit(run, req.Actor, b.Available()), run)
 	return run, nil
 }
 
-func runDetail(run ledger.Run) string {
-	d := run.Upstream + "/" + run.Model
-	if run.QuotaDay != "" {
-		d += " day=" + run.QuotaDay
+// admitRefusal explains why the conditional UPDATE matched no row.
+func admitRefusal(ctx context.Context, w *wtx, req ledger.AdmitRequest) error {
+	b, ok, err := readBalance(ctx, w, req.TenantID, false)
+	if err != nil {
+		return err
 	}
-	if run.Status == ledger.RunQueued {
-		d += " queued"
+	// Read after the UPDATE failed, the row may already have moved on; the
+	// UPDATE's condition then failed on the concurrency limit.
+	return cmp.Or(ledger.AdmitRefusal(b, ok, req), ledger.ErrConcurrency(b))
+}
+
+// auditReject records a refusal. It locks the tenant's row so that the
+// row's available figures sit at their place in the tenant's audit chain.
+func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal error) error {
+	b, ok, err := readBalance(ctx, w, req.TenantID, true)
+	if err != nil {
+		return err
 	}
-	return d + ledger.RunFacts(run)
+	e := ledger.RejectAudit(req, refusal, b, ok)
+	if counted, err := countRefusal(ctx, w, e); counted || err != nil {
+		return err
+	}
+	insertAuditIn(w, e, ok, "")
+	return nil
+}
+
+// errMoved says the run was no longer in the state the transition was
+// decided on: another transaction (this gateway's or another's) changed it
+// first.
+var errMoved = errors.New("run changed meanwhile")
+
+// applyChange writes t, decided on before — only if the run is still in
+// before's state — then moves the same deltas on the tenant's balance row
+// and the model's quota day, and audits it. Rows are locked in one order by
+// every transaction: the run, then its tenant, then the quota day (an
+// admission, which has no run row yet, locks tenant then quota day), so no
+// two transactions wait on each other in a cycle.
+func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transition, actor ledger.Actor) error {
+	after := t.After
+	tag, err := w.Exec(ctx, `UPDATE runs SET status = $1, usage = $2, spent_units = $3, held_units = $4,
+		overrun_units = $5, evidence = $6, updated_at = $7, cached_tokens = $12
+		WHERE id = $8 AND status = $9 AND usage = $10 AND spent_units = $11`,
+		string(after.Status), string(after.Usage), int64(after.SpentUnits), int64(after.HeldUnits),
+		int64(after.OverrunUnits), after.Evidence, nanos(w.now),
+		string(before.ID), string(before.Status), string(before.Usage), int64(before.SpentUnits), after.CachedTokens)
+	if err != nil {
+		return fmt.Errorf("update run: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return errMoved
+	}
+	m := t.Moves(before)
+	var b ledger.Position
+	if err := w.QueryRow(ctx, `UPDATE tenants SET spent_units = spent_units + $1, held_units = held_units + $2,
+		active = active + $3 WHERE id = $4 RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
+		int64(m.Spent), int64(m.Held), m.Active, before.TenantID).Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent); err != nil {
+		return fmt.Errorf("move balance of tenant %s: %w", before.TenantID, err)
+	}
+	if m.QuotaMoves(before) {
+		w.queue(`UPDATE quota_days SET usage_units = usage_units + $1, held_units = held_units + $2
+			WHERE upstream = $3 AND model = $4 AND day = $5`, int64(m.Used), int64(m.Held),
+			before.Upstream, before.Model, before.QuotaDay)
+		if m.Used > 0 {
+			minute := w.now.Truncate(time.Minute).Unix()
+			w.queue(`INSERT INTO usage_minutes (upstream, model, minute, units) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (upstream, model, minute) DO UPDATE SET units = usage_minutes.units + excluded.units`,
+				before.Upstream, before.Model, minute, int64(m.Used))
+		}
+	}
+	s.insertRunAudit(w, t.Audit(before, actor, b.Available()), after)
+	return nil
+}
+
+// transition loads a run, lets rule decide its transition, and applies it
+// if the run is still as loaded; otherwise it decides again on the state
+// another transaction left (which then usually refuses: run_ended, not_held).
+func (s *Store) transition(ctx context.Context, id ledger.RunID, actor ledger.Actor, rule ledger.Rule) (ledger.Run, error) {
+	out, _, err := s.transit(ctx, id, actor, rule)
+	return out, err
+}
+
+// transit is transition, also reporting whether the run changed.
+func (s *Store) transit(ctx context.Context, id ledger.RunID, actor ledger.Actor, rule ledger.Rule) (out ledger.Run, changed bool, err error) {
+	if err := cmp.Or(rule.Err, ledger.CheckActor(actor)); err != nil {
+		return ledger.Run{}, false, fmt.Errorf("%s run %s: %w", rule.Op, id, err)
+	}
+	err = s.write(ctx, func(w *wtx) error {
+		for {
+			before, err := loadRun(ctx, w, id)
+			if err != nil {
+				return err
+			}
+			t, err := rule.Decide(before)
+			if err != nil {
+				return err
+			}
+			if t.None(before) {
+				out, changed = before, false
+				return nil
+			}
+			t.After.UpdatedAt = w.now
+			err = s.applyChange(ctx, w, before, t, actor)
+			if errors.Is(err, errMoved) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out, changed = t.After, true
+			return nil
+		}
+	})
+	if err != nil {
+		return ledger.Run{}, false, fmt.Errorf("%s run %s: %w", rule.Op, id, err)
+	}
+	return out, changed, nil
+}
+
+// Start moves a queued run to active; starting an active run changes nothing.
+func (s *Store) Start(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error) {
+	return s.transition(ctx, id, actor, ledger.StartRule())
+}
+
+// Settle ends a run on trusted usage: spends units, releases the rest.
+func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
+	return s.transition(ctx, id, actor, ledger.SettleRule(units, evidence))
+}
+
+// SettleUsage is Settle recording the usage's cached tokens on the run too.
+func (s *Store) SettleUsage(ctx context.Context, id ledger.RunID, st ledger.Settlement, actor ledger.Actor) (ledger.Run, error) {
+	return s.transition(ctx, id, actor, ledger.SettleUsageRule(st))
+}
+
+// KeepHold ends a run whose usage is unknown; its reserve stays held.
+func (s *Store) KeepHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, reason string, actor ledger.Actor) (ledger.Run, error) {
+	return s.transition(ctx, id, actor, ledger.KeepHoldRule(status, reason))
+}
+
+// ReleaseHold ends a run the provider provably did no work for.
+func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, evidence string, actor ledger.Actor) (ledger.Run, error) {
+	return s.transition(ctx, id, actor, ledger.ReleaseHoldRule(status, evidence))
+}
+
+// Reconcile settles a held run at units with evidence, exactly once.
+func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
+	return s.transition(ctx, id, actor, ledger.ReconcileRule(units, evidence))
+}
+
+// QueuedAtCrashEvidence is the evidence of a run released because it was
+// still queued at the gate when its gateway ended (ledger's).
+const QueuedAtCrashEvidence = ledger.QueuedAtCrashEvidence
+
+// RecoverInterrupted ends the runs this instance left open (a previous life
+// of the same instance name) by ledger.RecoverRule, as backend/sqlite does:
+// an active run ends interrupted with usage unknown, its hold intact; a
+// queued run ends failed with its hold released. Other instances' runs are
+// theirs: a dead instance's runs are ended by ReapExpired once its lease
+// expired.
+func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int, error) {
+	if err := ledger.CheckActor(actor); err != nil {
+		return 0, fmt.Errorf("recover interrupted runs: %w", err)
+	}
+	n, err := s.interruptOpen(ctx, s.opts.Instance, actor, ledger.RecoveryWhy)
+	if err != nil {
+		return n, fmt.Errorf("recover interrupted runs: %w", err)
+	}
+	return n, nil
+}
+
+// interruptOpen ends instance's open runs by ledger.RecoverRule(why), each
+// in its own transaction (a run locked before its tenant, as every
+// transition).
+func (s *Store) interruptOpen(ctx context.Context, instance string, actor ledger.Actor, why string) (int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM runs WHERE instance = $1 AND status IN ('queued', 'active')
+		ORDER BY created_at, id`, instance)
+	if err != nil {
+		return 0, fmt.Errorf("list open runs: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("list open runs: %w", err)
+	}
+	rule := ledger.RecoverRule(why)
+	rule.Op = "interrupt"
+	n := 0
+	for _, id := range ids {
+		_, changed, err := s.transit(ctx, ledger.RunID(id), actor, rule)
+		if err != nil {
+			return n, err
+		}
+		if changed {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Run returns one run.
+func (s *Store) Run(ctx context.Context, id ledger.RunID) (ledger.Run, error) {
+	return loadRun(ctx, s.pool, id)
+}
+
+// DefaultRunsLimit is how many runs Runs returns when the filter sets no limit.
+const DefaultRunsLimit = 100
+
+// Runs lists runs newest first.
+func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, error) {
+	var where []string
+	var args []any
+	if f.TenantID != "" {
+		args = append(args, f.TenantID)
+		where = append(where, fmt.Sprintf("tenant_id = $%d", len(args)))
+	}
+	if f.HoldingOnly {
+		where = append(where, "usage IN ('pending', 'unknown')")
+	}
+	q := `SELECT ` + runColumns + ` FROM runs`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultRunsLimit
+	}
+	args = append(args, limit)
+	q += fmt.Sprintf(" ORDER BY created_at DESC, seq DESC LIMIT $%d", len(args))
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Run, error) { return scanRun(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
 }
 
 // retryGroup decides req's place among the tenant's earlier runs: a
@@ -259,376 +435,4 @@ func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Ru
 		return ledger.RunID(id), nil
 	}
 	return "", nil
-}
-
-// admitRefusal explains why the conditional UPDATE matched no row.
-func admitRefusal(ctx context.Context, w *wtx, req ledger.AdmitRequest) error {
-	b, ok, err := readBalance(ctx, w, req.TenantID, false)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", req.TenantID)
-	}
-	if b.available() < req.ReserveUnits {
-		return ledger.Errorf(ledger.CodeInsufficientBudget,
-			"this call needs %d units but only %d of the budget of %d are available (%d spent, %d held)",
-			req.ReserveUnits, b.available(), b.budget, b.spent, b.held)
-	}
-	e := ledger.Errorf(ledger.CodeConcurrencyLimit, "%d of %d concurrent runs are in use", b.active, b.maxConc)
-	e.RetryAfter = concurrencyRetryAfter
-	return e
-}
-
-// auditReject records a refusal. It locks the tenant's row so that the
-// row's available figures sit at their place in the tenant's audit chain.
-func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal error) error {
-	b, ok, err := readBalance(ctx, w, req.TenantID, true)
-	if err != nil {
-		return err
-	}
-	e := ledger.AuditEntry{Kind: ledger.AuditReject, TenantID: req.TenantID, RunID: req.RunID, Actor: string(req.Actor),
-		Reason: ledger.ErrorCode(refusal), Units: req.ReserveUnits,
-		Detail: req.Upstream + "/" + req.Model + ": " + ledger.ErrorMessage(refusal)}
-	if ok {
-		e.AvailableBefore, e.AvailableAfter = b.available(), b.available()
-	}
-	if counted, err := countRefusal(ctx, w, e); counted || err != nil {
-		return err
-	}
-	insertAuditIn(w, e, ok, "")
-	return nil
-}
-
-// change is one transition of a run, applied by applyChange.
-type change struct {
-	kind     ledger.AuditKind
-	actor    string
-	reason   string
-	evidence string
-	units    ledger.Units // for the audit row
-}
-
-// errMoved says the run was no longer in the state the transition was
-// decided on: another transaction (this gateway's or another's) changed it
-// first.
-var errMoved = errors.New("run changed meanwhile")
-
-// applyChange moves a run from before to after — only if it is still in
-// before's state — then moves the same deltas on the tenant's balance row
-// and the model's quota day, and audits it. Rows are locked in one order by
-// every transaction: the run, then its tenant, then the quota day (an
-// admission, which has no run row yet, locks tenant then quota day), so no
-// two transactions wait on each other in a cycle.
-func (s *Store) applyChange(ctx context.Context, w *wtx, before, after ledger.Run, c change) error {
-	tag, err := w.Exec(ctx, `UPDATE runs SET status = $1, usage = $2, spent_units = $3, held_units = $4,
-		overrun_units = $5, evidence = $6, updated_at = $7, cached_tokens = $12
-		WHERE id = $8 AND status = $9 AND usage = $10 AND spent_units = $11`,
-		string(after.Status), string(after.Usage), int64(after.SpentUnits), int64(after.HeldUnits),
-		int64(after.OverrunUnits), after.Evidence, nanos(w.now),
-		string(before.ID), string(before.Status), string(before.Usage), int64(before.SpentUnits), after.CachedTokens)
-	if err != nil {
-		return fmt.Errorf("update run: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return errMoved
-	}
-	dSpent := after.SpentUnits - before.SpentUnits
-	dHeld := after.HeldUnits - before.HeldUnits
-	dUsed := dSpent + after.OverrunUnits - before.OverrunUnits
-	dActive := 0
-	if !before.Status.Ended() && after.Status.Ended() {
-		dActive = -1
-	}
-	var b balanceRow
-	if err := w.QueryRow(ctx, `UPDATE tenants SET spent_units = spent_units + $1, held_units = held_units + $2,
-		active = active + $3 WHERE id = $4 RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
-		int64(dSpent), int64(dHeld), dActive, before.TenantID).Scan(&b.budget, &b.spent, &b.held, &b.active, &b.maxConc); err != nil {
-		return fmt.Errorf("move balance of tenant %s: %w", before.TenantID, err)
-	}
-	if before.QuotaDay != "" && (dUsed != 0 || dHeld != 0) {
-		w.queue(`UPDATE quota_days SET usage_units = usage_units + $1, held_units = held_units + $2
-			WHERE upstream = $3 AND model = $4 AND day = $5`, int64(dUsed), int64(dHeld),
-			before.Upstream, before.Model, before.QuotaDay)
-		if dUsed > 0 {
-			minute := w.now.Truncate(time.Minute).Unix()
-			w.queue(`INSERT INTO usage_minutes (upstream, model, minute, units) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (upstream, model, minute) DO UPDATE SET units = usage_minutes.units + excluded.units`,
-				before.Upstream, before.Model, minute, int64(dUsed))
-		}
-	}
-	availAfter := b.available()
-	s.insertRunAudit(w, ledger.AuditEntry{Kind: c.kind, TenantID: before.TenantID, RunID: before.ID,
-		Actor: c.actor, Reason: c.reason, Evidence: c.evidence, Units: c.units,
-		AvailableBefore: availAfter + dSpent + dHeld, AvailableAfter: availAfter,
-		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, after.Status, after.Usage)}, after)
-	return nil
-}
-
-// transition loads a run, lets decide compute its next state, and applies
-// it if the run is still as loaded; otherwise it decides again on the state
-// another transaction left (which then usually refuses: run_ended, not_held).
-func (s *Store) transition(ctx context.Context, op string, id ledger.RunID, actor ledger.Actor,
-	decide func(run ledger.Run) (ledger.Run, change, error)) (ledger.Run, error) {
-	if err := ledger.CheckActor(actor); err != nil {
-		return ledger.Run{}, fmt.Errorf("%s run %s: %w", op, id, err)
-	}
-	var out ledger.Run
-	err := s.write(ctx, func(w *wtx) error {
-		for {
-			before, err := loadRun(ctx, w, id)
-			if err != nil {
-				return err
-			}
-			after, c, err := decide(before)
-			if err != nil {
-				return err
-			}
-			if after == before {
-				out = before // nothing to do (idempotent Start)
-				return nil
-			}
-			after.UpdatedAt = w.now
-			if c.actor == "" {
-				c.actor = string(actor)
-			}
-			err = s.applyChange(ctx, w, before, after, c)
-			if errors.Is(err, errMoved) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			out = after
-			return nil
-		}
-	})
-	if err != nil {
-		return ledger.Run{}, fmt.Errorf("%s run %s: %w", op, id, err)
-	}
-	return out, nil
-}
-
-func ended(run ledger.Run) error {
-	return ledger.Errorf(ledger.CodeRunEnded, "run %s already ended (%s, usage %s)", run.ID, run.Status, run.Usage)
-}
-
-// Start moves a queued run to active; starting an active run changes nothing.
-func (s *Store) Start(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, "start", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
-		switch {
-		case run.Status.Ended():
-			return run, change{}, ended(run)
-		case run.Status == ledger.RunActive:
-			return run, change{}, nil
-		}
-		run.Status = ledger.RunActive
-		return run, change{kind: ledger.AuditStart}, nil
-	})
-}
-
-// Settle ends a run on trusted usage: spends units, releases the rest.
-func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	return s.SettleUsage(ctx, id, ledger.Settlement{Units: units, Evidence: evidence}, actor)
-}
-
-// SettleUsage is Settle recording the usage's cached tokens on the run too.
-func (s *Store) SettleUsage(ctx context.Context, id ledger.RunID, st ledger.Settlement, actor ledger.Actor) (ledger.Run, error) {
-	if err := ledger.CheckSettlement(st); err != nil {
-		return ledger.Run{}, fmt.Errorf("settle run %s: %w", id, err)
-	}
-	units, evidence := st.Units, st.Evidence
-	return s.transition(ctx, "settle", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
-		if run.Status.Ended() {
-			return run, change{}, ended(run)
-		}
-		spent := min(units, run.ReserveUnits)
-		ev := evidence
-		if over := units - spent; over > 0 {
-			run.OverrunUnits = over
-			ev = fmt.Sprintf("%s; %d above the reserve %d: the tenant is charged the reserve, the quota day counts all %d",
-				evidence, over, run.ReserveUnits, units)
-		}
-		run.Status, run.Usage = ledger.RunCompleted, ledger.UsageTrusted
-		run.SpentUnits, run.HeldUnits, run.Evidence = spent, 0, ev
-		run.CachedTokens = st.CachedTokens
-		return run, change{kind: ledger.AuditSettle, evidence: ev, units: spent}, nil
-	})
-}
-
-// KeepHold ends a run whose usage is unknown; its reserve stays held.
-func (s *Store) KeepHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, reason string, actor ledger.Actor) (ledger.Run, error) {
-	switch status {
-	case ledger.RunCompleted, ledger.RunInterrupted, ledger.RunCancelled, ledger.RunFailed:
-	default:
-		return ledger.Run{}, fmt.Errorf("keep hold of run %s: %w", id,
-			ledger.Errorf(ledger.CodeInvalidRequest, "a run that keeps its hold must end; %q is not an end status", status))
-	}
-	return s.transition(ctx, "keep hold of", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
-		if run.Status.Ended() {
-			return run, change{}, ended(run)
-		}
-		run.Status, run.Usage, run.Evidence = status, ledger.UsageUnknown, reason
-		kind := ledger.AuditHold
-		if status == ledger.RunCancelled {
-			kind = ledger.AuditCancel
-		}
-		return run, change{kind: kind, reason: reason, units: run.HeldUnits}, nil
-	})
-}
-
-// ReleaseHold ends a run the provider provably did no work for.
-func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	if status != ledger.RunFailed && status != ledger.RunCancelled {
-		return ledger.Run{}, fmt.Errorf("release hold of run %s: %w", id,
-			ledger.Errorf(ledger.CodeInvalidRequest, "a released run ends failed or cancelled, not %q", status))
-	}
-	if strings.TrimSpace(evidence) == "" {
-		return ledger.Run{}, fmt.Errorf("release hold of run %s: %w", id,
-			ledger.Errorf(ledger.CodeInvalidRequest, "releasing a hold needs the evidence that the provider did no work"))
-	}
-	return s.transition(ctx, "release hold of", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
-		if run.Status.Ended() {
-			return run, change{}, ended(run)
-		}
-		released := run.HeldUnits
-		run.Status, run.Usage, run.Evidence = status, ledger.UsageReleased, evidence
-		run.SpentUnits, run.HeldUnits = 0, 0
-		kind := ledger.AuditRelease
-		if status == ledger.RunCancelled {
-			kind = ledger.AuditCancel
-		}
-		return run, change{kind: kind, evidence: evidence, units: released, reason: "hold released"}, nil
-	})
-}
-
-// Reconcile settles a held run at units with evidence, exactly once.
-func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	if err := ledger.CheckUnits("reconciled units", units); err != nil {
-		return ledger.Run{}, fmt.Errorf("reconcile run %s: %w", id, err)
-	}
-	if strings.TrimSpace(evidence) == "" {
-		return ledger.Run{}, fmt.Errorf("reconcile run %s: %w", id,
-			ledger.Errorf(ledger.CodeInvalidRequest, "reconciling a hold needs evidence (a bill, a console figure)"))
-	}
-	return s.transition(ctx, "reconcile", id, actor, func(run ledger.Run) (ledger.Run, change, error) {
-		if run.Usage != ledger.UsageUnknown {
-			why := "its usage is " + string(run.Usage)
-			if run.Usage == ledger.UsagePending {
-				why = "it is still " + string(run.Status)
-			}
-			return run, change{}, ledger.Errorf(ledger.CodeNotHeld, "run %s holds nothing to reconcile: %s", run.ID, why)
-		}
-		if units > run.ReserveUnits {
-			return run, change{}, ledger.Errorf(ledger.CodeInvalidRequest,
-				"reconciled units %d exceed the reserve %d of run %s", units, run.ReserveUnits, run.ID)
-		}
-		run.Usage, run.SpentUnits, run.HeldUnits, run.Evidence = ledger.UsageReconciled, units, 0, evidence
-		return run, change{kind: ledger.AuditReconcile, actor: string(actor), evidence: evidence, units: units}, nil
-	})
-}
-
-// QueuedAtCrashEvidence is the evidence of a run released because it was
-// still queued at the gate when its gateway ended (as backend/sqlite's).
-const QueuedAtCrashEvidence = "queued at the crash, never sent upstream"
-
-// RecoverInterrupted ends the runs this instance left open (a previous life
-// of the same instance name), as backend/sqlite does: an active run ends
-// interrupted with usage unknown, its hold intact; a queued run never
-// reached the provider (Start commits before the request is sent), so it
-// ends failed with its hold released and that evidence. Other instances'
-// runs are theirs: a dead instance's runs are ended by ReapExpired once its
-// lease expired.
-func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int, error) {
-	if err := ledger.CheckActor(actor); err != nil {
-		return 0, fmt.Errorf("recover interrupted runs: %w", err)
-	}
-	n, err := s.interruptOpen(ctx, s.opts.Instance, string(actor), "the process ended while the run was ")
-	if err != nil {
-		return n, fmt.Errorf("recover interrupted runs: %w", err)
-	}
-	return n, nil
-}
-
-// interruptOpen ends instance's open runs as RecoverInterrupted does, each
-// in its own transaction (a run locked before its tenant, as every
-// transition).
-func (s *Store) interruptOpen(ctx context.Context, instance, actor, why string) (int, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id FROM runs WHERE instance = $1 AND status IN ('queued', 'active')
-		ORDER BY created_at, id`, instance)
-	if err != nil {
-		return 0, fmt.Errorf("list open runs: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return 0, fmt.Errorf("list open runs: %w", err)
-	}
-	n := 0
-	for _, id := range ids {
-		did := false
-		_, err := s.transition(ctx, "interrupt", ledger.RunID(id), ledger.Actor(actor), func(run ledger.Run) (ledger.Run, change, error) {
-			did = false
-			if run.Status.Ended() {
-				return run, change{}, nil // ended meanwhile by its own transition
-			}
-			did = true
-			if run.Status == ledger.RunQueued {
-				released := run.HeldUnits
-				run.Status, run.Usage, run.Evidence = ledger.RunFailed, ledger.UsageReleased, QueuedAtCrashEvidence
-				run.SpentUnits, run.HeldUnits = 0, 0
-				return run, change{kind: ledger.AuditRelease, actor: actor, reason: "hold released",
-					evidence: run.Evidence, units: released}, nil
-			}
-			evidence := why + string(run.Status)
-			run.Status, run.Usage, run.Evidence = ledger.RunInterrupted, ledger.UsageUnknown, evidence
-			return run, change{kind: ledger.AuditRecover, actor: actor, reason: evidence, units: run.HeldUnits}, nil
-		})
-		if err != nil {
-			return n, err
-		}
-		if did {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// Run returns one run.
-func (s *Store) Run(ctx context.Context, id ledger.RunID) (ledger.Run, error) {
-	return loadRun(ctx, s.pool, id)
-}
-
-// DefaultRunsLimit is how many runs Runs returns when the filter sets no limit.
-const DefaultRunsLimit = 100
-
-// Runs lists runs newest first.
-func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, error) {
-	var where []string
-	var args []any
-	if f.TenantID != "" {
-		args = append(args, f.TenantID)
-		where = append(where, fmt.Sprintf("tenant_id = $%d", len(args)))
-	}
-	if f.HoldingOnly {
-		where = append(where, "usage IN ('pending', 'unknown')")
-	}
-	q := `SELECT ` + runColumns + ` FROM runs`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = DefaultRunsLimit
-	}
-	args = append(args, limit)
-	q += fmt.Sprintf(" ORDER BY created_at DESC, seq DESC LIMIT $%d", len(args))
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Run, error) { return scanRun(r) })
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	return out, nil
 }

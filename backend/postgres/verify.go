@@ -43,18 +43,14 @@ func (s *Store) Verify(ctx context.Context) ([]string, error) {
 	if v.err != nil {
 		return nil, fmt.Errorf("verify: %w", v.err)
 	}
-	return v.problems, nil
+	return v.Problems, nil
 }
 
 type verifier struct {
-	ctx      context.Context
-	tx       pgx.Tx
-	problems []string
-	err      error
-}
-
-func (v *verifier) addf(format string, args ...any) {
-	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+	ledger.Verification
+	ctx context.Context
+	tx  pgx.Tx
+	err error
 }
 
 // each runs query and calls fn with the scanned row until an error.
@@ -79,61 +75,19 @@ func (v *verifier) balances() {
 			count(r.id) FILTER (WHERE r.status IN ('queued', 'active'))::int
 		FROM tenants t LEFT JOIN runs r ON r.tenant_id = t.id GROUP BY t.id ORDER BY t.id`,
 		[]any{&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &spent, &held, &active},
-		func() {
-			b.AvailableUnits = b.Available()
-			if err := b.Check(); err != nil {
-				v.addf("%v", err)
-			}
-			if b.SpentUnits != spent {
-				v.addf("tenant %s: spent %d but its runs spent %d", b.TenantID, b.SpentUnits, spent)
-			}
-			if b.HeldUnits != held {
-				v.addf("tenant %s: held %d but its runs hold %d", b.TenantID, b.HeldUnits, held)
-			}
-			if b.Active != active {
-				v.addf("tenant %s: active %d but %d of its runs are queued or active", b.TenantID, b.Active, active)
-			}
-		})
+		func() { v.Tenant(b, spent, held, active) })
 }
 
 func (v *verifier) auditChain() {
-	type state struct{ last, spent ledger.Units }
-	chain := map[string]*state{}
 	var seq int64
 	var tenant, kind string
 	var units, before, after ledger.Units
 	v.each(`SELECT seq, tenant_id, kind, units, available_before, available_after FROM audit
 		WHERE balance ORDER BY tenant_id, seq`, []any{&seq, &tenant, &kind, &units, &before, &after},
-		func() {
-			st := chain[tenant]
-			if st == nil {
-				st = &state{}
-				chain[tenant] = st
-			}
-			if st.last != before {
-				v.addf("tenant %s: audit row %d starts at available %d but the previous row left %d", tenant, seq, before, st.last)
-			}
-			st.last = after
-			switch ledger.AuditKind(kind) {
-			case ledger.AuditSettle, ledger.AuditReconcile:
-				st.spent += units
-			}
-		})
+		func() { v.AuditRow(seq, tenant, ledger.AuditKind(kind), units, before, after) })
 	var avail, spent ledger.Units
 	v.each(`SELECT id, budget_units - spent_units - held_units, spent_units FROM tenants ORDER BY id`,
-		[]any{&tenant, &avail, &spent}, func() {
-			st := chain[tenant]
-			if st == nil {
-				v.addf("tenant %s: no audit row records its creation", tenant)
-				return
-			}
-			if st.last != avail {
-				v.addf("tenant %s: available %d but replaying its audit rows gives %d", tenant, avail, st.last)
-			}
-			if st.spent != spent {
-				v.addf("tenant %s: spent %d but its settle and reconcile audit rows add up to %d", tenant, spent, st.spent)
-			}
-		})
+		[]any{&tenant, &avail, &spent}, func() { v.TenantEnd(tenant, avail, spent) })
 }
 
 func (v *verifier) runsAgainstAudit() {
@@ -144,22 +98,16 @@ func (v *verifier) runsAgainstAudit() {
 	v.each(`SELECT r.id, r.reserve_units, count(a.seq)::int, coalesce(min(a.units), -1), coalesce(max(a.units), -1)
 		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind = 'admit' AND a.balance
 		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.reserve_units ORDER BY r.id`,
-		[]any{&id, &reserve, &n, &lo, &hi}, func() {
-			v.addf("run %s: reserve %d but %d admit audit rows (units %d..%d)", id, reserve, n, lo, hi)
-		})
+		[]any{&id, &reserve, &n, &lo, &hi}, func() { v.AdmitRows(id, reserve, n, lo, hi) })
 	v.each(`SELECT a.seq, a.run_id FROM audit a LEFT JOIN runs r ON r.id = a.run_id
 		WHERE a.kind = 'admit' AND a.balance AND r.id IS NULL ORDER BY a.seq`,
-		[]any{&seq, &id}, func() {
-			v.addf("audit row %d admitted run %s, which is missing", seq, id)
-		})
+		[]any{&seq, &id}, func() { v.MissingRun(seq, id) })
 	v.each(`SELECT r.id, r.usage, r.spent_units, count(a.seq)::int, coalesce(min(a.units), -1)
 		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind IN ('settle', 'reconcile') AND a.balance
 		WHERE r.usage IN ('trusted', 'reconciled') OR a.seq IS NOT NULL
 		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.spent_units OR r.usage NOT IN ('trusted', 'reconciled')
 		ORDER BY r.id`,
-		[]any{&id, &usage, &spent, &n, &units}, func() {
-			v.addf("run %s: usage %s, spent %d, but %d settle/reconcile audit rows (units %d)", id, usage, spent, n, units)
-		})
+		[]any{&id, &usage, &spent, &n, &units}, func() { v.SettleRows(id, usage, spent, n, units) })
 }
 
 func (v *verifier) quotaDays() {
@@ -178,7 +126,5 @@ func (v *verifier) quotaDays() {
 		LEFT JOIN sums s ON s.upstream = k.upstream AND s.model = k.model AND s.day = k.day
 		WHERE coalesce(q.usage_units, 0) != coalesce(s.usage, 0) OR coalesce(q.held_units, 0) != coalesce(s.held, 0)
 		ORDER BY k.upstream, k.model, k.day`,
-		[]any{&up, &model, &day, &usage, &held, &rUsage, &rHeld}, func() {
-			v.addf("quota %s/%s %s: usage %d held %d but its runs spent %d and hold %d", up, model, day, usage, held, rUsage, rHeld)
-		})
+		[]any{&up, &model, &day, &usage, &held, &rUsage, &rHeld}, func() { v.QuotaDay(up, model, day, usage, held, rUsage, rHeld) })
 }

@@ -82,8 +82,7 @@ type Store struct {
 	ops    chan *writeOp
 	done   chan struct{} // closed when the writer has drained ops
 
-	hook       atomic.Pointer[ledger.CommitHook]
-	deliveries *deliveries // to the commit hook, in commit order
+	hooks *ledger.HookQueue // to the commit hook, in commit order
 
 	batches   atomic.Int64
 	writes    atomic.Int64
@@ -164,9 +163,8 @@ func Open(path string, opts Options) (*Store, error) {
 		stmts: stmtCache{ready: map[string]*sql.Stmt{}, wanted: map[string]bool{}},
 		reads: map[string]*sql.Stmt{},
 
-		deliveries: newDeliveries(),
+		hooks: ledger.NewHookQueue(),
 	}
-	go s.deliveries.run()
 	go s.writer()
 	return s, nil
 }
@@ -202,11 +200,7 @@ func dsn(path string, opts Options, readOnly bool) string {
 // OnCommit sets the commit hook (ledger.Store's contract). It is called on
 // its own goroutine, one committed transaction at a time.
 func (s *Store) OnCommit(hook ledger.CommitHook) {
-	if hook == nil {
-		s.hook.Store(nil)
-		return
-	}
-	s.hook.Store(&hook)
+	s.hooks.SetHook(hook)
 }
 
 // Path returns the database file's path.
@@ -223,7 +217,7 @@ func (s *Store) Close() error {
 	close(s.ops)
 	s.mu.Unlock()
 	<-s.done
-	s.deliveries.close()
+	s.hooks.Close()
 	s.rmu.Lock()
 	for _, st := range s.reads {
 		st.Close()

@@ -53,18 +53,14 @@ func (s *Store) Verify(ctx context.Context) ([]string, error) {
 	if v.err != nil {
 		return nil, fmt.Errorf("verify: %w", v.err)
 	}
-	return v.problems, nil
+	return v.Problems, nil
 }
 
 type verifier struct {
-	ctx      context.Context
-	tx       *sql.Tx
-	problems []string
-	err      error
-}
-
-func (v *verifier) addf(format string, args ...any) {
-	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+	ledger.Verification
+	ctx context.Context
+	tx  *sql.Tx
+	err error
 }
 
 // each runs query and calls fn per row until an error.
@@ -94,7 +90,7 @@ func (v *verifier) quickCheck() {
 			return err
 		}
 		if line != "ok" {
-			v.addf("sqlite quick_check: %s", line)
+			v.Addf("sqlite quick_check: %s", line)
 		}
 		return nil
 	})
@@ -113,29 +109,12 @@ func (v *verifier) balances() {
 				&spent, &held, &active); err != nil {
 				return err
 			}
-			b.AvailableUnits = b.Available()
-			if err := b.Check(); err != nil {
-				v.addf("%v", err)
-			}
-			if b.SpentUnits != spent {
-				v.addf("tenant %s: spent %d but its runs spent %d", b.TenantID, b.SpentUnits, spent)
-			}
-			if b.HeldUnits != held {
-				v.addf("tenant %s: held %d but its runs hold %d", b.TenantID, b.HeldUnits, held)
-			}
-			if b.Active != active {
-				v.addf("tenant %s: active %d but %d of its runs are queued or active", b.TenantID, b.Active, active)
-			}
+			v.Tenant(b, spent, held, active)
 			return nil
 		})
 }
 
 func (v *verifier) auditChain() {
-	type state struct {
-		last  ledger.Units
-		spent ledger.Units
-	}
-	chain := map[string]*state{}
 	v.each(`SELECT seq, tenant_id, kind, units, available_before, available_after FROM audit
 		WHERE balance = 1 ORDER BY tenant_id, seq`, func(rows *sql.Rows) error {
 		var seq int64
@@ -144,19 +123,7 @@ func (v *verifier) auditChain() {
 		if err := rows.Scan(&seq, &tenant, &kind, &units, &before, &after); err != nil {
 			return err
 		}
-		st := chain[tenant]
-		if st == nil {
-			st = &state{}
-			chain[tenant] = st
-		}
-		if st.last != before {
-			v.addf("tenant %s: audit row %d starts at available %d but the previous row left %d", tenant, seq, before, st.last)
-		}
-		st.last = after
-		switch ledger.AuditKind(kind) {
-		case ledger.AuditSettle, ledger.AuditReconcile:
-			st.spent += units
-		}
+		v.AuditRow(seq, tenant, ledger.AuditKind(kind), units, before, after)
 		return nil
 	})
 	v.each(`SELECT id, budget_units - spent_units - held_units, spent_units FROM tenants ORDER BY id`,
@@ -166,17 +133,7 @@ func (v *verifier) auditChain() {
 			if err := rows.Scan(&tenant, &avail, &spent); err != nil {
 				return err
 			}
-			st := chain[tenant]
-			if st == nil {
-				v.addf("tenant %s: no audit row records its creation", tenant)
-				return nil
-			}
-			if st.last != avail {
-				v.addf("tenant %s: available %d but replaying its audit rows gives %d", tenant, avail, st.last)
-			}
-			if st.spent != spent {
-				v.addf("tenant %s: spent %d but its settle and reconcile audit rows add up to %d", tenant, spent, st.spent)
-			}
+			v.TenantEnd(tenant, avail, spent)
 			return nil
 		})
 }
@@ -192,7 +149,7 @@ func (v *verifier) runsAgainstAudit() {
 			if err := rows.Scan(&id, &reserve, &n, &lo, &hi); err != nil {
 				return err
 			}
-			v.addf("run %s: reserve %d but %d admit audit rows (units %d..%d)", id, reserve, n, lo, hi)
+			v.AdmitRows(id, reserve, n, lo, hi)
 			return nil
 		})
 	v.each(`SELECT a.seq, a.run_id FROM audit a LEFT JOIN runs r ON r.id = a.run_id
@@ -203,7 +160,7 @@ func (v *verifier) runsAgainstAudit() {
 			if err := rows.Scan(&seq, &id); err != nil {
 				return err
 			}
-			v.addf("audit row %d admitted run %s, which is missing", seq, id)
+			v.MissingRun(seq, id)
 			return nil
 		})
 	v.each(`SELECT r.id, r.usage, r.spent_units, count(a.seq), coalesce(min(a.units), -1)
@@ -218,7 +175,7 @@ func (v *verifier) runsAgainstAudit() {
 			if err := rows.Scan(&id, &usage, &spent, &n, &units); err != nil {
 				return err
 			}
-			v.addf("run %s: usage %s, spent %d, but %d settle/reconcile audit rows (units %d)", id, usage, spent, n, units)
+			v.SettleRows(id, usage, spent, n, units)
 			return nil
 		})
 }
@@ -243,7 +200,7 @@ func (v *verifier) quotaDays() {
 			if err := rows.Scan(&up, &model, &day, &usage, &held, &rUsage, &rHeld); err != nil {
 				return err
 			}
-			v.addf("quota %s/%s %s: usage %d held %d but its runs spent %d and hold %d", up, model, day, usage, held, rUsage, rHeld)
+			v.QuotaDay(up, model, day, usage, held, rUsage, rHeld)
 			return nil
 		})
 }

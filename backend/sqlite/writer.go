@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -197,8 +196,7 @@ func (s *Store) runBatch(batch []*writeOp) {
 		}
 		return
 	}
-	hook := s.hook.Load()
-	if hook == nil || len(changes) == 0 {
+	if !s.hooks.HasHook() || len(changes) == 0 {
 		for i, op := range batch {
 			op.done <- results[i]
 		}
@@ -206,15 +204,21 @@ func (s *Store) runBatch(batch []*writeOp) {
 	}
 	// The callers hear of their write once the hook has seen it, except
 	// the hook's own writes: their delivery waits for the hook to return.
-	d := delivery{hook: *hook, changes: changes}
+	// batch is reused by the writer: the delivery keeps its own list.
+	var ops []*writeOp
+	var opResults []error
 	for i, op := range batch {
 		if ledger.InHook(op.ctx) {
 			op.done <- results[i]
 			continue
 		}
-		d.ops, d.results = append(d.ops, op), append(d.results, results[i])
+		ops, opResults = append(ops, op), append(opResults, results[i])
 	}
-	s.deliveries.push(d)
+	s.hooks.Push(changes, func() {
+		for i, op := range ops {
+			op.done <- opResults[i]
+		}
+	})
 }
 
 // applyBatchSafely turns a panic in an op into an error for the whole batch
@@ -339,84 +343,4 @@ func pruneUsageMinutes(ctx context.Context, w *wtx) error {
 		return fmt.Errorf("prune usage minutes: %w", err)
 	}
 	return nil
-}
-
-// delivery is one committed transaction's changes on their way to the
-// commit hook, with the callers that wait for it.
-type delivery struct {
-	hook    ledger.CommitHook
-	changes []ledger.Change
-	ops     []*writeOp
-	results []error
-}
-
-// deliveries is the FIFO between the writer and the goroutine that calls
-// the commit hook. push never blocks, so a slow hook cannot stall the
-// writer; its length is bounded by the callers waiting on it.
-type deliveries struct {
-	mu     sync.Mutex
-	queue  []delivery
-	closed bool
-	wake   chan struct{} // capacity 1
-	done   chan struct{} // closed when the deliverer ended
-}
-
-func newDeliveries() *deliveries {
-	return &deliveries{wake: make(chan struct{}, 1), done: make(chan struct{})}
-}
-
-func (q *deliveries) push(d delivery) {
-	q.mu.Lock()
-	q.queue = append(q.queue, d)
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-// close lets the deliverer drain what is queued and end; it waits for that.
-func (q *deliveries) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-	<-q.done
-}
-
-// run calls the hook for each delivery in commit order, then answers its callers.
-func (q *deliveries) run() {
-	defer close(q.done)
-	ctx := ledger.HookContext(context.Background())
-	for range q.wake {
-		for {
-			q.mu.Lock()
-			if len(q.queue) == 0 {
-				closed := q.closed
-				q.mu.Unlock()
-				if closed {
-					return
-				}
-				break
-			}
-			d := q.queue[0]
-			q.queue[0] = delivery{}
-			q.queue = q.queue[1:]
-			q.mu.Unlock()
-			callHook(ctx, d.hook, d.changes)
-			for i, op := range d.ops {
-				op.done <- d.results[i]
-			}
-		}
-	}
-}
-
-// callHook keeps a panicking hook from leaving the writes' callers waiting:
-// the changes are committed whatever the hook does.
-func callHook(ctx context.Context, hook ledger.CommitHook, changes []ledger.Change) {
-	defer func() { _ = recover() }()
-	hook(ctx, changes)
 }

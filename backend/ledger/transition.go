@@ -1,0 +1,235 @@
+package ledger
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Transition is a decided change of one run: the run after it, and what its
+// audit row says. A store loads the run, asks a Rule for the Transition, and
+// writes After, the Moves on the tenant's balance and the quota day, and the
+// Audit row — it decides nothing itself, so that every store applies the
+// same rules (backend/sqlite, backend/postgres).
+type Transition struct {
+	After    Run
+	Kind     AuditKind
+	Reason   string
+	Evidence string
+	Units    Units // the units the audit row says the change moved
+}
+
+// None reports whether the transition changes nothing (starting a run
+// that is already active): no write, no audit row.
+func (t Transition) None(before Run) bool { return t.After == before }
+
+// Moves are the deltas a transition makes on the tenant's balance row and
+// on the guarded model's quota day.
+type Moves struct {
+	Spent  Units // on the tenant's spent_units
+	Held   Units // on the tenant's and the quota day's held_units
+	Used   Units // on the quota day's usage_units: spent plus overrun
+	Active int   // on the tenant's active count: −1 when the run ended
+}
+
+// Moves returns what moving from before to t.After moves.
+func (t Transition) Moves(before Run) Moves {
+	m := Moves{
+		Spent: t.After.SpentUnits - before.SpentUnits,
+		Held:  t.After.HeldUnits - before.HeldUnits,
+	}
+	m.Used = m.Spent + t.After.OverrunUnits - before.OverrunUnits
+	if !before.Status.Ended() && t.After.Status.Ended() {
+		m.Active = -1
+	}
+	return m
+}
+
+// QuotaMoves reports whether the transition moves before's quota day.
+func (m Moves) QuotaMoves(before Run) bool {
+	return before.QuotaDay != "" && (m.Used != 0 || m.Held != 0)
+}
+
+// Audit is the transition's audit row, made by actor, given the tenant's
+// available units after the change.
+func (t Transition) Audit(before Run, actor Actor, availableAfter Units) AuditEntry {
+	m := t.Moves(before)
+	return AuditEntry{Kind: t.Kind, TenantID: before.TenantID, RunID: before.ID,
+		Actor: string(actor), Reason: t.Reason, Evidence: t.Evidence, Units: t.Units,
+		AvailableBefore: availableAfter + m.Spent + m.Held, AvailableAfter: availableAfter,
+		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, t.After.Status, t.After.Usage)}
+}
+
+// Rule decides a run's transition from the run as the store holds it. Op
+// names the operation for error messages ("settle", "keep hold of", …);
+// Err, when set, refuses the arguments before any run is read (a bad
+// status, units out of range, missing evidence).
+type Rule struct {
+	Op     string
+	Err    error
+	decide func(run Run) (Transition, error)
+}
+
+// Decide returns the transition of run, or the typed error that refuses it
+// (CodeRunEnded, CodeNotHeld, CodeInvalidRequest).
+func (r Rule) Decide(run Run) (Transition, error) {
+	if r.Err != nil {
+		return Transition{}, r.Err
+	}
+	return r.decide(run)
+}
+
+func refuse(op string, err error) Rule { return Rule{Op: op, Err: err} }
+
+// ErrEnded is the refusal of a transition of a run that already ended.
+func ErrEnded(run Run) error {
+	return Errorf(CodeRunEnded, "run %s already ended (%s, usage %s)", run.ID, run.Status, run.Usage)
+}
+
+// StartRule moves a queued run to active; starting an active run changes
+// nothing.
+func StartRule() Rule {
+	return Rule{Op: "start", decide: func(run Run) (Transition, error) {
+		switch {
+		case run.Status.Ended():
+			return Transition{}, ErrEnded(run)
+		case run.Status == RunActive:
+			return Transition{After: run}, nil
+		}
+		run.Status = RunActive
+		return Transition{After: run, Kind: AuditStart}, nil
+	}}
+}
+
+// SettleRule ends a run on trusted usage of units: the tenant is charged
+// at most the reserve (SplitOverrun), the rest of the hold is released,
+// and an overrun is written into the evidence.
+func SettleRule(units Units, evidence string) Rule {
+	const op = "settle"
+	if err := CheckUnits("settled units", units); err != nil {
+		return refuse(op, err)
+	}
+	return Rule{Op: op, decide: func(run Run) (Transition, error) {
+		if run.Status.Ended() {
+			return Transition{}, ErrEnded(run)
+		}
+		spent, over := SplitOverrun(run.ReserveUnits, units)
+		ev := evidence
+		if over > 0 {
+			// The provider consumed more than was held: the tenant pays the
+			// reserve; the quota day counts everything the provider reported.
+			run.OverrunUnits = over
+			ev = fmt.Sprintf("%s; %d above the reserve %d: the tenant is charged the reserve, the quota day counts all %d",
+				evidence, over, run.ReserveUnits, units)
+		}
+		run.Status, run.Usage = RunCompleted, UsageTrusted
+		run.SpentUnits, run.HeldUnits, run.Evidence = spent, 0, ev
+		return Transition{After: run, Kind: AuditSettle, Evidence: ev, Units: spent}, nil
+	}}
+}
+
+// KeepHoldRule ends a run whose usage is unknown with status; its reserve
+// stays held. A cancelled run's row is a cancel, any other a hold.
+func KeepHoldRule(status RunStatus, reason string) Rule {
+	const op = "keep hold of"
+	switch status {
+	case RunCompleted, RunInterrupted, RunCancelled, RunFailed:
+	default:
+		return refuse(op, Errorf(CodeInvalidRequest, "a run that keeps its hold must end; %q is not an end status", status))
+	}
+	return Rule{Op: op, decide: func(run Run) (Transition, error) {
+		if run.Status.Ended() {
+			return Transition{}, ErrEnded(run)
+		}
+		run.Status, run.Usage, run.Evidence = status, UsageUnknown, reason
+		kind := AuditHold
+		if status == RunCancelled {
+			kind = AuditCancel
+		}
+		return Transition{After: run, Kind: kind, Reason: reason, Units: run.HeldUnits}, nil
+	}}
+}
+
+// ReleaseHoldRule ends a run the provider provably did no work for, failed
+// or cancelled: spent 0, hold released, evidence recorded.
+func ReleaseHoldRule(status RunStatus, evidence string) Rule {
+	const op = "release hold of"
+	if status != RunFailed && status != RunCancelled {
+		return refuse(op, Errorf(CodeInvalidRequest, "a released run ends failed or cancelled, not %q", status))
+	}
+	if strings.TrimSpace(evidence) == "" {
+		return refuse(op, Errorf(CodeInvalidRequest, "releasing a hold needs the evidence that the provider did no work"))
+	}
+	return Rule{Op: op, decide: func(run Run) (Transition, error) {
+		if run.Status.Ended() {
+			return Transition{}, ErrEnded(run)
+		}
+		kind := AuditRelease
+		if status == RunCancelled {
+			kind = AuditCancel
+		}
+		return release(run, status, evidence, kind), nil
+	}}
+}
+
+func release(run Run, status RunStatus, evidence string, kind AuditKind) Transition {
+	released := run.HeldUnits
+	run.Status, run.Usage, run.Evidence = status, UsageReleased, evidence
+	run.SpentUnits, run.HeldUnits = 0, 0
+	return Transition{After: run, Kind: kind, Reason: "hold released", Evidence: evidence, Units: released}
+}
+
+// ReconcileRule settles a held (usage unknown) run at units, 0 ≤ units ≤
+// reserve, with non-empty evidence, exactly once: CodeNotHeld when the run
+// holds nothing to reconcile.
+func ReconcileRule(units Units, evidence string) Rule {
+	const op = "reconcile"
+	if err := CheckUnits("reconciled units", units); err != nil {
+		return refuse(op, err)
+	}
+	if strings.TrimSpace(evidence) == "" {
+		return refuse(op, Errorf(CodeInvalidRequest, "reconciling a hold needs evidence (a bill, a console figure)"))
+	}
+	return Rule{Op: op, decide: func(run Run) (Transition, error) {
+		if run.Usage != UsageUnknown {
+			why := "its usage is " + string(run.Usage)
+			if run.Usage == UsagePending {
+				why = "it is still " + string(run.Status)
+			}
+			return Transition{}, Errorf(CodeNotHeld, "run %s holds nothing to reconcile: %s", run.ID, why)
+		}
+		if units > run.ReserveUnits {
+			return Transition{}, Errorf(CodeInvalidRequest,
+				"reconciled units %d exceed the reserve %d of run %s", units, run.ReserveUnits, run.ID)
+		}
+		run.Usage, run.SpentUnits, run.HeldUnits, run.Evidence = UsageReconciled, units, 0, evidence
+		return Transition{After: run, Kind: AuditReconcile, Evidence: evidence, Units: units}, nil
+	}}
+}
+
+// QueuedAtCrashEvidence is the evidence of a run released at recovery
+// because it was still queued at the gate when its process ended.
+const QueuedAtCrashEvidence = "queued at the crash, never sent upstream"
+
+// RecoveryWhy is what RecoverRule's evidence says of a run its own
+// gateway left active: why + the status it was in.
+const RecoveryWhy = "the process ended while the run was "
+
+// RecoverRule ends a run its gateway left open when it ended (why explains
+// how, RecoveryWhy at a restart): a run left active ends interrupted with
+// usage unknown, its hold intact; a run left queued never reached the
+// provider (Start is committed before the request is sent), so it ends
+// failed with its hold released and QueuedAtCrashEvidence (issue 12). A
+// run that ended meanwhile is left as it is.
+func RecoverRule(why string) Rule {
+	return Rule{Op: "recover", decide: func(run Run) (Transition, error) {
+		switch {
+		case run.Status.Ended():
+			return Transition{After: run}, nil
+		case run.Status == RunQueued:
+			return release(run, RunFailed, QueuedAtCrashEvidence, AuditRelease), nil
+		}
+		evidence := why + string(run.Status)
+		run.Status, run.Usage, run.Evidence = RunInterrupted, UsageUnknown, evidence
+		return Transition{After: run, Kind: AuditRecover, Reason: evidence, Units: run.HeldUnits}, nil
+	}}
+}

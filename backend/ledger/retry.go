@@ -16,6 +16,9 @@ type KeyedRun struct {
 	CreatedAt time.Time
 }
 
+// windowWords is IdempotencyWindow in a sentence.
+const windowWords = "the last 24 hours"
+
 // KeyedRetry is the one rule for an admission whose IdempotencyKey matches
 // earlier runs of its tenant within IdempotencyWindow (earlier: newest first).
 // A run that ended released (the provider provably did no work: it refused
@@ -31,8 +34,8 @@ func KeyedRetry(req AdmitRequest, earlier []KeyedRun) (retryOf RunID, err error)
 			continue
 		}
 		e := Errorf(CodeDuplicateRequest,
-			"the Idempotency-Key %q was already used by run %s, admitted at %s (%s, usage %s); this request was not admitted: nothing was reserved or sent upstream",
-			req.IdempotencyKey, k.ID, k.CreatedAt.UTC().Format(time.RFC3339), k.Status, k.Usage)
+			"the Idempotency-Key %q was already used by run %s (%s, usage %s) within %s; this request was not admitted: nothing was reserved or sent upstream",
+			req.IdempotencyKey, k.ID, k.Status, k.Usage, windowWords)
 		e.RunID = k.ID
 		return "", e
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/notify"
 )
 
 // Backend is the gateway the window shows: the one it started (a
@@ -48,12 +49,13 @@ type App struct {
 	// asks nothing.
 	quitting atomic.Bool
 	signals  <-chan os.Signal
+	notes    *notify.Notifier // the session's notification server (notify.go)
 }
 
 // New returns an App that starts (or attaches to) the backend with open when
 // the window starts.
 func New(open func(ctx context.Context) (Backend, error)) *App {
-	return &App{open: open, ready: make(chan struct{})}
+	return &App{open: open, ready: make(chan struct{}), notes: notify.New("")}
 }
 
 // Startup is passed as OnStartup, which Wails exempts from binding. The
@@ -78,6 +80,7 @@ func (a *App) Startup(ctx context.Context) {
 // Shutdown is passed as OnShutdown: it stops the backend (an attached
 // window leaves the running gateway alone).
 func (a *App) Shutdown(context.Context) {
+	_ = a.notes.Close()
 	if a.srv != nil {
 		_ = a.srv.Close()
 	}

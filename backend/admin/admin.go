@@ -132,6 +132,7 @@ func New(o Options) *Handler {
 	h.route("POST /admin/api/tenants", h.tenantSave)
 	h.route("POST /admin/api/tenants/discard", h.tenantDiscard)
 	h.route("POST /admin/api/tenants/{id}/rotate", h.tenantRotate)
+	h.route("POST /admin/api/tenants/{id}/delete", h.tenantDelete)
 	h.route("POST /admin/api/holds/{run_id}/reconcile", h.reconcile)
 	h.route("POST /admin/api/runs/{id}/cancel", h.cancel)
 	h.route("POST /admin/api/quota/{upstream}/{model}/sync", h.quotaSync)

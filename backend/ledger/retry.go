@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"cmp"
+	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -115,4 +116,9 @@ func SettleUsageRule(s Settlement) Rule {
 		return t, err
 	}
 	return r
+}
+
+// SettleUsage is Settle recording the usage's cached tokens on the run too.
+func (t Transitions) SettleUsage(ctx context.Context, id RunID, s Settlement, actor Actor) (Run, error) {
+	return t.Apply(ctx, id, actor, SettleUsageRule(s))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/openai"
 )
 
@@ -86,6 +87,22 @@ func BenchmarkConversation200k(b *testing.B) {
 		b.ReportMetric(float64(tokens), "tokens")
 		b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(time.Millisecond), "ms/body")
 	})
+	b.Run("first-send-baseline-tiktoken-go", func(b *testing.B) {
+		// The same segments counted by tiktoken-go's encoder (the meter
+		// before issue 15's compact encodings).
+		b.SetBytes(int64(len(first)))
+		var tokens int64
+		for b.Loop() {
+			req, err := openai.ParseChatRequest(first)
+			if err != nil {
+				b.Fatal(err)
+			}
+			in, _ := p.Reserve(libraryMeter{}, chatRequest(req))
+			tokens = int64(in)
+		}
+		b.ReportMetric(float64(tokens), "tokens")
+		b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(time.Millisecond), "ms/body")
+	})
 	b.Run("resent-with-one-new-message", func(b *testing.B) {
 		b.SetBytes(int64(len(resent)))
 		var tokens int64
@@ -99,4 +116,20 @@ func BenchmarkConversation200k(b *testing.B) {
 		b.ReportMetric(float64(tokens), "tokens")
 		b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(time.Millisecond), "ms/body")
 	})
+}
+
+// libraryMeter counts like the tiktoken meter, segment by segment, with
+// tiktoken-go's own encoders and no cache: the baseline.
+type libraryMeter struct{}
+
+func (libraryMeter) Name() string { return NameTiktoken }
+
+func (libraryMeter) Count(model, text string) ledger.Units {
+	var n ledger.Units
+	for rest := text; rest != ""; {
+		seg, tail, _ := nextSegment(rest, segmentBytes)
+		n += direct(nil, model, seg)
+		rest = tail
+	}
+	return n
 }

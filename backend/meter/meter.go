@@ -3,14 +3,10 @@ package meter
 import (
 	"fmt"
 	"hash/maphash"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/pkoukk/tiktoken-go"
-	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
@@ -32,7 +28,7 @@ const (
 type Meter interface {
 	Name() string
 	// Count returns the units of text for model. It never fails: the tiktoken
-	// meter loads its encoders in New, so the hot path cannot miss a file.
+	// meter's encodings are files in the binary (New checks they are there).
 	Count(model, text string) ledger.Units
 }
 
@@ -54,10 +50,11 @@ type utf8Bytes struct{}
 func (utf8Bytes) Name() string                      { return NameUTF8Bytes }
 func (utf8Bytes) Count(_, text string) ledger.Units { return ledger.Units(len(text)) }
 
-// tiktokenMeter counts BPE tokens with OpenAI's encodings, loaded from the
-// files embedded in tiktoken-go-loader.
+// tiktokenMeter counts BPE tokens with OpenAI's encodings, built from the
+// files embedded in tiktoken-go-loader the first time a model needs them
+// (bpe.go).
 type tiktokenMeter struct {
-	o200k, cl100k *tiktoken.Tiktoken
+	o200k, cl100k *bpe
 	cache         *countCache
 }
 
@@ -96,7 +93,7 @@ func (t *tiktokenMeter) count(model, text string) (ledger.Units, int) {
 		}
 		// EncodeOrdinary: special-token strings such as "<|endoftext|>" in
 		// user text are ordinary text (Encode would panic on them).
-		n += ledger.Units(len(enc.EncodeOrdinary(seg)))
+		n += ledger.Units(enc.tokens(seg))
 		rest = tail
 	}
 	if useCache {
@@ -183,37 +180,16 @@ func isPunct(r rune) bool {
 		!unicode.IsLetter(r) && !unicode.IsNumber(r) && !unicode.IsMark(r)
 }
 
-// Encoders are process-wide: a tiktoken encoder costs tens of megabytes and
-// a few hundred milliseconds to build, and is immutable once built.
-var (
-	encOnce   sync.Once
-	encO200k  *tiktoken.Tiktoken
-	encCL100k *tiktoken.Tiktoken
-	encErr    error
-)
-
+// newTiktoken checks that both encodings are in the binary; each is built
+// when a model first needs it (an encoding costs a few MB and ~50 ms to
+// build, and is immutable once built; most configurations use one).
 func newTiktoken() (Meter, error) {
-	encOnce.Do(func() {
-		// The library's default loader downloads BPE files over HTTPS; the
-		// offline loader reads the copies embedded in the binary instead.
-		tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
-		if encO200k, encErr = tiktoken.GetEncoding(EncodingO200k); encErr != nil {
-			encErr = fmt.Errorf("meter: load %s: %w", EncodingO200k, encErr)
-			return
+	for _, e := range []*bpe{bpeO200k, bpeCL100k} {
+		if err := e.available(); err != nil {
+			return nil, err
 		}
-		if encCL100k, encErr = tiktoken.GetEncoding(EncodingCL100k); encErr != nil {
-			encErr = fmt.Errorf("meter: load %s: %w", EncodingCL100k, encErr)
-			return
-		}
-		// Decoding the two BPE files leaves ~50 MB of garbage the runtime
-		// would keep mapped for minutes: give it back now, once (issue 15:
-		// the process's RSS with 1,000 slow streams).
-		debug.FreeOSMemory()
-	})
-	if encErr != nil {
-		return nil, encErr
 	}
-	return &tiktokenMeter{o200k: encO200k, cl100k: encCL100k, cache: sharedCache}, nil
+	return &tiktokenMeter{o200k: bpeO200k, cl100k: bpeCL100k, cache: sharedCache}, nil
 }
 
 // cacheMinBytes: shorter texts are counted afresh (a few µs); longer ones —

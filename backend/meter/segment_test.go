@@ -2,8 +2,12 @@ package meter
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
@@ -14,16 +18,46 @@ func tiktokenForTest(t testing.TB) *tiktokenMeter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m.(*tiktokenMeter)
+	tm := m.(*tiktokenMeter)
+	for _, e := range []*bpe{tm.o200k, tm.cl100k} { // built before any timing
+		if err := e.load(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tm
 }
 
-// direct counts text in one piece, as tiktoken-go would without segments.
-func direct(m *tiktokenMeter, model, text string) ledger.Units {
-	enc := m.cl100k
-	if EncodingForModel(model) == EncodingO200k {
-		enc = m.o200k
+// libraryEncoders are tiktoken-go's own encoders, the reference every count
+// here is held to (the meter counts with its compact copy, bpe.go).
+var libraryEncoders = sync.OnceValues(func() (map[string]*tiktoken.Tiktoken, error) {
+	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
+	encs := map[string]*tiktoken.Tiktoken{}
+	for _, name := range []string{EncodingO200k, EncodingCL100k} {
+		enc, err := tiktoken.GetEncoding(name)
+		if err != nil {
+			return nil, err
+		}
+		encs[name] = enc
 	}
-	return ledger.Units(len(enc.EncodeOrdinary(text)))
+	return encs, nil
+})
+
+func library(t testing.TB, model string) *tiktoken.Tiktoken {
+	t.Helper()
+	encs, err := libraryEncoders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return encs[EncodingForModel(model)]
+}
+
+// direct counts text in one piece with tiktoken-go itself.
+func direct(m *tiktokenMeter, model, text string) ledger.Units {
+	encs, err := libraryEncoders()
+	if err != nil {
+		panic(err)
+	}
+	return ledger.Units(len(encs[EncodingForModel(model)].EncodeOrdinary(text)))
 }
 
 // checkBoundaries asserts that every place pieceBoundary accepts is one

@@ -44,6 +44,11 @@ func overrides(file, now []config.Tenant) []admin.Override {
 	for _, t := range file {
 		byID[t.ID] = t
 	}
+	for _, f := range file {
+		if !slices.ContainsFunc(now, func(t config.Tenant) bool { return t.ID == f.ID }) {
+			out = append(out, admin.Override{Tenant: f.ID, Field: "tenant", File: "in the file", Now: "deleted on the dashboard"})
+		}
+	}
 	for _, t := range now {
 		f, inFile := byID[t.ID]
 		if !inFile && t.ID == quota.DefaultTopUpTenant {
@@ -140,6 +145,9 @@ func (a tenantAdmin) Discard(ctx context.Context) error {
 				if t.ID == file[i].ID {
 					file[i].KeyHashes = t.KeyHashes
 				}
+			}
+			if k := s.keys[file[i].ID]; len(file[i].KeyHashes) == 0 && k != "" { // deleted on the dashboard: back with its key
+				file[i].KeyHashes = []string{ledger.HashKey(k)}
 			}
 		}
 	}

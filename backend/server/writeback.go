@@ -64,6 +64,14 @@ func (a tenantAdmin) WriteBack(context.Context) (admin.WriteBack, error) {
 	if err := replaceFile(path, out); err != nil {
 		return admin.WriteBack{}, fmt.Errorf("write back: %w", err)
 	}
+	for id := range s.keys { // a tenant deleted and now gone from the file: its generated key goes too
+		if !slices.ContainsFunc(now, func(t config.Tenant) bool { return t.ID == id }) && id != quota.DefaultTopUpTenant {
+			delete(s.keys, id)
+			if err := removeKeyFile(s.opts.DataDir, id); err != nil {
+				more = append(more, err.Error())
+			}
+		}
+	}
 	s.cfg.Tenants = c.Tenants // the file's values now: no override left
 	s.hub.Publish(live.Change{Kind: live.KindConfig})
 	return admin.WriteBack{File: path, Notes: append(notes, more...)}, nil
@@ -76,6 +84,11 @@ func sameTenants(out []byte, now []config.Tenant) (*config.Config, error) {
 	c, err := config.Parse(out, os.LookupEnv)
 	if err != nil {
 		return nil, fmt.Errorf("the rewritten file would not load: %w", err)
+	}
+	for _, f := range c.Tenants {
+		if !slices.ContainsFunc(now, func(t config.Tenant) bool { return t.ID == f.ID }) {
+			return nil, fmt.Errorf("the rewritten file still has tenant %s", f.ID)
+		}
 	}
 	for _, t := range now {
 		i := slices.IndexFunc(c.Tenants, func(f config.Tenant) bool { return f.ID == t.ID })
@@ -135,7 +148,8 @@ var (
 // written over those of file (the values the file gave): changed fields are
 // set, new tenants appended. ${ENV} references are kept as written (they are
 // masked while the YAML is parsed: in a flow mapping `${X}` is not a plain
-// scalar). notes say what became of rotated keys.
+// scalar). Tenants of file missing from now (deleted on the dashboard) are
+// removed. notes say what became of rotated keys and removed tenants.
 func RewriteTenants(data []byte, file, now []config.Tenant) ([]byte, []string, error) {
 	masked := envRefText.ReplaceAll(data, []byte("QgEnV${1}VnEgQ"))
 	var doc yaml.Node
@@ -158,6 +172,16 @@ func RewriteTenants(data []byte, file, now []config.Tenant) ([]byte, []string, e
 		return nil, nil, fmt.Errorf("tenants is not a list")
 	}
 	var notes []string
+	for _, f := range file { // deleted on the dashboard: out of the file
+		if slices.ContainsFunc(now, func(t config.Tenant) bool { return t.ID == f.ID }) {
+			continue
+		}
+		seq.Content = slices.DeleteFunc(seq.Content, func(n *yaml.Node) bool {
+			id := mapGet(n, "id")
+			return id != nil && id.Value == f.ID
+		})
+		notes = append(notes, fmt.Sprintf("tenant %s: removed from the file", f.ID))
+	}
 	for _, t := range now {
 		var item *yaml.Node
 		for _, n := range seq.Content {

@@ -288,7 +288,12 @@ func slowStreams(ctx context.Context, w io.Writer, t target, gw *gateway, up *de
 	}
 	inFlight := up.Stats().InFlight
 	if gw.pprof != "" && heapFile != "" {
-		if err := gw.save(ctx, heapFile, "/debug/pprof/heap"); err != nil {
+		// gc=1: a heap profile is as of the last GC, which may predate the
+		// streams; the text form ends with the runtime's MemStats (stacks).
+		if err := gw.save(ctx, heapFile, "/debug/pprof/heap?gc=1"); err != nil {
+			return err
+		}
+		if err := gw.save(ctx, heapFile+".txt", "/debug/pprof/heap?debug=1"); err != nil {
 			return err
 		}
 		if err := gw.save(ctx, strings.TrimSuffix(heapFile, ".heap")+".goroutines.txt", "/debug/pprof/goroutine?debug=1"); err != nil {

@@ -49,6 +49,7 @@ function api(over: Partial<Api> = {}): Api {
     tenants: async () => tenantSettings,
     saveTenant: async (p) => (calls.push(['saveTenant', p]), tenantSettings),
     rotateKey: async (id) => (calls.push(['rotate', id]), 'sk-qg-local-new'),
+    deleteTenant: async () => ({ tenants: [], overrides: [] }),
     discardTenants: async () => tenantSettings,
     writeBack: async () => ({ file: '/etc/quotagate.yaml', notes: [], settings: { ...tenantSettings, overrides: [] } }),
     wsURL: () => 'ws://127.0.0.1:8787/admin/ws?token=t',

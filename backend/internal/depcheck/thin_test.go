@@ -19,6 +19,7 @@ var thin = []struct {
 		"backend/ledger":    "ErrorMessage: an error as a person's sentence at the binding edge",
 		"backend/audit":     "the save dialog's file name and the export's filter, as the admin endpoint reads it",
 		"backend/autostart": "the start-at-login switch on the Settings tab",
+		"backend/notify":    "desktop notifications (Wails v2.9.2 has none)",
 	}},
 	{"main", Module, map[string]string{
 		"app":               "the Wails bindings",

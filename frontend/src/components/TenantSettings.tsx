@@ -16,6 +16,19 @@ export function TenantSettings(props: { api: Api }) {
   const [opened, setOpened] = useState(0);
   const [written, setWritten] = useState<WriteBack | null>(null);
   const [newKey, setNewKey] = useState<{ tenant: string; key: string } | null>(null);
+  // The outcome of a delete, shown under that tenant's row (a refusal) or above the table.
+  const [deleted, setDeleted] = useState<{ tenant: string; error?: string; note?: string } | null>(null);
+  const remove = (id: string) => {
+    if (!confirm(t('settings.deleteAsk', { tenant: id }))) return;
+    props.api.deleteTenant(id).then(
+      (next) => {
+        setS(next);
+        const inFile = next.overrides.some((o) => o.tenant === id && o.field === 'tenant');
+        setDeleted({ tenant: id, note: t(inFile ? 'settings.deletedInFile' : 'settings.deleted', { tenant: id }) });
+      },
+      (e: Error) => setDeleted({ tenant: id, error: `${t('settings.deleteRefused', { tenant: id })} ${e.message}` }),
+    );
+  };
   useEffect(() => {
     props.api.tenants().then(setS, (e: Error) => setErr(e.message));
   }, [props.api]);
@@ -42,6 +55,14 @@ export function TenantSettings(props: { api: Api }) {
         </div>
       )}
       {written && <WrittenBack result={written} onClose={() => setWritten(null)} />}
+      {deleted?.note && (
+        <div class="banner" role="status" data-testid="tenant-deleted">
+          <span>{deleted.note}</span>
+          <button type="button" aria-label={t('form.close')} onClick={() => setDeleted(null)}>
+            ×
+          </button>
+        </div>
+      )}
       <p class="muted small">{t('settings.writeBack')}</p>
       <table>
         <thead>
@@ -56,7 +77,7 @@ export function TenantSettings(props: { api: Api }) {
           </tr>
         </thead>
         <tbody>
-          {s.tenants.map((p) => (
+          {s.tenants.map((p) => [
             <tr key={p.id} data-testid={`settings-row-${p.id}`}>
               <td>{p.id}</td>
               <td class="num">{units(p.budget_units)}</td>
@@ -83,10 +104,25 @@ export function TenantSettings(props: { api: Api }) {
                   }}
                 >
                   {t('settings.rotate')}
+                </button>{' '}
+                <button type="button" class="danger" data-testid={`delete-${p.id}`} onClick={() => remove(p.id)}>
+                  {t('settings.delete')}
                 </button>
               </td>
-            </tr>
-          ))}
+            </tr>,
+            deleted?.tenant === p.id && deleted.error && (
+              <tr key={`${p.id}-error`}>
+                <td colSpan={7}>
+                  <span class="field-error" role="alert" data-testid={`delete-error-${p.id}`}>
+                    {deleted.error}
+                  </span>{' '}
+                  <button type="button" aria-label={t('form.close')} onClick={() => setDeleted(null)}>
+                    ×
+                  </button>
+                </td>
+              </tr>
+            ),
+          ])}
         </tbody>
       </table>
       <div class="buttons">

@@ -124,3 +124,54 @@ describe('write back', () => {
     expect(q('override-banner')).not.toBeNull();
   });
 });
+
+describe('delete a tenant', () => {
+  const two: Settings = {
+    tenants: [
+      { id: 'team', budget_units: 100000, max_concurrent: 2, per_minute: 0, per_hour: 0, allowed_models: [] },
+      { id: 'bot', budget_units: 5000, max_concurrent: 1, per_minute: 0, per_hour: 0, allowed_models: [] },
+    ],
+    overrides: [],
+  };
+  const api = (deleteTenant: (id: string) => Promise<Settings>): Api => ({ tenants: async () => two, deleteTenant }) as unknown as Api;
+
+  it('asks first; a refusal stays under that row in words and keeps the tenant', async () => {
+    let answer = false;
+    vi.stubGlobal('confirm', () => answer);
+    const del = vi.fn(async (): Promise<Settings> => {
+      throw new Error('tenant team cannot be deleted: 102 units are held by 1 run; reconcile it on the Holds tab first');
+    });
+    act(() => render(<TenantSettings api={api(del)} />, root));
+    await flush();
+    act(() => q('delete-team')!.click());
+    expect(del).not.toHaveBeenCalled();
+    answer = true;
+    act(() => q('delete-team')!.click());
+    await flush();
+    expect(del).toHaveBeenCalledWith('team');
+    expect(q('delete-error-team')!.textContent).toBe(
+      'Tenant team was not deleted. tenant team cannot be deleted: 102 units are held by 1 run; reconcile it on the Holds tab first',
+    );
+    expect(q('delete-error-bot')).toBeNull();
+    expect(q('settings-row-team')).not.toBeNull();
+    // The error row sits right after the tenant's own row.
+    expect(q('settings-row-team')!.nextElementSibling!.contains(q('delete-error-team'))).toBe(true);
+  });
+
+  it('a deleted file tenant is gone from the table and the banner says the file still has it', async () => {
+    vi.stubGlobal('confirm', () => true);
+    setLang('zh-CN');
+    const del = vi.fn(async (id: string) => ({
+      tenants: two.tenants.filter((x) => x.id !== id),
+      overrides: [{ tenant: id, field: 'tenant', file: 'in the file', now: 'deleted on the dashboard' }],
+    }));
+    act(() => render(<TenantSettings api={api(del)} />, root));
+    await flush();
+    act(() => q('delete-team')!.click());
+    await flush();
+    expect(q('settings-row-team')).toBeNull();
+    expect(q('settings-row-bot')).not.toBeNull();
+    expect(q('override-banner')!.textContent).toContain('team.tenant');
+    expect(q('tenant-deleted')!.textContent).toContain('租户 team 已删除；在写回之前配置文件中仍有它');
+  });
+});

@@ -143,6 +143,8 @@ export interface Api {
   tenants(): Promise<TenantSettings>;
   saveTenant(p: TenantPolicy): Promise<TenantSettings>;
   rotateKey(id: string): Promise<string>;
+  /** deleteTenant removes a tenant; refused (409, in words) while it has runs in flight or units held. */
+  deleteTenant(id: string): Promise<TenantSettings>;
   discardTenants(): Promise<TenantSettings>;
   /** writeBack rewrites the config file with the overrides (notes: what became of keys). */
   writeBack(): Promise<WriteBack>;
@@ -221,6 +223,9 @@ export function createApi(conn: Conn, fetchFn: FetchFn = (i, init) => fetch(i, i
     },
     async rotateKey(id) {
       return ((await (await call('POST', `/admin/api/tenants/${seg(id)}/rotate`)).json()) as { key: string }).key;
+    },
+    async deleteTenant(id) {
+      return (await (await call('POST', `/admin/api/tenants/${seg(id)}/delete`)).json()) as TenantSettings;
     },
     async discardTenants() {
       return (await (await call('POST', '/admin/api/tenants/discard')).json()) as TenantSettings;

@@ -19,6 +19,7 @@ function fakeApi(over: Partial<Api> = {}): Api {
     tenants: async () => ({ tenants: [], overrides: [] }),
     saveTenant: async () => ({ tenants: [], overrides: [] }),
     rotateKey: async () => 'k',
+    deleteTenant: async () => ({ tenants: [], overrides: [] }),
     discardTenants: async () => ({ tenants: [], overrides: [] }),
     writeBack: async () => ({ file: 'f.yaml', notes: [], settings: { tenants: [], overrides: [] } }),
     wsURL: () => 'ws://x/admin/ws?token=t',

@@ -133,9 +133,17 @@ func TestOpenAIGoSDKRetriesWithKey(t *testing.T) {
 
 // TestOpenAIJSRetriesWithKey is the same measure with the pinned openai JS
 // SDK (e2e/clients).
-func TestOpenAIJSRetriesWithKey(t *testing.T) {
+func TestOpenAIJSRetriesWithKey(t *testing.T) { jsRetries(t, "testdata/clients/holds_idem_sdk.js", "/v1") }
+
+// TestAnthropicSDKRetriesWithKey is the same measure with the pinned
+// @anthropic-ai/sdk at the Messages door (translated to the demo's chat).
+func TestAnthropicSDKRetriesWithKey(t *testing.T) {
+	jsRetries(t, "testdata/clients/holds_idem_anthropic.js", "") // the SDK adds /v1 itself
+}
+
+func jsRetries(t *testing.T, path, basePath string) {
 	node, nodePath := clients.Node(t)
-	script, err := filepath.Abs("testdata/clients/holds_idem_sdk.js")
+	script, err := filepath.Abs(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +153,7 @@ func TestOpenAIJSRetriesWithKey(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, node, script)
-			cmd.Env = append(os.Environ(), "NODE_PATH="+nodePath, "BASE="+e.srv.URL+"/v1", "KEY=key-a", "PLAN="+tc.plan.Encode())
+			cmd.Env = append(os.Environ(), "NODE_PATH="+nodePath, "BASE="+e.srv.URL+basePath, "KEY=key-a", "PLAN="+tc.plan.Encode())
 			if tc.key {
 				cmd.Env = append(cmd.Env, "IDEM=user-call-"+tc.name)
 			}

@@ -133,7 +133,9 @@ func TestOpenAIGoSDKRetriesWithKey(t *testing.T) {
 
 // TestOpenAIJSRetriesWithKey is the same measure with the pinned openai JS
 // SDK (e2e/clients).
-func TestOpenAIJSRetriesWithKey(t *testing.T) { jsRetries(t, "testdata/clients/holds_idem_sdk.js", "/v1") }
+func TestOpenAIJSRetriesWithKey(t *testing.T) {
+	jsRetries(t, "testdata/clients/holds_idem_sdk.js", "/v1")
+}
 
 // TestAnthropicSDKRetriesWithKey is the same measure with the pinned
 // @anthropic-ai/sdk at the Messages door (translated to the demo's chat).

@@ -140,12 +140,12 @@ func TestOpenAIJSRetriesWithKey(t *testing.T) {
 // TestAnthropicSDKRetriesWithKey is the same measure with the pinned
 // @anthropic-ai/sdk at the Messages door (translated to the demo's chat).
 func TestAnthropicSDKRetriesWithKey(t *testing.T) {
-	jsRetries(t, "testdata/clients/holds_idem_anthropic.js", "") // the SDK adds /v1 itself
+	jsRetries(t, "anthropic", "") // the SDK adds /v1 itself
 }
 
-func jsRetries(t *testing.T, path, basePath string) {
+func jsRetries(t *testing.T, sdk, basePath string) {
 	node, nodePath := clients.Node(t)
-	script, err := filepath.Abs(path)
+	script, err := filepath.Abs("testdata/clients/holds_idem_sdk.js")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func jsRetries(t *testing.T, path, basePath string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, node, script)
-			cmd.Env = append(os.Environ(), "NODE_PATH="+nodePath, "BASE="+e.srv.URL+basePath, "KEY=key-a", "PLAN="+tc.plan.Encode())
+			cmd.Env = append(os.Environ(), "NODE_PATH="+nodePath, "SDK="+sdk, "BASE="+e.srv.URL+basePath, "KEY=key-a", "PLAN="+tc.plan.Encode())
 			if tc.key {
 				cmd.Env = append(cmd.Env, "IDEM=user-call-"+tc.name)
 			}

@@ -20,6 +20,31 @@ type KeyedRun struct {
 // windowWords is IdempotencyWindow in a sentence.
 const windowWords = "the last 24 hours"
 
+// KeyedRows is what ScanKeyedRuns reads of a store's query result: rows of
+// (id, usage, status, created_at in Unix nanoseconds), newest first.
+// *sql.Rows and pgx.Rows satisfy it.
+type KeyedRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanKeyedRuns reads the earlier runs carrying a key, for KeyedRetry.
+func ScanKeyedRuns(rows KeyedRows) ([]KeyedRun, error) {
+	var out []KeyedRun
+	for rows.Next() {
+		var k KeyedRun
+		var id, usage, status string
+		var at int64
+		if err := rows.Scan(&id, &usage, &status, &at); err != nil {
+			return nil, err
+		}
+		k.ID, k.Usage, k.Status, k.CreatedAt = RunID(id), UsageStatus(usage), RunStatus(status), time.Unix(0, at).UTC()
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
 // KeyedRetry is the one rule for an admission whose IdempotencyKey matches
 // earlier runs of its tenant within IdempotencyWindow (earlier: newest first).
 // A run that ended released (the provider provably did no work: it refused

@@ -376,18 +376,8 @@ func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Ru
 			return "", fmt.Errorf("look up idempotency key: %w", err)
 		}
 		defer rows.Close()
-		var earlier []ledger.KeyedRun
-		for rows.Next() {
-			var k ledger.KeyedRun
-			var id, usage, status string
-			var at int64
-			if err := rows.Scan(&id, &usage, &status, &at); err != nil {
-				return "", fmt.Errorf("look up idempotency key: %w", err)
-			}
-			k.ID, k.Usage, k.Status, k.CreatedAt = ledger.RunID(id), ledger.UsageStatus(usage), ledger.RunStatus(status), fromNanos(at)
-			earlier = append(earlier, k)
-		}
-		if err := rows.Err(); err != nil {
+		earlier, err := ledger.ScanKeyedRuns(rows)
+		if err != nil {
 			return "", fmt.Errorf("look up idempotency key: %w", err)
 		}
 		return ledger.KeyedRetry(req, earlier)

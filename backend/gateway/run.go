@@ -188,6 +188,11 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	retry, err := readRetryFacts(r.Header)
+	if err != nil {
+		d.writeError(w, err)
+		return
+	}
 	body, err := g.readBody(w, r)
 	if err != nil {
 		d.writeError(w, err)
@@ -247,6 +252,8 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 		RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: mreq.Model,
 		ReserveUnits: mrun.ReserveUnits(), Queued: ticket != nil && ticket.Queued(),
 		Quota: quota, Actor: ledger.TenantActor(t.ID),
+		Door: string(d.protocol()), UpstreamProtocol: string(upstreamProtocol(d, native)),
+		IdempotencyKey: retry.key, RetryCount: retry.count, Fingerprint: retry.fingerprint(d.protocol(), body),
 	})
 	if err != nil {
 		g.unregister(c)
@@ -568,7 +575,8 @@ func (c *call) writeEnd(ctx context.Context, o outcome) (kind string, err error)
 	case o.verdict.Trusted:
 		// Above the reserve, the ledger charges the tenant the reserve and
 		// counts the rest in the quota day (the provider did consume it).
-		_, err = g.opts.Store.Settle(ctx, c.id, o.verdict.SpendUnits, o.evidence, c.actor())
+		_, err = g.opts.Store.SettleUsage(ctx, c.id, ledger.Settlement{Units: o.verdict.SpendUnits,
+			CachedTokens: o.verdict.CachedTokens, Evidence: o.evidence}, c.actor())
 		kind = "settle"
 	case o.release:
 		_, err = g.opts.Store.ReleaseHold(ctx, c.id, o.status, o.evidence, c.actor())

@@ -97,4 +97,3 @@ func checkUnwritableEnd(t *testing.T, r *rig, content string, status ledger.RunS
 	}
 	r.verify()
 }
-

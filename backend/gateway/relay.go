@@ -180,6 +180,7 @@ func (c *call) readUpstream(body io.Reader, queue chan<- queued) error {
 	idle := time.AfterFunc(g.opts.UpstreamTimeout, func() { c.abort(errUpstreamIdle) })
 	defer idle.Stop()
 	sr := openai.NewSSEReader(body, g.opts.MaxEventBytes)
+	defer sr.Release() // every step copies what it keeps
 	for {
 		ev, err := sr.Next()
 		if err == io.EOF {

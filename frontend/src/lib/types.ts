@@ -14,6 +14,10 @@ export interface TenantState {
   max_concurrent: number;
   per_minute: number;
   per_hour: number;
+  /** use of the request windows, from the gateway's rate limiter; absent when no window is on */
+  rate?: { last_minute: number; last_hour: number; refused: number };
+  /** no longer configured (deleted, or gone from the file); its history stays */
+  removed?: boolean;
 }
 
 export interface Run {

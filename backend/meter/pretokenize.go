@@ -33,8 +33,11 @@ var asciiClasses = func() (t [utf8.RuneSelf]runeClass) {
 }()
 
 func classify(r rune) runeClass {
-	if r < utf8.RuneSelf {
+	switch {
+	case r < utf8.RuneSelf:
 		return asciiClasses[r]
+	case 0x4E00 <= r && r <= 0x9FFF: // CJK Unified Ideographs: all Lo
+		return clL | clA | clB
 	}
 	return classifySlow(r)
 }

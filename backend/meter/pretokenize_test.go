@@ -99,3 +99,13 @@ func TestPretokenizeRandomMix(t *testing.T) {
 		checkPieces(t, string(rs))
 	}
 }
+
+// TestClassifyCJKShortcut: the shortcut for CJK ideographs agrees with the
+// Unicode tables.
+func TestClassifyCJKShortcut(t *testing.T) {
+	for r := rune(0x4E00); r <= 0x9FFF; r++ {
+		if got, want := classify(r), classifySlow(r); got != want {
+			t.Fatalf("classify(%U) = %b, tables say %b", r, got, want)
+		}
+	}
+}

@@ -188,7 +188,7 @@ func (*nativeMessages) body(b []byte) (meter.Observation, []byte) {
 	case errors.Is(err, anthropic.ErrBadUsage):
 		o.Problem = err.Error()
 	case err != nil:
-		o = meter.Observation{Unreadable: true}
+		o = meter.Observation{Unreadable: true, UpstreamError: openai.ErrorMessage(b)}
 	case a.Usage != nil:
 		o.Usage = messagesUsage(*a.Usage)
 	}

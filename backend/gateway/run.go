@@ -68,7 +68,8 @@ type call struct {
 // context ended, or a write to it failed). Before the finish reason reached
 // it, the upstream call is cancelled at once; after it, the upstream is
 // read for FinishGrace more, so that its usage and [DONE] still settle a
-// run whose answer the client has whole (issue 12 item 9).
+// run whose answer the client has whole (issue 12 item 9) — unless the
+// grace is off (FinishGrace < 0).
 func (c *call) clientLeft() {
 	c.mu.Lock()
 	writing := c.writing
@@ -76,7 +77,7 @@ func (c *call) clientLeft() {
 	if writing {
 		return // the write in progress fails and says why (a write timeout, a closed connection)
 	}
-	if !c.finishSent.Load() {
+	if !c.finishSent.Load() || c.g.opts.FinishGrace < 0 {
 		c.abort(errClientGone)
 		return
 	}

@@ -223,7 +223,7 @@ func (t *rankTable) pieceTokens(piece string) int {
 		at   int
 		rank uint32
 	}
-	var buf [segmentBytes + 8]part
+	var buf [64]part
 	parts := buf[:0]
 	if len(piece)+1 > len(buf) {
 		parts = make([]part, 0, len(piece)+1)

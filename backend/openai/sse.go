@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // Event is one server-sent event as it came off the wire.
@@ -65,8 +66,28 @@ func NewSSEReader(r io.Reader, maxEventBytes int) *SSEReader {
 	if maxEventBytes <= 0 {
 		maxEventBytes = DefaultMaxEventBytes
 	}
-	return &SSEReader{r: r, max: maxEventBytes, buf: make([]byte, 0, 4096)}
+	b := sseBuffers.Get().(*[]byte)
+	return &SSEReader{r: r, max: maxEventBytes, buf: (*b)[:0]}
 }
+
+// sseBufferBytes is a reader's first buffer, taken from a pool (issue 15:
+// one buffer per stream, reused by the next): most events are a few
+// hundred bytes, and the buffer doubles for a longer one.
+const sseBufferBytes = 2048
+
+var sseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, sseBufferBytes); return &b }}
+
+// Release gives the reader's buffer back for another stream. The reader,
+// and every Raw and Data it returned, must not be used after.
+func (s *SSEReader) Release() {
+	b := s.buf[:0]
+	s.buf, s.pos, s.scratch, s.err = nil, 0, nil, errReleased
+	if cap(b) == sseBufferBytes { // a grown one goes to the collector
+		sseBuffers.Put(&b)
+	}
+}
+
+var errReleased = errors.New("openai: SSE reader used after Release")
 
 // Next returns the next event. At the end of the stream it returns io.EOF
 // (after returning a final Incomplete event if the stream stopped inside

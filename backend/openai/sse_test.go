@@ -181,3 +181,21 @@ func TestSSEReaderPassesReadErrorsAfterEvents(t *testing.T) {
 		t.Fatalf("err = %v, want the read error", err)
 	}
 }
+
+// TestSSEReaderRelease: a released reader's buffer serves the next reader,
+// and the released one reports an error instead of reading on.
+func TestSSEReaderRelease(t *testing.T) {
+	r := NewSSEReader(strings.NewReader("data: a\n\ndata: b\n\n"), 0)
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "a" {
+		t.Fatalf("first event %q, %v", ev.Data, err)
+	}
+	r.Release()
+	if _, err := r.Next(); err == nil || err == io.EOF {
+		t.Fatalf("Next after Release: %v, want an error", err)
+	}
+	r2 := NewSSEReader(strings.NewReader("data: c\n\n"), 0)
+	defer r2.Release()
+	if ev, err := r2.Next(); err != nil || string(ev.Data) != "c" {
+		t.Fatalf("next reader's event %q, %v", ev.Data, err)
+	}
+}

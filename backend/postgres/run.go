@@ -257,31 +257,6 @@ func (s *Store) transit(ctx context.Context, id ledger.RunID, actor ledger.Actor
 	return out, changed, nil
 }
 
-// Start moves a queued run to active; starting an active run changes nothing.
-func (s *Store) Start(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, id, actor, ledger.StartRule())
-}
-
-// Settle ends a run on trusted usage: spends units, releases the rest.
-func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, id, actor, ledger.SettleRule(units, evidence))
-}
-
-// KeepHold ends a run whose usage is unknown; its reserve stays held.
-func (s *Store) KeepHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, reason string, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, id, actor, ledger.KeepHoldRule(status, reason))
-}
-
-// ReleaseHold ends a run the provider provably did no work for.
-func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, id, actor, ledger.ReleaseHoldRule(status, evidence))
-}
-
-// Reconcile settles a held run at units with evidence, exactly once.
-func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, id, actor, ledger.ReconcileRule(units, evidence))
-}
-
 // QueuedAtCrashEvidence is the evidence of a run released because it was
 // still queued at the gate when its gateway ended (ledger's).
 const QueuedAtCrashEvidence = ledger.QueuedAtCrashEvidence

@@ -29,6 +29,12 @@ const (
 	DefaultResponseHeaderTimeout = 60 * time.Second
 	DefaultIdleConnTimeout       = 90 * time.Second
 	DefaultMaxIdleConnsPerHost   = 64
+	// Per connection, net/http's 4 KiB defaults cost 8 KiB a stream in
+	// flight (issue 15: 1,000 slow streams). A request goes out once, its
+	// body past the buffer written straight through; events are small and
+	// a larger read goes straight into the SSE reader's own buffer.
+	DefaultWriteBufferBytes = 1 << 10
+	DefaultReadBufferBytes  = 1 << 10
 )
 
 // Options configures one upstream.
@@ -80,6 +86,8 @@ func New(opts Options) (*Client, error) {
 			ResponseHeaderTimeout: opts.ResponseHeaderTimeout,
 			IdleConnTimeout:       DefaultIdleConnTimeout,
 			MaxIdleConnsPerHost:   DefaultMaxIdleConnsPerHost,
+			WriteBufferSize:       DefaultWriteBufferBytes,
+			ReadBufferSize:        DefaultReadBufferBytes,
 			ForceAttemptHTTP2:     true,
 			TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
 		}

@@ -9,6 +9,7 @@ import { setLang } from '../lib/i18n';
 import type { Actions } from '../lib/store';
 import type { Run, State } from '../lib/types';
 import fixture from '../fixtures/state.json';
+import { heldRun } from '../fixtures/run';
 
 const state = fixture as unknown as State;
 const actions: Actions = {
@@ -34,23 +35,8 @@ afterEach(() => {
   setLang('en');
 });
 const q = (id: string) => root.querySelector(`[data-testid="${id}"]`);
-const held = (id: string, sec: string, over: Partial<Run> = {}): Run => ({
-  id,
-  tenant: 'local',
-  upstream: 'demo',
-  model: 'demo-chat',
-  status: 'interrupted',
-  usage: 'unknown',
-  reserve_units: 102,
-  spent_units: 0,
-  held_units: 102,
-  evidence: 'stream cut before [DONE]',
-  created_at: `2026-11-29T11:00:${sec}Z`,
-  updated_at: `2026-11-29T11:00:${sec}Z`,
-  door: 'chat',
-  upstream_protocol: 'chat',
-  ...over,
-});
+const held = (id: string, sec: string, over: Partial<Run> = {}): Run =>
+  heldRun(id, sec, { evidence: 'stream cut before [DONE]', door: 'chat', upstream_protocol: 'chat', ...over });
 
 describe('Runs', () => {
   it('shows door and protocol, and cached tokens where usage is shown', () => {

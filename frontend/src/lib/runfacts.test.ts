@@ -2,23 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { doorText, doorTitle, retryGroups, retryText } from './runfacts';
 import { setLang } from './i18n';
 import type { Run } from './types';
+import { heldRun } from '../fixtures/run';
 
 afterEach(() => setLang('en'));
 
-const run = (id: string, at: string, over: Partial<Run> = {}): Run => ({
-  id,
-  tenant: 'local',
-  upstream: 'demo',
-  model: 'demo-chat',
-  status: 'interrupted',
-  usage: 'unknown',
-  reserve_units: 102,
-  spent_units: 0,
-  held_units: 102,
-  created_at: `2026-11-29T11:00:${at}Z`,
-  updated_at: `2026-11-29T11:00:${at}Z`,
-  ...over,
-});
+const run = heldRun;
 
 describe('door and protocol', () => {
   it.each([

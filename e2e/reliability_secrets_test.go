@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
 // TestReliabilityUpstreamEchoesKey is issue 12 item 6: an upstream whose
@@ -69,12 +68,8 @@ func leak(t *testing.T, where, s string) {
 // the logs; the run keeps its hold (the provider did work).
 func TestReliabilityMidStreamErrorEchoesKey(t *testing.T) {
 	t.Parallel()
-	d, err := demo.Start(demo.Options{APIKey: canaryUpstream, Models: []string{"demo-chat", "demo-native"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	r := newRig(t, rigOptions{demo: d, extraUpstreams: nativeUpstream(d.URL())})
+	r := newNativeRig(t, rigOptions{})
+	d := r.demo
 	const directive = "/demo kind=error-mid&after=2"
 	chat := func(model string, stream bool) string {
 		return strings.Replace(chatBody(directive, stream, 64), `"demo-chat"`, `"`+model+`"`, 1)

@@ -284,6 +284,7 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 			if finish {
 				c.finishSent.Store(true)
 			}
+			c.leftDuringWrite()
 			c.stream.relayed.Add(int64(len(batch)))
 			if closed {
 				return nil
@@ -293,6 +294,7 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 				if err := c.write(w, rc, keepAlive); err != nil {
 					return err
 				}
+				c.leftDuringWrite()
 			}
 		}
 	}

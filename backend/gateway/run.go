@@ -51,6 +51,7 @@ type call struct {
 	mu      sync.Mutex
 	rc      *http.ResponseController // set once the response started
 	writing bool                     // a write to the client is in progress
+	leftMid bool                     // the client left while a write was in progress (that write may still succeed)
 	reason  error                    // the first abort's cause
 
 	out       outcome // decided by the handler goroutine, applied by finish
@@ -73,9 +74,13 @@ type call struct {
 func (c *call) clientLeft() {
 	c.mu.Lock()
 	writing := c.writing
+	c.leftMid = c.leftMid || writing
 	c.mu.Unlock()
 	if writing {
-		return // the write in progress fails and says why (a write timeout, a closed connection)
+		// The write in progress fails and says why (a write timeout, a
+		// closed connection) — or succeeds into the socket's buffer, and
+		// the writer comes back here once it has noted what it wrote.
+		return
 	}
 	if !c.finishSent.Load() || c.g.opts.FinishGrace < 0 {
 		c.abort(errClientGone)
@@ -87,6 +92,19 @@ func (c *call) clientLeft() {
 		return
 	}
 	c.grace = time.AfterFunc(c.g.opts.FinishGrace, func() { c.abort(errClientGone) })
+}
+
+// leftDuringWrite acts on a departure clientLeft saw while a write was in
+// progress that then succeeded (else the departure was lost: with nothing
+// more to write, the upstream was read to its end, grace or not).
+func (c *call) leftDuringWrite() {
+	c.mu.Lock()
+	left := c.leftMid
+	c.leftMid = false
+	c.mu.Unlock()
+	if left {
+		c.clientLeft()
+	}
 }
 
 // outcome is what finish writes to the ledger.

@@ -502,3 +502,36 @@ func TestOverrunQuantile(t *testing.T) {
 		}
 	})
 }
+
+// The lag fit learns the API's settlement step. An API 12 min behind that
+// settles in 5-min steps (clock-aligned) reflects, at a reading at 08:41,
+// the usage up to 08:25, not 08:29; read with a one-minute model every
+// reading errs by up to a step of usage — low, and the smallest estimate
+// keeps the worst for the rest of the day, or high where the fit's Δ is
+// short of the step's end. 5,000–15,000 units a minute from 08:00, B0 2,000,000, readings every
+// 3–8 min from 08:31 (the sync schedule and the bursts set the phase).
+// Before, B0 was 2,011,760 with lag 11 min: above the true pool.
+func TestLagFitLearnsTheSettlementStep(t *testing.T) {
+	o := opts()
+	o.DailyCap = 1 << 40
+	day := "2026-08-13"
+	s := &quota.Series{}
+	for i := 0; i < 120; i++ { // 5,000–14,999 a minute from 08:00
+		s.Add(at(day, "08:00:00").Add(time.Duration(i)*time.Minute), ledger.Units(5_000+i*7_919%10_000))
+	}
+	start := o.DayStart(at(day, "12:00:00"))
+	var snaps []ledger.Snapshot
+	for _, hm := range []string{"08:31", "08:37", "08:40", "08:44", "08:52", "08:58", "09:03", "09:09", "09:13", "09:21", "09:26", "09:34"} {
+		t0 := at(day, hm+":00")
+		settled := t0.Add(-12 * time.Minute).Truncate(5 * time.Minute)
+		snaps = append(snaps, reading(t0, 2_000_000-quota.UsageToday(s, start, settled), 0))
+	}
+	now := at(day, "09:36:00")
+	a := quota.Assess(o, now, snaps, s)
+	if a.B0.Units != 2_000_000 || a.LagStep != 5*time.Minute {
+		t.Fatalf("B0 %d (lag %s, step %s), want 2,000,000 in 5-min steps", a.B0.Units, a.Lag, a.LagStep)
+	}
+	if a.B0.Units > 2_000_000 {
+		t.Fatalf("B0 %d above the true pool", a.B0.Units)
+	}
+}

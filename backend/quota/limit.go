@@ -73,28 +73,45 @@ func readings(snaps []ledger.Snapshot, now time.Time) []ledger.Snapshot {
 	return out
 }
 
+// lagSteps are the settlement steps, in minutes, the lag fit considers. A
+// balance API that settles every few minutes reflects the usage up to the
+// last step boundary before t − Δ (clock-aligned); a one-minute model of it
+// errs by up to a step of usage at every reading, and the smallest of the
+// readings' estimates keeps the worst of those errors for the rest of the
+// day (issue 17: ≈0.6 point of pool use under the usual conditions, whose
+// API settles in steps of 1, 2 or 5 minutes).
+var lagSteps = []int{1, 2, 5}
+
+// settleAt is the settle point of a reading taken at t under lag and step:
+// t − lag rounded down to a multiple of step (whole minutes at least).
+func settleAt(t time.Time, lag, step time.Duration) time.Time {
+	return t.Add(-lag).Truncate(max(step, time.Minute))
+}
+
 // EstimateLag picks the Δ in [MinLag, MaxLag] (whole minutes) that best
 // explains successive readings: the balance drop between two readings should
-// equal the usage settled in [t1−Δ, t2−Δ). Pairs across a balance rise
+// equal the usage settled in [t1−Δ, t2−Δ), each end rounded down to the
+// API's settlement step (lagSteps, fitted too). Pairs across a balance rise
 // (a refund) are skipped. With nothing to learn from, DefaultLag.
 func EstimateLag(o Options, snaps []ledger.Snapshot, s *Series, now time.Time) time.Duration {
-	return estimateLag(o, readings(snaps, now), s)
+	return estimateLag(o, readings(snaps, now), s).lag
 }
 
-func estimateLag(o Options, rs []ledger.Snapshot, s *Series) time.Duration {
-	lag, _ := estimateLagInfo(o, rs, s)
-	return lag
+// lagFit is a fitted settlement: lag Δ and step; informative is false
+// when no pair of readings moved (DefaultLag, step 1 min).
+type lagFit struct {
+	lag, step   time.Duration
+	informative bool
 }
 
-// estimateLagInfo is estimateLag, and whether the readings told anything
-// (false: DefaultLag, for want of pairs that moved).
-func estimateLagInfo(o Options, rs []ledger.Snapshot, s *Series) (time.Duration, bool) {
+func estimateLag(o Options, rs []ledger.Snapshot, s *Series) lagFit {
 	// Pair ends as minute indexes into the series: shifting both by Δ whole
 	// minutes is then integer arithmetic (this runs at every sync).
 	type pair struct {
 		ia, ib int
 		drop   ledger.Units
 	}
+	none := lagFit{lag: o.DefaultLag, step: time.Minute}
 	var pairs []pair
 	for i := 1; i < len(rs); i++ {
 		drop := rs[i-1].BalanceUnits - rs[i].BalanceUnits
@@ -104,35 +121,41 @@ func estimateLagInfo(o Options, rs []ledger.Snapshot, s *Series) (time.Duration,
 		pairs = append(pairs, pair{s.index(rs[i-1].At), s.index(rs[i].At), drop})
 	}
 	if len(pairs) == 0 {
-		return o.DefaultLag, false
+		return none
 	}
 	if len(pairs) > lagPairs {
 		pairs = pairs[len(pairs)-lagPairs:]
 	}
+	last := pairs[len(pairs)-1].ib
 	lo, hi := int(o.MinLag/time.Minute), int(o.MaxLag/time.Minute)
-	best, bestErr, informative := o.DefaultLag, ledger.Units(-1), false
-	for d := lo; d <= hi; d++ {
-		var sum ledger.Units
-		for _, p := range pairs {
-			used := s.cumAt(p.ib-d) - s.cumAt(p.ia-d)
-			if used != 0 || p.drop != 0 {
-				informative = true
+	best, bestErr, bestAt, informative := none, ledger.Units(-1), 0, false
+	for _, st := range lagSteps {
+		for d := lo; d <= hi; d++ {
+			var sum ledger.Units
+			for _, p := range pairs {
+				used := s.cumAt(s.stepIndex(p.ib-d, st)) - s.cumAt(s.stepIndex(p.ia-d, st))
+				if used != 0 || p.drop != 0 {
+					informative = true
+				}
+				e := p.drop - used
+				if e < 0 {
+					e = -e
+				}
+				sum += e
 			}
-			e := p.drop - used
-			if e < 0 {
-				e = -e
+			// On a tie keep the fit whose settle point of the latest reading
+			// is the earlier (the larger Δ, the coarser step): its B0 is the smaller.
+			at := s.stepIndex(last-d, st)
+			if bestErr < 0 || sum < bestErr || (sum == bestErr && at <= bestAt) {
+				best, bestErr, bestAt = lagFit{lag: time.Duration(d) * time.Minute, step: time.Duration(st) * time.Minute}, sum, at
 			}
-			sum += e
-		}
-		// ≤: on a tie keep the larger Δ, whose B0 is the smaller.
-		if bestErr < 0 || sum <= bestErr {
-			best, bestErr = time.Duration(d)*time.Minute, sum
 		}
 	}
 	if !informative {
-		return o.DefaultLag, false
+		return none
 	}
-	return best, true
+	best.informative = true
+	return best
 }
 
 // B0Estimate is the day's starting free pool as the guard believes it.
@@ -177,10 +200,10 @@ func (b B0Estimate) ManualExcess() ledger.Units {
 // after it rises from the readings' estimate, which the manual B0 only
 // ever lowers. With no readings, the manual B0 alone.
 func EstimateB0(o Options, day string, snaps []ledger.Snapshot, s *Series, lag time.Duration, now time.Time) B0Estimate {
-	return estimateB0(o, day, snaps, readings(snaps, now), s, lag, now, 0)
+	return estimateB0(o, day, snaps, readings(snaps, now), s, lagFit{lag: lag, step: time.Minute}, now, 0)
 }
 
-func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, lag time.Duration, now time.Time,
+func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, lag lagFit, now time.Time,
 	refundFloor ledger.Units) B0Estimate {
 	var manual *ledger.Snapshot
 	for i := range snaps {
@@ -190,7 +213,7 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 			}
 		}
 	}
-	f := b0Fold{o: o, s: s, day: day, dayStart: o.DayStart(now), lag: lag, floor: refundFloor}
+	f := b0Fold{o: o, s: s, day: day, dayStart: o.DayStart(now), lag: lag.lag, step: lag.step, floor: refundFloor}
 	for _, r := range rs {
 		f.add(r)
 	}
@@ -201,8 +224,8 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 	}
 	est.ManualUnits = manual.B0Units
 	if est.ReadingsKnown {
-		if _, informative := estimateLagInfo(o, rs, s); !informative {
-			f.lag = -time.Minute // lag 0, the reading's whole minute included
+		if !estimateLag(o, rs, s).informative {
+			f.lag, f.step = -time.Minute, time.Minute // lag 0, the reading's whole minute included
 		}
 	}
 	f.reset()
@@ -236,6 +259,7 @@ type b0Fold struct {
 	day      string
 	dayStart time.Time
 	lag      time.Duration
+	step     time.Duration
 	floor    ledger.Units
 
 	n                 int
@@ -261,7 +285,7 @@ func (f *b0Fold) lower(u ledger.Units) {
 }
 
 func (f *b0Fold) add(r ledger.Snapshot) {
-	b0 := r.BalanceUnits + UsageToday(f.s, f.dayStart, r.At.Add(-f.lag))
+	b0 := r.BalanceUnits + UsageToday(f.s, f.dayStart, settleAt(r.At, f.lag, f.step))
 	switch {
 	case !f.started:
 		f.b, f.since, f.started = b0, b0, true
@@ -327,6 +351,7 @@ func ExpiringBy(exp []Expiry, t time.Time) ledger.Units {
 type Assessment struct {
 	Day           string
 	Lag           time.Duration
+	LagStep       time.Duration // the balance API's settlement step the lag fit found
 	B0            B0Estimate
 	Limit         ledger.Units // quotagate's limit; 0 when B0 is unknown
 	LimitV6       ledger.Units
@@ -361,8 +386,9 @@ func Assess(o Options, now time.Time, snaps []ledger.Snapshot, s *Series) Assess
 func AssessWith(o Options, now time.Time, snaps []ledger.Snapshot, s *Series, refundFloor ledger.Units) Assessment {
 	a := Assessment{Day: o.Day(now), at: now, series: s}
 	rs := readings(snaps, now)
-	a.Lag = estimateLag(o, rs, s)
-	a.B0 = estimateB0(o, a.Day, snaps, rs, s, a.Lag, now, refundFloor)
+	fit := estimateLag(o, rs, s)
+	a.Lag, a.LagStep = fit.lag, fit.step
+	a.B0 = estimateB0(o, a.Day, snaps, rs, s, fit, now, refundFloor)
 	for i := 1; i < len(rs); i++ {
 		if rs[i].Day == a.Day && rs[i].BalanceUnits > rs[i-1].BalanceUnits {
 			a.RiseToday = true
@@ -392,7 +418,7 @@ func (a *Assessment) SetExpiries(o Options, exp []Expiry, listedAt time.Time, s 
 	sort.SliceStable(a.Expiring, func(i, j int) bool { return a.Expiring[i].At.Before(a.Expiring[j].At) })
 	a.ExpiryBase = 0
 	if len(exp) > 0 {
-		a.ExpiryBase = UsageToday(s, o.DayStart(a.at), listedAt.Add(-a.Lag))
+		a.ExpiryBase = UsageToday(s, o.DayStart(a.at), settleAt(listedAt, a.Lag, a.LagStep))
 	}
 }
 

@@ -37,6 +37,8 @@ type Overrun struct {
 	reserve, cost []ledger.Units // ring of the recent calls
 	next          int
 	MaxMilli      int64 // the largest ratio seen, in thousandths (LearnOverrun)
+	k             int64 // Bound's quantile, kept until the next call is learned (0: stale)
+	tail          ledger.Units
 }
 
 // Overrun learning figures: the window of calls, the calls needed before a
@@ -53,6 +55,7 @@ func (v *Overrun) Learn(reserve, cost ledger.Units) {
 		return
 	}
 	v.MaxMilli = LearnOverrun(v.MaxMilli, reserve, cost)
+	v.k = 0
 	if len(v.reserve) < OverrunSamples {
 		v.reserve, v.cost = append(v.reserve, reserve), append(v.cost, cost)
 		return
@@ -77,6 +80,9 @@ func (v *Overrun) Bound() (kMilli int64, tail ledger.Units) {
 	if n < OverrunMinSamples {
 		return max(v.MaxMilli, noOverrun), 0
 	}
+	if v.k != 0 {
+		return v.k, v.tail
+	}
 	ratios := make([]int64, n)
 	for i := range ratios {
 		ratios[i] = ratioMilli(v.reserve[i], v.cost[i])
@@ -86,6 +92,7 @@ func (v *Overrun) Bound() (kMilli int64, tail ledger.Units) {
 	for i := range v.reserve {
 		tail = max(tail, v.cost[i]-mulMilli(v.reserve[i], ledger.Units(k)))
 	}
+	v.k, v.tail = k, tail
 	return k, tail
 }
 

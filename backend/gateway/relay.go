@@ -142,6 +142,9 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 		if readErr != nil {
 			why = "the upstream stream broke: " + g.opts.Scrub.String(readErr.Error())
 		}
+		if ue := c.meter.UpstreamError(); ue != "" {
+			why += "; it sent an error: " + truncate(ue, 200) // scrubbed when observed
+		}
 		c.keep(ledger.RunInterrupted, fmt.Sprintf("%s; %s", why, v.Evidence()))
 		tell = ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-stream; the run is interrupted and its reservation is held until reconciled", c.up.Name())
 	default:
@@ -407,9 +410,12 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	}
 	c.meter.Observe(o)
 	v := c.meter.Verdict()
-	if v.Trusted {
+	switch {
+	case v.Trusted:
 		c.settle(v)
-	} else {
+	case o.UpstreamError != "":
+		c.keep(ledger.RunCompleted, "the upstream's body is an error: "+truncate(o.UpstreamError, 200)+"; "+v.Evidence()) // scrubbed above
+	default:
 		c.keep(ledger.RunCompleted, v.Evidence())
 	}
 	if err := c.finish(c.ctx); err != nil { // the body goes out only once the outcome is on disk

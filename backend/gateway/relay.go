@@ -34,6 +34,9 @@ type StreamState struct {
 	QueuePeak    int          `json:"queue_peak"`
 	Backpressure int64        `json:"backpressure"`
 	Relayed      int64        `json:"relayed"`
+	// Grace: the client left after the finish; the upstream is read on for
+	// its usage (Options.FinishGrace).
+	Grace bool `json:"grace,omitempty"`
 }
 
 // streamCounters are process-wide figures over every stream so far.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
 
 // streamText reads an SSE chat stream: the content it carried, whether it
@@ -157,4 +159,110 @@ func TestReliabilityFinishThenLeave(t *testing.T) {
 		t.Fatalf("run after the client left mid-answer: %+v; want cancelled with its hold", run)
 	}
 	r.verify()
+}
+
+// newNativeRig is a rig with a second upstream, `native`, serving
+// demo-native from the same demo and speaking every protocol, so that the
+// Responses and Messages doors relay its answers natively (the rig's own
+// `up`, serving demo-chat, speaks chat only: those doors translate).
+func newNativeRig(t *testing.T, o rigOptions) *rig {
+	t.Helper()
+	if o.demo == nil {
+		d, err := demo.Start(demo.Options{APIKey: canaryUpstream, Models: []string{"demo-chat", "demo-native"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		o.demo = d
+	}
+	o.extraUpstreams = fmt.Sprintf("  - {name: native, kind: openai, base_url: %q, api_key: %q, models: [demo-native], protocols: [chat, responses, messages]}",
+		o.demo.URL(), canaryUpstream)
+	return newRig(t, o)
+}
+
+// TestReliabilityFinishThenLeaveDoors is issue 12 items 3 and 4: the
+// Responses door marks its finish (the output_item.done that leaves no item
+// open, natively; translated, the items close on the chat chunk with the
+// finish reason), so a client that leaves there while response.completed
+// and its usage come 400 ms later settles on that usage, as at the chat
+// door; so does the Messages door natively, where message_delta is the
+// finish and message_stop comes 400 ms later; and with `finish_grace: off`
+// a client that leaves at the finish cancels the upstream at once and its
+// run keeps its hold, at every door.
+func TestReliabilityFinishThenLeaveDoors(t *testing.T) {
+	t.Parallel()
+	const directive = "/demo usage_delay=400ms"
+	chat := func(model string) (string, string) {
+		return "/v1/chat/completions", strings.Replace(chatBody(directive, true, 64), `"demo-chat"`, `"`+model+`"`, 1)
+	}
+	resp := func(model string) (string, string) {
+		return "/v1/responses", fmt.Sprintf(`{"model":%q,"stream":true,"max_output_tokens":64,"input":%q}`, model, directive)
+	}
+	msgs := func(model string) (string, string) {
+		return "/v1/messages", fmt.Sprintf(`{"model":%q,"stream":true,"max_tokens":64,"messages":[{"role":"user","content":%q}]}`, model, directive)
+	}
+	isChatFinish := func(data string) bool { return strings.Contains(data, `"finish_reason":"stop"`) }
+	isMessageDelta := func(data string) bool { return strings.Contains(data, `"type":"message_delta"`) }
+	isItemDone := func(data string) bool { return strings.Contains(data, `"type":"response.output_item.done"`) }
+	for _, grace := range []string{"", "off"} {
+		r := newNativeRig(t, rigOptions{finishGrace: grace})
+		for _, tc := range []struct {
+			name   string
+			req    func(model string) (string, string)
+			model  string
+			finish func(data string) bool
+		}{
+			{"Chat", chat, "demo-chat", isChatFinish},
+			{"ResponsesNative", resp, "demo-native", isItemDone},
+			{"ResponsesTranslated", resp, "demo-chat", isItemDone},
+			{"MessagesNative", msgs, "demo-native", isMessageDelta},
+		} {
+			name := tc.name + "/GraceDefault"
+			if grace != "" {
+				name = tc.name + "/Grace_" + grace
+			}
+			t.Run(name, func(t *testing.T) {
+				path, body := tc.req(tc.model)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, "POST", r.s.URL()+path, strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+r.keyA)
+				req.Header.Set("Content-Type", "application/json")
+				res, err := http.DefaultClient.Do(req)
+				if err != nil || res.StatusCode != 200 {
+					t.Fatalf("%s: %v %v", path, res, err)
+				}
+				id := ledger.RunID(res.Header.Get("X-Run-Id"))
+				sc := bufio.NewScanner(res.Body)
+				sawFinish, sawUsage := false, false
+				for sc.Scan() {
+					data, ok := strings.CutPrefix(sc.Text(), "data: ")
+					if !ok {
+						continue
+					}
+					sawUsage = sawUsage || strings.Contains(data, `"response.completed"`) || strings.Contains(data, `"message_stop"`) || data == "[DONE]"
+					if tc.finish(data) {
+						sawFinish = true
+						break // the client leaves at the finish
+					}
+				}
+				cancel()
+				res.Body.Close()
+				if !sawFinish || sawUsage {
+					t.Fatalf("finish seen %v, usage or end seen before it %v", sawFinish, sawUsage)
+				}
+				run := r.waitRun(id)
+				if grace == "off" {
+					if run.Status != ledger.RunCancelled || run.HeldUnits != run.ReserveUnits {
+						t.Fatalf("grace off: run %+v; want cancelled with its hold", run)
+					}
+					return
+				}
+				if run.Status != ledger.RunCompleted || run.Usage != ledger.UsageTrusted || run.HeldUnits != 0 {
+					t.Fatalf("run after the client left at the finish: %+v; want completed on trusted usage", run)
+				}
+			})
+		}
+		r.verify()
+	}
 }

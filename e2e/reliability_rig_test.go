@@ -54,6 +54,7 @@ type rigOptions struct {
 	upstreamTimeout string // limits.upstream_timeout; default 120s
 	budgetB         int    // tenant b's budget; default 1000
 	extraUpstreams  string // more YAML list items under upstreams:
+	finishGrace     string // limits.finish_grace; default unset (the gateway's 5s)
 	dir             string // reuse a data dir (restart tests)
 	demo            *demo.Server
 }
@@ -67,7 +68,7 @@ tenants:
 upstreams:
   - {name: up, kind: openai, base_url: %q, api_key: %q, models: [demo-chat], max_concurrent: 200, queue: {max_waiters: 200, max_wait: 8s}}
 %s
-limits: {write_timeout: %s, upstream_timeout: %s, request_bytes_max: 65536}
+limits: {write_timeout: %s, upstream_timeout: %s, request_bytes_max: 65536%s}
 `
 
 // requestBytesMax is the rig's configured body limit.
@@ -115,8 +116,12 @@ func rigConfigFor(demoURL string, o rigOptions) (*config.Config, error) {
 	if o.budgetB == 0 {
 		o.budgetB = 1000
 	}
+	grace := ""
+	if o.finishGrace != "" {
+		grace = ", finish_grace: " + o.finishGrace
+	}
 	yaml := fmt.Sprintf(rigConfig, canaryAdmin, canaryKeyA, canaryKeyB, o.budgetB, demoURL, canaryUpstream,
-		o.extraUpstreams, o.writeTimeout, o.upstreamTimeout)
+		o.extraUpstreams, o.writeTimeout, o.upstreamTimeout, grace)
 	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		return nil, fmt.Errorf("rig config: %w\n%s", err, yaml)

@@ -1,10 +1,13 @@
 package e2e_test
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/quotagate/quotagate/backend/ledger"
 )
 
 // TestReliabilityUpstreamEchoesKey is issue 12 item 6: an upstream whose
@@ -55,4 +58,69 @@ func leak(t *testing.T, where, s string) {
 			t.Errorf("%s holds the secret %s…:\n%s", where, c[:20], s)
 		}
 	}
+}
+
+// TestReliabilityMidStreamErrorEchoesKey is issue 12 item 2: an upstream
+// error event after output started (chat's data {"error":…}, the Responses
+// and Messages `error` events, native and translated), and a 200 whose body
+// is an error object, that echoes the provider key the request carried get
+// no secret to the tenant, the run's evidence, /admin/api/state, audit.csv or
+// the logs; the run keeps its hold (the provider did work).
+func TestReliabilityMidStreamErrorEchoesKey(t *testing.T) {
+	t.Parallel()
+	r := newNativeRig(t, rigOptions{})
+	d := r.demo
+	const directive = "/demo kind=error-mid&after=2"
+	chat := func(model string, stream bool) string {
+		return strings.Replace(chatBody(directive, stream, 64), `"demo-chat"`, `"`+model+`"`, 1)
+	}
+	resp := func(model string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%v,"max_output_tokens":64,"input":%q}`, model, stream, directive)
+	}
+	msgs := func(model string, stream bool) string {
+		return fmt.Sprintf(`{"model":%q,"stream":%v,"max_tokens":64,"messages":[{"role":"user","content":%q}]}`, model, stream, directive)
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		relayed          bool // the upstream's own error reaches the client (masked)
+	}{
+		{"ChatStream", "/v1/chat/completions", chat("demo-chat", true), true},
+		{"ChatBody", "/v1/chat/completions", chat("demo-chat", false), true},
+		{"ResponsesNative", "/v1/responses", resp("demo-native", true), true},
+		{"ResponsesNativeBody", "/v1/responses", resp("demo-native", false), true},
+		{"ResponsesTranslated", "/v1/responses", resp("demo-chat", true), false},
+		{"MessagesNative", "/v1/messages", msgs("demo-native", true), false},
+		{"MessagesNativeBody", "/v1/messages", msgs("demo-native", false), true},
+		{"MessagesTranslated", "/v1/messages", msgs("demo-chat", true), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			received := d.Stats().Received
+			got := r.do("POST", tc.path, r.keyA, "application/json", tc.body)
+			if n := d.Stats().Received - received; n != 1 {
+				t.Fatalf("the upstream got %d calls", n)
+			}
+			var hdr strings.Builder
+			got.header.Write(&hdr)
+			leak(t, "the tenant's answer", string(got.body)+hdr.String())
+			id := got.runID()
+			if id == "" {
+				t.Fatalf("no run: %d %s", got.status, got.body)
+			}
+			if !strings.Contains(string(got.body), "error") {
+				t.Errorf("the client was not told of the failure: %d %s", got.status, got.body)
+			}
+			if masked := strings.Contains(string(got.body), "Incorrect API key provided: [redacted]"); masked != tc.relayed {
+				t.Errorf("the upstream's error relayed masked: %v, want %v:\n%s", masked, tc.relayed, got.body)
+			}
+			run := r.waitRun(id)
+			leak(t, "the run", run.Evidence+string(r.do("GET", "/v1/runs/"+string(id), r.keyA, "", "").body))
+			if run.Usage == ledger.UsageTrusted || run.HeldUnits != run.ReserveUnits {
+				t.Errorf("run %+v: want its hold kept", run)
+			}
+			t.Logf("%s: %d, evidence %q", tc.name, got.status, run.Evidence)
+		})
+	}
+	leak(t, "/admin/api/state", string(r.admin("GET", "/admin/api/state", "").body))
+	leak(t, "audit.csv", string(r.admin("GET", "/admin/api/audit.csv", "").body))
+	leak(t, "the logs", r.logs.String())
 }

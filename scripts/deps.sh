@@ -12,7 +12,8 @@ pkgs=(
   fonts-dejavu-core
   fonts-wqy-microhei                                              # CJK glyphs: the zh-CN dashboard, Chinese evidence
   postgresql                                                      # backend/postgres tests
-  dbus-daemon                                                     # backend/notify tests: a private session bus
+  sqlite3                                                         # e2e: another program holding the ledger's write lock
+  dbus-daemon curl                                                # notifications: a private session bus (backend/notify tests, smoke)
   desktop-file-utils zip unzip file binutils                      # make package and its check
 )
 missing=()

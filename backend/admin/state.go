@@ -44,6 +44,20 @@ type TenantState struct {
 	MaxConcurrent  int          `json:"max_concurrent"`
 	PerMinute      int          `json:"per_minute"`
 	PerHour        int          `json:"per_hour"`
+	// Rate is the tenant's use of its request limits, read from the rate
+	// limiter itself; nil when neither window is on. Each gateway counts
+	// the calls it admitted (the windows are per gateway).
+	Rate *RateUse `json:"rate,omitempty"`
+	// Removed: the tenant is no longer configured (deleted on the dashboard
+	// or gone from the file); its balance row stays as history.
+	Removed bool `json:"removed,omitempty"`
+}
+
+// RateUse is one tenant's position in its sliding request windows (seed 003).
+type RateUse struct {
+	LastMinute int    `json:"last_minute"` // admitted calls younger than a minute
+	LastHour   int    `json:"last_hour"`   // admitted calls younger than an hour (0 when per_hour is off)
+	Refused    uint64 `json:"refused"`     // calls refused with 429 rate_limited since the gateway started
 }
 
 // GateState is one upstream gate's queue (seed 003), as the gate reports it.

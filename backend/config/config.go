@@ -196,7 +196,43 @@ type Limits struct {
 	WriteTimeout        time.Duration `yaml:"write_timeout"`
 	UpstreamTimeout     time.Duration `yaml:"upstream_timeout"` // longest upstream silence mid-stream
 	BodyTimeout         time.Duration `yaml:"body_timeout"`     // longest wait for a request body to arrive
-	FinishGrace         time.Duration `yaml:"finish_grace"`     // after finish_reason, how long a stream whose client left is still read for usage
+	FinishGrace         Grace         `yaml:"finish_grace"`     // after finish_reason, how long a stream whose client left is still read for usage; `off`: not at all
+}
+
+// Grace is a duration that can be switched off, as limits.finish_grace is:
+// a positive duration ("5s") or `off`. Off is GraceOff, a negative duration,
+// which is how gateway.Options.FinishGrace reads "no grace". An explicit 0s
+// is refused rather than guessed at: absent means the default (before,
+// 0 silently meant the default), and no grace is spelled `off`.
+type Grace time.Duration
+
+// GraceOff is `off`: a client that leaves after the finish reason cancels
+// the upstream at once, and its run keeps its hold.
+const GraceOff Grace = -1
+
+// UnmarshalYAML reads `off` or a positive duration.
+func (g *Grace) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Value == "off" {
+		*g = GraceOff
+		return nil
+	}
+	var d time.Duration
+	if err := n.Decode(&d); err != nil || d <= 0 {
+		return fmt.Errorf("line %d: %q: write a positive duration such as 5s, or off to switch the grace off", n.Line, n.Value)
+	}
+	*g = Grace(d)
+	return nil
+}
+
+// Duration is g as gateway.Options.FinishGrace takes it (negative: off).
+func (g Grace) Duration() time.Duration { return time.Duration(g) }
+
+// String is g as the config file spells it.
+func (g Grace) String() string {
+	if g == GraceOff {
+		return "off"
+	}
+	return time.Duration(g).String()
 }
 
 //go:embed default.yaml
@@ -307,7 +343,7 @@ func (c *Config) fillDefaults() {
 	orDefault(&l.WriteTimeout, gateway.DefaultWriteTimeout)
 	orDefault(&l.UpstreamTimeout, gateway.DefaultUpstreamTimeout)
 	orDefault(&l.BodyTimeout, gateway.DefaultBodyTimeout)
-	orDefault(&l.FinishGrace, gateway.DefaultFinishGrace)
+	orDefault(&l.FinishGrace, Grace(gateway.DefaultFinishGrace))
 	for i := range c.Tenants {
 		orDefault(&c.Tenants[i].MaxConcurrent, 1)
 	}

@@ -18,6 +18,8 @@ func FuzzConfig(f *testing.F) {
 	}
 	f.Add([]byte("tenants:\n  - {id: a, key: kkkkkkkk, budget_units: 5}\n"))
 	f.Add([]byte("upstreams:\n  - {name: x, kind: demo, models: [m], quota: {}}\n"))
+	f.Add([]byte("limits: {finish_grace: off, write_timeout: 2s}\n"))
+	f.Add([]byte("limits: {finish_grace: 250ms}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := config.Parse(data, env(designEnv))
 		if err != nil {
@@ -25,6 +27,9 @@ func FuzzConfig(f *testing.F) {
 		}
 		if err := c.Validate(); err != nil {
 			t.Fatalf("accepted config fails Validate: %v", err)
+		}
+		if g := c.Limits.FinishGrace; g != config.GraceOff && g <= 0 {
+			t.Fatalf("finish_grace %d is neither off nor a positive duration", int64(g))
 		}
 		for _, tn := range c.Tenants {
 			if tn.Key != "" || len(tn.Keys) != 0 {

@@ -119,6 +119,11 @@ func TestParseRefuses(t *testing.T) {
 		{"ProtocolTwice", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat, chat]}\n", "protocols lists chat twice"},
 		{"UnknownReasoningSwitch", "upstreams:\n  - {name: x, kind: demo, models: [m], reasoning_switch: effort}\n", `upstream x: reasoning_switch "effort": want reasoning_effort or thinking`},
 		{"TinyBodyLimit", "limits: {request_bytes_max: 10}\n", "request_bytes_max"},
+		{"FinishGraceZero", "limits: {finish_grace: 0s}\n", `"0s": write a positive duration such as 5s, or off`},
+		{"FinishGraceNegative", "limits: {finish_grace: -1s}\n", `"-1s": write a positive duration`},
+		{"FinishGraceBareNumber", "limits: {finish_grace: 5}\n", `"5": write a positive duration`},
+		{"FinishGraceWord", "limits: {finish_grace: never}\n", `"never": write a positive duration`},
+		{"FinishGraceLong", "limits: {finish_grace: 2m}\n", "limits.finish_grace must be off or at most 1m"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,6 +133,35 @@ func TestParseRefuses(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %q does not mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// limits.finish_grace: absent is the default (5s), a duration is kept, and
+// `off` switches the grace off — what the gateway reads as a negative grace.
+func TestFinishGrace(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       config.Grace
+		gateway    time.Duration
+		spelled    string
+	}{
+		{"Default", "meter: utf8-bytes-v1\n", config.Grace(5 * time.Second), 5 * time.Second, "5s"},
+		{"Duration", "limits: {finish_grace: 800ms}\n", config.Grace(800 * time.Millisecond), 800 * time.Millisecond, "800ms"},
+		{"Off", "limits: {finish_grace: off}\n", config.GraceOff, -1, "off"},
+		{"OffQuoted", "limits:\n  finish_grace: \"off\"\n", config.GraceOff, -1, "off"},
+		{"Minute", "limits: {finish_grace: 1m}\n", config.Grace(time.Minute), time.Minute, "1m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Parse([]byte(tt.yaml), env(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := c.Limits.FinishGrace
+			if g != tt.want || g.Duration() != tt.gateway || g.String() != tt.spelled {
+				t.Fatalf("finish_grace = %v (%v, %q), want %v (%v, %q)", int64(g), g.Duration(), g, int64(tt.want), tt.gateway, tt.spelled)
 			}
 		})
 	}

@@ -227,8 +227,8 @@ func (l Limits) validate() error {
 	if l.BodyTimeout < time.Second {
 		return fmt.Errorf("limits.body_timeout must be at least 1s")
 	}
-	if l.FinishGrace < 0 || l.FinishGrace > time.Minute {
-		return fmt.Errorf("limits.finish_grace must be between 0s and 1m")
+	if l.FinishGrace != GraceOff && (l.FinishGrace < 0 || l.FinishGrace > Grace(time.Minute)) {
+		return fmt.Errorf("limits.finish_grace must be off or at most 1m")
 	}
 	return nil
 }

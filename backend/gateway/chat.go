@@ -121,6 +121,9 @@ func (chatAnswer) body(b []byte) (meter.Observation, []byte) {
 	case err != nil:
 		o = meter.Observation{Unreadable: true}
 	}
+	if o.Usage == nil {
+		o.UpstreamError = openai.ErrorMessage(b) // a 200 whose body is an error object
+	}
 	return o, b
 }
 

@@ -108,6 +108,10 @@ type step struct {
 	// reading at finish_reason) does not cancel the upstream, which is read
 	// for its usage a little longer (Options.FinishGrace; issue 12 item 9).
 	finish bool
+	// more: the answer goes on after an earlier finish (a Responses item
+	// added after every earlier one was done): the client has it whole
+	// only once it has the next finish.
+	more bool
 }
 
 // Protocol names an API protocol: a door's, and one an upstream speaks.
@@ -119,6 +123,15 @@ const (
 	ProtocolResponses Protocol = "responses" // POST /v1/responses
 	ProtocolMessages  Protocol = "messages"  // POST /v1/messages
 )
+
+// upstreamProtocol is the protocol a call at door d is relayed in: the
+// door's own when native, else chat completions.
+func upstreamProtocol(d door, native bool) Protocol {
+	if native {
+		return d.protocol()
+	}
+	return ProtocolChat
+}
 
 // chatPath is where a chat-completions body goes under an upstream's base URL.
 const chatPath = "/chat/completions"

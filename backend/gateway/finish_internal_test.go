@@ -3,6 +3,8 @@ package gateway
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/quotagate/quotagate/backend/openai"
 )
 
 // FuzzHasFinishReason: hasFinishReason agrees with a JSON decode of the
@@ -37,4 +39,32 @@ func FuzzHasFinishReason(f *testing.F) {
 			t.Fatalf("%s: finish reason not seen", b)
 		}
 	})
+}
+
+// The native Responses answer marks its finish on the output_item.done that
+// leaves no item open, and says the answer goes on when another item is
+// added after it (issue 12 item 3): a client that left at the first finish
+// then does not have the whole answer.
+func TestNativeResponsesFinish(t *testing.T) {
+	a := &nativeResponsesAnswer{}
+	for i, tc := range []struct {
+		typ, data    string
+		finish, more bool
+	}{
+		{"response.created", `"response":{"id":"resp_1","status":"in_progress"}`, false, false},
+		{"response.output_item.added", `"output_index":0,"item":{"type":"reasoning"}`, false, false},
+		{"response.output_item.added", `"output_index":1,"item":{"type":"message"}`, false, false},
+		{"response.output_item.done", `"output_index":0,"item":{"type":"reasoning"}`, false, false}, // the message is still open
+		{"response.output_text.delta", `"output_index":1,"delta":"hi"`, false, false},
+		{"response.output_item.done", `"output_index":1,"item":{"type":"message"}`, true, false},
+		{"response.output_item.added", `"output_index":2,"item":{"type":"function_call"}`, false, true},
+		{"response.function_call_arguments.delta", `"output_index":2,"delta":"{}"`, false, false},
+		{"response.output_item.done", `"output_index":2,"item":{"type":"function_call"}`, true, false},
+	} {
+		data := []byte(`{"type":"` + tc.typ + `",` + tc.data + `}`)
+		s := a.event(openai.Event{Name: tc.typ, Data: data, Raw: append(append([]byte("data: "), data...), "\n\n"...)})
+		if s.finish != tc.finish || s.more != tc.more || s.relay == nil {
+			t.Errorf("event %d %s: finish %v more %v relayed %v; want finish %v more %v, relayed", i, tc.typ, s.finish, s.more, s.relay != nil, tc.finish, tc.more)
+		}
+	}
 }

@@ -46,7 +46,7 @@ type Options struct {
 	UpstreamTimeout   time.Duration // longest silence from a streaming upstream before the run is cut; default 120s
 	KeepAlive         time.Duration // SSE comment sent to the client during an upstream gap; default 15s, <0 off
 	BodyTimeout       time.Duration // longest wait for the request body (408 after it); default 30s
-	FinishGrace       time.Duration // after finish_reason, how long a stream whose client left is still read for usage; default 5s
+	FinishGrace       time.Duration // after finish_reason, how long a stream whose client left is still read for usage; default 5s, <0 off
 	MaxEventBytes     int           // one upstream SSE event; default openai.DefaultMaxEventBytes
 	// ForwardHeaders are request headers copied to the upstream (e.g.
 	// "X-Demo-Plan" for the demo upstream); nothing else is forwarded.
@@ -112,7 +112,7 @@ func New(opts Options) *Gateway {
 	if opts.BodyTimeout <= 0 {
 		opts.BodyTimeout = DefaultBodyTimeout
 	}
-	if opts.FinishGrace <= 0 {
+	if opts.FinishGrace == 0 {
 		opts.FinishGrace = DefaultFinishGrace
 	}
 	if opts.KeepAlive == 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/meter"
 	"github.com/quotagate/quotagate/backend/openai"
 	"github.com/quotagate/quotagate/backend/upstream"
 )
@@ -193,6 +194,9 @@ func (c *call) readUpstream(body io.Reader, queue chan<- queued) error {
 		}
 		idle.Reset(g.opts.UpstreamTimeout)
 		s := c.ans.event(ev)
+		if s.obs.UpstreamError != "" || s.obs.Problem != "" || s.obs.Unreadable {
+			s.obs, s.relay = c.scrub(s.obs, s.relay)
+		}
 		if s.observe {
 			c.meter.Observe(s.obs)
 		}
@@ -202,7 +206,7 @@ func (c *call) readUpstream(body io.Reader, queue chan<- queued) error {
 		if s.relay == nil {
 			continue
 		}
-		raw := queued{b: s.relay, finish: s.finish}
+		raw := queued{b: s.relay, finish: s.finish, more: s.more}
 		select {
 		case queue <- raw:
 		default:
@@ -240,29 +244,39 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 			}
 			if c.ctx.Err() != nil || c.left.Load() {
 				c.dropped.Store(true) // cancelled, or the client left: discard what is still queued
+				if q.more {
+					// The client left at a finish the answer went on after:
+					// it does not have the whole answer, so no grace.
+					c.finishSent.Store(false)
+					c.abort(errClientGone)
+				}
 				continue
 			}
 			// Coalesce: what is already queued goes out with it in one flush
 			// (one write syscall per drain, not per event); a lone event is
 			// flushed at once, with no added wait (issue 15).
 			batch := append(pending[:0], q.b)
-			finish := q.finish
+			finish, more := q.finish, q.more
 			closed := false
 		drain:
 			for len(batch) < maxCoalesce {
 				select {
-				case more, ok := <-queue:
+				case next, ok := <-queue:
 					if !ok {
 						closed = true
 						break drain
 					}
-					batch = append(batch, more.b)
-					finish = finish || more.finish
+					batch = append(batch, next.b)
+					finish = next.finish || (finish && !next.more) // the batch ends finished
+					more = more || next.more
 				default:
 					break drain
 				}
 			}
 			pending = batch
+			if more {
+				c.finishSent.Store(false) // until the finish that follows is written
+			}
 			if err := c.write(w, rc, batch...); err != nil {
 				c.dropped.Store(true)
 				return err
@@ -270,6 +284,7 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 			if finish {
 				c.finishSent.Store(true)
 			}
+			c.leftDuringWrite()
 			c.stream.relayed.Add(int64(len(batch)))
 			if closed {
 				return nil
@@ -279,6 +294,7 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 				if err := c.write(w, rc, keepAlive); err != nil {
 					return err
 				}
+				c.leftDuringWrite()
 			}
 		}
 	}
@@ -358,6 +374,7 @@ func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, bs ...[
 type queued struct {
 	b      []byte
 	finish bool // it carries the finish reason (step.finish)
+	more   bool // the answer goes on after an earlier finish (step.more)
 }
 
 // relayComplete relays a non-streaming response: the whole body is read
@@ -385,6 +402,9 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 		return
 	}
 	o, out := c.ans.body(b)
+	if o.UpstreamError != "" || o.Problem != "" || o.Unreadable {
+		o, out = c.scrub(o, out)
+	}
 	c.meter.Observe(o)
 	v := c.meter.Verdict()
 	if v.Trusted {
@@ -401,4 +421,18 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	_ = rc.SetWriteDeadline(time.Now().Add(g.opts.WriteTimeout))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
+}
+
+// scrub masks secrets in what an upstream said about a failure (issue 12
+// item 2: an error event after output started, or a 200 whose body is an
+// error object, may echo the provider key): the observation's texts, which
+// become run evidence, and — when they are an error or unreadable, not
+// output the meter counts — the bytes the client gets.
+func (c *call) scrub(o meter.Observation, b []byte) (meter.Observation, []byte) {
+	sc := c.g.opts.Scrub
+	o.UpstreamError, o.Problem = sc.String(o.UpstreamError), sc.String(o.Problem)
+	if (o.UpstreamError != "" || o.Unreadable) && b != nil {
+		b = sc.Bytes(b)
+	}
+	return o, b
 }

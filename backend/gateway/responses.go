@@ -134,7 +134,8 @@ func newResponseID() string {
 // reads it: the deltas are the metered output, the usage of the final
 // response.completed (or response.incomplete) is the settlement evidence and
 // that event the terminal marker, held back until the outcome is on disk.
-// response.failed and error events are relayed and keep the hold.
+// response.failed and error events are relayed and keep the hold. The
+// output_item.done that leaves no item open is the finish (issue 12 item 3).
 type nativeResponsesAnswer struct {
 	rd responses.Reader
 }
@@ -159,7 +160,11 @@ func (a *nativeResponsesAnswer) event(ev openai.Event) step {
 		o.Problem = after.Problem
 	}
 	if after.Final == before.Final {
-		return step{observe: true, obs: o, relay: bytes.Clone(ev.Raw)}
+		// The finish: the output_item.done that leaves no item open (the
+		// usage comes with response.completed after it). Another item after
+		// it means the answer goes on.
+		return step{observe: true, obs: o, relay: bytes.Clone(ev.Raw),
+			finish: after.Finished && !before.Finished, more: before.Finished && !after.Finished}
 	}
 	switch after.Final {
 	case responses.FinalCompleted, responses.FinalIncomplete:
@@ -175,7 +180,7 @@ func (a *nativeResponsesAnswer) event(ev openai.Event) step {
 func (*nativeResponsesAnswer) body(b []byte) (meter.Observation, []byte) {
 	res, err := responses.ParseResponse(b)
 	if err != nil {
-		return meter.Observation{Unreadable: true}, b
+		return meter.Observation{Unreadable: true, UpstreamError: openai.ErrorMessage(b)}, b
 	}
 	o := meter.Observation{Text: res.Output, Problem: res.Problem}
 	switch res.Final {
@@ -183,6 +188,8 @@ func (*nativeResponsesAnswer) body(b []byte) (meter.Observation, []byte) {
 		o.Usage = meterUsage(res.Usage)
 	case responses.FinalFailed:
 		o.UpstreamError = string(res.Final) + " " + res.ErrorCode
+	case responses.FinalNone:
+		o.UpstreamError = openai.ErrorMessage(b) // a 200 whose body is an error object
 	}
 	return o, b
 }
@@ -241,7 +248,10 @@ func (a *translatedAnswer) event(ev openai.Event) step {
 	}
 	s := step{observe: true, obs: o}
 	if out.Len() > 0 {
-		s.relay = out.Bytes()
+		// The chunk with the finish reason closes the items (the translator
+		// does so then, not at [DONE]): the finish grace's mark, as at the
+		// chat door.
+		s.relay, s.finish = out.Bytes(), hasFinishReason(ev.Data)
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"fmt"
 	"strings"
 )
@@ -232,4 +233,37 @@ func RecoverRule(why string) Rule {
 		run.Status, run.Usage, run.Evidence = RunInterrupted, UsageUnknown, evidence
 		return Transition{After: run, Kind: AuditRecover, Reason: evidence, Units: run.HeldUnits}, nil
 	}}
+}
+
+// Transitions gives a store the Store methods that are one rule each. A
+// store embeds it with Apply set to its own step: load the run, decide by
+// the rule, write the transition (or nothing when Transition.None), in one
+// transaction, refusing the rule's Err and an empty actor first.
+type Transitions struct {
+	Apply func(ctx context.Context, id RunID, actor Actor, rule Rule) (Run, error)
+}
+
+// Start moves a queued run to active; starting an active run changes nothing.
+func (t Transitions) Start(ctx context.Context, id RunID, actor Actor) (Run, error) {
+	return t.Apply(ctx, id, actor, StartRule())
+}
+
+// Settle ends a run on trusted usage: spends units, releases the rest.
+func (t Transitions) Settle(ctx context.Context, id RunID, units Units, evidence string, actor Actor) (Run, error) {
+	return t.Apply(ctx, id, actor, SettleRule(units, evidence))
+}
+
+// KeepHold ends a run whose usage is unknown; its reserve stays held.
+func (t Transitions) KeepHold(ctx context.Context, id RunID, status RunStatus, reason string, actor Actor) (Run, error) {
+	return t.Apply(ctx, id, actor, KeepHoldRule(status, reason))
+}
+
+// ReleaseHold ends a run the provider provably did no work for.
+func (t Transitions) ReleaseHold(ctx context.Context, id RunID, status RunStatus, evidence string, actor Actor) (Run, error) {
+	return t.Apply(ctx, id, actor, ReleaseHoldRule(status, evidence))
+}
+
+// Reconcile settles a held run at units with evidence, exactly once.
+func (t Transitions) Reconcile(ctx context.Context, id RunID, units Units, evidence string, actor Actor) (Run, error) {
+	return t.Apply(ctx, id, actor, ReconcileRule(units, evidence))
 }

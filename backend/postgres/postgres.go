@@ -61,6 +61,8 @@ func (o Options) withDefaults() Options {
 
 // Store is the PostgreSQL ledger.
 type Store struct {
+	ledger.Transitions // Start, Settle, KeepHold, ReleaseHold, Reconcile by s.transition
+
 	hooks    *ledger.HookQueue // to the commit hook (see OnCommit), in commit order
 	commitMu sync.Mutex        // held across COMMIT and the push of its delivery
 	opts     Options
@@ -117,6 +119,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s := &Store{opts: opts, pool: pool, dsn: where, hooks: ledger.NewHookQueue(),
 		chCommit: "quotagate_commit_" + schema, chCancel: "quotagate_cancel_" + schema}
+	s.Transitions.Apply = s.transition
 	return s, nil
 }
 

@@ -44,9 +44,10 @@
 // reserve ≤ limit (ledger.QuotaCheck); the guard only supplies the day and
 // the limit — AdmitLimit, which leaves room for yesterday's runs that settle
 // after midnight (they are paid from today's pool but count in yesterday's
-// quota day) and scales the holds by the model's learned overrun, so that
-// usage + carry + k·(held + reserve) ≤ limit holds for what the provider
-// really consumes (issue 17). Soft eviction (seed 002 §7.6) refuses a model at once, before
+// quota day) and scales the holds by the model's learned overrun k (a high
+// quantile of its calls' usage over reserve, plus the largest single
+// excess beyond it held back once), so that usage + carry + tail + k·(held
+// + reserve) ≤ limit holds for what the provider really consumes (issue 17). Soft eviction (seed 002 §7.6) refuses a model at once, before
 // any token counting: evicted while usage ≥ min(limit, usage_wall), or while
 // balance_at_sync < balance_wall and usage > 0; restored exactly when neither
 // holds, so eviction and restore cannot flap against each other.

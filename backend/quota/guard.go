@@ -72,10 +72,11 @@ type model struct {
 	syncErr     string
 	topUpDay    string
 	topUpPlan   ledger.Units
-	carry       Carry        // yesterday's runs drawing on today's pool, as of the last refresh
-	yUsage      ledger.Units // yesterday's quota-day usage, as of the last refresh (RefundFloor)
-	overrun     int64        // learned OverrunMilli (kept in snapshots and audit rows)
-	auditSeq    int64        // the last audit row the overrun learning has read
+	carry       Carry                     // yesterday's runs drawing on today's pool, as of the last refresh
+	yUsage      ledger.Units              // yesterday's quota-day usage, as of the last refresh (RefundFloor)
+	overrun     Overrun                   // learned from settled runs; its MaxMilli is kept in snapshots and audit rows
+	admitted    map[ledger.RunID]admitted // this model's runs admitted and not yet settled, as the audit rows tell
+	auditSeq    int64                     // the last audit row the overrun learning has read
 }
 
 // Guard is the runtime quota guard: per guarded model it keeps the limit
@@ -319,7 +320,7 @@ func (g *Guard) refreshLocked(ctx context.Context, m *model, full bool) error {
 		}
 		m.mu.Lock()
 		m.snaps, m.loaded = snaps, true
-		m.overrun = max(m.overrun, overrunOf(snaps))
+		m.overrun.MaxMilli = max(m.overrun.MaxMilli, overrunOf(snaps))
 		m.mu.Unlock()
 	}
 	if err := g.learnOverrun(ctx, m, now); err != nil {
@@ -357,7 +358,8 @@ func (g *Guard) refreshLocked(ctx context.Context, m *model, full bool) error {
 		}
 	}
 	m.usage, m.carry = u, carry
-	m.a.Carry, m.a.OverrunMilli = carry, m.overrun
+	m.a.Carry = carry
+	m.a.OverrunMilli, m.a.OverrunTail = m.overrun.Bound()
 	m.a.At(m.opts, now, u.UsageUnits)
 	change := m.judge()
 	m.mu.Unlock()
@@ -405,7 +407,8 @@ func (g *Guard) assess(ctx context.Context, m *model, now time.Time, extra *ledg
 	a := AssessWith(m.opts, now, snaps, series, floor)
 	a.SetExpiries(m.opts, exp, expAt, series)
 	m.mu.Lock()
-	a.Carry, a.OverrunMilli = m.carry, m.overrun
+	a.Carry = m.carry
+	a.OverrunMilli, a.OverrunTail = m.overrun.Bound()
 	m.mu.Unlock()
 	return a, nil
 }

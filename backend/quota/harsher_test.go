@@ -2,6 +2,7 @@ package quota_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -187,6 +188,60 @@ func TestManualB0AboveReadings(t *testing.T) {
 	}
 }
 
+// Correction 3, continued: a manual B0 is the pool as of its entry. The
+// day's refund of 1,000,000 that the provider pays after it must still
+// raise the estimate when the readings show it — and one paid before the
+// entry (so inside the console's figure) but shown by the lagged readings
+// only after it must count once. Pool 600,000 at 00:00, 100,000 consumed in
+// 07:00–08:00, the API 15 min behind, readings every 20–40 min. Before this
+// the manual B0 capped the whole day: 600,000 (or 630,000) at 09:30.
+func TestManualB0BeforeTheRefund(t *testing.T) {
+	o := opts()
+	o.DailyCap = 1 << 40
+	day := "2026-08-13"
+	s := &quota.Series{}
+	spread(s, at(day, "07:00:00"), at(day, "08:00:00"), 100_000)
+	start := o.DayStart(at(day, "12:00:00"))
+	tests := []struct {
+		name       string
+		refundAt   string // when the provider pays the refund
+		manual     ledger.Units
+		wantB0     ledger.Units
+		wantManual bool
+		wantExcess ledger.Units
+	}{
+		{"TrueB0ThenRefund", "09:00:00", 600_000, 1_600_000, true, 0},
+		{"FivePercentHighThenRefund", "09:00:00", 630_000, 1_600_000, false, 30_000},
+		{"LowerThenRefund", "09:00:00", 550_000, 1_550_000, true, 0},
+		// The console's 1,600,000 holds the refund the readings show only at
+		// 08:30: the readings' 600,000 + the rise seen, 974,970 (the 25,030
+		// consumed in 07:45–08:15 hide part of it), so the refund counts once;
+		// at the entry the readings supported 1,000,000 less, which is shown.
+		{"RefundPaidBeforeTheEntryShownAfterIt", "07:50:00", 1_600_000, 1_574_970, false, 1_000_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			refund := at(day, tc.refundAt)
+			var snaps []ledger.Snapshot
+			for _, hm := range []string{"07:10:00", "07:30:00", "08:00:00", "08:30:00", "09:10:00", "09:20:00"} {
+				t0 := at(day, hm)
+				asOf := t0.Add(-15 * time.Minute)
+				bal := 600_000 - quota.UsageToday(s, start, asOf)
+				if !asOf.Before(refund) {
+					bal += 1_000_000
+				}
+				snaps = append(snaps, reading(t0, bal, 0))
+			}
+			snaps = append(snaps, ledger.Snapshot{Day: day, At: at(day, "08:05:00"), B0Units: tc.manual, Source: quota.SourceManualB0})
+			a := quota.Assess(o, at(day, "09:30:00"), snaps, s)
+			if a.Lag != 15*time.Minute || a.B0.Units != tc.wantB0 || a.B0.Manual != tc.wantManual || a.B0.ManualExcess() != tc.wantExcess {
+				t.Fatalf("B0 %+v (lag %s, excess %d), want %d manual=%v excess %d", a.B0, a.Lag, a.B0.ManualExcess(),
+					tc.wantB0, tc.wantManual, tc.wantExcess)
+			}
+		})
+	}
+}
+
 // Correction 4: a refund of 1,000,000 lands at 08:10 between readings at
 // 08:00 and 08:30 while 300,000 are consumed in 07:50–08:20. With a lag
 // estimate shorter than the true 15 min, the reading after the rise alone
@@ -345,4 +400,138 @@ func TestOverrunReserves(t *testing.T) {
 			t.Fatalf("%d overrun_learned rows, want 1", n)
 		}
 	})
+}
+
+// Correction 5, tightened: the largest ratio is set by the smallest calls
+// (a reasoning floor of 4,596 overrun 4×); charging it on every reserve
+// refused a 150,000-token call with 300,000 of the pool left. Once the
+// model has shown OverrunMinSamples calls the guard reserves by their 90th
+// percentile and holds back once the largest single excess beyond it:
+// Σ cost ≤ k·Σ reserve + tail while at most one call in flight overruns
+// beyond k. Before, k was the largest ratio (4×) and no call above 75,000
+// was admitted at usage 700,000.
+func TestOverrunQuantile(t *testing.T) {
+	calls := func(n int) *quota.Overrun {
+		v := &quota.Overrun{}
+		for i := 0; i < n; i++ {
+			switch {
+			case i%10 == 9:
+				v.Learn(4_596, 18_384) // 4× its reserve
+			case i%10 < 3:
+				v.Learn(4_596, 4_000)
+			default:
+				v.Learn(150_000, 140_000)
+			}
+		}
+		return v
+	}
+	tests := []struct {
+		name     string
+		calls    int
+		wantK    int64
+		wantTail ledger.Units
+		admits   ledger.Units // the largest reserve admitted at usage 700,000, limit 1,000,000, one 4× call of 4,596 in flight
+	}{
+		{"FewCallsTheLargestRatio", quota.OverrunMinSamples - 1, 4000, 0, (300_000 - 4*4_596) / 4},
+		{"QuantileAndTail", 100, 1000, 18_384 - 4_596, 300_000 - (18_384 - 4_596) - 4_596},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k, tail := calls(tc.calls).Bound()
+			if k != tc.wantK || tail != tc.wantTail {
+				t.Fatalf("bound k=%d‰ tail=%d, want %d‰ and %d", k, tail, tc.wantK, tc.wantTail)
+			}
+			a := quota.Assessment{Limit: 1_000_000, OverrunMilli: k, OverrunTail: tail}
+			u := ledger.QuotaUsage{UsageUnits: 700_000, HeldInFlight: 4_596}
+			lim := a.AdmitLimit(u.UsageUnits)
+			if !quota.Admits(u, tc.admits, lim) || quota.Admits(u, tc.admits+1, lim) {
+				t.Fatalf("admit limit %d: want %d admitted and %d refused", lim, tc.admits, tc.admits+1)
+			}
+			// The call in flight overruns 4×, the new one costs at most k × its reserve.
+			if consumed := u.UsageUnits + 18_384 + tc.admits*ledger.Units(k)/1000; consumed > a.Limit {
+				t.Fatalf("real consumption %d above the limit", consumed)
+			}
+		})
+	}
+
+	t.Run("LearnedFromTheLedgerAndAfterARestart", func(t *testing.T) {
+		c := &clock{t: at("2026-08-13", "10:00:00")}
+		path := t.TempDir() + "/ledger.db"
+		st := openLedger(t, path, c.Now)
+		newGuard := func(st *sqlite.Store) *quota.Guard {
+			g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash,
+				Options: quota.Options{DailyCap: 1 << 40, UsageWall: 1 << 40}}}, nil, c.Now, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+		g := newGuard(st)
+		ctx := context.Background()
+		if _, err := g.SetB0(ctx, ark, flash, 1_050_000); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < quota.OverrunMinSamples; i++ {
+			if i == quota.OverrunMinSamples-1 {
+				// 49 calls: 45 of 10,000 costing 9,000, 4 of 5,000 costing 20,000: the largest ratio, 4×.
+				if got, want := checkLimit(t, g), ledger.Units(485_000+(1_000_000-485_000)/4); got != want {
+					t.Fatalf("limit after %d calls %d, want %d", i, got, want)
+				}
+			}
+			id := ledger.RunID(fmt.Sprintf("call-%d", i))
+			reserve, cost := ledger.Units(10_000), ledger.Units(9_000)
+			if i%10 == 9 {
+				reserve, cost = 5_000, 20_000
+			}
+			if _, err := admitAt(t, st, g, id, reserve); err != nil {
+				t.Fatal(err)
+			}
+			settleAt(t, st, g, id, cost)
+		}
+		// 50 calls: the 90th percentile is 0.9, the tail one call's 15,000.
+		want := ledger.Units(1_000_000 - 15_000)
+		if got := checkLimit(t, g); got != want {
+			t.Fatalf("limit after %d calls %d, want %d", quota.OverrunMinSamples, got, want)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		st = openLedger(t, path, c.Now)
+		if got := checkLimit(t, newGuard(st)); got != want {
+			t.Fatalf("limit after a restart %d, want %d (the calls re-read from the audit rows)", got, want)
+		}
+	})
+}
+
+// The lag fit learns the API's settlement step. An API 12 min behind that
+// settles in 5-min steps (clock-aligned) reflects, at a reading at 08:41,
+// the usage up to 08:25, not 08:29; read with a one-minute model every
+// reading errs by up to a step of usage — low, and the smallest estimate
+// keeps the worst for the rest of the day, or high where the fit's Δ is
+// short of the step's end. 5,000–15,000 units a minute from 08:00, B0 2,000,000, readings every
+// 3–8 min from 08:31 (the sync schedule and the bursts set the phase).
+// Before, B0 was 2,011,760 with lag 11 min: above the true pool.
+func TestLagFitLearnsTheSettlementStep(t *testing.T) {
+	o := opts()
+	o.DailyCap = 1 << 40
+	day := "2026-08-13"
+	s := &quota.Series{}
+	for i := 0; i < 120; i++ { // 5,000–14,999 a minute from 08:00
+		s.Add(at(day, "08:00:00").Add(time.Duration(i)*time.Minute), ledger.Units(5_000+i*7_919%10_000))
+	}
+	start := o.DayStart(at(day, "12:00:00"))
+	var snaps []ledger.Snapshot
+	for _, hm := range []string{"08:31", "08:37", "08:40", "08:44", "08:52", "08:58", "09:03", "09:09", "09:13", "09:21", "09:26", "09:34"} {
+		t0 := at(day, hm+":00")
+		settled := t0.Add(-12 * time.Minute).Truncate(5 * time.Minute)
+		snaps = append(snaps, reading(t0, 2_000_000-quota.UsageToday(s, start, settled), 0))
+	}
+	now := at(day, "09:36:00")
+	a := quota.Assess(o, now, snaps, s)
+	if a.B0.Units != 2_000_000 || a.LagStep != 5*time.Minute {
+		t.Fatalf("B0 %d (lag %s, step %s), want 2,000,000 in 5-min steps", a.B0.Units, a.Lag, a.LagStep)
+	}
+	if a.B0.Units > 2_000_000 {
+		t.Fatalf("B0 %d above the true pool", a.B0.Units)
+	}
 }

@@ -73,28 +73,45 @@ func readings(snaps []ledger.Snapshot, now time.Time) []ledger.Snapshot {
 	return out
 }
 
+// lagSteps are the settlement steps, in minutes, the lag fit considers. A
+// balance API that settles every few minutes reflects the usage up to the
+// last step boundary before t − Δ (clock-aligned); a one-minute model of it
+// errs by up to a step of usage at every reading, and the smallest of the
+// readings' estimates keeps the worst of those errors for the rest of the
+// day (issue 17: ≈0.6 point of pool use under the usual conditions, whose
+// API settles in steps of 1, 2 or 5 minutes).
+var lagSteps = []int{1, 2, 5}
+
+// settleAt is the settle point of a reading taken at t under lag and step:
+// t − lag rounded down to a multiple of step (whole minutes at least).
+func settleAt(t time.Time, lag, step time.Duration) time.Time {
+	return t.Add(-lag).Truncate(max(step, time.Minute))
+}
+
 // EstimateLag picks the Δ in [MinLag, MaxLag] (whole minutes) that best
 // explains successive readings: the balance drop between two readings should
-// equal the usage settled in [t1−Δ, t2−Δ). Pairs across a balance rise
+// equal the usage settled in [t1−Δ, t2−Δ), each end rounded down to the
+// API's settlement step (lagSteps, fitted too). Pairs across a balance rise
 // (a refund) are skipped. With nothing to learn from, DefaultLag.
 func EstimateLag(o Options, snaps []ledger.Snapshot, s *Series, now time.Time) time.Duration {
-	return estimateLag(o, readings(snaps, now), s)
+	return estimateLag(o, readings(snaps, now), s).lag
 }
 
-func estimateLag(o Options, rs []ledger.Snapshot, s *Series) time.Duration {
-	lag, _ := estimateLagInfo(o, rs, s)
-	return lag
+// lagFit is a fitted settlement: lag Δ and step; informative is false
+// when no pair of readings moved (DefaultLag, step 1 min).
+type lagFit struct {
+	lag, step   time.Duration
+	informative bool
 }
 
-// estimateLagInfo is estimateLag, and whether the readings told anything
-// (false: DefaultLag, for want of pairs that moved).
-func estimateLagInfo(o Options, rs []ledger.Snapshot, s *Series) (time.Duration, bool) {
+func estimateLag(o Options, rs []ledger.Snapshot, s *Series) lagFit {
 	// Pair ends as minute indexes into the series: shifting both by Δ whole
 	// minutes is then integer arithmetic (this runs at every sync).
 	type pair struct {
 		ia, ib int
 		drop   ledger.Units
 	}
+	none := lagFit{lag: o.DefaultLag, step: time.Minute}
 	var pairs []pair
 	for i := 1; i < len(rs); i++ {
 		drop := rs[i-1].BalanceUnits - rs[i].BalanceUnits
@@ -104,58 +121,67 @@ func estimateLagInfo(o Options, rs []ledger.Snapshot, s *Series) (time.Duration,
 		pairs = append(pairs, pair{s.index(rs[i-1].At), s.index(rs[i].At), drop})
 	}
 	if len(pairs) == 0 {
-		return o.DefaultLag, false
+		return none
 	}
 	if len(pairs) > lagPairs {
 		pairs = pairs[len(pairs)-lagPairs:]
 	}
+	last := pairs[len(pairs)-1].ib
 	lo, hi := int(o.MinLag/time.Minute), int(o.MaxLag/time.Minute)
-	best, bestErr, informative := o.DefaultLag, ledger.Units(-1), false
-	for d := lo; d <= hi; d++ {
-		var sum ledger.Units
-		for _, p := range pairs {
-			used := s.cumAt(p.ib-d) - s.cumAt(p.ia-d)
-			if used != 0 || p.drop != 0 {
-				informative = true
+	best, bestErr, bestAt, informative := none, ledger.Units(-1), 0, false
+	for _, st := range lagSteps {
+		for d := lo; d <= hi; d++ {
+			var sum ledger.Units
+			for _, p := range pairs {
+				used := s.cumAt(s.stepIndex(p.ib-d, st)) - s.cumAt(s.stepIndex(p.ia-d, st))
+				if used != 0 || p.drop != 0 {
+					informative = true
+				}
+				e := p.drop - used
+				if e < 0 {
+					e = -e
+				}
+				sum += e
 			}
-			e := p.drop - used
-			if e < 0 {
-				e = -e
+			// On a tie keep the fit whose settle point of the latest reading
+			// is the earlier (the larger Δ, the coarser step): its B0 is the smaller.
+			at := s.stepIndex(last-d, st)
+			if bestErr < 0 || sum < bestErr || (sum == bestErr && at <= bestAt) {
+				best, bestErr, bestAt = lagFit{lag: time.Duration(d) * time.Minute, step: time.Duration(st) * time.Minute}, sum, at
 			}
-			sum += e
-		}
-		// ≤: on a tie keep the larger Δ, whose B0 is the smaller.
-		if bestErr < 0 || sum <= bestErr {
-			best, bestErr = time.Duration(d)*time.Minute, sum
 		}
 	}
 	if !informative {
-		return o.DefaultLag, false
+		return none
 	}
-	return best, true
+	best.informative = true
+	return best
 }
 
 // B0Estimate is the day's starting free pool as the guard believes it.
 type B0Estimate struct {
 	Units  ledger.Units
 	Known  bool
-	Manual bool // a manual B0 for the day lowered (or matched) the readings' estimate
+	Manual bool // a manual B0 for the day lowered (or matched) the readings' estimate at its entry
 	// ManualUnits is the day's manual B0, when one was entered (0 otherwise).
 	ManualUnits ledger.Units
 	// Readings is what the balance readings support, when there are any
 	// (ReadingsKnown): a manual B0 above it is not believed (issue 17).
 	Readings      ledger.Units
 	ReadingsKnown bool
+	// AtManual is what the readings taken by the manual B0's entry
+	// supported then (0 when none were): the manual B0 is compared with it.
+	AtManual ledger.Units
 }
 
 // ManualExcess is how far a manual B0 stands above what the readings
-// support (0 when it does not, or when either is missing): the difference
-// the dashboard shows the operator.
+// supported when it was entered (0 when it does not, or when either is
+// missing): the difference the dashboard shows the operator.
 func (b B0Estimate) ManualExcess() ledger.Units {
-	if b.ManualUnits == 0 || !b.ReadingsKnown {
+	if b.ManualUnits == 0 || b.AtManual == 0 {
 		return 0
 	}
-	return max(0, b.ManualUnits-b.Readings)
+	return max(0, b.ManualUnits-b.AtManual)
 }
 
 // EstimateB0 returns the smallest balance + usage_today(t − Δ) over the
@@ -163,17 +189,21 @@ func (b B0Estimate) ManualExcess() ledger.Units {
 // raise the estimate by at most the rise seen: consumption between the two
 // settle points hides part of the refund, never adds to it (issue 17).
 //
-// A manual B0 for day is taken when it is no higher than what the readings
-// support — the same estimate, or, when the readings reveal no lag (no pair
-// of them moved), their balance plus all usage since (v6's B0 + L) — and
-// is cut down to that otherwise (issue 17: an operator's B0 may lower the
-// estimate, never raise it above the readings). With no readings, the
-// manual B0 alone.
+// A manual B0 for day is the pool as of its entry. It is taken when it is
+// no higher than what the readings taken by then support — the same
+// estimate, or, when the readings reveal no lag (no pair of them moved),
+// their balance plus all usage since (v6's B0 + L) — and is cut down to
+// that otherwise (issue 17: an operator's B0 may lower the estimate, never
+// raise it above the readings). A refund that shows after its entry raises
+// it by the same rule as any rise: the console's starting balance cannot
+// hold a refund not yet paid, and one paid before the entry but shown only
+// after it rises from the readings' estimate, which the manual B0 only
+// ever lowers. With no readings, the manual B0 alone.
 func EstimateB0(o Options, day string, snaps []ledger.Snapshot, s *Series, lag time.Duration, now time.Time) B0Estimate {
-	return estimateB0(o, day, snaps, readings(snaps, now), s, lag, now, 0)
+	return estimateB0(o, day, snaps, readings(snaps, now), s, lagFit{lag: lag, step: time.Minute}, now, 0)
 }
 
-func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, lag time.Duration, now time.Time,
+func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, lag lagFit, now time.Time,
 	refundFloor ledger.Units) B0Estimate {
 	var manual *ledger.Snapshot
 	for i := range snaps {
@@ -183,66 +213,104 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 			}
 		}
 	}
-	dayStart := o.DayStart(now)
-	est := B0Estimate{Readings: fromReadings(o, rs, s, day, dayStart, lag, refundFloor), ReadingsKnown: len(rs) > 0}
+	f := b0Fold{o: o, s: s, day: day, dayStart: o.DayStart(now), lag: lag.lag, step: lag.step, floor: refundFloor}
+	for _, r := range rs {
+		f.add(r)
+	}
+	est := B0Estimate{Readings: f.b, ReadingsKnown: len(rs) > 0}
 	est.Units, est.Known = est.Readings, est.ReadingsKnown
 	if manual == nil {
 		return est
 	}
 	est.ManualUnits = manual.B0Units
 	if est.ReadingsKnown {
-		if _, informative := estimateLagInfo(o, rs, s); !informative {
-			est.Readings = fromReadings(o, rs, s, day, dayStart, -time.Minute, refundFloor) // lag 0, the reading's whole minute included
+		if !estimateLag(o, rs, s).informative {
+			f.lag, f.step = -time.Minute, time.Minute // lag 0, the reading's whole minute included
 		}
 	}
-	if !est.ReadingsKnown || manual.B0Units <= est.Readings {
-		est.Units, est.Known, est.Manual = manual.B0Units, true, true
-	} else {
-		est.Units = est.Readings
+	f.reset()
+	i := 0
+	for ; i < len(rs) && !rs[i].At.After(manual.At); i++ {
+		f.add(rs[i])
 	}
+	est.AtManual = f.b
+	f.lower(manual.B0Units)
+	est.Manual = est.AtManual == 0 || manual.B0Units <= est.AtManual
+	for ; i < len(rs); i++ {
+		f.add(rs[i])
+	}
+	est.Units, est.Known = f.b, true
 	return est
 }
 
-// fromReadings is the readings' B0 at lag: the smallest balance +
-// usage_today(t − lag), a rise raising it by at most the rise seen — or,
-// for today's rises, by up to refundFloor, a lower bound of today's T+1
-// refund that the guard knows from its own ledger (RefundFloor): today's
-// rises together never raise it by more than the larger of the rises seen
-// and that bound, both at most the true refund. The bound is used only once
-// the rises seen, with the most consumption their settle points can hide
-// (usage in [t₁ − MaxLag, t₂ − MinLag)), could be the whole refund: the
-// first part of a refund paid in two must not count as all of it.
-func fromReadings(o Options, rs []ledger.Snapshot, s *Series, day string, dayStart time.Time, lag time.Duration,
-	refundFloor ledger.Units) ledger.Units {
-	var b, seen, credited ledger.Units
-	var since ledger.Units // the smallest estimate since the last rise (seed 002's v6-era rule)
-	for i, r := range rs {
-		b0 := r.BalanceUnits + UsageToday(s, dayStart, r.At.Add(-lag))
-		switch {
-		case i == 0:
-			b, since = b0, b0
-		case r.BalanceUnits > rs[i-1].BalanceUnits:
-			rise := r.BalanceUnits - rs[i-1].BalanceUnits
-			base := b
-			if r.Day == day {
-				seen += rise
-				hidden := UsageToday(s, dayStart, r.At.Add(-o.MinLag)) - UsageToday(s, dayStart, rs[i-1].At.Add(-o.MaxLag))
-				if refundFloor > 0 && seen+hidden >= refundFloor {
-					// The whole refund may have landed: it raises the pool the
-					// readings since the last rise agree on by up to the bound.
-					rise, base = max(seen, refundFloor)-credited, max(b, since)
-				}
-			}
-			next := min(b0, base+max(0, rise))
-			if r.Day == day {
-				credited += max(0, next-base)
-			}
-			b, since = next, b0
-		default:
-			b, since = min(b, b0), min(since, b0)
-		}
+// b0Fold folds the readings, oldest first, into the readings' B0 at lag:
+// the smallest balance + usage_today(t − lag), a rise raising it by at most
+// the rise seen — or, for today's rises, by up to floor, a lower bound of
+// today's T+1 refund that the guard knows from its own ledger
+// (RefundFloor): today's rises together never raise it by more than the
+// larger of the rises seen and that bound, both at most the true refund.
+// The bound is used only once the rises seen, with the most consumption
+// their settle points can hide (usage in [t₁ − MaxLag, t₂ − MinLag)), could
+// be the whole refund: the first part of a refund paid in two must not
+// count as all of it.
+type b0Fold struct {
+	o        Options
+	s        *Series
+	day      string
+	dayStart time.Time
+	lag      time.Duration
+	step     time.Duration
+	floor    ledger.Units
+
+	n                 int
+	prev              ledger.Snapshot
+	b, seen, credited ledger.Units
+	since             ledger.Units // the smallest estimate since the last rise (seed 002's v6-era rule)
+	lowered, started  bool
+}
+
+func (f *b0Fold) reset() {
+	f.n, f.b, f.seen, f.credited, f.since, f.lowered, f.started = 0, 0, 0, 0, 0, false, false
+}
+
+// lower applies a manual B0 entered after the readings folded so far: the
+// estimate (and the pool the readings since the last rise agree on) is at
+// most it. Before any reading it is the estimate.
+func (f *b0Fold) lower(u ledger.Units) {
+	if !f.started {
+		f.b, f.since, f.started, f.lowered = u, u, true, true
+		return
 	}
-	return b
+	f.b, f.since = min(f.b, u), min(f.since, u)
+}
+
+func (f *b0Fold) add(r ledger.Snapshot) {
+	b0 := r.BalanceUnits + UsageToday(f.s, f.dayStart, settleAt(r.At, f.lag, f.step))
+	switch {
+	case !f.started:
+		f.b, f.since, f.started = b0, b0, true
+	case f.n > 0 && r.BalanceUnits > f.prev.BalanceUnits:
+		rise := r.BalanceUnits - f.prev.BalanceUnits
+		base := f.b
+		if r.Day == f.day {
+			f.seen += rise
+			hidden := UsageToday(f.s, f.dayStart, r.At.Add(-f.o.MinLag)) - UsageToday(f.s, f.dayStart, f.prev.At.Add(-f.o.MaxLag))
+			if f.floor > 0 && f.seen+hidden >= f.floor {
+				// The whole refund may have landed: it raises the pool the
+				// readings since the last rise agree on by up to the bound.
+				rise, base = max(f.seen, f.floor)-f.credited, max(f.b, f.since)
+			}
+		}
+		next := min(b0, base+max(0, rise))
+		if r.Day == f.day {
+			f.credited += max(0, next-base)
+		}
+		f.b, f.since = next, b0
+	default:
+		f.b, f.since = min(f.b, b0), min(f.since, b0)
+	}
+	f.prev = r
+	f.n++
 }
 
 // refundSkew bounds how far the provider's day may turn from the guard's (issue 17: ±10 min).
@@ -283,6 +351,7 @@ func ExpiringBy(exp []Expiry, t time.Time) ledger.Units {
 type Assessment struct {
 	Day           string
 	Lag           time.Duration
+	LagStep       time.Duration // the balance API's settlement step the lag fit found
 	B0            B0Estimate
 	Limit         ledger.Units // quotagate's limit; 0 when B0 is unknown
 	LimitV6       ledger.Units
@@ -292,8 +361,10 @@ type Assessment struct {
 	// Carry is what yesterday's runs draw from today's pool (issue 17).
 	Carry Carry
 	// OverrunMilli is the model's learned ratio of trusted usage to reserve,
-	// in thousandths (0 or 1000: none); see AdmitLimit.
+	// in thousandths (0 or 1000: none), and OverrunTail the units held back
+	// once beyond it (Overrun.Bound); see AdmitLimit.
 	OverrunMilli  int64
+	OverrunTail   ledger.Units
 	at            time.Time
 	series        *Series
 	BalanceAtSync ledger.Units // latest reading (or manual B0 − usage)
@@ -315,8 +386,9 @@ func Assess(o Options, now time.Time, snaps []ledger.Snapshot, s *Series) Assess
 func AssessWith(o Options, now time.Time, snaps []ledger.Snapshot, s *Series, refundFloor ledger.Units) Assessment {
 	a := Assessment{Day: o.Day(now), at: now, series: s}
 	rs := readings(snaps, now)
-	a.Lag = estimateLag(o, rs, s)
-	a.B0 = estimateB0(o, a.Day, snaps, rs, s, a.Lag, now, refundFloor)
+	fit := estimateLag(o, rs, s)
+	a.Lag, a.LagStep = fit.lag, fit.step
+	a.B0 = estimateB0(o, a.Day, snaps, rs, s, fit, now, refundFloor)
 	for i := 1; i < len(rs); i++ {
 		if rs[i].Day == a.Day && rs[i].BalanceUnits > rs[i-1].BalanceUnits {
 			a.RiseToday = true
@@ -346,7 +418,7 @@ func (a *Assessment) SetExpiries(o Options, exp []Expiry, listedAt time.Time, s 
 	sort.SliceStable(a.Expiring, func(i, j int) bool { return a.Expiring[i].At.Before(a.Expiring[j].At) })
 	a.ExpiryBase = 0
 	if len(exp) > 0 {
-		a.ExpiryBase = UsageToday(s, o.DayStart(a.at), listedAt.Add(-a.Lag))
+		a.ExpiryBase = UsageToday(s, o.DayStart(a.at), settleAt(listedAt, a.Lag, a.LagStep))
 	}
 }
 
@@ -394,17 +466,19 @@ const noOverrun = 1000
 
 // AdmitLimit is the limit the ledger enforces on today's quota day
 // (ledger.QuotaCheck) given today's settled usage: the room left under
-// Limit, after yesterday's carry, is shared by the holds in flight and the
-// new reserve scaled by the model's overrun k, so that
+// Limit, after yesterday's carry and the overrun tail, is shared by the
+// holds in flight and the new reserve scaled by the model's overrun k, so
+// that
 //
-//	usage + carry.settled + k·(carry.held + held + reserve) ≤ Limit
+//	usage + carry.settled + tail + k·(carry.held + held + reserve) ≤ Limit
 //
 // holds for what the provider really consumes (issue 17), while the ledger
-// checks usage + held + reserve ≤ AdmitLimit. With no carry and k = 1 it is
-// Limit. A usage that grows after this was computed only tightens it.
+// checks usage + held + reserve ≤ AdmitLimit. With no carry, k = 1 and no
+// tail it is Limit. A usage that grows after this was computed only
+// tightens it.
 func (a *Assessment) AdmitLimit(usage ledger.Units) ledger.Units {
 	k := ledger.Units(max(a.OverrunMilli, noOverrun))
-	room := a.Limit - usage - a.Carry.Settled - mulMilli(a.Carry.Held, k)
+	room := a.Limit - usage - a.Carry.Settled - a.OverrunTail - mulMilli(a.Carry.Held, k)
 	if room <= 0 {
 		return min(usage, a.Limit)
 	}
@@ -430,16 +504,21 @@ const maxOverrun = 100 * noOverrun
 // LearnOverrun returns a model's overrun after a call that reserved reserve
 // consumed cost (trusted usage): the largest ratio seen, in thousandths,
 // rounded up. The guard reserves accordingly in AdmitLimit (issue 17: the
-// seed's 34-vs-167 reasoning case, and worse).
+// seed's 34-vs-167 reasoning case, and worse) until it has seen enough
+// calls for a quantile (Overrun).
 func LearnOverrun(k int64, reserve, cost ledger.Units) int64 {
 	if reserve <= 0 || cost <= reserve {
 		return k
 	}
-	r := int64(maxOverrun)
-	if cost/reserve < maxOverrun/noOverrun {
-		r = int64(cost/reserve*noOverrun + (cost%reserve*noOverrun+reserve-1)/reserve)
+	return max(k, ratioMilli(reserve, cost))
+}
+
+// ratioMilli is ⌈cost/reserve · 1000⌉, at most maxOverrun; reserve > 0.
+func ratioMilli(reserve, cost ledger.Units) int64 {
+	if cost/reserve >= maxOverrun/noOverrun {
+		return maxOverrun
 	}
-	return max(k, r)
+	return int64(cost/reserve*noOverrun + (cost%reserve*noOverrun+reserve-1)/reserve)
 }
 
 // RefundWatch is how long after 00:00 the guard watches for the day's

@@ -3,6 +3,7 @@ package quota
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -11,13 +12,89 @@ import (
 
 // The learned overrun (issue 17). A model whose trusted usage exceeds its
 // reserve (seed 002's 34-vs-167 reasoning case, and worse) is reserved for
-// at k × its reserves (AdmitLimit), k the largest ratio seen. The ledger
-// records each settlement above its reserve in the run's settle audit row;
-// the guard reads those rows after each commit it is told of, keeps k in
-// memory, audits each rise of k (ReasonOverrunLearned, Units = k in
-// thousandths) and writes k into the detail of every snapshot it records,
-// so that a restart reads it back from the latest snapshot and the audit
-// rows since. No new Store method is needed.
+// at k × its reserves plus a tail held back once (AdmitLimit): k the largest
+// ratio seen until the model has shown OverrunMinSamples calls, then their
+// 90th percentile, the tail the largest single excess beyond it. The
+// ledger's audit rows are the record: each admit row names the run's
+// upstream/model and reserve, each settle row its units, and a settlement
+// above its reserve says so in its evidence. The guard reads the rows after
+// each commit it is told of (at start: those within history, so the
+// distribution is rebuilt after a restart), audits each rise of the largest
+// ratio (ReasonOverrunLearned, Units = k in thousandths) and writes it into
+// the detail of every snapshot it records, so that a restart reads it back
+// from the latest snapshot and the audit rows since. No new Store method is
+// needed.
+
+// Overrun is a model's learned distribution of trusted usage over reserve:
+// the recent settled calls (at most OverrunSamples). Once it holds
+// OverrunMinSamples calls, the guard reserves by a high quantile of the
+// ratio rather than the largest one seen, and holds back once the largest
+// excess of a single call beyond that quantile (Bound): the largest ratio
+// is set by the smallest calls (a 4,096-token reasoning floor overrun 4×),
+// and charging it on every reserve — a 150k-token input included — refused
+// calls the pool could serve free (issue 17).
+type Overrun struct {
+	reserve, cost []ledger.Units // ring of the recent calls
+	next          int
+	MaxMilli      int64 // the largest ratio seen, in thousandths (LearnOverrun)
+	k             int64 // Bound's quantile, kept until the next call is learned (0: stale)
+	tail          ledger.Units
+}
+
+// Overrun learning figures: the window of calls, the calls needed before a
+// quantile replaces the largest ratio, and the quantile (in thousandths).
+const (
+	OverrunSamples    = 500
+	OverrunMinSamples = 50
+	OverrunQuantile   = 900
+)
+
+// Learn records a settled call.
+func (v *Overrun) Learn(reserve, cost ledger.Units) {
+	if reserve <= 0 {
+		return
+	}
+	v.MaxMilli = LearnOverrun(v.MaxMilli, reserve, cost)
+	v.k = 0
+	if len(v.reserve) < OverrunSamples {
+		v.reserve, v.cost = append(v.reserve, reserve), append(v.cost, cost)
+		return
+	}
+	v.reserve[v.next], v.cost[v.next] = reserve, cost
+	v.next = (v.next + 1) % OverrunSamples
+}
+
+// Samples is the number of calls the distribution holds.
+func (v *Overrun) Samples() int { return len(v.reserve) }
+
+// Bound is what AdmitLimit charges: every reserve counts kMilli/1000 of
+// itself, and tail units are held back once, so that
+//
+//	Σ cost ≤ k·Σ reserve + tail
+//
+// holds for the calls in flight as long as at most one of them overruns
+// beyond k. With fewer than OverrunMinSamples calls, k is the largest ratio
+// seen and tail 0.
+func (v *Overrun) Bound() (kMilli int64, tail ledger.Units) {
+	n := len(v.reserve)
+	if n < OverrunMinSamples {
+		return max(v.MaxMilli, noOverrun), 0
+	}
+	if v.k != 0 {
+		return v.k, v.tail
+	}
+	ratios := make([]int64, n)
+	for i := range ratios {
+		ratios[i] = ratioMilli(v.reserve[i], v.cost[i])
+	}
+	sort.Slice(ratios, func(i, j int) bool { return ratios[i] < ratios[j] })
+	k := max(ratios[(n*OverrunQuantile+999)/1000-1], noOverrun)
+	for i := range v.reserve {
+		tail = max(tail, v.cost[i]-mulMilli(v.reserve[i], ledger.Units(k)))
+	}
+	v.k, v.tail = k, tail
+	return k, tail
+}
 
 // ReasonOverrunLearned is the audit reason (kind AuditSync, actor "quota")
 // of a rise of a model's learned overrun.
@@ -60,53 +137,107 @@ func overrunOf(snaps []ledger.Snapshot) int64 {
 	return 0
 }
 
+// admitted is a run of the model admitted and not yet settled.
+type admitted struct {
+	at      time.Time
+	reserve ledger.Units
+}
+
 // learnOverrun reads the audit rows written since the last call (at the
-// first call: those within history) and raises m's overrun from the
-// settlements above their reserve of m's runs and from the overrun rows
-// other gateways or an earlier process wrote. m.work must be held.
+// first call: those within history): the admit rows of m's runs (their
+// detail names the upstream/model, their units the reserve) and the settle
+// rows of those runs are the calls its distribution learns from (Overrun);
+// a settlement above its reserve, of a run admitted before the window too,
+// and the overrun rows other gateways or an earlier process wrote raise
+// the largest ratio. m.work must be held.
 func (g *Guard) learnOverrun(ctx context.Context, m *model, now time.Time) error {
 	m.mu.Lock()
 	f := ledger.AuditFilter{AfterSeq: m.auditSeq}
 	if m.auditSeq == 0 {
 		f.From = now.Add(-history)
 	}
-	k := m.overrun
+	k := m.overrun.MaxMilli
 	m.mu.Unlock()
 	rows, err := g.store.Audit(ctx, f)
 	if err != nil {
 		return fmt.Errorf("read settlements for the overrun of %s/%s: %w", m.key.upstream, m.key.model, err)
 	}
-	prefix := m.key.upstream + "/" + m.key.model + " "
+	name := m.key.upstream + "/" + m.key.model
+	prefix := name + " "
+	type sample struct{ reserve, cost ledger.Units }
+	var samples []sample
+	var opened []ledger.AuditEntry
+	var closed []ledger.RunID
 	learned, from := k, ""
+	open := map[ledger.RunID]ledger.Units{}
 	for _, r := range rows {
 		switch {
+		case r.Kind == ledger.AuditAdmit && (r.Detail == name || strings.HasPrefix(r.Detail, prefix)):
+			open[r.RunID] = r.Units
+			opened = append(opened, r)
 		case r.Kind == ledger.AuditSync && r.Reason == ReasonOverrunLearned && strings.HasPrefix(r.Detail, prefix):
 			k = max(k, int64(r.Units))
-		case r.Kind == ledger.AuditSettle && strings.Contains(r.Evidence, settleOverrunMark):
-			run, err := g.store.Run(ctx, r.RunID)
-			if err != nil {
-				return fmt.Errorf("read run %s for the overrun of %s/%s: %w", r.RunID, m.key.upstream, m.key.model, err)
+		case r.Kind == ledger.AuditSettle:
+			reserve, ours := open[r.RunID]
+			if !ours {
+				m.mu.Lock()
+				a, ok := m.admitted[r.RunID]
+				m.mu.Unlock()
+				reserve, ours = a.reserve, ok
 			}
-			if run.Upstream == m.key.upstream && run.Model == m.key.model {
-				if n := LearnOverrun(learned, run.ReserveUnits, run.SpentUnits+run.OverrunUnits); n > learned {
-					learned, from = n, fmt.Sprintf("run %s: %d units on a reserve of %d", run.ID, run.SpentUnits+run.OverrunUnits, run.ReserveUnits)
+			cost := r.Units
+			if strings.Contains(r.Evidence, settleOverrunMark) {
+				run, err := g.store.Run(ctx, r.RunID)
+				if err != nil {
+					return fmt.Errorf("read run %s for the overrun of %s/%s: %w", r.RunID, m.key.upstream, m.key.model, err)
 				}
+				if run.Upstream != m.key.upstream || run.Model != m.key.model {
+					continue
+				}
+				reserve, ours, cost = run.ReserveUnits, true, run.SpentUnits+run.OverrunUnits
+				if n := LearnOverrun(learned, reserve, cost); n > learned {
+					learned, from = n, fmt.Sprintf("run %s: %d units on a reserve of %d", run.ID, cost, reserve)
+				}
+			}
+			if ours {
+				samples = append(samples, sample{reserve, cost})
+				delete(open, r.RunID)
+				closed = append(closed, r.RunID)
 			}
 		}
 	}
 	if learned > k {
 		if err := g.store.AppendAudit(ctx, ledger.AuditEntry{At: g.now().UTC(), Kind: ledger.AuditSync, Actor: "quota",
 			Reason: ReasonOverrunLearned, Units: ledger.Units(learned),
-			Detail: fmt.Sprintf("%s%s: reserves now count ×%.3f (%s)", prefix, overrunDetail(learned), float64(learned)/noOverrun, from)}); err != nil {
+			Detail: fmt.Sprintf("%s%s: reserves now count up to ×%.3f (%s)", prefix, overrunDetail(learned), float64(learned)/noOverrun, from)}); err != nil {
 			return fmt.Errorf("audit the overrun of %s/%s: %w", m.key.upstream, m.key.model, err) // re-read next time
 		}
 		k = learned
 	}
 	m.mu.Lock()
-	m.overrun = max(m.overrun, k)
+	defer m.mu.Unlock()
+	if m.admitted == nil {
+		m.admitted = map[ledger.RunID]admitted{}
+	}
+	for _, r := range opened {
+		if _, still := open[r.RunID]; still {
+			m.admitted[r.RunID] = admitted{at: r.At, reserve: r.Units}
+		}
+	}
+	for _, id := range closed {
+		delete(m.admitted, id)
+	}
+	for id, a := range m.admitted { // ended without a settlement (held, released, cancelled): no sample
+		if now.Sub(a.at) > history {
+			delete(m.admitted, id)
+		}
+	}
+	for _, x := range samples {
+		m.overrun.Learn(x.reserve, x.cost)
+	}
+	m.overrun.MaxMilli = max(m.overrun.MaxMilli, k)
 	if n := len(rows); n > 0 {
 		m.auditSeq = max(m.auditSeq, rows[n-1].Seq)
 	}
-	m.mu.Unlock()
 	return nil
 }

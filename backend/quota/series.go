@@ -71,6 +71,20 @@ func (s *Series) index(t time.Time) int {
 	return i
 }
 
+// stepIndex is minute index i rounded down to a multiple of step minutes on
+// the clock (the settle point of an API that settles every step minutes).
+func (s *Series) stepIndex(i, step int) int {
+	if step <= 1 || s == nil {
+		return i
+	}
+	abs := int(s.start.Unix()/60) + i
+	r := abs % step
+	if r < 0 {
+		r += step
+	}
+	return i - r
+}
+
 func (s *Series) cumAt(i int) ledger.Units {
 	if s == nil || len(s.cum) == 0 || i <= 0 {
 		return 0

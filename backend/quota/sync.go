@@ -129,7 +129,9 @@ func (g *Guard) record(ctx context.Context, m *model, balance, b0 ledger.Units, 
 	} else if x := a.B0.ManualExcess(); x > 0 {
 		s.Detail = fmt.Sprintf("manual B0 %d is %d above what the readings support (%d): B0 %d", b0, x, a.B0.Readings, a.B0.Units)
 	}
-	s.Detail = joinDetail(s.Detail, overrunDetail(a.OverrunMilli))
+	m.mu.Lock()
+	s.Detail = joinDetail(s.Detail, overrunDetail(m.overrun.MaxMilli))
+	m.mu.Unlock()
 	m.mu.Lock()
 	m.saving = true // its commit reaches ObserveSync before SaveSnapshot returns
 	m.mu.Unlock()

@@ -67,7 +67,8 @@ func chatUsage(raw json.RawMessage) *Usage {
 // OpenAI's order: response.created, response.in_progress, then per output
 // item output_item.added, (content_part.added, output_text.delta…,
 // output_text.done, content_part.done | function_call_arguments.delta…,
-// function_call_arguments.done), output_item.done, and last
+// function_call_arguments.done), output_item.done — the open items close
+// on the chunk with the finish reason — and last, at [DONE],
 // response.completed (or response.incomplete when the cap cut the answer).
 // Reasoning deltas (reasoning_content) are dropped. Only choice 0 is read.
 type Translator struct {
@@ -168,7 +169,12 @@ func (t *Translator) Chunk(data []byte) ([]Event, error) {
 			}
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			// The items close as the upstream finishes, not at its [DONE]:
+			// a client then has the whole answer while the usage is still
+			// on its way (issue 12 item 3: the finish grace).
 			t.finish = *ch.FinishReason
+			evs = append(evs, t.closeMessage()...)
+			evs = append(evs, t.closeCall()...)
 		}
 	}
 	return evs, nil

@@ -27,6 +27,7 @@ type Reader struct {
 	responseID string
 	problem    string
 	errorCode  string
+	open, done int // output items added and not yet done; done ones
 }
 
 // Result is what a Reader (or ParseResponse) saw.
@@ -39,6 +40,9 @@ type Result struct {
 	// (unreadable usage, data after the final event, a changed response id).
 	Problem   string `json:"problem,omitempty"`
 	ErrorCode string `json:"error_code,omitempty"` // of response.failed or an error event
+	// Finished: every output item added so far is done, and one was — the
+	// answer is whole unless another item follows (the finish grace's mark).
+	Finished bool `json:"finished,omitempty"`
 }
 
 type wireEvent struct {
@@ -96,6 +100,13 @@ func (r *Reader) Observe(name string, data []byte) error {
 		if ev.Delta != nil {
 			r.output.WriteString(*ev.Delta)
 		}
+	case typ == "response.output_item.added":
+		r.open++
+	case typ == "response.output_item.done":
+		if r.open > 0 {
+			r.open--
+		}
+		r.done++
 	case typ == "response.created" || typ == "response.in_progress" || typ == "response.queued":
 		r.responseIdentity(ev.Response)
 	case typ == "response.completed" || typ == "response.incomplete" || typ == "response.failed":
@@ -155,7 +166,7 @@ func (r *Reader) setProblem(p string) {
 // Result returns what was seen so far.
 func (r *Reader) Result() Result {
 	res := Result{Final: r.final, Usage: r.usage, Output: r.output.String(), ResponseID: r.responseID,
-		Problem: r.problem, ErrorCode: r.errorCode}
+		Problem: r.problem, ErrorCode: r.errorCode, Finished: r.open == 0 && r.done > 0}
 	if res.Problem != "" {
 		res.Usage = nil
 	}

@@ -107,7 +107,7 @@ func assemble(p parts) (_ *assembly, err error) {
 		WriteTimeout:      cfg.Limits.WriteTimeout,
 		UpstreamTimeout:   cfg.Limits.UpstreamTimeout,
 		BodyTimeout:       cfg.Limits.BodyTimeout,
-		FinishGrace:       cfg.Limits.FinishGrace,
+		FinishGrace:       cfg.Limits.FinishGrace.Duration(),
 		ForwardHeaders:    forward,
 		RateLimiter:       a.limiter,
 		Gate:              gateway.FromGates(p.Gates),

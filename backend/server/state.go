@@ -129,13 +129,18 @@ func (s *Server) tenantStates(ctx context.Context) ([]admin.TenantState, error) 
 			order = append(order, b.TenantID)
 		}
 	}
+	rates := map[string]*admin.RateUse{}
+	for _, r := range s.assembly.limiter.State() {
+		rates[r.Tenant] = &admin.RateUse{LastMinute: r.LastMinute, LastHour: r.LastHour, Refused: r.Refused}
+	}
 	out := make([]admin.TenantState, 0, len(order))
 	for _, id := range order {
-		t, b := policy[id], balances[id]
+		t, configured := policy[id]
+		b := balances[id]
 		out = append(out, admin.TenantState{
 			Tenant: id, BudgetUnits: b.BudgetUnits, SpentUnits: b.SpentUnits, HeldUnits: b.HeldUnits,
 			AvailableUnits: b.AvailableUnits, Active: b.Active, MaxConcurrent: t.MaxConcurrent,
-			PerMinute: t.RateLimits.PerMinute, PerHour: t.RateLimits.PerHour,
+			PerMinute: t.RateLimits.PerMinute, PerHour: t.RateLimits.PerHour, Rate: rates[id], Removed: !configured,
 		})
 	}
 	return out, nil

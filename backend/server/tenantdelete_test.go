@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/server"
@@ -129,5 +130,31 @@ func TestSettingsDeleteThenDiscardKeepsGeneratedKey(t *testing.T) {
 	}
 	if resp := get(t, s, "/v1/balance", key); resp.StatusCode != 200 {
 		t.Fatalf("local's key after discard: %d, want 200", resp.StatusCode)
+	}
+}
+
+// The state's rate use is the limiter's own count: two calls admitted in
+// the minute, the third refused with 429; a deleted tenant stays in the
+// state as removed, with its history.
+func TestStateRateUseAndRemoved(t *testing.T) {
+	s, _ := openFile(t, strings.Replace(settingsYAML, "rate_limits: {per_minute: 0, per_hour: 0}", "rate_limits: {per_minute: 2, per_hour: 0}", 1))
+	for i, want := range []int{200, 200, http.StatusTooManyRequests} {
+		if resp, b := do(t, "POST", s.URL()+"/v1/chat/completions", teamKey, smallChat); resp.StatusCode != want {
+			t.Fatalf("call %d: %d %s, want %d", i+1, resp.StatusCode, b, want)
+		}
+	}
+	st, err := s.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Tenants) != 1 || st.Tenants[0].Rate == nil || *st.Tenants[0].Rate != (admin.RateUse{LastMinute: 2, LastHour: 0, Refused: 1}) || st.Tenants[0].Removed {
+		t.Fatalf("tenants in the state: %s", mustJSON(t, st.Tenants))
+	}
+	if code, b := post(t, s, "/admin/api/tenants/team/delete", ""); code != 200 {
+		t.Fatalf("delete: %d %s", code, b)
+	}
+	st, _ = s.State(context.Background())
+	if len(st.Tenants) != 1 || !st.Tenants[0].Removed || st.Tenants[0].Rate != nil || st.Tenants[0].SpentUnits == 0 {
+		t.Fatalf("deleted team in the state: %s", mustJSON(t, st.Tenants))
 	}
 }

@@ -35,14 +35,15 @@ func insertAuditChange(ctx context.Context, w *wtx, e ledger.AuditEntry, balance
 	if at.IsZero() {
 		at = w.now
 	}
-	b := 0
-	if balance {
-		b = 1
-	}
+	e.At = at
 	if e.Kind == ledger.AuditReject {
 		// A refusal moves no money: within one interval, one row per tenant
 		// and code counts them (its available figures stay the first's, so
-		// Verify's chain still holds; issue 12 item 5).
+		// Verify's chain still holds; issue 12 item 5). The rows this batch
+		// appended are written first, so that the query sees them.
+		if err := w.flushAudit(ctx); err != nil {
+			return nil, err
+		}
 		var seq int64
 		err := w.queryRow(ctx, `UPDATE audit SET count = count + 1, last_at = max(last_at, ?1) WHERE seq = (
 			SELECT seq FROM audit WHERE kind = 'reject' AND tenant_id = ?2 AND reason = ?3 AND at >= ?4
@@ -57,17 +58,74 @@ func insertAuditChange(ctx context.Context, w *wtx, e ledger.AuditEntry, balance
 			return nil, fmt.Errorf("count refusal: %w", err)
 		}
 	}
-	var seq int64
-	err := w.queryRow(ctx, `INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
-		available_before, available_after, detail, balance, count, last_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?) RETURNING seq`,
-		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason, e.Evidence, int64(e.Units),
-		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b, nanos(at)).Scan(&seq)
+	seq, err := w.nextSeq(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("append audit %s: %w", e.Kind, err)
+		return nil, err
 	}
+	e.Seq = seq
+	w.books.audit = append(w.books.audit, auditRow{entry: e, balance: balance})
 	w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor),
 		TenantID: e.TenantID, RunID: e.RunID})
 	return &w.changes[len(w.changes)-1], nil
+}
+
+// auditRow is an audit row appended in this batch, written by flushAudit.
+type auditRow struct {
+	entry   ledger.AuditEntry // with its Seq and At
+	balance bool
+}
+
+// nextSeq draws the next audit seq. The writer is the only writer, so the
+// last seq read once stays the last one (AUTOINCREMENT: never reused).
+func (w *wtx) nextSeq(ctx context.Context) (int64, error) {
+	if w.books.seq == 0 {
+		var seq int64
+		if err := w.queryRow(ctx, `SELECT max(coalesce((SELECT max(seq) FROM audit), 0),
+			coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'audit'), 0))`).Scan(&seq); err != nil {
+			return 0, fmt.Errorf("last audit seq: %w", err)
+		}
+		w.books.seq = seq
+	}
+	w.books.seq++
+	return w.books.seq, nil
+}
+
+// auditInsertMax is the most rows one INSERT of flushAudit writes; it
+// writes in chunks of powers of two, so that a handful of statements,
+// each prepared once, serve any batch.
+const auditInsertMax = 32
+
+const auditInsertRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?)`
+
+// flushAudit writes the audit rows appended since the last flush, several
+// to a statement.
+func (w *wtx) flushAudit(ctx context.Context) error {
+	rows := w.books.audit
+	for len(rows) > 0 {
+		n := auditInsertMax
+		for n > len(rows) {
+			n /= 2
+		}
+		q := `INSERT INTO audit (seq, at, kind, tenant_id, run_id, actor, reason, evidence, units,
+		available_before, available_after, detail, balance, count, last_at) VALUES ` + auditInsertRow +
+			strings.Repeat(", "+auditInsertRow, n-1)
+		args := make([]any, 0, 14*n)
+		for _, r := range rows[:n] {
+			e := r.entry
+			b := 0
+			if r.balance {
+				b = 1
+			}
+			args = append(args, e.Seq, nanos(e.At), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason,
+				e.Evidence, int64(e.Units), int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b, nanos(e.At))
+		}
+		if _, err := w.exec(ctx, q, args...); err != nil {
+			return fmt.Errorf("append audit: %w", err)
+		}
+		rows = rows[n:]
+	}
+	w.books.audit = w.books.audit[:0]
+	return nil
 }
 
 // AppendAudit records an event that changes no balance. Its available
@@ -79,7 +137,7 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	if err := ledger.CheckActor(ledger.Actor(e.Actor)); err != nil {
 		return fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}
-	err := s.write(ctx, func(w *wtx) error { return insertAudit(ctx, w, e, false) }, nil)
+	err := s.writeAside(ctx, func(w *wtx) error { return insertAudit(ctx, w, e, false) })
 	if err != nil {
 		return fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}

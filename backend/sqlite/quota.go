@@ -73,7 +73,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, snap ledger.Snapshot) (ledger.
 	if strings.TrimSpace(snap.Upstream) == "" || strings.TrimSpace(snap.Model) == "" {
 		return snap, ledger.Errorf(ledger.CodeInvalidRequest, "a snapshot needs an upstream and a model")
 	}
-	err := s.write(ctx, func(w *wtx) error {
+	err := s.writeAside(ctx, func(w *wtx) error {
 		if snap.At.IsZero() {
 			snap.At = w.now
 		}
@@ -95,7 +95,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, snap ledger.Snapshot) (ledger.
 		}
 		c.Upstream, c.Model, c.Day = snap.Upstream, snap.Model, snap.Day
 		return nil
-	}, nil)
+	})
 	if err != nil {
 		return snap, fmt.Errorf("save snapshot of %s/%s: %w", snap.Upstream, snap.Model, err)
 	}

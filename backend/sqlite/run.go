@@ -7,26 +7,27 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
-	held_units, overrun_units, evidence, created_at, updated_at`
+	held_units, overrun_units, evidence, created_at, updated_at,
+	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scanRun(r rowScanner) (ledger.Run, error) {
 	var run ledger.Run
-	var id, status, usage string
+	var id, status, usage, retryOf string
 	var created, updated int64
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
-		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated)
+		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated,
+		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens)
 	if err != nil {
 		return run, err
 	}
-	run.ID = ledger.RunID(id)
+	run.ID, run.RetryOf = ledger.RunID(id), ledger.RunID(retryOf)
 	run.Status = ledger.RunStatus(status)
 	run.Usage = ledger.UsageStatus(usage)
 	run.CreatedAt, run.UpdatedAt = fromNanos(created), fromNanos(updated)
@@ -66,70 +67,92 @@ func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run,
 	return run, nil
 }
 
-// admit decides from what it reads (the run id, the tenant's balance row,
-// the quota day) before it writes anything, so that a refusal leaves nothing
-// to roll back and the op needs no savepoint; the writer goroutine is the
-// only writer, so nothing moves between the reads and the writes.
+// admit decides on the writer's books (the tenant's balance, the quota
+// day) before it writes anything, so that a refusal leaves nothing to roll
+// back and the op needs no savepoint; the writer goroutine is the only
+// writer, so nothing moves between the decision and the writes. An accepted
+// run costs two statements: its row and its audit row (the balance and the
+// quota day are written once per batch, see books).
 func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, error) {
-	var exists int
-	err := w.queryRow(ctx, `SELECT count(*) FROM runs WHERE id = ?`, string(req.RunID)).Scan(&exists)
-	if err != nil {
-		return ledger.Run{}, fmt.Errorf("look up run: %w", err)
-	}
-	if exists > 0 {
+	if _, open := w.books.runs[req.RunID]; open {
 		return ledger.Run{}, ledger.ErrRunExists(req.RunID)
 	}
 	r := req.ReserveUnits
-	b, ok, err := readBalance(ctx, w, req.TenantID)
+	t, ok, err := w.tenant(ctx, req.TenantID)
 	if err != nil {
 		return ledger.Run{}, err
 	}
-	if err := ledger.AdmitRefusal(b, ok, req); err != nil {
-		return ledger.Run{}, err
+	var pos ledger.Position
+	if ok {
+		pos = t.pos
 	}
 	run := ledger.AdmittedRun(req, "", w.now)
-	if day := run.QuotaDay; day != "" {
-		var usage, held ledger.Units
-		err := w.queryRow(ctx, `SELECT usage_units, held_units FROM quota_days WHERE upstream = ? AND model = ? AND day = ?`,
-			req.Upstream, req.Model, day).Scan(&usage, &held)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return ledger.Run{}, fmt.Errorf("quota day: %w", err)
+	var refusal error
+	if ok {
+		// The writer is the only writer: no run with this key can appear
+		// between this read and the insert below (nor in this batch unseen).
+		if run.RetryOf, refusal = retryGroup(ctx, w, req); ledger.ErrorCode(refusal) == ledger.CodeInternal {
+			return ledger.Run{}, refusal
 		}
-		if err := ledger.QuotaRefusal(req, usage, held); err != nil {
+	}
+	refusal = cmp.Or(refusal, ledger.AdmitRefusal(pos, ok, req))
+	var d *dayBook
+	if refusal == nil && run.QuotaDay != "" {
+		if d, err = w.day(ctx, dayKey{run.Upstream, run.Model, run.QuotaDay}); err != nil {
 			return ledger.Run{}, err
 		}
+		refusal = ledger.QuotaRefusal(req, d.usage, d.held)
 	}
-	if _, err := w.exec(ctx, `UPDATE tenants SET held_units = held_units + ?, active = active + 1 WHERE id = ?`,
-		int64(r), req.TenantID); err != nil {
-		return ledger.Run{}, fmt.Errorf("take hold: %w", err)
-	}
-	b.HeldUnits += r
-	b.Active++
-	if day := run.QuotaDay; day != "" {
-		if _, err := w.exec(ctx, `INSERT INTO quota_days (upstream, model, day, held_units) VALUES (?, ?, ?, ?)
-			ON CONFLICT (upstream, model, day) DO UPDATE SET held_units = held_units + excluded.held_units`,
-			req.Upstream, req.Model, day, int64(r)); err != nil {
-			return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
+	if refusal != nil {
+		// A duplicate id is refused first, whatever else would refuse it.
+		if err := refuseDuplicate(ctx, w, req.RunID); err != nil {
+			return ledger.Run{}, err
 		}
+		return ledger.Run{}, refusal
 	}
-	if _, err := w.exec(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	inserted, err := w.insertOnce(ctx, `INSERT INTO runs (`+runColumns+`, fingerprint)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
-		nanos(run.CreatedAt), nanos(run.UpdatedAt)); err != nil {
+		nanos(run.CreatedAt), nanos(run.UpdatedAt),
+		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
+		req.Fingerprint)
+	if err != nil {
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
-	if err := insertRunAudit(ctx, w, ledger.AdmitAudit(run, req.Actor, b.Available()), run); err != nil {
+	if !inserted {
+		return ledger.Run{}, ledger.ErrRunExists(req.RunID)
+	}
+	if err := insertRunAudit(ctx, w, ledger.AdmitAudit(run, req.Actor, pos.Available()-r), run); err != nil {
 		return ledger.Run{}, err
 	}
+	w.move(t, d, run, ledger.Moves{Held: r, Active: 1})
+	w.noteRun(run)
 	return run, nil
 }
 
+// refuseDuplicate returns CodeConflict when a run id is taken.
+func refuseDuplicate(ctx context.Context, w *wtx, id ledger.RunID) error {
+	var exists int
+	if err := w.queryRow(ctx, `SELECT count(*) FROM runs WHERE id = ?`, string(id)).Scan(&exists); err != nil {
+		return fmt.Errorf("look up run: %w", err)
+	}
+	if exists > 0 {
+		return ledger.ErrRunExists(id)
+	}
+	return nil
+}
+
 func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal error) error {
-	b, ok, err := readBalance(ctx, w, req.TenantID)
+	t, ok, err := w.tenant(ctx, req.TenantID)
 	if err != nil {
 		return err
 	}
-	c, err := insertAuditChange(ctx, w, ledger.RejectAudit(req, refusal, b, ok), ok)
+	var pos ledger.Position
+	if ok {
+		pos = t.pos
+	}
+	c, err := insertAuditChange(ctx, w, ledger.RejectAudit(req, refusal, pos, ok), ok)
 	if err != nil {
 		return err
 	}
@@ -141,39 +164,38 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	return nil
 }
 
-// applyChange writes t, decided on before: the run row, the same moves on
-// the tenant's balance row and the model's quota day, and its audit row.
+// applyChange writes t, decided on before: the run row and its audit row;
+// the moves on the tenant's balance and the model's quota day go to the
+// books (written once per batch).
 func applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transition, actor ledger.Actor) error {
 	m := t.Moves(before)
-	var b ledger.Position
-	if err := w.queryRow(ctx, `UPDATE tenants SET spent_units = spent_units + ?, held_units = held_units + ?,
-		active = active + ? WHERE id = ? RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
-		int64(m.Spent), int64(m.Held), m.Active, before.TenantID).Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent); err != nil {
-		return fmt.Errorf("move balance of tenant %s: %w", before.TenantID, err)
+	tb, ok, err := w.tenant(ctx, before.TenantID)
+	if err != nil {
+		return err
 	}
+	if !ok {
+		return fmt.Errorf("move balance of tenant %s: the tenant is missing", before.TenantID)
+	}
+	var d *dayBook
 	if m.QuotaMoves(before) {
-		if _, err := w.exec(ctx, `UPDATE quota_days SET usage_units = usage_units + ?, held_units = held_units + ?
-			WHERE upstream = ? AND model = ? AND day = ?`, int64(m.Used), int64(m.Held),
-			before.Upstream, before.Model, before.QuotaDay); err != nil {
-			return fmt.Errorf("move quota day: %w", err)
-		}
-		if m.Used > 0 {
-			minute := w.now.Truncate(time.Minute).Unix()
-			if _, err := w.exec(ctx, `INSERT INTO usage_minutes (upstream, model, minute, units) VALUES (?, ?, ?, ?)
-				ON CONFLICT (upstream, model, minute) DO UPDATE SET units = units + excluded.units`,
-				before.Upstream, before.Model, minute, int64(m.Used)); err != nil {
-				return fmt.Errorf("usage minute: %w", err)
-			}
+		if d, err = w.day(ctx, dayKey{before.Upstream, before.Model, before.QuotaDay}); err != nil {
+			return err
 		}
 	}
 	after := t.After
 	if _, err := w.exec(ctx, `UPDATE runs SET status = ?, usage = ?, spent_units = ?, held_units = ?,
-		overrun_units = ?, evidence = ?, updated_at = ? WHERE id = ?`, string(after.Status), string(after.Usage),
+		overrun_units = ?, evidence = ?, updated_at = ?, cached_tokens = ? WHERE id = ?`, string(after.Status), string(after.Usage),
 		int64(after.SpentUnits), int64(after.HeldUnits), int64(after.OverrunUnits), after.Evidence,
-		nanos(w.now), string(after.ID)); err != nil {
+		nanos(w.now), after.CachedTokens, string(after.ID)); err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
-	return insertRunAudit(ctx, w, t.Audit(before, actor, b.Available()), after)
+	availAfter := tb.pos.Available() - m.Spent - m.Held
+	if err := insertRunAudit(ctx, w, t.Audit(before, actor, availAfter), after); err != nil {
+		return err
+	}
+	w.move(tb, d, before, m)
+	w.noteRun(after)
+	return nil
 }
 
 // transition loads a run, lets rule decide its transition, and applies it
@@ -184,7 +206,7 @@ func (s *Store) transition(ctx context.Context, id ledger.RunID, actor ledger.Ac
 	}
 	var out ledger.Run
 	err := s.writeDecided(ctx, func(w *wtx) error {
-		before, err := loadRun(ctx, w, id)
+		before, err := w.run(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -209,31 +231,6 @@ func (s *Store) transition(ctx context.Context, id ledger.RunID, actor ledger.Ac
 	return out, nil
 }
 
-// Start moves a queued run to active; starting an active run changes nothing.
-func (s *Store) Start(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, id, actor, ledger.StartRule())
-}
-
-// Settle ends a run on trusted usage: spends units, releases the rest.
-func (s *Store) Settle(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, id, actor, ledger.SettleRule(units, evidence))
-}
-
-// KeepHold ends a run whose usage is unknown; its reserve stays held.
-func (s *Store) KeepHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, reason string, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, id, actor, ledger.KeepHoldRule(status, reason))
-}
-
-// ReleaseHold ends a run the provider provably did no work for.
-func (s *Store) ReleaseHold(ctx context.Context, id ledger.RunID, status ledger.RunStatus, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, id, actor, ledger.ReleaseHoldRule(status, evidence))
-}
-
-// Reconcile settles a held run at units with evidence, exactly once.
-func (s *Store) Reconcile(ctx context.Context, id ledger.RunID, units ledger.Units, evidence string, actor ledger.Actor) (ledger.Run, error) {
-	return s.transition(ctx, id, actor, ledger.ReconcileRule(units, evidence))
-}
-
 // QueuedAtCrashEvidence is the evidence of a run released at recovery
 // because it was still queued at the gate when the process ended.
 const QueuedAtCrashEvidence = ledger.QueuedAtCrashEvidence
@@ -249,7 +246,8 @@ func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int
 	var n int
 	err := s.write(ctx, func(w *wtx) error {
 		n = 0
-		rows, err := w.query(ctx, `SELECT `+runColumns+` FROM runs WHERE status IN ('queued', 'active') ORDER BY created_at, id`)
+		rows, err := w.query(ctx, `SELECT `+runColumns+` FROM runs
+			WHERE usage IN ('pending', 'unknown') AND status IN ('queued', 'active') ORDER BY created_at, id`)
 		if err != nil {
 			return fmt.Errorf("list open runs: %w", err)
 		}
@@ -338,4 +336,39 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	return out, nil
+}
+
+// retryGroup decides req's place among the tenant's earlier runs: a
+// CodeDuplicateRequest refusal when its Idempotency-Key is in use, else the
+// run it retries ("" for none). See ledger.AdmitRequest.
+func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.RunID, error) {
+	since := nanos(w.now.Add(-ledger.IdempotencyWindow))
+	switch {
+	case req.IdempotencyKey != "":
+		rows, err := w.query(ctx, `SELECT id, usage, status, created_at FROM runs
+			WHERE tenant_id = ? AND idempotency_key = ? AND created_at >= ? ORDER BY created_at DESC, rowid DESC`,
+			req.TenantID, req.IdempotencyKey, since)
+		if err != nil {
+			return "", fmt.Errorf("look up idempotency key: %w", err)
+		}
+		defer rows.Close()
+		earlier, err := ledger.ScanKeyedRuns(rows)
+		if err != nil {
+			return "", fmt.Errorf("look up idempotency key: %w", err)
+		}
+		return ledger.KeyedRetry(req, earlier)
+	case req.Fingerprint != "" && req.RetryCount > 0:
+		var id string
+		err := w.queryRow(ctx, `SELECT id FROM runs WHERE tenant_id = ? AND fingerprint = ? AND created_at >= ?
+			AND retry_count = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`,
+			req.TenantID, req.Fingerprint, since, req.RetryCount-1).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("look up the attempt retried: %w", err)
+		}
+		return ledger.RunID(id), nil
+	}
+	return "", nil
 }

@@ -72,6 +72,8 @@ func (o Options) withDefaults() Options {
 // that groups whatever is queued into one IMMEDIATE transaction (group
 // commit); reads use a separate query-only pool and see committed state only.
 type Store struct {
+	ledger.Transitions // Start, Settle, KeepHold, ReleaseHold, Reconcile by s.transition
+
 	path string
 	opts Options
 	wdb  *sql.DB // one connection, used only by the writer goroutine
@@ -88,6 +90,7 @@ type Store struct {
 	writes    atomic.Int64
 	lastPrune time.Time // writer goroutine only
 	stmts     stmtCache // writer goroutine only
+	books     *books    // writer goroutine only
 
 	rmu   sync.Mutex
 	reads map[string]*sql.Stmt // prepared on the read pool
@@ -161,10 +164,12 @@ func Open(path string, opts Options) (*Store, error) {
 		ops:   make(chan *writeOp, 4*opts.MaxBatch),
 		done:  make(chan struct{}),
 		stmts: stmtCache{ready: map[string]*sql.Stmt{}, wanted: map[string]bool{}},
+		books: newBooks(),
 		reads: map[string]*sql.Stmt{},
 
 		hooks: ledger.NewHookQueue(),
 	}
+	s.Transitions.Apply = s.transition
 	go s.writer()
 	return s, nil
 }

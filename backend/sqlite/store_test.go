@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
@@ -54,4 +55,10 @@ func ledgerDir(tb testing.TB) string {
 
 func TestContract(t *testing.T) {
 	ledgertest.Run(t, func(tb testing.TB) ledger.Store { return MustOpenStore(tb, sqlite.Options{}) })
+}
+
+func TestIdempotencyWindow(t *testing.T) {
+	ledgertest.RunIdempotencyWindow(t, func(tb testing.TB, now func() time.Time) ledger.Store {
+		return MustOpenStore(tb, sqlite.Options{Now: now})
+	})
 }

@@ -26,7 +26,12 @@ type writeOp struct {
 	// savepoint (three statements and a statement journal saved per op),
 	// and an error after a write fails the whole batch.
 	decided bool
-	done    chan error
+	// aside says apply touches neither tenants, runs nor quota days (an
+	// audit row of its own, a snapshot): the writer's books stay as they
+	// are. Any other op that is not decided may change what the books
+	// hold, so the books are written before it and forgotten after it.
+	aside bool
+	done  chan error
 }
 
 // wtx is the writer's transaction as an op sees it, with the batch's clock.
@@ -34,6 +39,7 @@ type wtx struct {
 	tx      *sql.Tx
 	now     time.Time
 	stmts   *stmtCache
+	books   *books
 	changes []ledger.Change // one per audit row written, for the commit hook
 	writes  int             // statements run that may write, to tell a refusal from a half-done op
 }
@@ -86,6 +92,24 @@ func (w *wtx) exec(_ context.Context, query string, args ...any) (sql.Result, er
 	return w.tx.ExecContext(ctx, query, args...)
 }
 
+// insertOnce runs an INSERT … ON CONFLICT DO NOTHING and reports whether
+// it inserted; one that did not wrote nothing, so it is not counted as a
+// write (a decided op may still refuse after it).
+func (w *wtx) insertOnce(ctx context.Context, query string, args ...any) (bool, error) {
+	res, err := w.exec(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	if n == 0 {
+		w.writes--
+	}
+	return n > 0, nil
+}
+
 func (w *wtx) query(_ context.Context, query string, args ...any) (*sql.Rows, error) {
 	ctx := stmtCtx
 	if writes(query) {
@@ -128,6 +152,12 @@ var errClosed = ledger.Errorf(ledger.CodeInternal, "the ledger is closed")
 // would leave the caller not knowing whether its change is on disk.
 func (s *Store) write(ctx context.Context, apply func(w *wtx) error, refused func(w *wtx, err error) error) error {
 	return s.queue(ctx, &writeOp{ctx: ctx, apply: apply, refused: refused})
+}
+
+// writeAside is write for an apply that touches neither tenants, runs nor
+// quota days (see writeOp.aside).
+func (s *Store) writeAside(ctx context.Context, apply func(w *wtx) error) error {
+	return s.queue(ctx, &writeOp{ctx: ctx, apply: apply, aside: true})
 }
 
 // writeDecided is write for an apply that decides before it writes (see
@@ -227,10 +257,15 @@ func (s *Store) runBatch(batch []*writeOp) {
 func (s *Store) applyBatchSafely(batch []*writeOp, results []error) (changes []ledger.Change, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			s.books.forget()
 			changes, err = nil, fmt.Errorf("ledger writer: panic: %v", p)
 		}
 	}()
-	return s.applyBatch(batch, results)
+	changes, err = s.applyBatch(batch, results)
+	if err != nil {
+		s.books.forget() // rolled back: the file is the truth
+	}
+	return changes, err
 }
 
 // applyBatch applies batch in one transaction and returns, once it is
@@ -242,7 +277,10 @@ func (s *Store) applyBatch(batch []*writeOp, results []error) ([]ledger.Change, 
 		return nil, fmt.Errorf("begin write: %w", err)
 	}
 	defer tx.Rollback()
-	w := &wtx{tx: tx, now: s.opts.Now().UTC(), stmts: &s.stmts}
+	w := &wtx{tx: tx, now: s.opts.Now().UTC(), stmts: &s.stmts, books: s.books}
+	if err := w.checkBooks(ctx); err != nil {
+		return nil, err
+	}
 	for i, op := range batch {
 		if err := op.ctx.Err(); err != nil {
 			results[i] = err // the caller gave up before anything was done
@@ -254,6 +292,9 @@ func (s *Store) applyBatch(batch []*writeOp, results []error) ([]ledger.Change, 
 			return nil, fatal
 		}
 		results[i] = opErr
+	}
+	if err := w.flush(ctx); err != nil {
+		return nil, err
 	}
 	if w.now.Sub(s.lastPrune) > time.Hour {
 		if err := pruneUsageMinutes(ctx, w); err != nil {
@@ -273,7 +314,22 @@ func (s *Store) applyOp(ctx context.Context, w *wtx, op *writeOp) (opErr, fatal 
 	if op.decided {
 		return applyDecided(w, op)
 	}
-	opErr, fatal = savepoint(ctx, w, op.apply)
+	apply := op.apply
+	if !op.aside {
+		// The op reads and writes the tables the books stand for: they are
+		// written first, and forgotten after, whatever the op did.
+		if err := w.flush(ctx); err != nil {
+			return nil, err
+		}
+		defer w.books.forget()
+		apply = func(w *wtx) error {
+			if err := op.apply(w); err != nil {
+				return err
+			}
+			return w.flush(ctx) // what the op moved through the books
+		}
+	}
+	opErr, fatal = savepoint(ctx, w, apply)
 	if fatal != nil || opErr == nil || op.refused == nil {
 		return opErr, fatal
 	}
@@ -295,7 +351,7 @@ func (s *Store) applyOp(ctx context.Context, w *wtx, op *writeOp) (opErr, fatal 
 // written nothing, so there is nothing to roll back; a failure after a
 // write cannot be undone alone and fails the batch.
 func applyDecided(w *wtx, op *writeOp) (opErr, fatal error) {
-	noted, wrote := len(w.changes), w.writes
+	noted, wrote, appended := len(w.changes), w.writes, len(w.books.audit)
 	opErr = op.apply(w)
 	if opErr == nil {
 		return nil, nil
@@ -304,6 +360,7 @@ func applyDecided(w *wtx, op *writeOp) (opErr, fatal error) {
 		return nil, fmt.Errorf("ledger writer: an op failed after writing: %w", opErr)
 	}
 	w.changes = w.changes[:noted]
+	w.books.audit = w.books.audit[:appended]
 	var domain *ledger.Error
 	if op.refused == nil || !errors.As(opErr, &domain) {
 		return opErr, nil
@@ -311,18 +368,25 @@ func applyDecided(w *wtx, op *writeOp) (opErr, fatal error) {
 	// The refusal's record is one INSERT, atomic on its own.
 	if auditErr := op.refused(w, opErr); auditErr != nil {
 		w.changes = w.changes[:noted]
+		w.books.audit = w.books.audit[:min(appended, len(w.books.audit))]
 		return fmt.Errorf("audit refusal %v: %w", opErr, auditErr), nil
 	}
 	return opErr, nil
 }
 
 func savepoint(ctx context.Context, w *wtx, fn func(w *wtx) error) (opErr, fatal error) {
+	// What earlier ops appended is written before the savepoint, so that a
+	// rollback to it cannot take their rows along.
+	if err := w.flushAudit(ctx); err != nil {
+		return nil, err
+	}
 	if _, err := w.exec(ctx, `SAVEPOINT op`); err != nil {
 		return nil, fmt.Errorf("savepoint: %w", err)
 	}
 	noted := len(w.changes)
 	if opErr = fn(w); opErr != nil {
 		w.changes = w.changes[:noted] // rolled back: nothing to report
+		w.books.audit = w.books.audit[:0]
 		if _, err := w.exec(ctx, `ROLLBACK TO op`); err != nil {
 			return nil, fmt.Errorf("rollback to savepoint after %v: %w", opErr, err)
 		}

@@ -1,6 +1,7 @@
 // Package clients finds the real, pinned client programs and SDKs that the
 // end-to-end tests drive (e2e/clients/package.json: the openai and
-// @anthropic-ai SDKs, Codex CLI, Claude Code). scripts/clients.sh installs
+// @anthropic-ai SDKs, the Vercel AI SDK, LangChain JS, Codex CLI, Claude
+// Code). scripts/clients.sh installs
 // them with `npm ci` into a cache outside the repo and `make test` exports
 // that directory as QUOTAGATE_CLIENTS_DIR.
 //

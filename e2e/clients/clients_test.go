@@ -30,4 +30,13 @@ console.log(typeof OpenAI, typeof Anthropic, require("openai/version").VERSION, 
 	if err != nil || strings.TrimSpace(string(out)) != "function function 7.55.0 1.10.0" {
 		t.Fatalf("SDK versions = %q, %v; want 7.55.0 1.10.0", out, err)
 	}
+	// The Vercel AI SDK and LangChain JS, on this Node (they declare node >= 22).
+	cmd = exec.Command(node, "-e", `const {generateText} = require("ai"), {createOpenAI} = require("@ai-sdk/openai"), {ChatOpenAI} = require("@langchain/openai");
+const v = (p) => require(p + "/package.json").version;
+console.log(typeof generateText, typeof createOpenAI, typeof ChatOpenAI, v("ai"), v("@ai-sdk/openai"), v("@langchain/openai"), v("@langchain/core"))`)
+	cmd.Env = append(cmd.Environ(), "NODE_PATH="+nodePath)
+	out, err = cmd.CombinedOutput()
+	if want := "function function function 7.0.173 4.0.118 1.6.0 1.4.0"; err != nil || strings.TrimSpace(string(out)) != want {
+		t.Fatalf("AI SDK / LangChain = %q, %v; want %q", out, err, want)
+	}
 }

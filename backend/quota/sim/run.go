@@ -98,8 +98,8 @@ type guard struct {
 	expiries   []quota.Expiry
 	expiriesAt time.Time
 	carry      quota.Carry
-	overrun    int64        // learned, as the runtime Guard learns it from settled runs
-	yUsage     ledger.Units // yesterday's quota-day usage, as the ledger keeps it
+	overrun    quota.Overrun // learned, as the runtime Guard learns it from settled runs
+	yUsage     ledger.Units  // yesterday's quota-day usage, as the ledger keeps it
 }
 
 func (p *guard) assess(now time.Time) {
@@ -110,7 +110,8 @@ func (p *guard) assess(now time.Time) {
 	p.snaps = p.snaps[cut:]
 	p.a = quota.AssessWith(p.o, now, p.snaps, p.series, quota.RefundFloor(p.o, p.yUsage, p.carry, p.series, now))
 	p.a.SetExpiries(p.o, p.expiries, p.expiriesAt, p.series)
-	p.a.Carry, p.a.OverrunMilli = p.carry, p.overrun
+	p.a.Carry = p.carry
+	p.a.OverrunMilli, p.a.OverrunTail = p.overrun.Bound()
 	p.a.At(p.o, now, p.usage)
 	p.judge()
 }
@@ -138,8 +139,9 @@ func (p *guard) settle(now time.Time, today bool, reserve, cost ledger.Units) {
 		p.carry.Settled += cost
 		p.yUsage += cost
 	}
-	p.overrun = quota.LearnOverrun(p.overrun, reserve, cost)
-	p.a.Carry, p.a.OverrunMilli = p.carry, p.overrun
+	p.overrun.Learn(reserve, cost)
+	p.a.Carry = p.carry
+	p.a.OverrunMilli, p.a.OverrunTail = p.overrun.Bound()
 	p.series.Add(now, cost)
 	p.a.At(p.o, now, p.usage)
 	p.judge()

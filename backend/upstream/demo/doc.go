@@ -10,7 +10,8 @@
 // ("kind=cut&after=1&parts=part,more"), or an in-band directive as the last
 // user message ("/demo kind=no-usage"), in that order of precedence: header,
 // directive, default. Kinds: normal, cut, no-usage, false-usage, usage-text,
-// slow, error, stall; every plan may add a latency range before the headers
+// slow, error, stall, error-mid (an in-stream error event after some output,
+// echoing the key the request carried); every plan may add a latency range before the headers
 // (seed 003 load: "latency=2s-5s"). "call=NAME&args=JSON" scripts a function
 // call instead of text (acknowledged in text once the conversation ends with
 // the function's output).

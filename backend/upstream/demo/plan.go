@@ -20,6 +20,13 @@ const (
 	KindSlow       Kind = "slow"        // normal, with ChunkDelay (default 200ms) between parts
 	KindError      Kind = "error"       // an HTTP error (Status, Body, RetryAfter) before any output
 	KindStall      Kind = "stall"       // headers, then nothing until the client goes away
+	// KindErrorMid: CutAfter parts, then the protocol's in-stream error event
+	// (chat: a data {"error":…} object; Responses: an `error` event;
+	// Messages: an `error` event) whose message is Body, by default one that
+	// echoes the key the request carried, as a provider's "Incorrect API key
+	// provided: sk-…" does (issue 12); then the stream ends, no usage, no end
+	// marker. Not streaming: a 200 whose JSON body is that error object.
+	KindErrorMid Kind = "error-mid"
 )
 
 // DefaultText is the reply of a plan without Text; it says what it is.
@@ -36,12 +43,12 @@ type Plan struct {
 	Chunks     int           // number of parts Text is split into (0: one part per word)
 	Repeat     int           // send the part sequence this many times (0 or 1: once)
 	ChunkDelay time.Duration // pause before each part
-	UsageDelay time.Duration // pause after the finish_reason chunk, before the usage chunk and [DONE] (issue 12: ~300 ms)
+	UsageDelay time.Duration // pause after the finish_reason chunk, before the usage chunk and [DONE] (issue 12: ~300 ms); Responses: after the last output_item.done, before response.completed; Messages: after message_delta (its usage), before message_stop
 	LatencyMin time.Duration // pause before the response headers, drawn from [LatencyMin, LatencyMax]
 	LatencyMax time.Duration
 	CutAfter   int    // KindCut: parts sent before the connection is closed
 	Status     int    // KindError: HTTP status (default 503)
-	Body       string // KindError: response body (default an OpenAI-shaped error)
+	Body       string // KindError: response body (default an OpenAI-shaped error); KindErrorMid: the error's message
 	RetryAfter string // KindError: Retry-After header value, if any
 	// Times limits KindError to the first Times requests that carry this same
 	// plan (0: every one); later ones are answered normally. It scripts
@@ -77,7 +84,7 @@ func ParsePlan(s string) (Plan, error) {
 	switch p.Kind {
 	case "":
 		p.Kind = KindNormal
-	case KindNormal, KindCut, KindNoUsage, KindFalseUsage, KindUsageText, KindSlow, KindError, KindStall:
+	case KindNormal, KindCut, KindNoUsage, KindFalseUsage, KindUsageText, KindSlow, KindError, KindStall, KindErrorMid:
 	default:
 		return Plan{}, fmt.Errorf("demo plan: unknown kind %q", p.Kind)
 	}

@@ -265,7 +265,7 @@ func (x *exchange) responsesStream() {
 			return
 		}
 	}
-	if !send("response.output_item.done", false, "output_index", 0, "item", item) {
+	if !send("response.output_item.done", false, "output_index", 0, "item", item) || !x.pause(x.plan.UsageDelay) {
 		return
 	}
 	send("response.completed", false, "response", x.responseObject("completed", created, []any{item}, x.finalUsage()))

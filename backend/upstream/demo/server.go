@@ -440,6 +440,10 @@ func (x *exchange) run() {
 		x.disconnected()
 		return
 	}
+	if p.Kind == KindErrorMid {
+		x.errorMid()
+		return
+	}
 	switch {
 	case x.resp != nil:
 		x.responses()

@@ -52,10 +52,33 @@ function Legend(props: { parts: Parts; id: string }) {
   );
 }
 
-/** recentCalls counts a tenant's runs created within the last minute (from the listed runs). */
-function recentCalls(runs: Run[], tenant: string, now: Date): number {
-  const since = now.getTime() - 60_000;
-  return runs.filter((r) => r.tenant === tenant && Date.parse(r.created_at) >= since).length;
+/** RateUse shows a tenant's request windows as the gateway's rate limiter counts them (seed 003). */
+export function RateUse(props: { x: TenantState }) {
+  const x = props.x;
+  if (x.per_minute <= 0 && x.per_hour <= 0) return <>{t('overview.rateNone')}</>;
+  const r = x.rate;
+  const part = (used: number | undefined, limit: number, key: 'overview.rateMinute' | 'overview.rateHour', id: string) => {
+    const near = used !== undefined && used >= limit;
+    return (
+      <span class={near ? 'rate-full' : undefined} data-testid={`tenant-${x.tenant}-${id}`}>
+        {t(key, { used: used === undefined ? t('fmt.unknown') : units(used), limit: units(limit) })}
+      </span>
+    );
+  };
+  const parts: preact.ComponentChildren[] = [];
+  if (x.per_minute > 0) parts.push(part(r?.last_minute, x.per_minute, 'overview.rateMinute', 'rate-minute'));
+  if (x.per_hour > 0) parts.push(part(r?.last_hour, x.per_hour, 'overview.rateHour', 'rate-hour'));
+  if (r && r.refused > 0) parts.push(<span data-testid={`tenant-${x.tenant}-rate-refused`}>{t('overview.rateRefused', { n: units(r.refused) })}</span>);
+  return (
+    <>
+      {parts.map((p, i) => (
+        <>
+          {i > 0 && ', '}
+          {p}
+        </>
+      ))}
+    </>
+  );
 }
 
 export function Overview(props: { tenants: TenantState[]; runs: Run[]; now: Date }) {
@@ -106,9 +129,15 @@ export function Overview(props: { tenants: TenantState[]; runs: Run[]; now: Date
             {' · '}
             {t('overview.queued')} {units(queuedOf(x.tenant))}
             {' · '}
-            {x.per_minute > 0
-              ? t('overview.rateUse', { used: units(recentCalls(props.runs, x.tenant, props.now)), limit: units(x.per_minute) })
-              : t('overview.rateNone')}
+            <RateUse x={x} />
+            {x.removed && (
+              <>
+                {' · '}
+                <span class="muted" data-testid={`tenant-${x.tenant}-removed`}>
+                  {t('overview.removed')}
+                </span>
+              </>
+            )}
           </>,
         ),
       )}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { t } from '../lib/i18n';
-import { savePrefs, type NotifyPrefs } from '../lib/notify';
+import { deliver, notifyApp, savePrefs, testEvent, type Delivery, type NotifyPrefs } from '../lib/notify';
 import type { Api } from '../lib/api';
 import { TenantSettings } from './TenantSettings';
 import { AutostartSwitch } from './AutostartSwitch';
@@ -10,10 +10,12 @@ import { autostartApp } from '../lib/autostart';
 export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) => void; api: Api }) {
   const p = props.prefs;
   const [share, setShare] = useState(String(Math.round(p.share * 100)));
+  const [tried, setTried] = useState<Delivery | null>(null);
   const set = (q: NotifyPrefs) => {
     savePrefs(q);
     props.onPrefs(q);
-    if (typeof Notification !== 'undefined' && Notification.permission === 'default') void Notification.requestPermission().catch(() => {});
+    // A browser asks once; the window's own service needs no permission.
+    if (!notifyApp() && typeof Notification !== 'undefined' && Notification.permission === 'default') void Notification.requestPermission().catch(() => {});
   };
   const box = (k: 'holds' | 'evictions' | 'budget', label: string) => (
     <label class="check">
@@ -53,6 +55,17 @@ export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) 
           %
           {bad && <span class="field-error"> {t('settings.shareError')}</span>}
         </label>
+      </div>
+      <div class="buttons">
+        <button type="button" data-testid="notify-test" onClick={() => void deliver([testEvent()]).then(setTried)}>
+          {t('settings.notifyTest')}
+        </button>{' '}
+        {tried && (
+          <span class={tried.via === 'none' ? 'field-error' : 'muted'} role="status" data-testid="notify-test-result" data-via={tried.via}>
+            {t(`settings.notifyVia.${tried.via === 'none' ? tried.why : tried.via}`)}
+            {tried.via === 'none' && tried.error ? ` (${tried.error})` : ''}
+          </span>
+        )}
       </div>
     </section>
     </>

@@ -8,6 +8,8 @@ export interface WailsApp {
   Connection(): Promise<Conn>;
   /** query: the audit filter as a URL query string (from, to, tenant, kind, run, text). */
   SaveAuditCSV?(query: string): Promise<string | void>;
+  /** Notify shows a desktop notification (app/notify.go); see notify.ts. */
+  Notify?(title: string, body: string, tag: string): Promise<void>;
 }
 
 declare global {

@@ -1,8 +1,11 @@
 // Desktop notifications: a hold appears, a guarded model is evicted, a
 // tenant passes a share of its budget. Which events fire is pure (events);
-// delivery uses the Notification API, which the browser and the window's
-// webview both provide; each kind has an off switch, kept in localStorage.
+// each kind has an off switch, kept in localStorage. Delivery: in the window
+// through its Notify binding (Go: app/notify.go, D-Bus on Linux — Wails has
+// no notification API and WebKitGTK denies the page's permission), falling
+// back to the Notification API, which a browser on `quotagate serve` uses.
 import type { State } from './types';
+import { wailsApp, type Host } from './desktop';
 import { t } from './i18n';
 import { percent, units } from './format';
 import { isHeld, reasonSentence } from './reason';
@@ -72,14 +75,69 @@ export function events(prev: State | null, next: State, p: NotifyPrefs): NotifyE
   return out;
 }
 
-/** deliver shows the events, asking for permission once; silent where notifications are unavailable. */
-export async function deliver(evs: NotifyEvent[]) {
-  if (evs.length === 0 || typeof Notification === 'undefined') return;
-  try {
-    if (Notification.permission === 'default') await Notification.requestPermission();
-    if (Notification.permission !== 'granted') return;
-    for (const e of evs) new Notification(e.title, { body: e.body, tag: e.tag });
-  } catch {
-    // a webview without notifications: the dashboard itself still shows everything
+/** NotifyApp is the part of the bound App that shows a notification. */
+export interface NotifyApp {
+  Notify(title: string, body: string, tag: string): Promise<void>;
+}
+
+/** notifyApp returns the window's Notify binding, or null (a browser, or an older window). */
+export function notifyApp(host?: Host): NotifyApp | null {
+  const app = wailsApp(host) as (Partial<NotifyApp> & object) | null;
+  return app && typeof app.Notify === 'function' ? (app as NotifyApp) : null;
+}
+
+/** WebNotifications is the part of the Notification API used here. */
+export interface WebNotifications {
+  permission(): NotificationPermission;
+  requestPermission(): Promise<NotificationPermission>;
+  show(e: NotifyEvent): void;
+}
+
+export function webNotifications(): WebNotifications | null {
+  if (typeof Notification === 'undefined') return null;
+  return {
+    permission: () => Notification.permission,
+    requestPermission: () => Notification.requestPermission(),
+    show: (e) => void new Notification(e.title, { body: e.body, tag: e.tag }),
+  };
+}
+
+/** How the events were shown: by the window's system service, by the browser/webview, or not at all (with why). */
+export type Delivery = { via: 'window' | 'web' } | { via: 'none'; why: 'unavailable' | 'denied' | 'failed'; error?: string };
+
+/**
+ * deliver shows the events: through the window's binding when there is one,
+ * else (or when it refuses: no notification server) through the Notification
+ * API, asking for permission once. The dashboard itself shows everything
+ * either way.
+ */
+export async function deliver(
+  evs: NotifyEvent[],
+  deps: { app: NotifyApp | null; web: WebNotifications | null } = { app: notifyApp(), web: webNotifications() },
+): Promise<Delivery> {
+  if (evs.length === 0) return { via: 'window' };
+  let error: string | undefined;
+  if (deps.app) {
+    try {
+      for (const e of evs) await deps.app.Notify(e.title, e.body, e.tag);
+      return { via: 'window' };
+    } catch (x) {
+      error = String((x as Error)?.message ?? x);
+    }
   }
+  const web = deps.web;
+  if (!web) return { via: 'none', why: error ? 'failed' : 'unavailable', error };
+  try {
+    if (web.permission() === 'default') await web.requestPermission();
+    if (web.permission() !== 'granted') return { via: 'none', why: 'denied', error };
+    for (const e of evs) web.show(e);
+    return { via: 'web' };
+  } catch (x) {
+    return { via: 'none', why: 'failed', error: error ?? String((x as Error)?.message ?? x) };
+  }
+}
+
+/** testEvent is the Settings tab's "send a test notification". */
+export function testEvent(): NotifyEvent {
+  return { tag: 'test', title: t('notify.testTitle'), body: t('notify.testBody') };
 }

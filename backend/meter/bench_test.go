@@ -57,7 +57,7 @@ func BenchmarkCountChunk(b *testing.B) {
 // text to tiktoken-go, on natural text and on one pathological piece.
 func BenchmarkCountText(b *testing.B) {
 	shared := tiktokenForTest(b)
-	library(b, "gpt-4o") // tiktoken-go's encoders built before timing
+	library(b, "gpt-4o")                                             // tiktoken-go's encoders built before timing
 	tm := &tiktokenMeter{o200k: shared.o200k, cl100k: shared.cl100k} // no cache: measure the work
 	texts := map[string]string{
 		"natural-16KB":   strings.Repeat("The quick brown fox jumps over the lazy dog; 敏捷的棕色狐狸跳过了懒狗。 ", 16<<10/86),

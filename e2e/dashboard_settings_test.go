@@ -2,14 +2,31 @@ package e2e_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/server"
 )
+
+func adminPost(t *testing.T, s *server.Server, path, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", s.URL()+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
 
 // TestDashboardDeleteTenantByClicking deletes a tenant on the Settings tab:
 // while it keeps a hold the refusal shows under its row and the key still
@@ -68,5 +85,45 @@ func TestDashboardDeleteTenantByClicking(t *testing.T) {
 	}
 	if code := balance(); code != http.StatusUnauthorized {
 		t.Fatalf("the deleted tenant's key on /v1/balance: %d, want 401", code)
+	}
+}
+
+// TestDashboardRateUse: the Overview's rate-limit use is the limiter's own
+// count — two calls admitted under per_minute 2, the third refused with
+// 429 — shown without a reload.
+func TestDashboardRateUse(t *testing.T) {
+	exe := chromium(t)
+	s := openServer(t, dashboardBuilt(t))
+	key := s.GeneratedKeys()["local"]
+	if resp, b := adminPost(t, s, "/admin/api/tenants", `{"id":"local","budget_units":1000000,"max_concurrent":4,"per_minute":2}`); resp != 200 {
+		t.Fatalf("set per_minute: %d %s", resp, b)
+	}
+	ctx := browser(t, exe)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(s.DashboardURL()),
+		waitJS(`document.querySelector('[data-testid="conn-status"]')?.dataset.value === 'live'`),
+		chromedp.Click(tid("nav-overview")),
+		waitJS(`document.querySelector('[data-testid="tenant-local-rate-minute"]')?.textContent.startsWith('0 / 2')`),
+	); err != nil {
+		t.Fatalf("rate use before any call: %v", err)
+	}
+	for i, want := range []int{200, 200, http.StatusTooManyRequests} {
+		req, _ := http.NewRequest("POST", s.URL()+"/v1/chat/completions",
+			strings.NewReader(`{"model":"demo-chat","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("call %d: %d, want %d", i+1, resp.StatusCode, want)
+		}
+	}
+	if err := chromedp.Do(ctx,
+		waitJS(`document.querySelector('[data-testid="tenant-local-rate-minute"]')?.textContent.startsWith('2 / 2')`),
+		waitJS(`document.querySelector('[data-testid="tenant-local-rate-refused"]')?.textContent.startsWith('1 ')`),
+	); err != nil {
+		t.Fatalf("rate use after 2 admitted and 1 refused: %v", err)
 	}
 }

@@ -161,12 +161,23 @@ func TestReliabilityFinishThenLeave(t *testing.T) {
 	r.verify()
 }
 
-// nativeUpstream is a rig upstream that speaks every protocol, so that the
+// newNativeRig is a rig with a second upstream, `native`, serving
+// demo-native from the same demo and speaking every protocol, so that the
 // Responses and Messages doors relay its answers natively (the rig's own
-// `up` speaks chat only: those doors translate).
-func nativeUpstream(demoURL string) string {
-	return fmt.Sprintf("  - {name: native, kind: openai, base_url: %q, api_key: %q, models: [demo-native], protocols: [chat, responses, messages]}",
-		demoURL, canaryUpstream)
+// `up`, serving demo-chat, speaks chat only: those doors translate).
+func newNativeRig(t *testing.T, o rigOptions) *rig {
+	t.Helper()
+	if o.demo == nil {
+		d, err := demo.Start(demo.Options{APIKey: canaryUpstream, Models: []string{"demo-chat", "demo-native"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		o.demo = d
+	}
+	o.extraUpstreams = fmt.Sprintf("  - {name: native, kind: openai, base_url: %q, api_key: %q, models: [demo-native], protocols: [chat, responses, messages]}",
+		o.demo.URL(), canaryUpstream)
+	return newRig(t, o)
 }
 
 // TestReliabilityFinishThenLeaveDoors is issue 12 items 3 and 4: the
@@ -174,15 +185,12 @@ func nativeUpstream(demoURL string) string {
 // open, natively; translated, the items close on the chat chunk with the
 // finish reason), so a client that leaves there while response.completed
 // and its usage come 400 ms later settles on that usage, as at the chat
-// door; and with `finish_grace: off` a client that leaves at the finish
-// cancels the upstream at once and its run keeps its hold, at every door.
+// door; so does the Messages door natively, where message_delta is the
+// finish and message_stop comes 400 ms later; and with `finish_grace: off`
+// a client that leaves at the finish cancels the upstream at once and its
+// run keeps its hold, at every door.
 func TestReliabilityFinishThenLeaveDoors(t *testing.T) {
 	t.Parallel()
-	d, err := demo.Start(demo.Options{APIKey: canaryUpstream, Models: []string{"demo-chat", "demo-native"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
 	const directive = "/demo usage_delay=400ms"
 	chat := func(model string) (string, string) {
 		return "/v1/chat/completions", strings.Replace(chatBody(directive, true, 64), `"demo-chat"`, `"`+model+`"`, 1)
@@ -190,10 +198,14 @@ func TestReliabilityFinishThenLeaveDoors(t *testing.T) {
 	resp := func(model string) (string, string) {
 		return "/v1/responses", fmt.Sprintf(`{"model":%q,"stream":true,"max_output_tokens":64,"input":%q}`, model, directive)
 	}
+	msgs := func(model string) (string, string) {
+		return "/v1/messages", fmt.Sprintf(`{"model":%q,"stream":true,"max_tokens":64,"messages":[{"role":"user","content":%q}]}`, model, directive)
+	}
 	isChatFinish := func(data string) bool { return strings.Contains(data, `"finish_reason":"stop"`) }
+	isMessageDelta := func(data string) bool { return strings.Contains(data, `"type":"message_delta"`) }
 	isItemDone := func(data string) bool { return strings.Contains(data, `"type":"response.output_item.done"`) }
 	for _, grace := range []string{"", "off"} {
-		r := newRig(t, rigOptions{demo: d, finishGrace: grace, extraUpstreams: nativeUpstream(d.URL())})
+		r := newNativeRig(t, rigOptions{finishGrace: grace})
 		for _, tc := range []struct {
 			name   string
 			req    func(model string) (string, string)
@@ -203,6 +215,7 @@ func TestReliabilityFinishThenLeaveDoors(t *testing.T) {
 			{"Chat", chat, "demo-chat", isChatFinish},
 			{"ResponsesNative", resp, "demo-native", isItemDone},
 			{"ResponsesTranslated", resp, "demo-chat", isItemDone},
+			{"MessagesNative", msgs, "demo-native", isMessageDelta},
 		} {
 			name := tc.name + "/GraceDefault"
 			if grace != "" {
@@ -227,7 +240,7 @@ func TestReliabilityFinishThenLeaveDoors(t *testing.T) {
 					if !ok {
 						continue
 					}
-					sawUsage = sawUsage || strings.Contains(data, `"response.completed"`) || data == "[DONE]"
+					sawUsage = sawUsage || strings.Contains(data, `"response.completed"`) || strings.Contains(data, `"message_stop"`) || data == "[DONE]"
 					if tc.finish(data) {
 						sawFinish = true
 						break // the client leaves at the finish

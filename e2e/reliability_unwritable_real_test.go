@@ -4,20 +4,14 @@ package e2e_test
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/server"
 )
 
@@ -28,74 +22,7 @@ import (
 // degraded with the end pending, the run is still active meanwhile, and once
 // the lock or the space comes back the decided outcome is written without a
 // restart: the concurrency slot is free, a settled run is settled, a held
-// one can be reconciled.
-
-// unwritableCases: a stream that settles on trusted usage, and one the
-// upstream cuts, which ends interrupted with its hold (then reconciled).
-var unwritableCases = []struct {
-	name, content string
-	status        ledger.RunStatus
-	usage         ledger.UsageStatus
-}{
-	{"Settles", "/demo kind=slow&delay=150ms", ledger.RunCompleted, ledger.UsageTrusted},
-	{"CutHeld", "/demo kind=cut&after=10&delay=150ms", ledger.RunInterrupted, ledger.UsageUnknown},
-}
-
-// checkUnwritableEnd runs one stream of content on r, calls fault once the
-// run is active and restore once its end has failed to be written, and
-// checks what the issue asks of both phases.
-func checkUnwritableEnd(t *testing.T, r *rig, content string, status ledger.RunStatus, usage ledger.UsageStatus, fault, restore func()) {
-	t.Helper()
-	resp := r.stream(context.Background(), chatBody(content, true, 64))
-	id := ledger.RunID(resp.Header.Get("X-Run-Id"))
-	fault()
-	if run, err := r.s.Store().Run(context.Background(), id); err != nil || run.Status.Ended() {
-		t.Fatalf("run %s ended before the fault was in place (%+v, %v): the plan is too short for this machine", id, run, err)
-	}
-	body, _ := io.ReadAll(resp.Body) // the stream ends while the ledger cannot write
-	resp.Body.Close()
-	if strings.Contains(string(body), "[DONE]") {
-		t.Fatalf("[DONE] although the end could not be recorded:\n%s", body)
-	}
-	health := func() (string, int64) {
-		var h struct {
-			Status  string `json:"status"`
-			Pending int64  `json:"pending_run_ends"`
-		}
-		_ = json.Unmarshal(r.do("GET", "/healthz", "", "", "").body, &h)
-		return h.Status, h.Pending
-	}
-	if st, n := health(); st != "degraded" || n != 1 {
-		t.Errorf("/healthz while the end waits: %s, %d pending; want degraded, 1", st, n)
-	}
-	if run, err := r.s.Store().Run(context.Background(), id); err != nil || run.Status.Ended() {
-		t.Errorf("run while its end waits: %+v, %v; want it still active (nothing was written)", run, err)
-	}
-	restore()
-	run := r.waitRun(id) // the retried end, written without a restart
-	if run.Status != status || run.Usage != usage {
-		t.Errorf("run after the fault: %s/%s, want its decided outcome %s/%s (%+v)", run.Status, run.Usage, status, usage, run)
-	}
-	if b := r.balance("a"); b.Active != 0 {
-		t.Errorf("balance after the end was written: %+v; want the slot free", b)
-	}
-	if usage != ledger.UsageTrusted {
-		got := r.admin("POST", "/admin/api/holds/"+string(id)+"/reconcile", `{"units": 10, "evidence": "provider console after the fault"}`)
-		if got.status != 200 {
-			t.Errorf("reconcile after the fault: %d %s", got.status, got.body)
-		}
-	}
-	for end := time.Now().Add(10 * time.Second); ; {
-		if st, n := health(); st == "ok" && n == 0 {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("/healthz still degraded after the end was written")
-		}
-		time.Sleep(10 * time.Millisecond) // polling an observed state, with a deadline
-	}
-	r.verify()
-}
+// one can be reconciled (checkUnwritableEnd).
 
 // TestReliabilityLedgerLockedByAnotherProcess: sqlite3 holds BEGIN
 // IMMEDIATE on the ledger (longer than the 5 s busy timeout) while streams

@@ -13,7 +13,7 @@ pkgs=(
   fonts-wqy-microhei                                              # CJK glyphs: the zh-CN dashboard, Chinese evidence
   postgresql                                                      # backend/postgres tests
   sqlite3                                                         # e2e: another program holding the ledger's write lock
-  dbus-daemon                                                     # backend/notify tests: a private session bus
+  dbus-daemon curl                                                # notifications: a private session bus (backend/notify tests, smoke)
   desktop-file-utils zip unzip file binutils                      # make package and its check
 )
 missing=()

@@ -20,10 +20,13 @@ func goldenState() admin.State {
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	held := ledger.Run{ID: "run_01JQ7UNKNOWN000000000000", TenantID: "local", Upstream: "ark", Model: "deepseek-v4-flash",
 		QuotaDay: "2026-11-29", Status: ledger.RunInterrupted, Usage: ledger.UsageUnknown, ReserveUnits: 1002,
-		HeldUnits: 1002, Evidence: "stream cut before [DONE]", CreatedAt: t0.Add(40 * time.Minute), UpdatedAt: t0.Add(40*time.Minute + 12*time.Second)}
+		HeldUnits: 1002, Evidence: "stream cut before [DONE]", CreatedAt: t0.Add(40 * time.Minute), UpdatedAt: t0.Add(40*time.Minute + 12*time.Second),
+		Door: "messages", UpstreamProtocol: "chat", IdempotencyKey: "stainless-node-retry-5b1f0c2e", RetryCount: 1,
+		RetryOf: "run_01JQ7RELEASED00000000000"}
 	done := ledger.Run{ID: "run_01JQ7DONE000000000000000", TenantID: "tenant-a", Upstream: "demo", Model: "demo-chat",
 		Status: ledger.RunCompleted, Usage: ledger.UsageTrusted, ReserveUnits: 102, SpentUnits: 15,
-		CreatedAt: t0.Add(-time.Minute), UpdatedAt: t0.Add(-58 * time.Second)}
+		CreatedAt: t0.Add(-time.Minute), UpdatedAt: t0.Add(-58 * time.Second),
+		Door: "chat", UpstreamProtocol: "chat", CachedTokens: 4}
 	return admin.State{
 		Version: "0.1.0", StartedAt: t0, UptimeSeconds: 3725, DataDir: "/root/.local/share/quotagate",
 		Addr: "127.0.0.1:8787", Meter: "tiktoken", Demo: true,

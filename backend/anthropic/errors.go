@@ -24,7 +24,7 @@ const (
 // ErrorType is the Anthropic error type for one of quotagate's codes.
 func ErrorType(code string) string {
 	switch code {
-	case ledger.CodeInvalidRequest, ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict:
+	case ledger.CodeInvalidRequest, ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict, ledger.CodeDuplicateRequest:
 		return ErrInvalidRequest
 	case ledger.CodeInvalidAPIKey:
 		return ErrAuthentication

@@ -124,6 +124,15 @@ const (
 	ProtocolMessages  Protocol = "messages"  // POST /v1/messages
 )
 
+// upstreamProtocol is the protocol a call at door d is relayed in: the
+// door's own when native, else chat completions.
+func upstreamProtocol(d door, native bool) Protocol {
+	if native {
+		return d.protocol()
+	}
+	return ProtocolChat
+}
+
 // chatPath is where a chat-completions body goes under an upstream's base URL.
 const chatPath = "/chat/completions"
 

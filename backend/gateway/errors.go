@@ -26,7 +26,7 @@ func statusOf(code string) int {
 		return http.StatusMethodNotAllowed
 	case codeRequestTimeout:
 		return http.StatusRequestTimeout
-	case ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict:
+	case ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict, ledger.CodeDuplicateRequest:
 		return http.StatusConflict
 	case ledger.CodeRequestTooLarge:
 		return http.StatusRequestEntityTooLarge
@@ -54,7 +54,11 @@ func errorHeaders(w http.ResponseWriter, err error) int {
 	if errors.As(err, &ua) {
 		status = ua.status
 	}
-	if noRetryStatus(status) {
+	if id := ledger.ErrorRunID(err); id != "" {
+		// duplicate_request: the earlier run, as an admitted call names its own.
+		w.Header().Set("X-Run-Id", string(id))
+	}
+	if noRetryStatus(status) || ledger.ErrorCode(err) == ledger.CodeDuplicateRequest {
 		// The OpenAI and Anthropic SDKs obey it: a retry of this cannot
 		// succeed (issue 12 item 8: SDK retries multiplied the holds).
 		w.Header().Set("x-should-retry", "false")

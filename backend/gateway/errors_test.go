@@ -105,6 +105,19 @@ func TestErrorBodies(t *testing.T) {
 			do: func(t *testing.T, e *env) *http.Response { return e.chat(ctxT(t), "key-a", hiBody, "") }},
 		{code: ledger.CodeUpstreamTimeout, status: 504, env: envOpts{plan: demo.Plan{Kind: demo.KindError, Status: 504}},
 			do: func(t *testing.T, e *env) *http.Response { return e.chat(ctxT(t), "key-a", hiBody, "") }},
+		{code: ledger.CodeDuplicateRequest, status: 409,
+			env: envOpts{modify: func(o *gateway.Options) {
+				n := 0
+				o.NewRunID = func() ledger.RunID { n++; return ledger.RunID(fmt.Sprint("run_golden", n)) }
+			}},
+			do: func(t *testing.T, e *env) *http.Response {
+				hdr := map[string]string{"Idempotency-Key": "user-call-1"}
+				r := e.do(ctxT(t), http.MethodPost, "/v1/chat/completions", "key-a", hiBody, hdr)
+				io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+				e.waitEnd(runID(t, r))
+				return e.do(ctxT(t), http.MethodPost, "/v1/chat/completions", "key-a", hiBody, hdr)
+			}},
 		{code: ledger.CodeRunEnded, status: 409,
 			env: envOpts{modify: func(o *gateway.Options) { o.NewRunID = func() ledger.RunID { return "run_golden" } }},
 			do: func(t *testing.T, e *env) *http.Response {

@@ -147,7 +147,7 @@ func MessagesInputUnits(m meter.Meter, body []byte) ledger.Units {
 // nativeMessages reads a Messages answer and relays it as it came. The
 // evidence is message_start's input figures with the last cumulative
 // message_delta output, and message_stop — held back until the outcome is
-// committed.
+// committed. message_delta, with the stop_reason, is the finish.
 type nativeMessages struct{ t anthropic.Tally }
 
 func (*nativeMessages) endMarker() string { return anthropic.EventMessageStop }
@@ -178,7 +178,8 @@ func (a *nativeMessages) event(ev openai.Event) step {
 		o.End = true
 		return step{observe: true, obs: o, final: bytes.Clone(ev.Raw)}
 	}
-	return step{observe: true, obs: o, relay: bytes.Clone(ev.Raw)}
+	// message_delta carries the stop_reason: the finish (issue 12 items 3, 9).
+	return step{observe: true, obs: o, relay: bytes.Clone(ev.Raw), finish: typ == anthropic.EventMessageDelta && err == nil}
 }
 
 func (*nativeMessages) body(b []byte) (meter.Observation, []byte) {

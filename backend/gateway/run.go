@@ -51,6 +51,7 @@ type call struct {
 	mu      sync.Mutex
 	rc      *http.ResponseController // set once the response started
 	writing bool                     // a write to the client is in progress
+	leftMid bool                     // the client left while a write was in progress (that write may still succeed)
 	reason  error                    // the first abort's cause
 
 	out       outcome // decided by the handler goroutine, applied by finish
@@ -73,9 +74,13 @@ type call struct {
 func (c *call) clientLeft() {
 	c.mu.Lock()
 	writing := c.writing
+	c.leftMid = c.leftMid || writing
 	c.mu.Unlock()
 	if writing {
-		return // the write in progress fails and says why (a write timeout, a closed connection)
+		// The write in progress fails and says why (a write timeout, a
+		// closed connection) — or succeeds into the socket's buffer, and
+		// the writer comes back here once it has noted what it wrote.
+		return
 	}
 	if !c.finishSent.Load() || c.g.opts.FinishGrace < 0 {
 		c.abort(errClientGone)
@@ -87,6 +92,19 @@ func (c *call) clientLeft() {
 		return
 	}
 	c.grace = time.AfterFunc(c.g.opts.FinishGrace, func() { c.abort(errClientGone) })
+}
+
+// leftDuringWrite acts on a departure clientLeft saw while a write was in
+// progress that then succeeded (else the departure was lost: with nothing
+// more to write, the upstream was read to its end, grace or not).
+func (c *call) leftDuringWrite() {
+	c.mu.Lock()
+	left := c.leftMid
+	c.leftMid = false
+	c.mu.Unlock()
+	if left {
+		c.clientLeft()
+	}
 }
 
 // outcome is what finish writes to the ledger.
@@ -188,6 +206,11 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	retry, err := readRetryFacts(r.Header)
+	if err != nil {
+		d.writeError(w, err)
+		return
+	}
 	body, err := g.readBody(w, r)
 	if err != nil {
 		d.writeError(w, err)
@@ -247,6 +270,8 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 		RunID: c.id, TenantID: t.ID, Upstream: up.Name(), Model: mreq.Model,
 		ReserveUnits: mrun.ReserveUnits(), Queued: ticket != nil && ticket.Queued(),
 		Quota: quota, Actor: ledger.TenantActor(t.ID),
+		Door: string(d.protocol()), UpstreamProtocol: string(upstreamProtocol(d, native)),
+		IdempotencyKey: retry.key, RetryCount: retry.count, Fingerprint: retry.fingerprint(d.protocol(), body),
 	})
 	if err != nil {
 		g.unregister(c)
@@ -568,7 +593,8 @@ func (c *call) writeEnd(ctx context.Context, o outcome) (kind string, err error)
 	case o.verdict.Trusted:
 		// Above the reserve, the ledger charges the tenant the reserve and
 		// counts the rest in the quota day (the provider did consume it).
-		_, err = g.opts.Store.Settle(ctx, c.id, o.verdict.SpendUnits, o.evidence, c.actor())
+		_, err = g.opts.Store.SettleUsage(ctx, c.id, ledger.Settlement{Units: o.verdict.SpendUnits,
+			CachedTokens: o.verdict.CachedTokens, Evidence: o.evidence}, c.actor())
 		kind = "settle"
 	case o.release:
 		_, err = g.opts.Store.ReleaseHold(ctx, c.id, o.status, o.evidence, c.actor())

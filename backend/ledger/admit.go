@@ -44,6 +44,9 @@ func (req AdmitRequest) validate() error {
 	if err := CheckUnits("reserve", req.ReserveUnits); err != nil {
 		return err
 	}
+	if err := CheckRunFacts(req); err != nil {
+		return err
+	}
 	if q := req.Quota; q != nil {
 		if q.Day == "" {
 			return Errorf(CodeInvalidRequest, "a quota check needs a day")
@@ -126,6 +129,8 @@ func AdmittedRun(req AdmitRequest, instance string, now time.Time) Run {
 		ID: req.RunID, TenantID: req.TenantID, Upstream: req.Upstream, Model: req.Model, QuotaDay: day,
 		Status: status, Usage: UsagePending, ReserveUnits: req.ReserveUnits, HeldUnits: req.ReserveUnits,
 		Instance: instance, CreatedAt: now, UpdatedAt: now,
+		Door: req.Door, UpstreamProtocol: req.UpstreamProtocol, IdempotencyKey: req.IdempotencyKey,
+		RetryCount: req.RetryCount,
 	}
 }
 
@@ -141,7 +146,7 @@ func AdmitAudit(run Run, actor Actor, availableAfter Units) AuditEntry {
 	}
 	return AuditEntry{Kind: AuditAdmit, TenantID: run.TenantID, RunID: run.ID, Actor: string(actor),
 		Units: run.ReserveUnits, AvailableBefore: availableAfter + run.ReserveUnits, AvailableAfter: availableAfter,
-		Detail: d}
+		Detail: d + RunFacts(run)}
 }
 
 // RejectAudit is the audit row of req's refusal, given the tenant's

@@ -26,16 +26,20 @@ const (
 	CodeRunEnded           = "run_ended"          // 409: the run already ended
 	CodeNotHeld            = "not_held"           // 409: reconcile of a run that holds nothing
 	CodeConflict           = "conflict"           // 409: any other state conflict
+	CodeDuplicateRequest   = "duplicate_request"  // 409: the Idempotency-Key was used by an earlier run (Error.RunID)
 	CodeForbidden          = "forbidden"          // 403
 	CodeInternal           = "internal"           // 500; the message never carries SQL or secrets
 )
 
 // Error is the one domain error: a code from the table above and a sentence
-// a person can act on. RetryAfter is set for the 429 family.
+// a person can act on. RetryAfter is set for the 429 family; RunID names
+// the run the error is about when it is another than the caller's
+// (CodeDuplicateRequest: the earlier run with the same Idempotency-Key).
 type Error struct {
 	Code       string
 	Message    string
 	RetryAfter time.Duration
+	RunID      RunID
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -69,6 +73,15 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "internal error"
+}
+
+// ErrorRunID returns the run named by err's *Error (Error.RunID), or "".
+func ErrorRunID(err error) RunID {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.RunID
+	}
+	return ""
 }
 
 // RetryAfter returns the Retry-After carried by err, or 0.

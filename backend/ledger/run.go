@@ -61,9 +61,34 @@ type Run struct {
 	Evidence     string `json:"evidence,omitempty"`
 	// Instance is the gateway that admitted and relays the run, on a ledger
 	// several gateways share (backend/postgres); "" on a gateway's own.
-	Instance  string    `json:"instance,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Instance string `json:"instance,omitempty"`
+	// Door is the front door the call came in by ("chat", "responses",
+	// "messages"); UpstreamProtocol the protocol it was relayed to the
+	// upstream in: the door's own (native) or "chat" (translated). Both ""
+	// for runs recorded before they were kept.
+	Door             string `json:"door"`
+	UpstreamProtocol string `json:"upstream_protocol"`
+	// IdempotencyKey is the client's Idempotency-Key header ("" when none);
+	// RetryCount its X-Stainless-Retry-Count (0 on a first attempt or
+	// without the header).
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	RetryCount     int    `json:"retry_count"`
+	// RetryOf is the earlier run of the same tenant this run retries (its
+	// retry group, decided at admission; see AdmitRequest), "" when none.
+	RetryOf RunID `json:"retry_of,omitempty"`
+	// CachedTokens is the part of the trusted prompt the provider served
+	// from its cache (OpenAI prompt_tokens_details.cached_tokens, Responses
+	// input_tokens_details.cached_tokens, Anthropic cache_read_input_tokens),
+	// recorded at Settle; shown, never priced differently.
+	CachedTokens int64     `json:"cached_tokens"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// Translated reports whether the run was relayed in another protocol than
+// its door's (translated to chat completions and back).
+func (r Run) Translated() bool {
+	return r.Door != "" && r.UpstreamProtocol != "" && r.Door != r.UpstreamProtocol
 }
 
 // QuotaCheck asks Admit to also enforce a guarded model's daily limit, in the
@@ -84,6 +109,60 @@ type AdmitRequest struct {
 	Queued       bool        // start as RunQueued (waiting at the gate) instead of RunActive
 	Quota        *QuotaCheck // nil: the model is not guarded
 	Actor        Actor       // who asked, for the audit row; "" means the tenant itself
+
+	// Door and UpstreamProtocol are recorded on the run as they are.
+	Door             string
+	UpstreamProtocol string
+	// IdempotencyKey, when set, makes Admit refuse the call with
+	// CodeDuplicateRequest while a run of the same tenant admitted within
+	// IdempotencyWindow carries the same key and did not end released — a
+	// run that provably cost nothing (ReleaseHold) does not use its key up,
+	// so the retry of a call the provider refused is admitted, with RetryOf
+	// naming the latest run with the key. Decided in the admission's atomic
+	// step: of concurrent calls with one key, exactly one is admitted.
+	// At most MaxIdempotencyKeyBytes of visible ASCII (CheckIdempotencyKey).
+	IdempotencyKey string
+	// RetryCount is the client's X-Stainless-Retry-Count.
+	RetryCount int
+	// Fingerprint identifies the request's body (a hash; "" for none). A
+	// call without a key whose RetryCount is n > 0 gets as RetryOf the
+	// latest run of the tenant within IdempotencyWindow with the same
+	// fingerprint and RetryCount n − 1: the SDK's previous attempt. Kept on
+	// the run row only, never shown.
+	Fingerprint string
+}
+
+// IdempotencyWindow is how long a run's Idempotency-Key refuses another call
+// of its tenant with the same key (issue 12 item 8: 24 h).
+const IdempotencyWindow = 24 * time.Hour
+
+// MaxIdempotencyKeyBytes bounds an Idempotency-Key (Stripe's limit; the
+// Stainless SDKs' keys are about 60 bytes).
+const MaxIdempotencyKeyBytes = 255
+
+// CheckIdempotencyKey reports CodeInvalidRequest unless key is empty or 1 to
+// MaxIdempotencyKeyBytes bytes of visible ASCII (no spaces or controls: it
+// is shown on the dashboard and written to the audit trail).
+func CheckIdempotencyKey(key string) error {
+	if len(key) > MaxIdempotencyKeyBytes {
+		return Errorf(CodeInvalidRequest, "the Idempotency-Key header is %d bytes long; at most %d are allowed", len(key), MaxIdempotencyKeyBytes)
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x21 || key[i] > 0x7e {
+			return Errorf(CodeInvalidRequest, "the Idempotency-Key header may hold only visible ASCII characters (byte %d is not)", i)
+		}
+	}
+	return nil
+}
+
+// MaxRetryCount bounds a recorded RetryCount (an SDK retries a handful of times).
+const MaxRetryCount = 1000
+
+// Settlement is what Store.SettleUsage records of a run's trusted usage.
+type Settlement struct {
+	Units        Units  // what the provider reported, as Settle's units
+	CachedTokens int64  // Run.CachedTokens; 0 ≤ CachedTokens ≤ MaxUnits
+	Evidence     string // the verdict's line
 }
 
 // RunFilter selects runs for listing.

@@ -52,8 +52,11 @@ type Store interface {
 	// Admit checks available ≥ reserve, active < max_concurrent and the quota
 	// check if any, and records the run with its hold — all in one atomic step.
 	// Errors: CodeInsufficientBudget, CodeConcurrencyLimit, CodeQuotaGuard,
-	// CodeInvalidAPIKey (unknown tenant), CodeConflict (duplicate run id).
-	// A refusal is audited as AuditReject with the code as reason.
+	// CodeInvalidAPIKey (unknown tenant), CodeConflict (duplicate run id),
+	// CodeDuplicateRequest (req.IdempotencyKey already used: the error's
+	// RunID is the earlier run). A refusal is audited as AuditReject with the
+	// code as reason. The run records req's door, protocol, key, retry count
+	// and the retry group it joins (Run.RetryOf; see AdmitRequest).
 	Admit(ctx context.Context, req AdmitRequest) (Run, error)
 	// Start moves a queued run to active. CodeRunEnded if it already ended.
 	Start(ctx context.Context, id RunID, actor Actor) (Run, error)
@@ -63,6 +66,10 @@ type Store interface {
 	// balance. CodeRunEnded if the run already ended; CodeInvalidRequest if
 	// units is out of range.
 	Settle(ctx context.Context, id RunID, units Units, evidence string, actor Actor) (Run, error)
+	// SettleUsage is Settle that also records the usage's cached tokens on
+	// the run (Run.CachedTokens), in the same step; Settle is SettleUsage
+	// with CachedTokens 0. CodeInvalidRequest for CachedTokens out of range.
+	SettleUsage(ctx context.Context, id RunID, s Settlement, actor Actor) (Run, error)
 	// KeepHold ends a run whose usage is unknown (status interrupted, cancelled
 	// or completed-without-evidence); the reserve stays held.
 	KeepHold(ctx context.Context, id RunID, status RunStatus, reason string, actor Actor) (Run, error)

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/dlclark/regexp2"
 	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
@@ -23,18 +22,18 @@ import (
 // sorted copy of every token — 42 MB for the two encodings, a quarter of
 // the process's RSS with 1,000 slow streams — and it converts every text
 // to []rune and every piece to a new string. Counting needs only the
-// ranks: here they take one byte string and three uint32 arrays (≈ 2.6 MB
-// for cl100k_base, 5.2 MB for o200k_base), and an encoding no configured
-// model uses is never loaded. The pre-tokenizer is the library's own
-// pattern through the same regexp engine, and the merge is the library's
-// algorithm; tests and a fuzz target hold both to tiktoken-go's counts.
+// ranks: here they take one byte string and two uint32 arrays (≈ 2.8 MB
+// for cl100k_base), and an encoding no configured model uses is never
+// loaded. The pre-tokenizer is the library's pattern written out
+// (pretokenize.go, held to regexp2's matches of the pattern by
+// FuzzPretokenize), and the merge is the library's algorithm; the BPE
+// tests and FuzzBPE hold the counts to tiktoken-go's.
 type bpe struct {
 	name    string // the asset's name: "cl100k_base"
-	pattern string
+	pattern string // what pretokenize.go spells out (its tests use it)
 
 	once sync.Once
 	tab  *rankTable
-	pat  *regexp2.Regexp
 	err  error
 }
 
@@ -58,10 +57,6 @@ func (e *bpe) load() error {
 	e.once.Do(func() {
 		if e.tab, e.err = loadRanks(e.name + ".tiktoken"); e.err != nil {
 			e.err = fmt.Errorf("meter: load %s: %w", e.name, e.err)
-			return
-		}
-		if e.pat, e.err = regexp2.Compile(e.pattern, regexp2.None); e.err != nil {
-			e.err = fmt.Errorf("meter: compile the %s pre-tokenizer: %w", e.name, e.err)
 			return
 		}
 		// Reading the file leaves a few MB of garbage the runtime would
@@ -94,26 +89,15 @@ func (e *bpe) tokens(text string) int {
 		// into U+FFFD: count what it counts.
 		text = string([]rune(text))
 	}
+	p := pretokenizers.Get().(*pretokenizer)
+	defer pretokenizers.Put(p)
+	p.o200k = e == bpeO200k
 	n := 0
-	m, _ := e.pat.FindStringMatch(text)
-	pos, runeAt := 0, 0 // byte offset of rune index runeAt
-	for m != nil {
-		for runeAt < m.Index {
-			_, w := utf8.DecodeRuneInString(text[pos:])
-			pos += w
-			runeAt++
-		}
-		start := pos
-		for runeAt < m.Index+m.Length {
-			_, w := utf8.DecodeRuneInString(text[pos:])
-			pos += w
-			runeAt++
-		}
-		n += e.tab.pieceTokens(text[start:pos])
-		m, _ = e.pat.FindNextMatch(m)
-	}
+	p.split(text, func(from, to int) { n += e.tab.pieceTokens(text[from:to]) })
 	return n
 }
+
+var pretokenizers = sync.Pool{New: func() any { return new(pretokenizer) }}
 
 // rankTable holds an encoding's mergeable ranks: token r is
 // data[start[r]:start[r+1]], found by an open-addressing hash table.

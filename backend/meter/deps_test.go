@@ -31,12 +31,15 @@ func TestDependencies(t *testing.T) {
 			t.Errorf("meter imports %s: ring 0 depends only on ledger", imp)
 		}
 	}
-	// Transitively: tiktoken-go links net/http for its default loader (never
-	// used: New installs the offline loader), so only these are forbidden.
+	// Transitively too: the meter counts with its own copy of the BPE ranks
+	// (bpe.go), so tiktoken-go, whose default loader downloads over
+	// net/http, is linked only into the tests that hold counts to it.
 	depcheck.Forbid(t, ".", map[string]string{
-		"database/sql":                                        "storage is an adapter (sqlite)",
-		"github.com/wailsapp/wails/v2/...":                    "only app imports Wails",
-		"modernc.org/sqlite":                                  "storage is an adapter (sqlite)",
+		"net/http":                         "meter does no network I/O",
+		"github.com/pkoukk/tiktoken-go":    "the library is the tests' reference; counting uses bpe.go",
+		"database/sql":                     "storage is an adapter (sqlite)",
+		"github.com/wailsapp/wails/v2/...": "only app imports Wails",
+		"modernc.org/sqlite":               "storage is an adapter (sqlite)",
 		"github.com/quotagate/quotagate/backend/gateway/...":  "ring 0 does not know the gateway",
 		"github.com/quotagate/quotagate/backend/upstream/...": "ring 0 does not know upstreams",
 		"github.com/quotagate/quotagate/backend/openai":       "metering knows no wire protocol: a door translates",

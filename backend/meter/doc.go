@@ -49,9 +49,13 @@
 //
 // # Cost
 //
-// tiktoken-go's byte-pair merge is quadratic in the length of one
-// pre-token piece, so the tiktoken meter cuts long text where both
-// encodings start a new piece anyway (and by force only inside a
-// pathological run), and it remembers counts of long texts, which agents
-// resend every turn. See docs/bench/meter.md.
+// The tiktoken meter counts with its own compact copy of each encoding's
+// ranks, built from tiktoken-go-loader's embedded file when a model first
+// needs it, and the two pre-tokenizers written out (bpe.go,
+// pretokenize.go); tiktoken-go itself is the tests' reference, which every
+// count is held to. Byte-pair merging is quadratic in the length of one
+// pre-token piece, so the meter cuts long text where both encodings start
+// a new piece anyway (and by force only inside a pathological run), and it
+// remembers counts of long texts, which agents resend every turn. See
+// docs/bench/meter.md and BENCHMARKS.md (issue 15).
 package meter

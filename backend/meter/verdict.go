@@ -136,6 +136,10 @@ type Verdict struct {
 	// cannot settle more than the reserve; the caller decides (settle the
 	// reserve and record the excess in the evidence, or keep the hold).
 	ExceedsReserve bool
+	// CachedTokens is the trusted usage's cached prompt tokens (ledger.Usage
+	// CachedTokens, when within the prompt), for ledger.Store.SettleUsage; 0
+	// unless Trusted.
+	CachedTokens int64
 }
 
 // Evidence is the verdict in one line, for ledger.Store.Settle / KeepHold.
@@ -223,6 +227,7 @@ func Judge(j Judgement) Verdict {
 			cache += fmt.Sprintf(", %d written to the cache", u.CacheCreationTokens)
 		}
 		v.Detail = fmt.Sprintf("usage %d in (%s) + %d out under %s", u.PromptTokens, cache, u.CompletionTokens, j.Meter.Name())
+		v.CachedTokens = u.CachedTokens
 	}
 	if _, over := ledger.SplitOverrun(j.ReserveUnits, v.SpendUnits); j.ReserveUnits > 0 && over > 0 {
 		v.ExceedsReserve = true

@@ -2,8 +2,11 @@
 // guarded model is evicted, a tenant passes a share of its budget (the
 // dashboard decides which; frontend/src/lib/notify.ts). Wails v2.9.2 has no
 // notification API, and the window's WebKitGTK webview denies the page's
-// Notification permission (Wails does not handle WebKit's permission-request
-// signal), so the window asks Go to send them.
+// Notification permission: Wails does not connect WebKit's
+// permission-request signal, and an unhandled
+// WebKitNotificationPermissionRequest "is denied by default" (WebKitGTK
+// reference). So the window asks Go to send them; scripts/smoke.sh checks
+// that a hold's notification reaches the session's notification server.
 //
 // On Linux and the BSDs a notification is a call of
 // org.freedesktop.Notifications.Notify on the session bus (the freedesktop

@@ -14,18 +14,20 @@ import (
 )
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
-	held_units, overrun_units, evidence, created_at, updated_at, instance`
+	held_units, overrun_units, evidence, created_at, updated_at, instance,
+	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens`
 
 func scanRun(r pgx.Row) (ledger.Run, error) {
 	var run ledger.Run
-	var id, status, usage string
+	var id, status, usage, retryOf string
 	var created, updated int64
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
-		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated, &run.Instance)
+		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated, &run.Instance,
+		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens)
 	if err != nil {
 		return run, err
 	}
-	run.ID = ledger.RunID(id)
+	run.ID, run.RetryOf = ledger.RunID(id), ledger.RunID(retryOf)
 	run.Status = ledger.RunStatus(status)
 	run.Usage = ledger.UsageStatus(usage)
 	run.CreatedAt, run.UpdatedAt = fromNanos(created), fromNanos(updated)
@@ -91,6 +93,10 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 	if exists {
 		return ledger.Run{}, ledger.ErrRunExists(req.RunID)
 	}
+	retryOf, err := retryGroup(ctx, w, req)
+	if err != nil {
+		return ledger.Run{}, err
+	}
 	r := req.ReserveUnits
 	// Under READ COMMITTED an UPDATE that finds the row locked waits for the
 	// other transaction, then re-checks its WHERE against the row as that
@@ -98,7 +104,7 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 	// latest balance, and the row lock serialises every admission and
 	// transition of one tenant.
 	var b ledger.Position
-	err := w.QueryRow(ctx, `UPDATE tenants SET held_units = held_units + $1, active = active + 1
+	err = w.QueryRow(ctx, `UPDATE tenants SET held_units = held_units + $1, active = active + 1
 		WHERE id = $2 AND budget_units - spent_units - held_units >= $1 AND active < max_concurrent
 		RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
 		int64(r), req.TenantID).Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent)
@@ -109,6 +115,7 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 		return ledger.Run{}, fmt.Errorf("take hold: %w", err)
 	}
 	run := ledger.AdmittedRun(req, s.opts.Instance, w.now)
+	run.RetryOf = retryOf
 	if day := run.QuotaDay; day != "" {
 		if _, err := w.Exec(ctx, `INSERT INTO quota_days (upstream, model, day) VALUES ($1, $2, $3)
 			ON CONFLICT DO NOTHING`, req.Upstream, req.Model, day); err != nil {
@@ -130,11 +137,13 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 			return ledger.Run{}, ledger.ErrQuotaGuard(req, usage, held)
 		}
 	}
-	w.queue(`INSERT INTO runs (`+runColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+	w.queue(`INSERT INTO runs (`+runColumns+`, fingerprint)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
-		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance)
+		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance,
+		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
+		req.Fingerprint)
 	s.insertRunAudit(w, ledger.AdmitAudit(run, req.Actor, b.Available()), run)
 	return run, nil
 }
@@ -179,11 +188,11 @@ var errMoved = errors.New("run changed meanwhile")
 func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transition, actor ledger.Actor) error {
 	after := t.After
 	tag, err := w.Exec(ctx, `UPDATE runs SET status = $1, usage = $2, spent_units = $3, held_units = $4,
-		overrun_units = $5, evidence = $6, updated_at = $7
+		overrun_units = $5, evidence = $6, updated_at = $7, cached_tokens = $12
 		WHERE id = $8 AND status = $9 AND usage = $10 AND spent_units = $11`,
 		string(after.Status), string(after.Usage), int64(after.SpentUnits), int64(after.HeldUnits),
 		int64(after.OverrunUnits), after.Evidence, nanos(w.now),
-		string(before.ID), string(before.Status), string(before.Usage), int64(before.SpentUnits))
+		string(before.ID), string(before.Status), string(before.Usage), int64(before.SpentUnits), after.CachedTokens)
 	if err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
@@ -344,4 +353,46 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	return out, nil
+}
+
+// retryGroup decides req's place among the tenant's earlier runs: a
+// CodeDuplicateRequest refusal when its Idempotency-Key is in use, else the
+// run it retries ("" for none); see ledger.AdmitRequest. For a key it first
+// locks the tenant's row, which every admission of the tenant takes: a
+// concurrent admission with the same key has committed its run (or rolled
+// back) when the lock is granted, and under READ COMMITTED the next
+// statement sees it — of two calls with one key, exactly one is admitted.
+func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.RunID, error) {
+	since := nanos(w.now.Add(-ledger.IdempotencyWindow))
+	switch {
+	case req.IdempotencyKey != "":
+		if _, ok, err := readBalance(ctx, w, req.TenantID, true); err != nil || !ok {
+			return "", err // an unknown tenant is refused next, as without a key
+		}
+		rows, err := w.Query(ctx, `SELECT id, usage, status, created_at FROM runs
+			WHERE tenant_id = $1 AND idempotency_key = $2 AND created_at >= $3 ORDER BY created_at DESC, seq DESC`,
+			req.TenantID, req.IdempotencyKey, since)
+		if err != nil {
+			return "", fmt.Errorf("look up idempotency key: %w", err)
+		}
+		defer rows.Close()
+		earlier, err := ledger.ScanKeyedRuns(rows)
+		if err != nil {
+			return "", fmt.Errorf("look up idempotency key: %w", err)
+		}
+		return ledger.KeyedRetry(req, earlier)
+	case req.Fingerprint != "" && req.RetryCount > 0:
+		var id string
+		err := w.QueryRow(ctx, `SELECT id FROM runs WHERE tenant_id = $1 AND fingerprint = $2 AND created_at >= $3
+			AND retry_count = $4 ORDER BY created_at DESC, seq DESC LIMIT 1`,
+			req.TenantID, req.Fingerprint, since, req.RetryCount-1).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("look up the attempt retried: %w", err)
+		}
+		return ledger.RunID(id), nil
+	}
+	return "", nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
@@ -73,5 +74,11 @@ func TestSimulation(t *testing.T) {
 			}
 		},
 		Replay: "go test ./backend/postgres -run 'TestSimulation$' -seed %d -v",
+	})
+}
+
+func TestIdempotencyWindow(t *testing.T) {
+	ledgertest.RunIdempotencyWindow(t, func(tb testing.TB, now func() time.Time) ledger.Store {
+		return MustOpenStore(tb, postgres.Options{Now: now})
 	})
 }

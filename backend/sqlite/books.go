@@ -27,7 +27,9 @@ import (
 // Everything is loaded on first use inside the writer's transaction. A
 // batch that fails, and any write that is not one of the decided
 // transitions (config, recovery), forgets it all: the file is then the
-// truth again, and is read afresh.
+// truth again, and is read afresh. So does a commit by another connection
+// (PRAGMA data_version moved), should anything but this writer ever write
+// the file.
 type books struct {
 	tenants map[string]*tenantBook
 	days    map[dayKey]*dayBook
@@ -35,6 +37,7 @@ type books struct {
 	runs    map[ledger.RunID]ledger.Run
 	audit   []auditRow
 	seq     int64 // the last audit seq drawn; 0: read it from the file
+	version int64 // PRAGMA data_version when the books were last true
 }
 
 type tenantBook struct {
@@ -68,6 +71,20 @@ func (b *books) forget() {
 	b.runs = map[ledger.RunID]ledger.Run{}
 	b.audit = b.audit[:0]
 	b.seq = 0
+}
+
+// checkBooks forgets the books when another connection committed to the file
+// since the writer's last batch.
+func (w *wtx) checkBooks(ctx context.Context) error {
+	var v int64
+	if err := w.queryRow(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+		return fmt.Errorf("data version: %w", err)
+	}
+	if v != w.books.version {
+		w.books.forget()
+		w.books.version = v
+	}
+	return nil
 }
 
 // tenant returns tenantID's book, reading the row on first use; ok is false
@@ -121,6 +138,9 @@ func (w *wtx) noteRun(run ledger.Run) {
 // move applies m to the books of run's tenant, quota day and minute (after
 // the run's own row and audit row were written).
 func (w *wtx) move(t *tenantBook, d *dayBook, run ledger.Run, m ledger.Moves) {
+	if m == (ledger.Moves{}) {
+		return // Start: nothing moves
+	}
 	t.pos.SpentUnits += m.Spent
 	t.pos.HeldUnits += m.Held
 	t.pos.Active += m.Active

@@ -12,20 +12,22 @@ import (
 )
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
-	held_units, overrun_units, evidence, created_at, updated_at`
+	held_units, overrun_units, evidence, created_at, updated_at,
+	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scanRun(r rowScanner) (ledger.Run, error) {
 	var run ledger.Run
-	var id, status, usage string
+	var id, status, usage, retryOf string
 	var created, updated int64
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
-		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated)
+		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated,
+		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens)
 	if err != nil {
 		return run, err
 	}
-	run.ID = ledger.RunID(id)
+	run.ID, run.RetryOf = ledger.RunID(id), ledger.RunID(retryOf)
 	run.Status = ledger.RunStatus(status)
 	run.Usage = ledger.UsageStatus(usage)
 	run.CreatedAt, run.UpdatedAt = fromNanos(created), fromNanos(updated)
@@ -85,7 +87,15 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		pos = t.pos
 	}
 	run := ledger.AdmittedRun(req, "", w.now)
-	refusal := ledger.AdmitRefusal(pos, ok, req)
+	var refusal error
+	if ok {
+		// The writer is the only writer: no run with this key can appear
+		// between this read and the insert below (nor in this batch unseen).
+		if run.RetryOf, refusal = retryGroup(ctx, w, req); ledger.ErrorCode(refusal) == ledger.CodeInternal {
+			return ledger.Run{}, refusal
+		}
+	}
+	refusal = cmp.Or(refusal, ledger.AdmitRefusal(pos, ok, req))
 	var d *dayBook
 	if refusal == nil && run.QuotaDay != "" {
 		if d, err = w.day(ctx, dayKey{run.Upstream, run.Model, run.QuotaDay}); err != nil {
@@ -100,11 +110,13 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		}
 		return ledger.Run{}, refusal
 	}
-	inserted, err := w.insertOnce(ctx, `INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO NOTHING`,
+	inserted, err := w.insertOnce(ctx, `INSERT INTO runs (`+runColumns+`, fingerprint)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
-		nanos(run.CreatedAt), nanos(run.UpdatedAt))
+		nanos(run.CreatedAt), nanos(run.UpdatedAt),
+		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
+		req.Fingerprint)
 	if err != nil {
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
@@ -172,9 +184,9 @@ func applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transi
 	}
 	after := t.After
 	if _, err := w.exec(ctx, `UPDATE runs SET status = ?, usage = ?, spent_units = ?, held_units = ?,
-		overrun_units = ?, evidence = ?, updated_at = ? WHERE id = ?`, string(after.Status), string(after.Usage),
+		overrun_units = ?, evidence = ?, updated_at = ?, cached_tokens = ? WHERE id = ?`, string(after.Status), string(after.Usage),
 		int64(after.SpentUnits), int64(after.HeldUnits), int64(after.OverrunUnits), after.Evidence,
-		nanos(w.now), string(after.ID)); err != nil {
+		nanos(w.now), after.CachedTokens, string(after.ID)); err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
 	availAfter := tb.pos.Available() - m.Spent - m.Held
@@ -324,4 +336,39 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	return out, nil
+}
+
+// retryGroup decides req's place among the tenant's earlier runs: a
+// CodeDuplicateRequest refusal when its Idempotency-Key is in use, else the
+// run it retries ("" for none). See ledger.AdmitRequest.
+func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.RunID, error) {
+	since := nanos(w.now.Add(-ledger.IdempotencyWindow))
+	switch {
+	case req.IdempotencyKey != "":
+		rows, err := w.query(ctx, `SELECT id, usage, status, created_at FROM runs
+			WHERE tenant_id = ? AND idempotency_key = ? AND created_at >= ? ORDER BY created_at DESC, rowid DESC`,
+			req.TenantID, req.IdempotencyKey, since)
+		if err != nil {
+			return "", fmt.Errorf("look up idempotency key: %w", err)
+		}
+		defer rows.Close()
+		earlier, err := ledger.ScanKeyedRuns(rows)
+		if err != nil {
+			return "", fmt.Errorf("look up idempotency key: %w", err)
+		}
+		return ledger.KeyedRetry(req, earlier)
+	case req.Fingerprint != "" && req.RetryCount > 0:
+		var id string
+		err := w.queryRow(ctx, `SELECT id FROM runs WHERE tenant_id = ? AND fingerprint = ? AND created_at >= ?
+			AND retry_count = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`,
+			req.TenantID, req.Fingerprint, since, req.RetryCount-1).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("look up the attempt retried: %w", err)
+		}
+		return ledger.RunID(id), nil
+	}
+	return "", nil
 }

@@ -278,6 +278,9 @@ func (s *Store) applyBatch(batch []*writeOp, results []error) ([]ledger.Change, 
 	}
 	defer tx.Rollback()
 	w := &wtx{tx: tx, now: s.opts.Now().UTC(), stmts: &s.stmts, books: s.books}
+	if err := w.checkBooks(ctx); err != nil {
+		return nil, err
+	}
 	for i, op := range batch {
 		if err := op.ctx.Err(); err != nil {
 			results[i] = err // the caller gave up before anything was done

@@ -34,7 +34,8 @@ type Options struct {
 	Pprof       string // a file for the gateway's CPU profile, "" = none
 }
 
-// profiledClients is the run -pprof profiles: non-stream, the profile.
+// profiledClients is the client count -pprof profiles (non-stream, the
+// issue's profile, and stream into FILE.stream).
 const profiledClients = 64
 
 // The fake upstreams' models: one upstream each, so each answers its way.
@@ -100,16 +101,20 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 				// Interleaved: direct, then through the gateway, per cell.
 				d := load(ctx, direct, model, stream, n, o.Duration, nil)
 				var prof chan error
-				if o.Pprof != "" && rep == 0 && !stream && n == profiledClients {
+				profFile, what := o.Pprof, "non-stream"
+				if stream {
+					profFile, what = o.Pprof+".stream", "stream"
+				}
+				if o.Pprof != "" && rep == 0 && n == profiledClients {
 					prof = make(chan error, 1)
-					go func() { prof <- gw.profile(ctx, o.Pprof, o.Duration) }()
+					go func() { prof <- gw.profile(ctx, profFile, o.Duration) }()
 				}
 				g := load(ctx, through, model, stream, n, o.Duration, gw)
 				if prof != nil {
 					if err := <-prof; err != nil {
 						return err
 					}
-					fmt.Fprintf(w, "CPU profile of the gateway, %d clients non-stream: %s\n\n", n, o.Pprof)
+					fmt.Fprintf(w, "CPU profile of the gateway, %d clients %s: %s\n\n", n, what, profFile)
 				}
 				if g.Failed > 0 || d.Failed > 0 {
 					fmt.Fprintf(w, "rep %d, %d clients, stream %v: %d direct and %d gateway calls failed (%s%s)\n",
@@ -138,7 +143,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 			if stream {
 				mode = "stream, 20 chunks × 5 ms"
 			}
-			fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.3f | +%.2f / +%.2f ms | +%.2f / +%.2f ms | %.3f |\n",
+			fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.3f | %+.2f / %+.2f ms | %+.2f / %+.2f ms | %.3f |\n",
 				mode, n, median(dr), median(gr), median(ratio), median(t50), median(t99), median(a50), median(a99), median(cpu))
 		}
 	}

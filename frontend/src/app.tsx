@@ -127,7 +127,7 @@ export function App(props: { store: Store; clock?: () => number; tick?: boolean;
           {shown === 'overview' && (
             <>
               <Overview tenants={s.tenants} runs={s.runs} now={now} />
-              <Holds holds={s.holds} tenants={s.tenants} actions={store} busy={view.busy} notes={view.notes} now={now} />
+              <Holds holds={s.holds} runs={s.runs} tenants={s.tenants} actions={store} busy={view.busy} notes={view.notes} now={now} />
               <Runs runs={s.runs} actions={store} busy={view.busy} notes={view.notes} now={now} />
               <GatesTable gates={s.gates} />
             </>

@@ -249,7 +249,7 @@ func (x *exchange) msgStream() {
 	if x.plan.Kind != KindNoUsage {
 		md["usage"] = map[string]int64{"output_tokens": u.OutputTokens} // cumulative
 	}
-	if !x.send("message_delta", md, false) {
+	if !x.send("message_delta", md, false) || !x.pause(x.plan.UsageDelay) {
 		return
 	}
 	x.send("message_stop", map[string]any{}, false)

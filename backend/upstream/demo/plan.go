@@ -43,7 +43,7 @@ type Plan struct {
 	Chunks     int           // number of parts Text is split into (0: one part per word)
 	Repeat     int           // send the part sequence this many times (0 or 1: once)
 	ChunkDelay time.Duration // pause before each part
-	UsageDelay time.Duration // pause after the finish_reason chunk, before the usage chunk and [DONE] (issue 12: ~300 ms); Responses: after the last output_item.done, before response.completed
+	UsageDelay time.Duration // pause after the finish_reason chunk, before the usage chunk and [DONE] (issue 12: ~300 ms); Responses: after the last output_item.done, before response.completed; Messages: after message_delta (its usage), before message_stop
 	LatencyMin time.Duration // pause before the response headers, drawn from [LatencyMin, LatencyMax]
 	LatencyMax time.Duration
 	CutAfter   int    // KindCut: parts sent before the connection is closed

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { Run, TenantState } from '../lib/types';
 import type { Actions, Note as NoteT } from '../lib/store';
-import { duration, elapsed, fullTime, units } from '../lib/format';
+import { duration, elapsed, fullTime, shortID, units } from '../lib/format';
+import { retryGroups, retryText } from '../lib/runfacts';
 import { t } from '../lib/i18n';
 import { isHeld, reasonSentence } from '../lib/reason';
 import { check, errorField, maxUnits, preview } from '../lib/reconcile';
@@ -10,22 +11,18 @@ import { TablePanel, type Column } from './TablePanel';
 import { Dialog } from './Dialog';
 import { Note } from './Note';
 
-/** retryGroup names the user call a run belongs to when the SDK retried it. */
-function retryGroup(r: Run): string {
-  if (r.retry_of) return r.retry_of;
-  if (r.idempotency_key) return r.idempotency_key;
-  return '';
-}
-
 export function Holds(props: {
   holds: Run[];
+  /** the recent runs, to follow a retry chain back to its first attempt */
+  runs?: Run[];
   tenants: TenantState[];
   actions: Actions;
   busy: ReadonlySet<string>;
   notes: ReadonlyMap<string, NoteT>;
   now: Date;
 }) {
-  const holds = props.holds.filter(isHeld);
+  const groups = retryGroups(props.holds.filter(isHeld), props.runs);
+  const holds = groups.flatMap((g) => g.runs);
   const [open, setOpen] = useState<string[] | null>(null); // run ids of the open dialog
   const [opened, setOpened] = useState(0); // a fresh form each time the dialog opens
   const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
@@ -34,6 +31,15 @@ export function Holds(props: {
     const n = new Set(picked);
     if (n.has(id)) n.delete(id);
     else n.add(id);
+    setPicked(n);
+  };
+  const pickAll = (ids: string[]) => {
+    const n = new Set(picked);
+    const all = ids.every((id) => n.has(id));
+    for (const id of ids) {
+      if (all) n.delete(id);
+      else n.add(id);
+    }
     setPicked(n);
   };
   const show = (ids: string[]) => {
@@ -67,8 +73,29 @@ export function Holds(props: {
           )
         }
       >
-        {holds.map((r) => (
-          <tr key={r.id} data-testid={`hold-row-${r.id}`}>
+        {groups.map((g) => [
+          g.runs.length > 1 && (
+            <tr key={`group-${g.root}`} class="group-row" data-testid={`hold-group-${g.root}`}>
+              <td>
+                <input
+                  type="checkbox"
+                  aria-label={t('holds.selectGroup', { run: g.root })}
+                  checked={g.runs.every((r) => picked.has(r.id))}
+                  data-testid={`hold-pick-group-${g.root}`}
+                  onChange={() => pickAll(g.runs.map((r) => r.id))}
+                />
+              </td>
+              <td colSpan={columns.length - 1} class="small">
+                {t('holds.group', {
+                  n: g.runs.length,
+                  run: shortID(g.root),
+                  reserve: units(g.runs.reduce((a, r) => a + r.reserve_units, 0)),
+                })}
+              </td>
+            </tr>
+          ),
+          ...g.runs.map((r) => (
+          <tr key={r.id} data-testid={`hold-row-${r.id}`} class={g.runs.length > 1 ? 'in-group' : undefined}>
             <td>
               <input
                 type="checkbox"
@@ -87,7 +114,9 @@ export function Holds(props: {
             <td class="num" title={fullTime(r.updated_at)}>
               {duration(elapsed(r.updated_at, props.now))}
             </td>
-            <td class="mono small">{retryGroup(r) || '—'}</td>
+            <td class="small" data-testid={`hold-retry-${r.id}`} title={r.idempotency_key ? t('holds.idemKey', { key: r.idempotency_key }) : undefined}>
+              {retryText(r, g) || '—'}
+            </td>
             <td class="act">
               <button type="button" data-testid={`reconcile-${r.id}`} onClick={() => show([r.id])}>
                 {t('holds.reconcile')}
@@ -95,7 +124,8 @@ export function Holds(props: {
               <Note notes={props.notes} scope={`reconcile:${r.id}`} actions={props.actions} testid={`notice-${r.id}`} />
             </td>
           </tr>
-        ))}
+          )),
+        ])}
       </TablePanel>
       {[...props.notes].map(([scope, n]) =>
         scope.startsWith('dialog:') && n.kind === 'ok' ? <Note key={scope} notes={props.notes} scope={scope} actions={props.actions} /> : null,

@@ -2,18 +2,14 @@ import type { Run } from '../lib/types';
 import { shortID } from '../lib/format';
 import { t } from '../lib/i18n';
 import type { Column } from './TablePanel';
+import { doorText, doorTitle } from '../lib/runfacts';
 
 /** The columns every run table starts with, matching RunCells. */
 export function runColumns(): Column[] {
   return [{ label: t('holds.run') }, { label: t('holds.tenant') }, { label: t('holds.model') }, { label: t('holds.door') }];
 }
 
-/** door is the protocol a run came in by; older servers only had chat completions. */
-export function door(r: Run): string {
-  return r.protocol || r.door || 'chat';
-}
-
-/** RunCells are the cells that identify a run: id, tenant, model, door. */
+/** RunCells are the cells that identify a run: id, tenant, model, door (and the protocol when translated). */
 export function RunCells(props: { run: Run }) {
   const r = props.run;
   return (
@@ -25,7 +21,9 @@ export function RunCells(props: { run: Run }) {
       <td>
         {r.upstream}/{r.model}
       </td>
-      <td>{door(r)}</td>
+      <td title={doorTitle(r)} data-testid={`door-${r.id}`}>
+        {doorText(r)}
+      </td>
     </>
   );
 }

@@ -27,6 +27,7 @@ export function Runs(props: { runs: Run[]; actions: Actions; busy: ReadonlySet<s
     { label: t('runs.streamed'), class: 'num' },
     { label: t('holds.reserve'), class: 'num' },
     { label: t('runs.spent'), class: 'num' },
+    { label: t('runs.cached'), class: 'num' },
     { label: t('runs.held'), class: 'num' },
     { label: t('runs.started') },
     { label: '' },
@@ -47,6 +48,9 @@ export function Runs(props: { runs: Run[]; actions: Actions; busy: ReadonlySet<s
             <td class="num">{r.streamed_units === undefined ? '—' : units(r.streamed_units)}</td>
             <td class="num">{units(r.reserve_units)}</td>
             <td class="num">{units(r.spent_units)}</td>
+            <td class="num" data-testid={`cached-${r.id}`} title={t('runs.cachedNote')}>
+              {r.cached_tokens ? units(r.cached_tokens) : '—'}
+            </td>
             <td class="num">{units(r.held_units)}</td>
             <td title={fullTime(r.created_at)}>{time(r.created_at, props.now)}</td>
             <td class="act">

@@ -35,13 +35,13 @@ export interface Run {
   overrun_units?: number;
   created_at: string;
   updated_at: string;
-  // Added by the protocol doors and the retry work; optional so older servers still render.
-  protocol?: string; // the door the call came in by: chat, responses, messages
-  door?: string;
+  // The run's facts (issue 12 item 8); optional so older servers still render.
+  door?: string; // the front door it came in by: chat, responses, messages ("" before doors were kept)
+  upstream_protocol?: string; // the protocol it was relayed in: the door's own, or chat (translated)
   streamed_units?: number; // units relayed so far (active runs)
-  cached_units?: number;
+  cached_tokens?: number; // the part of the trusted prompt the provider served from its cache
   retry_count?: number; // the SDK's X-Stainless-Retry-Count
-  retry_of?: string; // the run this one retried
+  retry_of?: string; // the attempt this run retried (its retry group)
   idempotency_key?: string;
 }
 

@@ -1,0 +1,90 @@
+// Door/protocol on Runs and Holds, cached tokens on Runs, and the retry
+// group of one user call in Holds (the run facts of issue 12 item 8).
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { render } from 'preact';
+import { act } from 'preact/test-utils';
+import { Holds } from './Holds';
+import { Runs } from './Runs';
+import { setLang } from '../lib/i18n';
+import type { Actions } from '../lib/store';
+import type { Run, State } from '../lib/types';
+import fixture from '../fixtures/state.json';
+import { heldRun } from '../fixtures/run';
+
+const state = fixture as unknown as State;
+const actions: Actions = {
+  reconcile: async () => true,
+  reconcileMany: async () => true,
+  cancelRun: async () => true,
+  syncQuota: async () => true,
+  setBalance: async () => true,
+  exportCSV: async () => true,
+  dismiss: () => {},
+  fail: () => {},
+};
+const now = new Date('2026-11-29T11:02:00Z');
+let root: HTMLElement;
+beforeEach(() => {
+  setLang('en');
+  root = document.createElement('div');
+  document.body.appendChild(root);
+});
+afterEach(() => {
+  act(() => render(null, root));
+  root.remove();
+  setLang('en');
+});
+const q = (id: string) => root.querySelector(`[data-testid="${id}"]`);
+const held = (id: string, sec: string, over: Partial<Run> = {}): Run =>
+  heldRun(id, sec, { evidence: 'stream cut before [DONE]', door: 'chat', upstream_protocol: 'chat', ...over });
+
+describe('Runs', () => {
+  it('shows door and protocol, and cached tokens where usage is shown', () => {
+    const runs: Run[] = [
+      held('run_native', '01', { status: 'completed', usage: 'trusted', held_units: 0, spent_units: 1500, door: 'messages', upstream_protocol: 'messages', cached_tokens: 1024 }),
+      held('run_transl', '02', { status: 'completed', usage: 'trusted', held_units: 0, spent_units: 15, door: 'responses', upstream_protocol: 'chat', cached_tokens: 0 }),
+    ];
+    act(() => render(<Runs runs={runs} actions={actions} busy={new Set()} notes={new Map()} now={now} />, root));
+    expect(q('door-run_native')!.textContent).toBe('messages');
+    expect(q('door-run_transl')!.textContent).toBe('responses → chat');
+    expect(q('door-run_transl')!.getAttribute('title')).toContain('translated to chat');
+    expect(q('cached-run_native')!.textContent).toBe('1,024');
+    expect(q('cached-run_transl')!.textContent).toBe('—');
+    expect(root.textContent).toContain('cached tokens');
+  });
+});
+
+describe('Holds retry groups', () => {
+  const r1 = held('run_01FIRST000', '01');
+  const r2 = held('run_01SECOND00', '02', { retry_of: r1.id, retry_count: 1 });
+  const other = held('run_01OTHER000', '03', { door: 'messages', upstream_protocol: 'chat' });
+  const show = (holds: Run[]) =>
+    act(() => render(<Holds holds={holds} runs={[]} tenants={state.tenants} actions={actions} busy={new Set()} notes={new Map()} now={now} />, root));
+
+  it('the attempts of one call sit together under a header, first attempt first; a lone call has none', () => {
+    show([other, r2, r1]);
+    const rows = [...root.querySelectorAll('tbody tr')].map((tr) => tr.getAttribute('data-testid'));
+    expect(rows).toEqual(['hold-row-run_01OTHER000', `hold-group-${r1.id}`, `hold-row-${r1.id}`, `hold-row-${r2.id}`]);
+    expect(q(`hold-group-${r1.id}`)!.textContent).toBe('One call, 2 attempts held (first: run run_01FI…); 204 units reserved in all');
+    expect(q(`hold-retry-${r1.id}`)!.textContent).toBe('first attempt');
+    expect(q(`hold-retry-${r2.id}`)!.textContent).toBe('retry #1 of run run_01FI…');
+    expect(q('hold-retry-run_01OTHER000')!.textContent).toBe('—');
+    expect(q('door-run_01OTHER000')!.textContent).toBe('messages → chat');
+  });
+
+  it("the group's box selects every attempt, for one bulk reconcile", () => {
+    show([r2, r1]);
+    const box = q(`hold-pick-group-${r1.id}`) as HTMLInputElement;
+    act(() => void box.dispatchEvent(new Event('change', { bubbles: true })));
+    expect((q(`hold-pick-${r1.id}`) as HTMLInputElement).checked).toBe(true);
+    expect((q(`hold-pick-${r2.id}`) as HTMLInputElement).checked).toBe(true);
+    expect(q('reconcile-bulk')!.textContent).toBe('Reconcile 2 selected…');
+  });
+
+  it('in Chinese', () => {
+    setLang('zh-CN');
+    show([r2, r1]);
+    expect(q(`hold-group-${r1.id}`)!.textContent).toBe('同一次调用的 2 次尝试均有占用（首次：调用 run_01FI…）；共预留 204 单位');
+    expect(q(`hold-retry-${r2.id}`)!.textContent).toBe('第 1 次重试，原调用 run_01FI…');
+  });
+});

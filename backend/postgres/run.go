@@ -366,11 +366,14 @@ func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Ru
 	since := nanos(w.now.Add(-ledger.IdempotencyWindow))
 	switch {
 	case req.IdempotencyKey != "":
+		// Both look-ups repeat their partial index's condition: a generic
+		// plan cannot prove that $2 is not empty (see sqlite's keyedRunsQuery).
 		if _, ok, err := readBalance(ctx, w, req.TenantID, true); err != nil || !ok {
 			return "", err // an unknown tenant is refused next, as without a key
 		}
 		rows, err := w.Query(ctx, `SELECT id, usage, status, created_at FROM runs
-			WHERE tenant_id = $1 AND idempotency_key = $2 AND created_at >= $3 ORDER BY created_at DESC, seq DESC`,
+			WHERE tenant_id = $1 AND idempotency_key = $2 AND idempotency_key <> '' AND created_at >= $3
+			ORDER BY created_at DESC, seq DESC`,
 			req.TenantID, req.IdempotencyKey, since)
 		if err != nil {
 			return "", fmt.Errorf("look up idempotency key: %w", err)
@@ -383,8 +386,8 @@ func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Ru
 		return ledger.KeyedRetry(req, earlier)
 	case req.Fingerprint != "" && req.RetryCount > 0:
 		var id string
-		err := w.QueryRow(ctx, `SELECT id FROM runs WHERE tenant_id = $1 AND fingerprint = $2 AND created_at >= $3
-			AND retry_count = $4 ORDER BY created_at DESC, seq DESC LIMIT 1`,
+		err := w.QueryRow(ctx, `SELECT id FROM runs WHERE tenant_id = $1 AND fingerprint = $2 AND fingerprint <> ''
+			AND created_at >= $3 AND retry_count = $4 ORDER BY created_at DESC, seq DESC LIMIT 1`,
 			req.TenantID, req.Fingerprint, since, req.RetryCount-1).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return "", nil

@@ -167,10 +167,16 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 		return err
 	}
 	e := ledger.RejectAudit(req, refusal, b, ok)
-	if counted, err := countRefusal(ctx, w, e); counted || err != nil {
+	counted, err := countRefusal(ctx, w, e)
+	if err != nil {
 		return err
 	}
-	insertAuditIn(w, e, ok, "")
+	if !counted {
+		insertAuditIn(w, e, ok, "")
+	}
+	// Both append the row's change; its seq may still be on its way in.
+	c := &w.changes[len(w.changes)-1]
+	*c = ledger.RejectChange(*c, req)
 	return nil
 }
 

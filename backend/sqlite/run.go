@@ -156,11 +156,7 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	if err != nil {
 		return err
 	}
-	// A refused run never existed; the hook still learns which model refused.
-	c.RunID, c.Upstream, c.Model = "", req.Upstream, req.Model
-	if req.Quota != nil {
-		c.Day = req.Quota.Day
-	}
+	*c = ledger.RejectChange(*c, req)
 	return nil
 }
 

@@ -136,8 +136,10 @@ func (s *Store) heartbeat(ctx context.Context, l *lease) {
 		if err := s.beat(ctx, l); err != nil && ctx.Err() == nil {
 			l.opts.Logger.Error("lease heartbeat", "instance", s.opts.Instance, "err", err)
 		}
-		if _, err := s.ReapExpired(ctx); err != nil && ctx.Err() == nil {
+		if n, err := s.ReapExpired(ctx); err != nil && ctx.Err() == nil {
 			l.opts.Logger.Error("ending the runs of dead instances", "err", err)
+		} else if n > 0 {
+			l.opts.Logger.Warn("ended the open runs of instances whose lease expired, interrupted with their holds kept", "runs", n)
 		}
 		if err := s.pruneUsageMinutes(ctx); err != nil && ctx.Err() == nil {
 			l.opts.Logger.Warn("prune usage minutes", "err", err)

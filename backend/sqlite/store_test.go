@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -61,4 +62,35 @@ func TestIdempotencyWindow(t *testing.T) {
 	ledgertest.RunIdempotencyWindow(t, func(tb testing.TB, now func() time.Time) ledger.Store {
 		return MustOpenStore(tb, sqlite.Options{Now: now})
 	})
+}
+
+// TestIdempotencyKeySurvivesRestart: the key is in the ledger, so a retry
+// after a restart (the run recovered interrupted, its hold kept) is still
+// a duplicate of it.
+func TestIdempotencyKeySurvivesRestart(t *testing.T) {
+	path := filepath.Join(ledgerDir(t), "ledger.db")
+	st, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.MustApply(t, st, ledgertest.Tenant("a", 100, 4))
+	req := ledger.AdmitRequest{RunID: "r1", TenantID: "a", Upstream: "demo", Model: "demo-model", ReserveUnits: 10, IdempotencyKey: "k"}
+	ledgertest.MustAdmit(t, st, req)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if n, err := st.RecoverInterrupted(context.Background(), ledger.ActorRecovery); err != nil || n != 1 {
+		t.Fatalf("recovered %d, %v", n, err)
+	}
+	req.RunID = "r2"
+	_, err = st.Admit(context.Background(), req)
+	ledgertest.WantCode(t, err, ledger.CodeDuplicateRequest)
+	if ledger.ErrorRunID(err) != "r1" {
+		t.Fatalf("refusal names %q", ledger.ErrorRunID(err))
+	}
 }

@@ -30,6 +30,10 @@ const (
 	envDSN   = "QUOTAGATE_GW_DSN"
 	envDemo  = "QUOTAGATE_GW_DEMO"
 	envData  = "QUOTAGATE_GW_DATA"
+	// envLease overrides the gateways' 2 s lease expiry: a test that does
+	// not kill a gateway takes a long one, since a gateway starved of CPU
+	// past its lease (a loaded 2-core machine) is rightly judged dead.
+	envLease = "QUOTAGATE_GW_LEASE"
 )
 
 const (
@@ -58,7 +62,7 @@ upstreams:
     max_concurrent: 200
     queue: {max_waiters: 200, max_wait: 8s}
     quota: {daily_cap: 1000, small_buffer: 1, usage_wall: 1000000, balance_wall: 1, timezone: UTC, balance: {kind: manual}}
-ledger: {driver: postgres, dsn: ${QUOTAGATE_GW_DSN}, instance: %[6]s, version: 1, heartbeat: 300ms, lease_expiry: 2s}
+ledger: {driver: postgres, dsn: ${QUOTAGATE_GW_DSN}, instance: %[6]s, version: 1, heartbeat: 300ms, lease_expiry: %[7]s}
 `
 
 func TestMain(m *testing.M) {
@@ -71,7 +75,11 @@ func TestMain(m *testing.M) {
 // serveChild is `quotagate serve` with the gateways' config: it prints
 // "URL <base>" once serving, and serves until killed.
 func serveChild(name string) int {
-	yaml := fmt.Sprintf(gatewayConfig, adminToken, keyA, keyB, keyC, os.Getenv(envDemo), name)
+	lease := os.Getenv(envLease)
+	if lease == "" {
+		lease = "2s"
+	}
+	yaml := fmt.Sprintf(gatewayConfig, adminToken, keyA, keyB, keyC, os.Getenv(envDemo), name, lease)
 	cfg, err := config.Parse([]byte(yaml), os.LookupEnv)
 	if err != nil {
 		fmt.Println("ERROR", err)

@@ -22,6 +22,7 @@ import (
 // exactly 9 requests; then tenant c (max_concurrent 1) gets exactly one run
 // among 30 racing clients. After cancelling, the shared ledger verifies.
 func TestRaceAcrossGateways(t *testing.T) {
+	t.Setenv(envLease, "30s")
 	dsn := pgtest.NewDatabase(t)
 	d, err := demo.Start(demo.Options{APIKey: "sk-provider", Models: []string{"demo-chat", "demo-guarded"}})
 	if err != nil {

@@ -149,6 +149,18 @@ func AdmitAudit(run Run, actor Actor, availableAfter Units) AuditEntry {
 		Detail: d + RunFacts(run)}
 }
 
+// RejectChange is c, the change of req's refusal row (new or counted), as
+// the commit hook is told it: a refused run never existed, so it names no
+// run, but it names the model that refused and its quota day.
+func RejectChange(c Change, req AdmitRequest) Change {
+	c.RunID, c.Status, c.Usage = "", "", ""
+	c.Upstream, c.Model, c.Day = req.Upstream, req.Model, ""
+	if req.Quota != nil {
+		c.Day = req.Quota.Day
+	}
+	return c
+}
+
 // RejectAudit is the audit row of req's refusal, given the tenant's
 // position (known: the tenant exists; a refusal moves nothing, so its
 // available figures are the position's). It moves a balance only when known.

@@ -78,12 +78,13 @@ func TestCommitHook(t *testing.T) {
 	if got[0][0].Kind != ledger.AuditConfig || got[1][0] != c {
 		t.Fatalf("b's hook = %+v, want a's config then %+v", got, c)
 	}
-	// A refusal on b: its reject row reaches a.
+	// A refusal on b: its reject row reaches a (ledger.RejectChange).
 	_, err := b.Admit(ctx, ledger.AdmitRequest{RunID: "r2", TenantID: "t", Upstream: "demo", Model: "m", ReserveUnits: 60, Actor: "t"})
 	ledgertest.WantCode(t, err, ledger.CodeInsufficientBudget)
 	for {
 		calls := ha.snapshot()
-		if last := calls[len(calls)-1]; last[0].Kind == ledger.AuditReject && last[0].RunID == "r2" {
+		// A refused run never existed: the change names the model, no run.
+		if last := calls[len(calls)-1]; last[0].Kind == ledger.AuditReject && last[0].RunID == "" && last[0].Model == "m" {
 			break
 		}
 		select {

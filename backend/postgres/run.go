@@ -167,10 +167,16 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 		return err
 	}
 	e := ledger.RejectAudit(req, refusal, b, ok)
-	if counted, err := countRefusal(ctx, w, e); counted || err != nil {
+	counted, err := countRefusal(ctx, w, e)
+	if err != nil {
 		return err
 	}
-	insertAuditIn(w, e, ok, "")
+	if !counted {
+		insertAuditIn(w, e, ok, "")
+	}
+	// Both append the row's change; its seq may still be on its way in.
+	c := &w.changes[len(w.changes)-1]
+	*c = ledger.RejectChange(*c, req)
 	return nil
 }
 
@@ -366,11 +372,14 @@ func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Ru
 	since := nanos(w.now.Add(-ledger.IdempotencyWindow))
 	switch {
 	case req.IdempotencyKey != "":
+		// Both look-ups repeat their partial index's condition: a generic
+		// plan cannot prove that $2 is not empty (see sqlite's keyedRunsQuery).
 		if _, ok, err := readBalance(ctx, w, req.TenantID, true); err != nil || !ok {
 			return "", err // an unknown tenant is refused next, as without a key
 		}
 		rows, err := w.Query(ctx, `SELECT id, usage, status, created_at FROM runs
-			WHERE tenant_id = $1 AND idempotency_key = $2 AND created_at >= $3 ORDER BY created_at DESC, seq DESC`,
+			WHERE tenant_id = $1 AND idempotency_key = $2 AND idempotency_key <> '' AND created_at >= $3
+			ORDER BY created_at DESC, seq DESC`,
 			req.TenantID, req.IdempotencyKey, since)
 		if err != nil {
 			return "", fmt.Errorf("look up idempotency key: %w", err)
@@ -383,8 +392,8 @@ func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Ru
 		return ledger.KeyedRetry(req, earlier)
 	case req.Fingerprint != "" && req.RetryCount > 0:
 		var id string
-		err := w.QueryRow(ctx, `SELECT id FROM runs WHERE tenant_id = $1 AND fingerprint = $2 AND created_at >= $3
-			AND retry_count = $4 ORDER BY created_at DESC, seq DESC LIMIT 1`,
+		err := w.QueryRow(ctx, `SELECT id FROM runs WHERE tenant_id = $1 AND fingerprint = $2 AND fingerprint <> ''
+			AND created_at >= $3 AND retry_count = $4 ORDER BY created_at DESC, seq DESC LIMIT 1`,
 			req.TenantID, req.Fingerprint, since, req.RetryCount-1).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return "", nil

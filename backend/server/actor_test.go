@@ -36,9 +36,21 @@ func chatPlan(t *testing.T, s *server.Server, key, plan string) (int, string) {
 	return resp.StatusCode, resp.Header.Get("X-Run-Id")
 }
 
-// waitQueued polls the ledger (an observable state, with a deadline) for a
-// run waiting at the gate.
+// waitQueued polls the ledger for a run waiting at the gate.
 func waitQueued(t *testing.T, s *server.Server) ledger.RunID {
+	t.Helper()
+	return waitStatus(t, s, ledger.RunQueued)
+}
+
+// waitActive polls the ledger for the one active run.
+func waitActive(t *testing.T, s *server.Server) ledger.RunID {
+	t.Helper()
+	return waitStatus(t, s, ledger.RunActive)
+}
+
+// waitStatus polls the ledger (an observable state, with a deadline) for a
+// run in status.
+func waitStatus(t *testing.T, s *server.Server, status ledger.RunStatus) ledger.RunID {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -47,13 +59,13 @@ func waitQueued(t *testing.T, s *server.Server) ledger.RunID {
 			t.Fatal(err)
 		}
 		for _, r := range runs {
-			if r.Status == ledger.RunQueued {
+			if r.Status == status {
 				return r.ID
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatal("no run queued at the gate within 10s")
+	t.Fatalf("no %s run within 10s", status)
 	return ""
 }
 
@@ -146,24 +158,4 @@ upstreams:
 	if released != 1 {
 		t.Errorf("%d runs released by their tenant, want the one the upstream refused: %v", released, got)
 	}
-}
-
-// waitActive polls the ledger for the one active run.
-func waitActive(t *testing.T, s *server.Server) ledger.RunID {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		runs, err := s.Store().Runs(context.Background(), ledger.RunFilter{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range runs {
-			if r.Status == ledger.RunActive {
-				return r.ID
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("no active run within 10s")
-	return ""
 }

@@ -45,10 +45,7 @@ func insertAuditChange(ctx context.Context, w *wtx, e ledger.AuditEntry, balance
 			return nil, err
 		}
 		var seq int64
-		err := w.queryRow(ctx, `UPDATE audit SET count = count + 1, last_at = max(last_at, ?1) WHERE seq = (
-			SELECT seq FROM audit WHERE kind = 'reject' AND tenant_id = ?2 AND reason = ?3 AND at >= ?4
-			ORDER BY seq DESC LIMIT 1) RETURNING seq`,
-			nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval))).Scan(&seq)
+		err := w.queryRow(ctx, refusalCountQuery, nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval))).Scan(&seq)
 		switch {
 		case err == nil:
 			w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor),
@@ -68,6 +65,12 @@ func insertAuditChange(ctx context.Context, w *wtx, e ledger.AuditEntry, balance
 		TenantID: e.TenantID, RunID: e.RunID})
 	return &w.changes[len(w.changes)-1], nil
 }
+
+// refusalCountQuery counts one more refusal on the tenant's latest reject
+// row with the same code within the interval, through audit_refusal.
+const refusalCountQuery = `UPDATE audit SET count = count + 1, last_at = max(last_at, ?1) WHERE seq = (
+	SELECT seq FROM audit WHERE kind = 'reject' AND tenant_id = ?2 AND reason = ?3 AND at >= ?4
+	ORDER BY seq DESC LIMIT 1) RETURNING seq`
 
 // auditRow is an audit row appended in this batch, written by flushAudit.
 type auditRow struct {

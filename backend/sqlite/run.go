@@ -156,11 +156,7 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	if err != nil {
 		return err
 	}
-	// A refused run never existed; the hook still learns which model refused.
-	c.RunID, c.Upstream, c.Model = "", req.Upstream, req.Model
-	if req.Quota != nil {
-		c.Day = req.Quota.Day
-	}
+	*c = ledger.RejectChange(*c, req)
 	return nil
 }
 
@@ -338,6 +334,19 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 	return out, nil
 }
 
+// The admission's look-ups of earlier runs. Each repeats its partial index's
+// condition (a key or fingerprint that is not empty): a bound parameter
+// does not imply it, so without it SQLite cannot use the index and walks
+// every run of the tenant's last 24 h instead (issue 15: CPU per call grew
+// with the ledger; TestWriterPlans).
+const (
+	keyedRunsQuery = `SELECT id, usage, status, created_at FROM runs
+		WHERE tenant_id = ? AND idempotency_key = ? AND idempotency_key != '' AND created_at >= ?
+		ORDER BY created_at DESC, rowid DESC`
+	retriedRunQuery = `SELECT id FROM runs WHERE tenant_id = ? AND fingerprint = ? AND fingerprint != ''
+		AND created_at >= ? AND retry_count = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`
+)
+
 // retryGroup decides req's place among the tenant's earlier runs: a
 // CodeDuplicateRequest refusal when its Idempotency-Key is in use, else the
 // run it retries ("" for none). See ledger.AdmitRequest.
@@ -345,9 +354,7 @@ func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Ru
 	since := nanos(w.now.Add(-ledger.IdempotencyWindow))
 	switch {
 	case req.IdempotencyKey != "":
-		rows, err := w.query(ctx, `SELECT id, usage, status, created_at FROM runs
-			WHERE tenant_id = ? AND idempotency_key = ? AND created_at >= ? ORDER BY created_at DESC, rowid DESC`,
-			req.TenantID, req.IdempotencyKey, since)
+		rows, err := w.query(ctx, keyedRunsQuery, req.TenantID, req.IdempotencyKey, since)
 		if err != nil {
 			return "", fmt.Errorf("look up idempotency key: %w", err)
 		}
@@ -359,9 +366,7 @@ func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Ru
 		return ledger.KeyedRetry(req, earlier)
 	case req.Fingerprint != "" && req.RetryCount > 0:
 		var id string
-		err := w.queryRow(ctx, `SELECT id FROM runs WHERE tenant_id = ? AND fingerprint = ? AND created_at >= ?
-			AND retry_count = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`,
-			req.TenantID, req.Fingerprint, since, req.RetryCount-1).Scan(&id)
+		err := w.queryRow(ctx, retriedRunQuery, req.TenantID, req.Fingerprint, since, req.RetryCount-1).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return "", nil
 		}

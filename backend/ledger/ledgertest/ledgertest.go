@@ -32,6 +32,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("ReleaseHold", func(t *testing.T) { testReleaseHold(t, open(t)) })
 	t.Run("RecoverInterrupted", func(t *testing.T) { testRecoverInterrupted(t, open(t)) })
 	t.Run("RefusalsAggregate", func(t *testing.T) { testRefusalsAggregate(t, open(t)) })
+	t.Run("RefusalChange", func(t *testing.T) { testRefusalChange(t, open(t)) })
 	t.Run("ApplyTenants", func(t *testing.T) { testApplyTenants(t, open(t)) })
 	t.Run("ApplyTenantsBudgetBelowCommitted", func(t *testing.T) { testBudgetBelowCommitted(t, open(t)) })
 	t.Run("Quota", func(t *testing.T) { testQuota(t, open(t)) })
@@ -960,4 +961,44 @@ func testRefusalsAggregate(t *testing.T, st ledger.Store) {
 		t.Fatalf("concurrency refusals counted %d in %d rows, %d admit rows; want 4 in 1, 2", conc, rows, admits)
 	}
 	WantVerified(t, st)
+}
+
+// testRefusalChange: the commit hook hears of a refusal, a new reject row
+// and then one more counted on it, as a change that names no run (a refused
+// run never existed) but the model and the quota day that refused: one
+// shape from every store (ledger.RejectChange).
+func testRefusalChange(t *testing.T, st ledger.Store) {
+	ctx := context.Background()
+	rejects := make(chan ledger.Change, 16)
+	st.OnCommit(func(_ context.Context, changes []ledger.Change) {
+		for _, c := range changes {
+			if c.Kind == ledger.AuditReject {
+				rejects <- c
+			}
+		}
+	})
+	MustApply(t, st, Tenant("a", 10, 1))
+	var first int64
+	for i := range 2 {
+		req := ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprintf("r-refused-%d", i)), TenantID: "a",
+			Upstream: "ark", Model: "m", ReserveUnits: 100, Quota: &ledger.QuotaCheck{Day: "2026-12-01", LimitUnits: 1000}}
+		_, err := st.Admit(ctx, req)
+		WantCode(t, err, ledger.CodeInsufficientBudget)
+		var c ledger.Change
+		select {
+		case c = <-rejects:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("refusal %d: the commit hook heard of no reject row", i)
+		}
+		want := ledger.Change{Seq: c.Seq, Kind: ledger.AuditReject, Actor: ledger.TenantActor("a"), TenantID: "a",
+			Upstream: "ark", Model: "m", Day: "2026-12-01"}
+		if c != want || c.Seq <= 0 {
+			t.Errorf("refusal %d: change = %+v, want %+v with a seq", i, c, want)
+		}
+		if i == 0 {
+			first = c.Seq
+		} else if c.Seq != first {
+			t.Errorf("the second refusal's change has seq %d, want the first row's %d (counted on it)", c.Seq, first)
+		}
+	}
 }

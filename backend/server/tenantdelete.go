@@ -33,7 +33,7 @@ func (a tenantAdmin) Delete(ctx context.Context, id string) error {
 	defer s.mu.Unlock()
 	i := slices.IndexFunc(s.tenants, func(t config.Tenant) bool { return t.ID == id })
 	if i < 0 || id == quota.DefaultTopUpTenant {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "no tenant %q", id)
+		return errNoTenant(id)
 	}
 	if err := deletable(ctx, s.store, id); err != nil {
 		return err
@@ -77,13 +77,19 @@ func deletable(ctx context.Context, store ledger.Store, id string) error {
 	case inFlight > 0:
 		return ledger.Errorf(ledger.CodeConflict,
 			"tenant %s cannot be deleted: %s still active or queued; cancel %s or let %s finish, then reconcile any hold it keeps",
-			id, count(inFlight, "run is", "runs are"), them(inFlight), them(inFlight))
+			id, count(inFlight, "run is", "runs are"), them(inFlight), them(inFlight)).
+			Because(ledger.ReasonTenantInFlight, map[string]any{"tenant": id, "runs": inFlight})
 	case kept > 0 || b.HeldUnits > 0:
 		return ledger.Errorf(ledger.CodeConflict,
 			"tenant %s cannot be deleted: %d units are held by %s; reconcile %s on the Holds tab first",
-			id, b.HeldUnits, count(kept, "run", "runs"), them(kept))
+			id, b.HeldUnits, count(kept, "run", "runs"), them(kept)).
+			Because(ledger.ReasonTenantHolds, map[string]any{"tenant": id, "units": b.HeldUnits, "runs": kept})
 	}
 	return nil
+}
+
+func errNoTenant(id string) error {
+	return ledger.Errorf(ledger.CodeInvalidRequest, "no tenant %q", id).Because(ledger.ReasonTenantUnknown, map[string]any{"tenant": id})
 }
 
 func count(n int, one, many string) string {

@@ -66,6 +66,13 @@ func (s *Server) applyTenantsLocked(ctx context.Context, tenants []config.Tenant
 	s.assembly.gateway.InvalidateTenants()
 	s.assembly.limiter.Replace(rateLimits(next))
 	s.tenants = next
+	if s.fence != nil {
+		ids := make([]string, len(next))
+		for i, t := range next {
+			ids[i] = t.ID
+		}
+		s.fence.reopen(ids)
+	}
 	s.hub.Publish(live.Change{Kind: live.KindConfig})
 	return nil
 }

@@ -24,9 +24,12 @@ import (
 // as it was; a tenant added on the dashboard loses its key file, so a
 // tenant created later under the same id gets a new key.
 //
-// The check and the revocation are two steps: a call admitted between them
-// (the key still worked) is settled or held on the kept balance row, which
-// the Overview still shows, and reconciled as any other hold.
+// The check and the revocation are one step for this gateway: the tenant's
+// admissions are fenced (fence.go) from before the check, so a call
+// admitted meanwhile is in the check, and one that passed its key check
+// before the revocation is refused at admission (429 with Retry-After while
+// the check runs, 401 once deleted). Gateways of other processes on a
+// shared ledger are not fenced.
 func (a tenantAdmin) Delete(ctx context.Context, id string) error {
 	s := a.s
 	s.mu.Lock()
@@ -35,6 +38,9 @@ func (a tenantAdmin) Delete(ctx context.Context, id string) error {
 	if i < 0 || id == quota.DefaultTopUpTenant {
 		return errNoTenant(id)
 	}
+	s.fence.close(id)
+	deleted := false
+	defer func() { s.fence.settle(id, deleted) }()
 	if err := deletable(ctx, s.store, id); err != nil {
 		return err
 	}
@@ -42,6 +48,7 @@ func (a tenantAdmin) Delete(ctx context.Context, id string) error {
 	if err := s.applyTenantsLocked(ctx, next, ledger.ActorAdmin); err != nil {
 		return err
 	}
+	deleted = true
 	inFile := slices.ContainsFunc(s.cfg.Tenants, func(f config.Tenant) bool { return f.ID == id })
 	if !inFile && s.keys[id] != "" {
 		delete(s.keys, id)

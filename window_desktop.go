@@ -70,10 +70,10 @@ func attach(ctx context.Context, r instance.Running, stdout, stderr io.Writer, l
 // without the keep-serving question.
 func runWindow(stderr io.Writer, open func(context.Context) (app.Backend, error)) int {
 	a := app.New(open)
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signals, sigs := make(chan os.Signal, 1), []os.Signal{os.Interrupt, syscall.SIGTERM}
+	signal.Notify(signals, sigs...)
 	defer signal.Stop(signals)
-	app.QuitOn(a, signals)
+	app.QuitOn(a, signals, sigs...)
 	err := wails.Run(&options.App{
 		Title:            "quotagate",
 		Width:            1280,

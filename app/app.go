@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/signal"
 	"sync/atomic"
 
 	"github.com/wailsapp/wails/v2/pkg/runtime"
@@ -48,7 +49,8 @@ type App struct {
 	// quitting: the process was told to stop (a signal); closing then
 	// asks nothing.
 	quitting atomic.Bool
-	signals  <-chan os.Signal
+	signals  chan os.Signal
+	sigs     []os.Signal
 	notes    *notify.Notifier // the session's notification server (notify.go)
 }
 
@@ -86,15 +88,25 @@ func (a *App) Shutdown(context.Context) {
 	}
 }
 
-// QuitOn makes a signal on signals (Ctrl+C, SIGTERM) close the window
-// without asking whether to keep serving. Wails quits on those signals by
-// itself, through BeforeClose; the signal is in signals before that runs
-// (os/signal delivers it to every channel at once), so BeforeClose sees it.
+// QuitOn makes a signal on signals (Ctrl+C, SIGTERM; signal.Notify'd for
+// sigs) close the window without asking whether to keep serving. Wails
+// quits on those signals by itself, through BeforeClose, having heard them
+// on its own channel; os/signal fills every channel under one lock, so
+// BeforeClose takes that lock (Notify again, a no-op) before it looks: the
+// signal that woke Wails is then in signals for certain.
 // A function, not a method: every method of App becomes a JS binding.
-func QuitOn(a *App, signals <-chan os.Signal) { a.signals = signals }
+func QuitOn(a *App, signals chan os.Signal, sigs ...os.Signal) {
+	a.signals, a.sigs = signals, sigs
+}
 
 // signalled reports whether the process was told to stop.
 func (a *App) signalled() bool {
+	if a.signals == nil {
+		return a.quitting.Load()
+	}
+	if len(a.sigs) > 0 { // Notify with none would relay every signal
+		signal.Notify(a.signals, a.sigs...) // waits out a delivery in progress
+	}
 	select {
 	case <-a.signals:
 		a.quitting.Store(true)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,9 +17,10 @@ import (
 )
 
 // sdkHoldsScript makes one user call per entry of CASES (a JSON list of
-// last user messages) through a pinned SDK (e2e/clients), one after the
-// other, and prints for each the HTTP attempts it made (with the X-Run-Id
-// each got) and the status of the error it raised. SDK: openai
+// {content: the last user message, key: an Idempotency-Key or ""}) through a
+// pinned SDK (e2e/clients), one after the other, and prints for each the
+// HTTP attempts it made (with the X-Run-Id each got) and the status of the
+// error it raised. SDK: openai
 // (chat.completions.create), ai-chat / ai-responses (the Vercel AI SDK's
 // generateText over @ai-sdk/openai's chat or Responses model), langchain
 // (@langchain/openai ChatOpenAI.invoke). MAX_RETRIES, when set, replaces the
@@ -32,22 +35,23 @@ const counted = async (url, init) => {
   return res;
 };
 const statusOf = (e) => e?.status ?? e?.statusCode ?? e?.lastError?.statusCode ?? e?.response?.status ?? -1;
-const call = async (content) => {
+const call = async (content, key) => {
+  const headers = key ? { "Idempotency-Key": key } : {};
   switch (SDK) {
   case "openai": {
     const OpenAI = require("openai");
-    const c = new OpenAI({ baseURL: BASE, apiKey: KEY, fetch: counted, ...retries });
+    const c = new OpenAI({ baseURL: BASE, apiKey: KEY, fetch: counted, defaultHeaders: headers, ...retries });
     return c.chat.completions.create({ model: "demo-chat", messages: [{ role: "user", content }] });
   }
   case "ai-chat": case "ai-responses": {
     const { generateText } = require("ai");
     const { createOpenAI } = require("@ai-sdk/openai");
-    const p = createOpenAI({ baseURL: BASE, apiKey: KEY, fetch: counted });
+    const p = createOpenAI({ baseURL: BASE, apiKey: KEY, fetch: counted, headers });
     return generateText({ model: SDK === "ai-chat" ? p.chat("demo-chat") : p.responses("demo-chat"), prompt: content, ...retries });
   }
   case "langchain": {
     const { ChatOpenAI } = require("@langchain/openai");
-    const m = new ChatOpenAI({ model: "demo-chat", apiKey: KEY, configuration: { baseURL: BASE, fetch: counted }, ...retries });
+    const m = new ChatOpenAI({ model: "demo-chat", apiKey: KEY, configuration: { baseURL: BASE, fetch: counted, defaultHeaders: headers }, ...retries });
     return m.invoke(content);
   }
   }
@@ -55,10 +59,10 @@ const call = async (content) => {
 };
 (async () => {
   const out = [];
-  for (const content of JSON.parse(CASES)) {
+  for (const { content, key } of JSON.parse(CASES)) {
     runs = [];
     let status = 0, error = "";
-    try { await call(content); } catch (e) { status = statusOf(e); error = String(e?.name ?? e); }
+    try { await call(content, key); } catch (e) { status = statusOf(e); error = String(e?.name ?? e); }
     out.push({ runs, status, error });
   }
   process.stdout.write(JSON.stringify(out));
@@ -79,7 +83,9 @@ const call = async (content) => {
 // SDK's default (2), 7 at LangChain's (6). Their backoff (AI SDK 2 s, 4 s;
 // LangChain 1–2 s doubling, over a minute for 6) is why they run at 1 retry
 // here (2 holds), and at their defaults with QUOTAGATE_LONG=1. A 400 is never
-// retried and leaves no hold.
+// retried and leaves no hold. With an Idempotency-Key on the call, every SDK
+// leaves one hold: its retries are refused 409 duplicate_request (the AI SDK
+// retries that too, LangChain does not; either reports the 409).
 func TestReliabilitySDKHoldsPerFailedCall(t *testing.T) {
 	t.Parallel()
 	node, nodePath := clients.Node(t)
@@ -97,16 +103,26 @@ func TestReliabilitySDKHoldsPerFailedCall(t *testing.T) {
 		name, content string
 		status        int
 		kept          bool // the failure keeps its hold
+		key           bool // the call carries an Idempotency-Key
 	}{
-		{"Cut502", "/demo kind=cut&after=1", 502, true},
-		{"Stall504", "/demo kind=stall", 504, true},
-		{"Upstream400", "/demo kind=error&status=400", 400, false},
+		{"Cut502", "/demo kind=cut&after=1", 502, true, false},
+		{"Stall504", "/demo kind=stall", 504, true, false},
+		{"Upstream400", "/demo kind=error&status=400", 400, false, false},
+		{"Cut502IdempotencyKey", "/demo kind=cut&after=1", 502, true, true},
 	}
-	contents := make([]string, len(cases))
+	type scriptCase struct {
+		Content string `json:"content"`
+		Key     string `json:"key"`
+	}
+	var calls []scriptCase
 	for i, c := range cases {
-		contents[i] = c.content
+		sc := scriptCase{Content: c.content}
+		if c.key {
+			sc.Key = fmt.Sprintf("holds-call-%d", i)
+		}
+		calls = append(calls, sc)
 	}
-	casesJSON, _ := json.Marshal(contents)
+	casesJSON, _ := json.Marshal(calls)
 	for _, sdk := range []sdkCase{
 		{"OpenAIJS", "openai", true, 2},
 		{"VercelAIChat", "ai-chat", false, 2},
@@ -140,21 +156,37 @@ func TestReliabilitySDKHoldsPerFailedCall(t *testing.T) {
 			if err := json.Unmarshal(out, &got); err != nil || len(got) != len(cases) {
 				t.Fatalf("%v: %s", err, out)
 			}
+			distinct := map[ledger.RunID]bool{}
 			for i, tc := range cases {
 				g := got[i]
-				holds, held := 0, ledger.Units(0)
+				holds, held, runs := 0, ledger.Units(0), map[ledger.RunID]bool{}
 				for _, id := range g.Runs {
 					if id == "" {
 						t.Errorf("%s: an attempt got no X-Run-Id", tc.name)
 						continue
 					}
+					if runs[id] {
+						continue // a 409 duplicate_request names the earlier run
+					}
+					runs[id], distinct[id] = true, true
 					if run := r.waitRun(id); run.Usage.Holding() {
 						holds++
 						held += run.HeldUnits
 					}
 				}
-				t.Logf("%s %s: %d HTTP attempts, %d holds (%d units held), error %d %s",
-					sdk.name, tc.name, len(g.Runs), holds, held, g.Status, g.Error)
+				t.Logf("%s %s: %d HTTP attempts, %d runs, %d holds (%d units held), error %d %s",
+					sdk.name, tc.name, len(g.Runs), len(runs), holds, held, g.Status, g.Error)
+				if tc.key {
+					// The retries are refused without a run: one hold whatever the SDK.
+					status := http.StatusConflict
+					if sdk.honours {
+						status = tc.status
+					}
+					if g.Status != status || len(runs) != 1 || holds != 1 {
+						t.Errorf("%s %s: status %d, %d runs, %d holds; want %d, 1, 1", sdk.name, tc.name, g.Status, len(runs), holds, status)
+					}
+					continue
+				}
 				want := 1 + retries
 				if sdk.honours || !tc.kept {
 					want = 1 // x-should-retry: false honoured; a 400 is not retried
@@ -163,17 +195,13 @@ func TestReliabilitySDKHoldsPerFailedCall(t *testing.T) {
 				if tc.kept {
 					wantHolds = want
 				}
-				if g.Status != tc.status || len(g.Runs) != want || holds != wantHolds {
+				if g.Status != tc.status || len(g.Runs) != want || len(runs) != want || holds != wantHolds {
 					t.Errorf("%s %s: status %d, %d attempts, %d holds; want %d, %d, %d",
 						sdk.name, tc.name, g.Status, len(g.Runs), holds, tc.status, want, wantHolds)
 				}
 			}
-			attempts := 0
-			for _, g := range got {
-				attempts += len(g.Runs)
-			}
-			if n := len(r.runIDs()); n != attempts {
-				t.Errorf("%d runs in the ledger, want one per attempt seen (%d)", n, attempts)
+			if n := len(r.runIDs()); n != len(distinct) {
+				t.Errorf("%d runs in the ledger, want one per run an attempt named (%d)", n, len(distinct))
 			}
 			r.verify()
 		})

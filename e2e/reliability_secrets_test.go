@@ -83,15 +83,16 @@ func TestReliabilityMidStreamErrorEchoesKey(t *testing.T) {
 	for _, tc := range []struct {
 		name, path, body string
 		relayed          bool // the upstream's own error reaches the client (masked)
+		evidence         bool // its words are in the run's evidence (masked)
 	}{
-		{"ChatStream", "/v1/chat/completions", chat("demo-chat", true), true},
-		{"ChatBody", "/v1/chat/completions", chat("demo-chat", false), true},
-		{"ResponsesNative", "/v1/responses", resp("demo-native", true), true},
-		{"ResponsesNativeBody", "/v1/responses", resp("demo-native", false), true},
-		{"ResponsesTranslated", "/v1/responses", resp("demo-chat", true), false},
-		{"MessagesNative", "/v1/messages", msgs("demo-native", true), false},
-		{"MessagesNativeBody", "/v1/messages", msgs("demo-native", false), true},
-		{"MessagesTranslated", "/v1/messages", msgs("demo-chat", true), false},
+		{"ChatStream", "/v1/chat/completions", chat("demo-chat", true), true, true},
+		{"ChatBody", "/v1/chat/completions", chat("demo-chat", false), true, true},
+		{"ResponsesNative", "/v1/responses", resp("demo-native", true), true, false}, // its code only
+		{"ResponsesNativeBody", "/v1/responses", resp("demo-native", false), true, true},
+		{"ResponsesTranslated", "/v1/responses", resp("demo-chat", true), false, true},
+		{"MessagesNative", "/v1/messages", msgs("demo-native", true), false, true},
+		{"MessagesNativeBody", "/v1/messages", msgs("demo-native", false), true, true},
+		{"MessagesTranslated", "/v1/messages", msgs("demo-chat", true), false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			received := d.Stats().Received
@@ -117,7 +118,9 @@ func TestReliabilityMidStreamErrorEchoesKey(t *testing.T) {
 			if run.Usage == ledger.UsageTrusted || run.HeldUnits != run.ReserveUnits {
 				t.Errorf("run %+v: want its hold kept", run)
 			}
-			t.Logf("%s: %d, evidence %q", tc.name, got.status, run.Evidence)
+			if masked := strings.Contains(run.Evidence, "Incorrect API key provided: [redacted]"); masked != tc.evidence {
+				t.Errorf("the upstream's words in the evidence, masked: %v, want %v: %q", masked, tc.evidence, run.Evidence)
+			}
 		})
 	}
 	leak(t, "/admin/api/state", string(r.admin("GET", "/admin/api/state", "").body))

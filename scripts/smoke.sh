@@ -27,10 +27,9 @@ listen="$data/notifylisten"
 go build -o "$listen" ./backend/internal/notifylisten
 cut_body='{"model":"demo-chat","stream":true,"max_tokens":10,"messages":[{"role":"user","content":"smoke"}]}'
 case "$want_lang" in zh-CN) want_note='local 有一笔' ;; *) want_note='A hold of' ;; esac
-# The window's "keep serving in the background?" question is answered up
-# front (app/prefs.go): the smoke's SIGTERM must quit even if Wails reaches
-# BeforeClose before the signal is seen there, with nobody to click.
-printf '{"keep_serving":false}\n' >"$data/window.json"
+# The window's "keep serving in the background?" question is left unanswered
+# (no window.json): the smoke's SIGTERM must quit without asking it, with
+# nobody to click (app.QuitOn).
 export bin out data min_colours smoke_lang listen cut_body
 
 # Port 0: the window learns the real port through its Connection() binding.

@@ -34,6 +34,9 @@ type StreamState struct {
 	QueuePeak    int          `json:"queue_peak"`
 	Backpressure int64        `json:"backpressure"`
 	Relayed      int64        `json:"relayed"`
+	// Grace: the client left after the finish; the upstream is read on for
+	// its usage (Options.FinishGrace).
+	Grace bool `json:"grace,omitempty"`
 }
 
 // streamCounters are process-wide figures over every stream so far.
@@ -141,6 +144,9 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 		why := "the upstream closed the stream before [DONE]"
 		if readErr != nil {
 			why = "the upstream stream broke: " + g.opts.Scrub.String(readErr.Error())
+		}
+		if ue := c.meter.UpstreamError(); ue != "" {
+			why += "; it sent an error: " + truncate(ue, 200) // scrubbed when observed
 		}
 		c.keep(ledger.RunInterrupted, fmt.Sprintf("%s; %s", why, v.Evidence()))
 		tell = ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-stream; the run is interrupted and its reservation is held until reconciled", c.up.Name())
@@ -407,9 +413,12 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	}
 	c.meter.Observe(o)
 	v := c.meter.Verdict()
-	if v.Trusted {
+	switch {
+	case v.Trusted:
 		c.settle(v)
-	} else {
+	case o.UpstreamError != "":
+		c.keep(ledger.RunCompleted, "the upstream's body is an error: "+truncate(o.UpstreamError, 200)+"; "+v.Evidence()) // scrubbed above
+	default:
 		c.keep(ledger.RunCompleted, v.Evidence())
 	}
 	if err := c.finish(c.ctx); err != nil { // the body goes out only once the outcome is on disk

@@ -75,7 +75,7 @@ func (c *call) streamState() StreamState {
 	}
 	return StreamState{RunID: c.id, TenantID: c.tenant.ID, QueueCap: s.queueCap,
 		QueueLen: n, QueuePeak: int(s.queuePeak.Load()),
-		Backpressure: s.backpressure.Load(), Relayed: s.relayed.Load()}
+		Backpressure: s.backpressure.Load(), Relayed: s.relayed.Load(), Grace: c.left.Load()}
 }
 
 // Cancel is the operator's cancel (admin API): it closes the upstream

@@ -57,8 +57,10 @@ func BenchmarkCountChunk(b *testing.B) {
 // text to tiktoken-go, on natural text and on one pathological piece.
 func BenchmarkCountText(b *testing.B) {
 	shared := tiktokenForTest(b)
-	library(b, "gpt-4o") // tiktoken-go's encoders built before timing
-	tm := &tiktokenMeter{o200k: shared.o200k, cl100k: shared.cl100k} // no cache: measure the work
+	// tiktoken-go's encoders are built before timing; tm has no cache, to
+	// measure the work.
+	library(b, "gpt-4o")
+	tm := &tiktokenMeter{o200k: shared.o200k, cl100k: shared.cl100k}
 	texts := map[string]string{
 		"natural-16KB":   strings.Repeat("The quick brown fox jumps over the lazy dog; 敏捷的棕色狐狸跳过了懒狗。 ", 16<<10/86),
 		"one-piece-16KB": strings.Repeat("a", 16<<10),

@@ -72,8 +72,12 @@ func NewSSEReader(r io.Reader, maxEventBytes int) *SSEReader {
 
 // sseBufferBytes is a reader's first buffer, taken from a pool (issue 15:
 // one buffer per stream, reused by the next): most events are a few
-// hundred bytes, and the buffer doubles for a longer one.
-const sseBufferBytes = 2048
+// hundred bytes, and the buffer doubles for a longer one. Buffers up to
+// ssePooledBytes go back to the pool.
+const (
+	sseBufferBytes = 1024
+	ssePooledBytes = 4096
+)
 
 var sseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, sseBufferBytes); return &b }}
 
@@ -82,7 +86,7 @@ var sseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, sseBufferBytes
 func (s *SSEReader) Release() {
 	b := s.buf[:0]
 	s.buf, s.pos, s.scratch, s.err = nil, 0, nil, errReleased
-	if cap(b) == sseBufferBytes { // a grown one goes to the collector
+	if cap(b) <= ssePooledBytes { // a larger one goes to the collector
 		sseBuffers.Put(&b)
 	}
 }

@@ -184,23 +184,27 @@ func (c Chunk) UsageOnly() bool { return c.Usage != nil && c.Choices == 0 && c.E
 var doneMarker = []byte("[DONE]")
 
 type wireDelta struct {
-	Content          *string `json:"content"`
-	ReasoningContent *string `json:"reasoning_content"`
-	ToolCalls        []struct {
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+	Content          *string        `json:"content"`
+	ReasoningContent *string        `json:"reasoning_content"`
+	ToolCalls        []wireToolCall `json:"tool_calls"`
+}
+
+type wireToolCall struct {
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireChoice struct {
+	Delta   wireDelta `json:"delta"`
+	Message wireDelta `json:"message"` // non-streaming bodies
 }
 
 type wireChunk struct {
-	Choices []struct {
-		Delta   wireDelta `json:"delta"`
-		Message wireDelta `json:"message"` // non-streaming bodies
-	} `json:"choices"`
-	Usage json.RawMessage `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Choices []wireChoice    `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
+	Error   json.RawMessage `json:"error"`
 }
 
 // ParseChunk parses one SSE data payload of a chat.completion.chunk stream.
@@ -238,8 +242,11 @@ func parseBody(d []byte, message bool) (Chunk, error) {
 		return Chunk{}, fmt.Errorf("openai: payload is not a JSON object: %.60q", d)
 	}
 	var w wireChunk
-	if err := json.Unmarshal(d, &w); err != nil {
-		return Chunk{}, fmt.Errorf("openai: payload: %w", err)
+	if !scanChunk(d, &w) {
+		w = wireChunk{}
+		if err := json.Unmarshal(d, &w); err != nil {
+			return Chunk{}, fmt.Errorf("openai: payload: %w", err)
+		}
 	}
 	c := Chunk{Choices: len(w.Choices)}
 	var content, reasoning, tools strings.Builder

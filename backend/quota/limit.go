@@ -102,6 +102,7 @@ func EstimateLag(o Options, snaps []ledger.Snapshot, s *Series, now time.Time) t
 type lagFit struct {
 	lag, step   time.Duration
 	informative bool
+	known       bool // the fit's own answer: informative need not be recomputed
 }
 
 func estimateLag(o Options, rs []ledger.Snapshot, s *Series) lagFit {
@@ -121,6 +122,7 @@ func estimateLag(o Options, rs []ledger.Snapshot, s *Series) lagFit {
 		pairs = append(pairs, pair{s.index(rs[i-1].At), s.index(rs[i].At), drop})
 	}
 	if len(pairs) == 0 {
+		none.known = true
 		return none
 	}
 	if len(pairs) > lagPairs {
@@ -129,11 +131,12 @@ func estimateLag(o Options, rs []ledger.Snapshot, s *Series) lagFit {
 	last := pairs[len(pairs)-1].ib
 	lo, hi := int(o.MinLag/time.Minute), int(o.MaxLag/time.Minute)
 	best, bestErr, bestAt, informative := none, ledger.Units(-1), 0, false
+	base := s.minuteOfStart()
 	for _, st := range lagSteps {
 		for d := lo; d <= hi; d++ {
 			var sum ledger.Units
 			for _, p := range pairs {
-				used := s.cumAt(s.stepIndex(p.ib-d, st)) - s.cumAt(s.stepIndex(p.ia-d, st))
+				used := s.cumAt(s.stepIndexFrom(p.ib-d, st, base)) - s.cumAt(s.stepIndexFrom(p.ia-d, st, base))
 				if used != 0 || p.drop != 0 {
 					informative = true
 				}
@@ -145,16 +148,17 @@ func estimateLag(o Options, rs []ledger.Snapshot, s *Series) lagFit {
 			}
 			// On a tie keep the fit whose settle point of the latest reading
 			// is the earlier (the larger Δ, the coarser step): its B0 is the smaller.
-			at := s.stepIndex(last-d, st)
+			at := s.stepIndexFrom(last-d, st, base)
 			if bestErr < 0 || sum < bestErr || (sum == bestErr && at <= bestAt) {
 				best, bestErr, bestAt = lagFit{lag: time.Duration(d) * time.Minute, step: time.Duration(st) * time.Minute}, sum, at
 			}
 		}
 	}
 	if !informative {
+		none.known = true
 		return none
 	}
-	best.informative = true
+	best.informative, best.known = true, true
 	return best
 }
 
@@ -224,7 +228,7 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 	}
 	est.ManualUnits = manual.B0Units
 	if est.ReadingsKnown {
-		if !estimateLag(o, rs, s).informative {
+		if !lag.informative && (lag.known || !estimateLag(o, rs, s).informative) {
 			f.lag, f.step = -time.Minute, time.Minute // lag 0, the reading's whole minute included
 		}
 	}

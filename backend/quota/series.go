@@ -71,14 +71,22 @@ func (s *Series) index(t time.Time) int {
 	return i
 }
 
-// stepIndex is minute index i rounded down to a multiple of step minutes on
-// the clock (the settle point of an API that settles every step minutes).
-func (s *Series) stepIndex(i, step int) int {
-	if step <= 1 || s == nil {
+// minuteOfStart is the series start in minutes since the Unix epoch.
+func (s *Series) minuteOfStart() int {
+	if s == nil {
+		return 0
+	}
+	return int(s.start.Unix() / 60)
+}
+
+// stepIndexFrom is minute index i rounded down to a multiple of step
+// minutes on the clock (the settle point of an API that settles every step
+// minutes); base is the series start's minute (minuteOfStart).
+func (s *Series) stepIndexFrom(i, step, base int) int {
+	if step <= 1 {
 		return i
 	}
-	abs := int(s.start.Unix()/60) + i
-	r := abs % step
+	r := (base + i) % step
 	if r < 0 {
 		r += step
 	}

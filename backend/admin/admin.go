@@ -217,7 +217,7 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if b.Units == nil {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "units is required")
+		return ledger.Errorf(ledger.CodeInvalidRequest, "units is required").Because(ledger.ReasonUnitsRequired, nil)
 	}
 	run, err := h.o.Store.Reconcile(r.Context(), ledger.RunID(r.PathValue("run_id")), *b.Units, b.Evidence, Actor)
 	if err != nil {
@@ -252,7 +252,8 @@ func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if (b.Balance == nil) == (b.B0 == nil) {
-		return ledger.Errorf(ledger.CodeInvalidRequest, `send exactly one of {"balance": N} or {"b0": N}`)
+		return ledger.Errorf(ledger.CodeInvalidRequest, `send exactly one of {"balance": N} or {"b0": N}`).
+			Because(ledger.ReasonBalanceOneOf, nil)
 	}
 	for _, u := range []*ledger.Units{b.Balance, b.B0} {
 		if u != nil {
@@ -318,20 +319,22 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return ledger.Errorf(ledger.CodeRequestTooLarge, "body over %d bytes", maxBodyBytes)
+			return ledger.Errorf(ledger.CodeRequestTooLarge, "body over %d bytes", maxBodyBytes).
+				Because(ledger.ReasonBodyTooLarge, map[string]any{"max_bytes": maxBodyBytes})
 		}
-		return ledger.Errorf(ledger.CodeInvalidRequest, "read the body: %v", err)
+		return ledger.Errorf(ledger.CodeInvalidRequest, "read the body: %v", err).Because(ledger.ReasonBodyMalformed, nil)
 	}
 	if k, err := duplicateKey(body); err == nil && k != "" {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "the body names %q twice; send each field once", k)
+		return ledger.Errorf(ledger.CodeInvalidRequest, "the body names %q twice; send each field once", k).
+			Because(ledger.ReasonBodyDuplicateKey, map[string]any{"key": k})
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "malformed JSON body: %v", err)
+		return ledger.Errorf(ledger.CodeInvalidRequest, "malformed JSON body: %v", err).Because(ledger.ReasonBodyMalformed, nil)
 	}
 	if dec.More() {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "send one JSON object")
+		return ledger.Errorf(ledger.CodeInvalidRequest, "send one JSON object").Because(ledger.ReasonBodyMalformed, nil)
 	}
 	return nil
 }

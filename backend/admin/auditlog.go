@@ -39,12 +39,13 @@ func (h *Handler) auditList(w http.ResponseWriter, r *http.Request) error {
 	limit, before := DefaultAuditPage, int64(0)
 	if s := v.Get("limit"); s != "" {
 		if limit, err = strconv.Atoi(s); err != nil || limit < 1 || limit > MaxAuditPage {
-			return ledger.Errorf(ledger.CodeInvalidRequest, "limit must be 1 … %d", MaxAuditPage)
+			return ledger.Errorf(ledger.CodeInvalidRequest, "limit must be 1 … %d", MaxAuditPage).
+				Because(ledger.ReasonAuditLimit, map[string]any{"max": MaxAuditPage})
 		}
 	}
 	if s := v.Get("before"); s != "" {
 		if before, err = strconv.ParseInt(s, 10, 64); err != nil || before < 0 {
-			return ledger.Errorf(ledger.CodeInvalidRequest, "before must be a sequence number")
+			return ledger.Errorf(ledger.CodeInvalidRequest, "before must be a sequence number").Because(ledger.ReasonAuditBefore, nil)
 		}
 	}
 	// The store pages oldest first; keep the last limit+1 matches below before.

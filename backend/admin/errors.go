@@ -59,7 +59,26 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(st)
-	_ = json.NewEncoder(w).Encode(openai.NewError(ledger.ErrorMessage(err), typ, code))
+	reason, params := ledger.ErrorReason(err)
+	_ = json.NewEncoder(w).Encode(errorBody{Error: errorObject{
+		ErrorObject: openai.NewError(ledger.ErrorMessage(err), typ, code).Error,
+		Reason:      reason,
+		Params:      params,
+	}})
+}
+
+// errorBody is openai.ErrorBody plus the admin API's refinement of the code:
+// reason (ledger's reason.go, absent when the code says it all) and params,
+// the names and numbers of the message, so the dashboard can say the same
+// in the operator's language and fall back to message for anything else.
+type errorBody struct {
+	Error errorObject `json:"error"`
+}
+
+type errorObject struct {
+	openai.ErrorObject
+	Reason string         `json:"reason,omitempty"`
+	Params map[string]any `json:"params,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, st int, v any) {

@@ -41,9 +41,12 @@ type TenantState struct {
 	HeldUnits      ledger.Units `json:"held_units"`
 	AvailableUnits ledger.Units `json:"available_units"`
 	Active         int          `json:"active"`
-	MaxConcurrent  int          `json:"max_concurrent"`
-	PerMinute      int          `json:"per_minute"`
-	PerHour        int          `json:"per_hour"`
+	// Queued counts the tenant's calls waiting at a gate of this gateway
+	// (the gate's queue, however many runs there are; not the listed page).
+	Queued        int `json:"queued"`
+	MaxConcurrent int `json:"max_concurrent"`
+	PerMinute     int `json:"per_minute"`
+	PerHour       int `json:"per_hour"`
 	// Rate is the tenant's use of its request limits, read from the rate
 	// limiter itself; nil when neither window is on. Each gateway counts
 	// the calls it admitted (the windows are per gateway).

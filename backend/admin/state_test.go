@@ -31,7 +31,7 @@ func goldenState() admin.State {
 		Version: "0.1.0", StartedAt: t0, UptimeSeconds: 3725, DataDir: "/root/.local/share/quotagate",
 		Addr: "127.0.0.1:8787", Meter: "tiktoken", Demo: true,
 		Tenants: []admin.TenantState{
-			{Tenant: "local", BudgetUnits: 1_000_000, SpentUnits: 0, HeldUnits: 1002, AvailableUnits: 998_998, Active: 0, MaxConcurrent: 4},
+			{Tenant: "local", BudgetUnits: 1_000_000, SpentUnits: 0, HeldUnits: 1002, AvailableUnits: 998_998, Active: 1, Queued: 1, MaxConcurrent: 4},
 			{Tenant: "tenant-a", BudgetUnits: 110, SpentUnits: 15, AvailableUnits: 95, MaxConcurrent: 1, PerMinute: 10, PerHour: 120,
 				Rate: &admin.RateUse{LastMinute: 10, LastHour: 22, Refused: 1}}, // seed 003: the 11th call in a minute is refused
 			{Tenant: "gone", BudgetUnits: 500, SpentUnits: 102, AvailableUnits: 398, Removed: true},

@@ -21,7 +21,7 @@ type TenantDeleter interface {
 func (h *Handler) tenantDelete(w http.ResponseWriter, r *http.Request) error {
 	d, ok := h.o.Tenants.(TenantDeleter)
 	if !ok {
-		return ledger.Errorf(codeNotFound, "this build cannot delete tenants")
+		return ledger.Errorf(codeNotFound, "this build cannot delete tenants").Because(ledger.ReasonNotInBuild, nil)
 	}
 	if err := d.Delete(r.Context(), r.PathValue("id")); err != nil {
 		return err

@@ -24,7 +24,7 @@ type TenantWriteBack interface {
 func (h *Handler) tenantWriteBack(w http.ResponseWriter, r *http.Request) error {
 	wb, ok := h.o.Tenants.(TenantWriteBack)
 	if !ok {
-		return ledger.Errorf(codeNotFound, "this build cannot write back to the config file")
+		return ledger.Errorf(codeNotFound, "this build cannot write back to the config file").Because(ledger.ReasonNotInBuild, nil)
 	}
 	res, err := wb.WriteBack(r.Context())
 	if err != nil {

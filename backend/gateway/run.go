@@ -47,6 +47,7 @@ type call struct {
 	stream  *streamState // nil for non-streaming runs
 	guarded bool         // the quota guard returned a check for this model
 	by      ledger.Actor // who ended the run by a cancel, when it was not its tenant (the operator)
+	waiting atomic.Bool  // queued at the gate (Queued, for the dashboard)
 
 	mu      sync.Mutex
 	rc      *http.ResponseController // set once the response started
@@ -317,7 +318,9 @@ func (g *Gateway) refuse(ctx context.Context, tenantID, up, model string, err er
 func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, queued bool) {
 	g := c.g
 	if ticket != nil {
+		c.waiting.Store(queued)
 		release, err := ticket.Wait(c.ctx)
+		c.waiting.Store(false)
 		if err != nil {
 			// Gave up while queued: the upstream never saw the call.
 			status := ledger.RunFailed

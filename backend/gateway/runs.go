@@ -23,6 +23,20 @@ func (g *Gateway) unregister(c *call) {
 	g.rmu.Unlock()
 }
 
+// Queued counts this gateway's calls waiting at a gate, by tenant: the
+// real queue, not a page of listed runs.
+func (g *Gateway) Queued() map[string]int {
+	g.rmu.Lock()
+	defer g.rmu.Unlock()
+	out := map[string]int{}
+	for _, c := range g.runs {
+		if c.waiting.Load() {
+			out[c.tenant.ID]++
+		}
+	}
+	return out
+}
+
 func (g *Gateway) lookup(id ledger.RunID) *call {
 	g.rmu.Lock()
 	defer g.rmu.Unlock()

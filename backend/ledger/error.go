@@ -40,6 +40,11 @@ type Error struct {
 	Message    string
 	RetryAfter time.Duration
 	RunID      RunID
+	// Reason refines Code with a stable key from reason.go that a dashboard
+	// renders in its own language; Params carries the names and numbers of
+	// Message. Empty when Code says it all.
+	Reason string
+	Params map[string]any
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
@@ -47,6 +52,21 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 // Errorf builds an *Error with a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Because gives e a reason from reason.go and its parameters.
+func (e *Error) Because(reason string, params map[string]any) *Error {
+	e.Reason, e.Params = reason, params
+	return e
+}
+
+// ErrorReason returns the reason and parameters of err's *Error, or "", nil.
+func ErrorReason(err error) (string, map[string]any) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason, e.Params
+	}
+	return "", nil
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, or

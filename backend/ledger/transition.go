@@ -83,7 +83,9 @@ func refuse(op string, err error) Rule { return Rule{Op: op, Err: err} }
 
 // ErrEnded is the refusal of a transition of a run that already ended.
 func ErrEnded(run Run) error {
-	return Errorf(CodeRunEnded, "run %s already ended (%s, usage %s)", run.ID, run.Status, run.Usage)
+	e := Errorf(CodeRunEnded, "run %s already ended (%s, usage %s)", run.ID, run.Status, run.Usage)
+	e.Params = map[string]any{"run": run.ID, "status": run.Status, "usage": run.Usage}
+	return e
 }
 
 // StartRule moves a queued run to active; starting an active run changes
@@ -158,7 +160,7 @@ func ReleaseHoldRule(status RunStatus, evidence string) Rule {
 		return refuse(op, Errorf(CodeInvalidRequest, "a released run ends failed or cancelled, not %q", status))
 	}
 	if strings.TrimSpace(evidence) == "" {
-		return refuse(op, Errorf(CodeInvalidRequest, "releasing a hold needs the evidence that the provider did no work"))
+		return refuse(op, Errorf(CodeInvalidRequest, "releasing a hold needs the evidence that the provider did no work").Because(ReasonEvidenceRequired, nil))
 	}
 	return Rule{Op: op, decide: func(run Run) (Transition, error) {
 		if run.Status.Ended() {
@@ -188,7 +190,7 @@ func ReconcileRule(units Units, evidence string) Rule {
 		return refuse(op, err)
 	}
 	if strings.TrimSpace(evidence) == "" {
-		return refuse(op, Errorf(CodeInvalidRequest, "reconciling a hold needs evidence (a bill, a console figure)"))
+		return refuse(op, Errorf(CodeInvalidRequest, "reconciling a hold needs evidence (a bill, a console figure)").Because(ReasonEvidenceRequired, nil))
 	}
 	return Rule{Op: op, decide: func(run Run) (Transition, error) {
 		if run.Usage != UsageUnknown {
@@ -196,11 +198,14 @@ func ReconcileRule(units Units, evidence string) Rule {
 			if run.Usage == UsagePending {
 				why = "it is still " + string(run.Status)
 			}
-			return Transition{}, Errorf(CodeNotHeld, "run %s holds nothing to reconcile: %s", run.ID, why)
+			e := Errorf(CodeNotHeld, "run %s holds nothing to reconcile: %s", run.ID, why)
+			e.Params = map[string]any{"run": run.ID, "status": run.Status, "usage": run.Usage}
+			return Transition{}, e
 		}
 		if units > run.ReserveUnits {
 			return Transition{}, Errorf(CodeInvalidRequest,
-				"reconciled units %d exceed the reserve %d of run %s", units, run.ReserveUnits, run.ID)
+				"reconciled units %d exceed the reserve %d of run %s", units, run.ReserveUnits, run.ID).
+				Because(ReasonReconcileOverReserve, map[string]any{"run": run.ID, "units": units, "reserve": run.ReserveUnits})
 		}
 		run.Usage, run.SpentUnits, run.HeldUnits, run.Evidence = UsageReconciled, units, 0, evidence
 		return Transition{After: run, Kind: AuditReconcile, Evidence: evidence, Units: units}, nil

@@ -13,10 +13,11 @@ const MaxUnits Units = 1<<53 - 1
 // CheckUnits reports whether u is a valid amount for a budget or a reserve.
 func CheckUnits(what string, u Units) error {
 	if u < 0 {
-		return Errorf(CodeInvalidRequest, "%s must not be negative (got %d)", what, u)
+		return Errorf(CodeInvalidRequest, "%s must not be negative (got %d)", what, u).Because(ReasonUnitsNegative, map[string]any{"got": u})
 	}
 	if u > MaxUnits {
-		return Errorf(CodeInvalidRequest, "%s is too large (got %d, at most %d)", what, u, MaxUnits)
+		return Errorf(CodeInvalidRequest, "%s is too large (got %d, at most %d)", what, u, MaxUnits).
+			Because(ReasonUnitsTooLarge, map[string]any{"got": u, "max": MaxUnits})
 	}
 	return nil
 }

@@ -98,7 +98,7 @@ func assemble(p parts) (_ *assembly, err error) {
 	}
 
 	a.gateway = gateway.New(gateway.Options{
-		Store:             p.Store,
+		Store:             p.Fence.wrap(p.Store),
 		Meter:             m,
 		Reserve:           reserve,
 		Upstreams:         ups,

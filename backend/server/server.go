@@ -57,6 +57,7 @@ type parts struct {
 	// Scrub masks every configured secret (and key-shaped strings) in what
 	// an upstream or a balance source says, before it is stored or shown.
 	Scrub *scrub.Scrubber
+	Fence *tenantFence // the gateway's admissions of a tenant being deleted
 }
 
 // Server is a running quotagate backend.
@@ -85,6 +86,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	tenants []config.Tenant // configured policy, as last applied to the ledger
+	fence   *tenantFence    // admissions of a tenant being deleted (tenantdelete.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -105,7 +107,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	if err := checkLoopback(addr); err != nil {
 		return nil, err
 	}
-	s := &Server{
+	s := &Server{fence: newTenantFence(),
 		opts:    o,
 		cfg:     cfg,
 		log:     o.Logger,
@@ -180,7 +182,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		s.log.Warn("data dir lock: record the URL", "err", err)
 	}
 	if s.assembly, err = assemble(parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry,
-		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey, Scrub: scrub.New(s.secrets()...)}); err != nil {
+		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey, Scrub: scrub.New(s.secrets()...), Fence: s.fence}); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	var quotaActions admin.Quota = unguarded{}

@@ -66,6 +66,13 @@ func (s *Server) applyTenantsLocked(ctx context.Context, tenants []config.Tenant
 	s.assembly.gateway.InvalidateTenants()
 	s.assembly.limiter.Replace(rateLimits(next))
 	s.tenants = next
+	if s.fence != nil {
+		ids := make([]string, len(next))
+		for i, t := range next {
+			ids[i] = t.ID
+		}
+		s.fence.reopen(ids)
+	}
 	s.hub.Publish(live.Change{Kind: live.KindConfig})
 	return nil
 }
@@ -133,13 +140,14 @@ func (s *Server) tenantStates(ctx context.Context) ([]admin.TenantState, error) 
 	for _, r := range s.assembly.limiter.State() {
 		rates[r.Tenant] = &admin.RateUse{LastMinute: r.LastMinute, LastHour: r.LastHour, Refused: r.Refused}
 	}
+	queued := s.assembly.gateway.Queued()
 	out := make([]admin.TenantState, 0, len(order))
 	for _, id := range order {
 		t, configured := policy[id]
 		b := balances[id]
 		out = append(out, admin.TenantState{
 			Tenant: id, BudgetUnits: b.BudgetUnits, SpentUnits: b.SpentUnits, HeldUnits: b.HeldUnits,
-			AvailableUnits: b.AvailableUnits, Active: b.Active, MaxConcurrent: t.MaxConcurrent,
+			AvailableUnits: b.AvailableUnits, Active: b.Active, Queued: queued[id], MaxConcurrent: t.MaxConcurrent,
 			PerMinute: t.RateLimits.PerMinute, PerHour: t.RateLimits.PerHour, Rate: rates[id], Removed: !configured,
 		})
 	}

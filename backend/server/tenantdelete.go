@@ -24,17 +24,23 @@ import (
 // as it was; a tenant added on the dashboard loses its key file, so a
 // tenant created later under the same id gets a new key.
 //
-// The check and the revocation are two steps: a call admitted between them
-// (the key still worked) is settled or held on the kept balance row, which
-// the Overview still shows, and reconciled as any other hold.
+// The check and the revocation are one step for this gateway: the tenant's
+// admissions are fenced (fence.go) from before the check, so a call
+// admitted meanwhile is in the check, and one that passed its key check
+// before the revocation is refused at admission (429 with Retry-After while
+// the check runs, 401 once deleted). Gateways of other processes on a
+// shared ledger are not fenced.
 func (a tenantAdmin) Delete(ctx context.Context, id string) error {
 	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i := slices.IndexFunc(s.tenants, func(t config.Tenant) bool { return t.ID == id })
 	if i < 0 || id == quota.DefaultTopUpTenant {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "no tenant %q", id)
+		return errNoTenant(id)
 	}
+	s.fence.close(id)
+	deleted := false
+	defer func() { s.fence.settle(id, deleted) }()
 	if err := deletable(ctx, s.store, id); err != nil {
 		return err
 	}
@@ -42,6 +48,7 @@ func (a tenantAdmin) Delete(ctx context.Context, id string) error {
 	if err := s.applyTenantsLocked(ctx, next, ledger.ActorAdmin); err != nil {
 		return err
 	}
+	deleted = true
 	inFile := slices.ContainsFunc(s.cfg.Tenants, func(f config.Tenant) bool { return f.ID == id })
 	if !inFile && s.keys[id] != "" {
 		delete(s.keys, id)
@@ -77,13 +84,19 @@ func deletable(ctx context.Context, store ledger.Store, id string) error {
 	case inFlight > 0:
 		return ledger.Errorf(ledger.CodeConflict,
 			"tenant %s cannot be deleted: %s still active or queued; cancel %s or let %s finish, then reconcile any hold it keeps",
-			id, count(inFlight, "run is", "runs are"), them(inFlight), them(inFlight))
+			id, count(inFlight, "run is", "runs are"), them(inFlight), them(inFlight)).
+			Because(ledger.ReasonTenantInFlight, map[string]any{"tenant": id, "runs": inFlight})
 	case kept > 0 || b.HeldUnits > 0:
 		return ledger.Errorf(ledger.CodeConflict,
 			"tenant %s cannot be deleted: %d units are held by %s; reconcile %s on the Holds tab first",
-			id, b.HeldUnits, count(kept, "run", "runs"), them(kept))
+			id, b.HeldUnits, count(kept, "run", "runs"), them(kept)).
+			Because(ledger.ReasonTenantHolds, map[string]any{"tenant": id, "units": b.HeldUnits, "runs": kept})
 	}
 	return nil
+}
+
+func errNoTenant(id string) error {
+	return ledger.Errorf(ledger.CodeInvalidRequest, "no tenant %q", id).Because(ledger.ReasonTenantUnknown, map[string]any{"tenant": id})
 }
 
 func count(n int, one, many string) string {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -36,14 +37,16 @@ func TestSettingsDeleteTenant(t *testing.T) {
 	go func() { defer close(stalled); chatPlan(t, s, teamKey, "kind=stall") }()
 	id := waitActive(t, s)
 	before := mustJSON(t, tenantSettings(t, s))
-	if code, b := del("team"); code != http.StatusConflict || !strings.Contains(b, "tenant team cannot be deleted: 1 run is still active or queued") {
+	if code, b := del("team"); code != http.StatusConflict || !strings.Contains(b, "tenant team cannot be deleted: 1 run is still active or queued") ||
+		!strings.Contains(b, `"reason":"tenant_in_flight","params":{"runs":1,"tenant":"team"}`) {
 		t.Fatalf("delete with a run in flight: %d %s", code, b)
 	}
 	do(t, "POST", s.URL()+"/admin/api/runs/"+string(id)+"/cancel", tok, "")
 	<-stalled
 	run := waitRun(t, s, teamKey, string(id))
 	if code, b := del("team"); code != http.StatusConflict ||
-		!strings.Contains(b, "units are held by 1 run; reconcile it on the Holds tab first") {
+		!strings.Contains(b, "units are held by 1 run; reconcile it on the Holds tab first") ||
+		!strings.Contains(b, fmt.Sprintf(`"reason":"tenant_holds","params":{"runs":1,"tenant":"team","units":%d}`, run.HeldUnits)) {
 		t.Fatalf("delete with a kept hold (%d units): %d %s", run.HeldUnits, code, b)
 	}
 	if after := mustJSON(t, tenantSettings(t, s)); after != before {
@@ -72,7 +75,8 @@ func TestSettingsDeleteTenant(t *testing.T) {
 	if last := rows[len(rows)-1]; last.Kind != ledger.AuditConfig || last.Actor != string(ledger.ActorAdmin) || last.Reason != "tenant no longer configured" {
 		t.Errorf("last audit row of team: %+v, want the operator's removal", last)
 	}
-	if code, b := del("team"); code != http.StatusBadRequest || !strings.Contains(b, `no tenant \"team\"`) {
+	if code, b := del("team"); code != http.StatusBadRequest || !strings.Contains(b, `no tenant \"team\"`) ||
+		!strings.Contains(b, `"reason":"tenant_unknown","params":{"tenant":"team"}`) {
 		t.Errorf("delete twice: %d %s", code, b)
 	}
 

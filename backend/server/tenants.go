@@ -81,7 +81,8 @@ func (a tenantAdmin) Save(ctx context.Context, p admin.TenantPolicy) error {
 	defer s.mu.Unlock()
 	next := append([]config.Tenant(nil), s.tenants...)
 	if p.ID == quota.DefaultTopUpTenant {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "tenant id %q is reserved for the quota top-up job", p.ID)
+		return ledger.Errorf(ledger.CodeInvalidRequest, "tenant id %q is reserved for the quota top-up job", p.ID).
+			Because(ledger.ReasonTenantReserved, map[string]any{"tenant": p.ID})
 	}
 	i := slices.IndexFunc(next, func(t config.Tenant) bool { return t.ID == p.ID })
 	if i < 0 {
@@ -115,7 +116,7 @@ func (a tenantAdmin) Rotate(ctx context.Context, id string) (string, error) {
 	next := append([]config.Tenant(nil), s.tenants...)
 	i := slices.IndexFunc(next, func(t config.Tenant) bool { return t.ID == id })
 	if i < 0 || id == quota.DefaultTopUpTenant {
-		return "", ledger.Errorf(ledger.CodeInvalidRequest, "no tenant %q", id)
+		return "", errNoTenant(id)
 	}
 	key := tenantKey(id)()
 	if s.keys[id] != "" { // a generated key lives in the data dir

@@ -33,7 +33,8 @@ func (a tenantAdmin) WriteBack(context.Context) (admin.WriteBack, error) {
 	path := s.opts.ConfigPath
 	if path == "" {
 		return admin.WriteBack{}, ledger.Errorf(ledger.CodeInvalidRequest,
-			"quotagate was started without --config (on the embedded default): there is no file to write back to; discard the changes, or start it with --config FILE")
+			"quotagate was started without --config (on the embedded default): there is no file to write back to; discard the changes, or start it with --config FILE").
+			Because(ledger.ReasonNoConfigFile, nil)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -17,6 +17,7 @@ import { deliver, events, loadPrefs, type NotifyPrefs } from './lib/notify';
 import type { State } from './lib/types';
 import { applyTheme, lang, pickLang, rememberLang, rememberTheme, setLang, storedLang, storedTheme, t, type Lang, type ThemePref } from './lib/i18n';
 import { time } from './lib/format';
+import { errorText } from './lib/errors';
 
 function useView(store: Store): View {
   const [view, setView] = useState(store.get());
@@ -80,7 +81,7 @@ export function App(props: { store: Store; clock?: () => number; tick?: boolean;
           setLng(l);
         }
       },
-      (e: Error) => setInfoErr(e.message),
+      (e: Error) => setInfoErr(errorText(e)),
     );
   }, [store]);
 

@@ -3,6 +3,7 @@ import type { Api, AuditPage, AuditQuery } from '../lib/api';
 import type { Actions, Note as NoteT } from '../lib/store';
 import type { TenantState } from '../lib/types';
 import { fullTime, time, units } from '../lib/format';
+import { errorText } from '../lib/errors';
 import { t } from '../lib/i18n';
 import { Note } from './Note';
 
@@ -41,7 +42,7 @@ export function Audit(props: {
           setErr(null);
         }
       },
-      (e: Error) => !gone && setErr(e.message),
+      (e: Error) => !gone && setErr(errorText(e)),
     );
     return () => {
       gone = true;

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Run, TenantState } from '../lib/types';
-import type { Actions, Note as NoteT } from '../lib/store';
+import { noteText, type Actions, type Note as NoteT } from '../lib/store';
 import { duration, elapsed, fullTime, shortID, units } from '../lib/format';
 import { retryGroups, retryText } from '../lib/runfacts';
 import { t } from '../lib/i18n';
@@ -169,7 +169,7 @@ function ReconcileDialog(props: {
   const tenant = one ? props.tenants.find((x) => x.tenant === one.tenant) : undefined;
   const c = check(unitsText, 'x', max);
   const server = props.notes.get(scope);
-  const serverErr = server?.kind === 'error' ? { field: errorField(server.text), error: server.text } : null;
+  const serverErr = server?.kind === 'error' ? { field: errorField(server.text, server.reason), error: noteText(server) } : null;
   const err = local ?? serverErr;
   async function submit(e: Event) {
     e.preventDefault();

@@ -1,4 +1,4 @@
-import type { Note as NoteT } from '../lib/store';
+import { noteText, type Note as NoteT } from '../lib/store';
 import type { Actions } from '../lib/store';
 import { t } from '../lib/i18n';
 
@@ -13,7 +13,7 @@ export function Note(props: { notes: ReadonlyMap<string, NoteT>; scope: string; 
       data-testid={props.testid ?? 'notice'}
       data-scope={props.scope}
     >
-      <span>{n.text}</span>
+      <span>{noteText(n)}</span>
       <button type="button" class="link" aria-label={t('notice.dismiss')} title={t('notice.dismiss')} onClick={() => props.actions.dismiss(props.scope)}>
         ×
       </button>

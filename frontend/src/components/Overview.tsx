@@ -92,7 +92,8 @@ export function Overview(props: { tenants: TenantState[]; runs: Run[]; now: Date
     total.budget += x.budget_units;
     active += x.active;
   }
-  const queuedOf = (tenant?: string) => props.runs.filter((r) => r.status === 'queued' && (!tenant || r.tenant === tenant)).length;
+  // The gateway's own count of calls waiting at a gate: right however many runs there are (the state lists 50).
+  const queued = ts.reduce((n, x) => n + (x.queued ?? 0), 0);
   const row = (id: string, name: string, p: Parts, extra: preact.ComponentChildren) => (
     <div class="tenant" data-testid={`tenant-row-${id}`} key={id}>
       <div class="tenant-head">
@@ -127,7 +128,7 @@ export function Overview(props: { tenants: TenantState[]; runs: Run[]; now: Date
           <>
             <span data-testid={`tenant-${x.tenant}-active`}>{t('overview.concurrency', { active: units(x.active), max: units(x.max_concurrent) })}</span>
             {' · '}
-            {t('overview.queued')} {units(queuedOf(x.tenant))}
+            <span data-testid={`tenant-${x.tenant}-queued`}>{t('overview.queued')} {units(x.queued ?? 0)}</span>
             {' · '}
             <RateUse x={x} />
             {x.removed && (
@@ -147,7 +148,7 @@ export function Overview(props: { tenants: TenantState[]; runs: Run[]; now: Date
           t('overview.totals'),
           total,
           <>
-            {t('overview.active')} {units(active)} · {t('overview.queued')} {units(queuedOf())}
+            {t('overview.active')} {units(active)} · <span data-testid="total-queued">{t('overview.queued')} {units(queued)}</span>
           </>,
         )}
     </section>

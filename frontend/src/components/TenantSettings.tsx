@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Api, TenantPolicy, TenantSettings as Settings, WriteBack } from '../lib/api';
+import { ApiError, type Api, type TenantPolicy, type TenantSettings as Settings, type WriteBack } from '../lib/api';
 import { units } from '../lib/format';
 import { wholeUnits } from '../lib/parse';
+import { errorKey, errorText } from '../lib/errors';
 import { t } from '../lib/i18n';
 import { Dialog } from './Dialog';
 import { WriteBackButton, WrittenBack } from './WriteBack';
@@ -26,11 +27,13 @@ export function TenantSettings(props: { api: Api }) {
         const inFile = next.overrides.some((o) => o.tenant === id && o.field === 'tenant');
         setDeleted({ tenant: id, note: t(inFile ? 'settings.deletedInFile' : 'settings.deleted', { tenant: id }) });
       },
-      (e: Error) => setDeleted({ tenant: id, error: `${t('settings.deleteRefused', { tenant: id })} ${e.message}` }),
+      // A refusal the catalogue knows says it was not deleted, and why; the server's own words get the lead-in.
+      (e: Error) =>
+        setDeleted({ tenant: id, error: e instanceof ApiError && errorKey(e) ? errorText(e) : `${t('settings.deleteRefused', { tenant: id })} ${errorText(e)}` }),
     );
   };
   useEffect(() => {
-    props.api.tenants().then(setS, (e: Error) => setErr(e.message));
+    props.api.tenants().then(setS, (e: Error) => setErr(errorText(e)));
   }, [props.api]);
   const edit = (p: TenantPolicy) => {
     setOpened(opened + 1);
@@ -49,7 +52,7 @@ export function TenantSettings(props: { api: Api }) {
             {s.overrides.map((o) => `${o.tenant}.${o.field}: ${o.file || '—'} → ${o.now}`).join('; ')}
           </span>
           <WriteBackButton api={props.api} onDone={(r) => { setS(r.settings); setWritten(r); }} onError={setErr} />{' '}
-          <button type="button" data-testid="discard-overrides" onClick={() => props.api.discardTenants().then(setS, (e: Error) => setErr(e.message))}>
+          <button type="button" data-testid="discard-overrides" onClick={() => props.api.discardTenants().then(setS, (e: Error) => setErr(errorText(e)))}>
             {t('settings.discard')}
           </button>
         </div>
@@ -99,7 +102,7 @@ export function TenantSettings(props: { api: Api }) {
                         setNewKey({ tenant: p.id, key });
                         void props.api.tenants().then(setS);
                       },
-                      (e: Error) => setErr(e.message),
+                      (e: Error) => setErr(errorText(e)),
                     );
                   }}
                 >
@@ -206,7 +209,7 @@ function TenantForm(props: { p: TenantPolicy; isNew: boolean; onClose: () => voi
               allowed_models: f.models.split(/[,\s]+/).filter(Boolean),
             });
           } catch (x) {
-            setErr((x as Error).message);
+            setErr(errorText(x));
           } finally {
             setBusy(false);
           }

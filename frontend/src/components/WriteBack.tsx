@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Api, WriteBack } from '../lib/api';
+import { errorText } from '../lib/errors';
 import { t } from '../lib/i18n';
 
 /** WriteBackButton asks, then rewrites the config file with the overrides. */
@@ -15,7 +16,7 @@ export function WriteBackButton(props: { api: Api; onDone: (r: WriteBack) => voi
         setBusy(true);
         props.api
           .writeBack()
-          .then(props.onDone, (e: Error) => props.onError(e.message))
+          .then(props.onDone, (e: Error) => props.onError(errorText(e)))
           .finally(() => setBusy(false));
       }}
     >

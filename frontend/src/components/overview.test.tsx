@@ -48,3 +48,14 @@ describe('rate-limit use', () => {
     expect(q('tenant-local-removed')!.textContent).toBe('deleted: history only');
   });
 });
+
+describe('queued count', () => {
+  it('comes from the gateway (tenants[].queued), not the listed runs: right with 1,000 queued and 50 listed', () => {
+    const listed = Array.from({ length: 50 }, (_, i) => ({ ...state.runs[0], id: `r${i}`, tenant: 'local', status: 'queued' as const }));
+    const tenants = [{ ...state.tenants[0], queued: 700 }, { ...state.tenants[1], queued: 300 }];
+    act(() => render(<Overview tenants={tenants} runs={listed} now={new Date('2026-11-29T11:02:00Z')} />, root));
+    expect(q('tenant-local-queued')!.textContent).toMatch(/ 700$/);
+    expect(q('tenant-tenant-a-queued')!.textContent).toMatch(/ 300$/);
+    expect(q('total-queued')!.textContent).toMatch(/ 1,000$/);
+  });
+});

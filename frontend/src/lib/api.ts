@@ -9,39 +9,64 @@ export interface Conn {
   token: string;
 }
 
-/** ApiError is a refused or failed admin call, with a sentence for the error banner. */
+/** ErrorParams are the names and numbers of an admin error's sentence (the server's params). */
+export type ErrorParams = Record<string, string | number>;
+
+/**
+ * ApiError is a refused or failed admin call. message is the server's own
+ * words (English); errorText (errors.ts) says it in the page's language
+ * from code, reason and params, and falls back to message.
+ */
 export class ApiError extends Error {
   readonly status: number; // HTTP status; 0 when the server could not be reached
   readonly code: string; // the contract's error code, "" when the body had none
+  readonly reason: string; // the admin API's refinement (ledger/reason.go), "" when none
+  readonly params: ErrorParams;
 
-  constructor(message: string, status: number, code = '') {
+  constructor(message: string, status: number, code = '', reason = '', params: ErrorParams = {}) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
+    this.reason = reason;
+    this.params = params;
   }
+}
+
+function parseParams(v: unknown): ErrorParams {
+  const out: ErrorParams = {};
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return out;
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    if (typeof x === 'string' || (typeof x === 'number' && Number.isFinite(x))) out[k] = x;
+  }
+  return out;
 }
 
 /**
  * errorFromBody turns an error answer into an ApiError. The server sends
- * {"error":{"message":…,"code":…}}; anything else (a proxy's HTML page, an
- * empty body) still yields a readable sentence with the status.
+ * {"error":{"message":…,"code":…,"reason":…,"params":{…}}}; anything else (a
+ * proxy's HTML page, an empty body) still yields a readable sentence with
+ * the status.
  */
 export function errorFromBody(status: number, statusText: string, body: string): ApiError {
   try {
-    const j = JSON.parse(body) as { error?: { message?: unknown; code?: unknown } };
+    const j = JSON.parse(body) as { error?: { message?: unknown; code?: unknown; reason?: unknown; params?: unknown } };
     const e = j?.error;
     if (e && typeof e === 'object') {
       const code = typeof e.code === 'string' ? e.code : '';
       const msg = typeof e.message === 'string' && e.message.trim() !== '' ? e.message.trim() : '';
-      if (msg || code) return new ApiError(msg || humanStatus(status, statusText), status, code);
+      const reason = typeof e.reason === 'string' ? e.reason : '';
+      if (msg || code) return new ApiError(msg || humanStatus(status, statusText), status, code, reason, parseParams(e.params));
     }
   } catch {
     // not JSON: fall through to the status line
   }
   const text = body.trim();
-  const brief = text && text.length <= 200 && !text.startsWith('<') ? `: ${text}` : '';
-  return new ApiError(`${humanStatus(status, statusText)}${brief}`, status);
+  const brief = text && text.length <= 200 && !text.startsWith('<') ? text : '';
+  return new ApiError(`${humanStatus(status, statusText)}${brief ? `: ${brief}` : ''}`, status, '', '', {
+    status,
+    detail: [statusText, brief].filter(Boolean).join(': '),
+  });
 }
 
 function humanStatus(status: number, statusText: string): string {
@@ -169,7 +194,8 @@ export function createApi(conn: Conn, fetchFn: FetchFn = (i, init) => fetch(i, i
         cache: 'no-store',
       });
     } catch (err) {
-      throw new ApiError(`Cannot reach quotagate at ${base} (${(err as Error).message || 'network error'})`, 0);
+      const detail = (err as Error).message || 'network error';
+      throw new ApiError(`Cannot reach quotagate at ${base} (${detail})`, 0, '', '', { base, detail });
     }
     if (!res.ok) {
       const text = await res.text().catch(() => '');

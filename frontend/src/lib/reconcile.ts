@@ -42,7 +42,9 @@ export function check(unitsText: string, evidence: string, max: number): Checked
 /**
  * errorField says which field a server error belongs to: messages about
  * evidence go beside the evidence box, everything else beside the units.
+ * The server's reason decides when there is one; the English words otherwise.
  */
-export function errorField(message: string): 'units' | 'evidence' {
+export function errorField(message: string, reason?: string): 'units' | 'evidence' {
+  if (reason) return reason === 'evidence_required' ? 'evidence' : 'units';
   return /evidence/i.test(message) ? 'evidence' : 'units';
 }

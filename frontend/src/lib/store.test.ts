@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, type Api } from './api';
-import { Store } from './store';
+import { noteText, Store } from './store';
+import { setLang } from './i18n';
 import type { State } from './types';
 import fixture from '../fixtures/state.json';
 
@@ -43,11 +44,31 @@ describe('Store actions', () => {
     const busySeen: boolean[] = [];
     st.subscribe((v) => busySeen.push(v.busy.has('reconcile:r1')));
     expect(await st.reconcile('r1', 5, 'bill')).toBe(false);
-    expect(st.get().notes.get('reconcile:r1')).toEqual({ kind: 'error', text: 'run r1 holds nothing to reconcile', code: 'not_held' });
+    // Without the run as a param the catalogue cannot say it: the server's words stand.
+    expect(st.get().notes.get('reconcile:r1')).toMatchObject({ kind: 'error', text: 'run r1 holds nothing to reconcile', code: 'not_held' });
     expect(st.get().busy.size).toBe(0);
     expect(busySeen[0]).toBe(true);
     st.dismiss('reconcile:r1');
     expect(st.get().notes.size).toBe(0);
+  });
+  it('a refusal the catalogue knows is said in the page language, again after a switch', async () => {
+    const st = new Store(
+      {
+        api: fakeApi({
+          reconcile: async () => {
+            throw new ApiError('reconciled units 1500 exceed the reserve 1200 of run r1', 400, 'invalid_request', 'reconcile_over_reserve', { run: 'r1', units: 1500, reserve: 1200 });
+          },
+        }),
+        exportCSV: async () => ({ kind: 'cancelled' }),
+      },
+      state,
+    );
+    expect(await st.reconcile('r1', 1500, 'bill')).toBe(false);
+    const n = st.get().notes.get('reconcile:r1')!;
+    expect([n.text, n.reason]).toEqual(['Reconciled units 1,500 exceed the reserve 1,200 of run r1.', 'reconcile_over_reserve']);
+    setLang('zh-CN');
+    expect(noteText(n)).toBe('对账单位 1,500 超过调用 r1 的预留 1,200。');
+    setLang('en');
   });
 
   it('a successful action clears an old error and leaves a notice', async () => {

@@ -10,12 +10,38 @@ import { connectLive, type ConnStatus, type Live, type SocketFactory } from './l
 import type { State } from './types';
 import type { ExportResult } from './desktop';
 import { t } from './i18n';
+import { errorText } from './errors';
 import { units } from './format';
 
 export interface Note {
   kind: 'ok' | 'error';
   text: string;
   code?: string; // the API's error code, so a form can put the error next to its field
+  reason?: string; // the API's reason (ledger/reason.go), likewise
+  render?: () => string; // says text again in the current language (after a switch)
+}
+
+/** noteText is a notice's sentence in the current language. */
+export function noteText(n: Note): string {
+  return n.render ? n.render() : n.text;
+}
+
+/** errorNote is the notice of a failed action. */
+export function errorNote(err: unknown): Note {
+  const render = err instanceof PartialFailure ? err.render : () => errorText(err);
+  const api = err instanceof ApiError ? err : err instanceof PartialFailure ? err.cause : undefined;
+  return { kind: 'error', text: render(), code: api?.code, reason: api?.reason, render };
+}
+
+/** PartialFailure is a bulk action that stopped at one failure, said in the page's language. */
+class PartialFailure extends Error {
+  readonly render: () => string;
+  readonly cause: ApiError | undefined;
+  constructor(render: () => string, cause: unknown) {
+    super(render());
+    this.render = render;
+    this.cause = cause instanceof ApiError ? cause : undefined;
+  }
 }
 
 export interface View {
@@ -104,7 +130,7 @@ export class Store implements Actions {
       onStatus: (status) => this.set({ status }),
       onError: (err) => {
         // A 401 will not fix itself by retrying: say so; other gaps are shown as "reconnecting".
-        if (err instanceof ApiError && err.status === 401) this.note(GLOBAL, { kind: 'error', text: err.message, code: err.code });
+        if (err instanceof ApiError && err.status === 401) this.note(GLOBAL, errorNote(err));
       },
     });
   }
@@ -132,8 +158,7 @@ export class Store implements Actions {
       this.note(scope, { kind: 'ok', text: custom || ok() });
       return true;
     } catch (err) {
-      const code = err instanceof ApiError ? err.code : undefined;
-      this.note(scope, { kind: 'error', text: err instanceof Error ? err.message : String(err), code });
+      this.note(scope, errorNote(err));
       return false;
     } finally {
       const b = new Set(this.view.busy);
@@ -157,13 +182,8 @@ export class Store implements Actions {
           await this.deps.api.reconcile(id, n, evidence);
           ok++;
         } catch (err) {
-          const e = err instanceof Error ? err : new Error(String(err));
-          const wrapped = new ApiError(
-            t('rec.partial', { ok, n: runIDs.length, run: id, error: e.message }),
-            err instanceof ApiError ? err.status : 0,
-            err instanceof ApiError ? err.code : '',
-          );
-          throw wrapped;
+          const done = ok;
+          throw new PartialFailure(() => t('rec.partial', { ok: done, n: runIDs.length, run: id, error: errorText(err) }), err);
         }
       }
     });

@@ -11,6 +11,8 @@ export interface TenantState {
   held_units: number;
   available_units: number;
   active: number;
+  /** calls waiting at a gate, from the gateway itself (not the listed runs) */
+  queued: number;
   max_concurrent: number;
   per_minute: number;
   per_hour: number;

@@ -586,7 +586,9 @@ func scanObject(data []byte) (out []field, ok bool) {
 		}
 		end := skipValue(data, i)
 		key := data[i+1 : end-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
+		// An escape, or bytes that are not UTF-8 (the decoder makes them
+		// U+FFFD): the decoder's reading of the key is the one to take.
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
 			return nil, false
 		}
 		i = skipSpace(data, end)

@@ -129,20 +129,27 @@ func eachElement(raw []byte, each func(i int, val []byte) bool) (n int, ok bool)
 	return n, false
 }
 
-func scanChoices(raw []byte, w *wireChunk) bool {
+// scanElements fills *out with one T per element of the JSON array raw (a
+// null array is a nil slice, a null element a zero T), reading each other
+// element with scan.
+func scanElements[T any](raw []byte, out *[]T, scan func(item []byte, t *T) bool) bool {
 	if isNull(raw) {
-		w.Choices = nil
+		*out = nil
 		return true
 	}
 	n, ok := eachElement(raw, func(int, []byte) bool { return true })
 	if !ok {
 		return false
 	}
-	w.Choices = make([]wireChoice, n)
+	*out = make([]T, n)
 	_, ok = eachElement(raw, func(i int, item []byte) bool {
-		if isNull(item) {
-			return true
-		}
+		return isNull(item) || scan(item, &(*out)[i])
+	})
+	return ok
+}
+
+func scanChoices(raw []byte, w *wireChunk) bool {
+	return scanElements(raw, &w.Choices, func(item []byte, c *wireChoice) bool {
 		var seen [2]bool
 		return eachMember(item, func(key, val []byte) bool {
 			which := knownMember(key, "delta", "message")
@@ -153,14 +160,13 @@ func scanChoices(raw []byte, w *wireChunk) bool {
 				return false
 			}
 			seen[which] = true
-			d := &w.Choices[i].Delta
+			d := &c.Delta
 			if which == 1 {
-				d = &w.Choices[i].Message
+				d = &c.Message
 			}
 			return scanDelta(val, d)
 		})
 	})
-	return ok
 }
 
 func scanDelta(raw []byte, d *wireDelta) bool {
@@ -198,19 +204,7 @@ func scanDelta(raw []byte, d *wireDelta) bool {
 }
 
 func scanToolCalls(raw []byte, d *wireDelta) bool {
-	if isNull(raw) {
-		d.ToolCalls = nil
-		return true
-	}
-	n, ok := eachElement(raw, func(int, []byte) bool { return true })
-	if !ok {
-		return false
-	}
-	d.ToolCalls = make([]wireToolCall, n)
-	_, ok = eachElement(raw, func(i int, item []byte) bool {
-		if isNull(item) {
-			return true
-		}
+	return scanElements(raw, &d.ToolCalls, func(item []byte, tc *wireToolCall) bool {
 		seenFunction := false
 		return eachMember(item, func(key, val []byte) bool {
 			switch knownMember(key, "function") {
@@ -239,13 +233,12 @@ func scanToolCalls(raw []byte, d *wireDelta) bool {
 				if isNull(val) {
 					return true
 				}
-				p := &d.ToolCalls[i].Function.Name
+				p := &tc.Function.Name
 				if which == 1 {
-					p = &d.ToolCalls[i].Function.Arguments
+					p = &tc.Function.Arguments
 				}
 				return val[0] == '"' && bodyString(val, p) == nil
 			})
 		})
 	})
-	return ok
 }

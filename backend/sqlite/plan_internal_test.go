@@ -21,7 +21,10 @@ import (
 // refusals of one code); never a SCAN, nor runs_created,
 // runs_tenant_created, audit_at or audit_tenant, which hold every row.
 // SQLite's planner has no table statistics here (no ANALYZE), so an empty
-// ledger is planned as a full one.
+// ledger is planned as a full one. Nor may a statement build a temporary
+// b-tree each time it runs (OpenEphemeral): a CHECK's `IN` list of three or
+// more constants did so, four on every run insert and update (0006). Only
+// the refusal count may: RETURNING keeps its one row in one.
 func TestWriterPlans(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
@@ -109,8 +112,43 @@ func TestWriterPlans(t *testing.T) {
 		if err := rows.Close(); err != nil {
 			t.Fatal(err)
 		}
+		if n := ephemeralTables(t, db, q); n > 0 && q != refusalCountQuery {
+			t.Errorf("%s\nbuilds %d temporary b-trees each time it runs", q, n)
+		}
 		t.Logf("%.60q: %q", q, plan)
 	}
+}
+
+// ephemeralTables counts the OpenEphemeral instructions of q's program.
+func ephemeralTables(t *testing.T, db *sql.DB, q string) int {
+	t.Helper()
+	rows, err := db.Query("EXPLAIN "+q, make([]any, countParams(q))...)
+	if err != nil {
+		t.Fatalf("explain %q: %v", q, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		cells := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range cells {
+			ptrs[i] = &cells[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		if op, _ := cells[1].(string); op == "OpenEphemeral" {
+			n++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // countParams is the number of arguments q takes: its highest ?N, or its ?s.

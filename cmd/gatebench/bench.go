@@ -32,11 +32,10 @@ type Options struct {
 	SlowStreams int
 	Meter       string
 	Pprof       string // a file for the gateway's CPU profile, "" = none
+	// PprofClients is the client count -pprof profiles (non-stream, and
+	// stream into FILE.stream); 64 is the profile.
+	PprofClients int
 }
-
-// profiledClients is the client count -pprof profiles (non-stream, the
-// issue's profile, and stream into FILE.stream).
-const profiledClients = 64
 
 // The fake upstreams' models: one upstream each, so each answers its way.
 const (
@@ -105,7 +104,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 				if stream {
 					profFile, what = o.Pprof+".stream", "stream"
 				}
-				if o.Pprof != "" && rep == 0 && n == profiledClients {
+				if o.Pprof != "" && rep == 0 && n == o.PprofClients {
 					prof = make(chan error, 1)
 					go func() { prof <- gw.profile(ctx, profFile, o.Duration) }()
 				}

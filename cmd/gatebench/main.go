@@ -33,7 +33,8 @@ func main() {
 	flag.DurationVar(&o.Duration, "duration", 3*time.Second, "how long each measurement runs")
 	flag.IntVar(&o.SlowStreams, "slow", 1000, "concurrent slow streams for the memory run (0: skip)")
 	flag.StringVar(&o.Meter, "meter", "tiktoken", "the gateway's meter (tiktoken or utf8-bytes-v1)")
-	flag.StringVar(&o.Pprof, "pprof", "", "save CPU profiles of the gateway during the first 64-client non-stream and stream runs to `FILE` and FILE.stream (and its heap with the slow streams in flight to FILE.heap and FILE.heap.txt, its goroutines to FILE.goroutines.txt)")
+	flag.StringVar(&o.Pprof, "pprof", "", "save CPU profiles of the gateway during the first non-stream and stream runs at -pprof-clients to `FILE` and FILE.stream (and its heap with the slow streams in flight to FILE.heap and FILE.heap.txt, its goroutines to FILE.goroutines.txt)")
+	flag.IntVar(&o.PprofClients, "pprof-clients", 64, "the client count -pprof profiles")
 	flag.Parse()
 	for _, s := range strings.Split(clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))

@@ -27,8 +27,9 @@ $(DIST): $(NODE_OK) $(FRONTEND_SRC)
 
 frontend: $(DIST) ## build the dashboard (npm ci when node_modules is stale)
 
-build: deps frontend ## build the desktop binary into build/bin/quotagate
+build: deps frontend ## build the desktop binary into build/bin/quotagate, and beside it the headless one `serve` runs from
 	CGO_ENABLED=1 go build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
+	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o $(BIN)-headless .
 
 run: build ## open the window; without a display it says so and runs serve
 	./$(BIN)

@@ -64,7 +64,12 @@ type cli struct {
 	pprof                               string // serve: profiler address, "" = off
 }
 
+// headlessBinary is the build without the window installed beside the
+// desktop one; the desktop binary hands `serve` to it (execHeadless).
+const headlessBinary = "quotagate-headless"
+
 func main() {
+	execHeadless(os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # `make package`: the three artifacts a user installs, into build/package/:
-#   quotagate_<version>_amd64.deb           (dpkg-deb; binary, menu entry, icons, man page)
-#   quotagate-<version>-linux-amd64.tar.gz  (binary, desktop file, icon, man page, README)
+#   quotagate_<version>_amd64.deb           (dpkg-deb; binaries, menu entry, icons, man page)
+#   quotagate-<version>-linux-amd64.tar.gz  (binaries, desktop file, icon, man page, README)
 #   quotagate-<version>-windows-amd64.zip   (cross-built GUI .exe with icon and version resource, README)
-# The Linux binary is build/bin/quotagate from `make build`; it must report
-# the version this script packages, so a stale binary is never shipped.
+# The Linux binaries are build/bin/quotagate from `make build` and the
+# headless build beside it, quotagate-headless, which the first hands
+# `serve` to (the window's libraries cost a headless gateway ~50 MB of RSS);
+# both must report the version this script packages, so a stale binary is
+# never shipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=${VERSION:-$(scripts/version.sh)}
@@ -13,14 +16,17 @@ bin=build/bin/quotagate
 stage=$(mktemp -d)
 trap 'rm -rf "$stage" rsrc_windows_amd64.syso' EXIT
 
-got=$("$bin" --version 2>/dev/null || true)
-[ "$got" = "quotagate $version" ] || {
-  echo "package: $bin says '${got:-nothing}', want 'quotagate $version' (run make build)"; exit 1; }
+for b in "$bin" "$bin-headless"; do
+  got=$("$b" --version 2>/dev/null || true)
+  [ "$got" = "quotagate $version" ] || {
+    echo "package: $b says '${got:-nothing}', want 'quotagate $version' (run make build)"; exit 1; }
+done
 rm -rf "$out" && mkdir -p "$out"
 
 # --- .deb -------------------------------------------------------------------
 deb=$stage/deb
 install -Dm755 "$bin" "$deb/usr/bin/quotagate"
+install -Dm755 "$bin-headless" "$deb/usr/bin/quotagate-headless"
 install -Dm644 build/linux/quotagate.desktop "$deb/usr/share/applications/quotagate.desktop"
 for size in 16 32 48 64 128 256 512; do
   dir=$deb/usr/share/icons/hicolor/${size}x${size}/apps
@@ -54,6 +60,7 @@ dpkg-deb --root-owner-group -Zxz --build "$deb" "$out/quotagate_${version}_amd64
 # --- Linux tarball ------------------------------------------------------------
 tl=$stage/quotagate-$version-linux-amd64
 install -Dm755 "$bin" "$tl/quotagate"
+install -Dm755 "$bin-headless" "$tl/quotagate-headless"
 install -Dm644 build/linux/quotagate.desktop "$tl/quotagate.desktop"
 install -Dm644 build/appicon.png "$tl/quotagate.png"
 install -Dm644 build/linux/quotagate.1 "$tl/quotagate.1"

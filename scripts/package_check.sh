@@ -38,20 +38,44 @@ as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recom
   { cat "$tmp/apt.log"; fail "apt could not install $deb"; }
 [ "$(/usr/bin/quotagate --version)" = "quotagate $version" ] || fail "/usr/bin/quotagate --version says '$(/usr/bin/quotagate --version)'"
 pass "installed; /usr/bin/quotagate --version = $version"
+[ "$(/usr/bin/quotagate-headless --version)" = "quotagate $version" ] || fail "/usr/bin/quotagate-headless has the wrong version"
+# `quotagate serve` hands itself to the headless build (same pid): the
+# window's ~170 libraries are not loaded. Each run sets serve_exe, serve_rss (kB).
+serve_once() {
+  local port=$((20000 + RANDOM % 20000)) pid
+  "$@" serve --data "$tmp/serve-data" --addr "127.0.0.1:$port" >"$tmp/serve.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+  curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { cat "$tmp/serve.log"; fail "$* serve did not become healthy"; }
+  serve_exe=$(readlink "/proc/$pid/exe")
+  serve_rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")
+  kill -TERM "$pid"
+  wait "$pid" || true
+}
+serve_once /usr/bin/quotagate
+exe=$serve_exe rss=$serve_rss
+serve_once env QUOTAGATE_IN_PROCESS=1 /usr/bin/quotagate
+exe_in=$serve_exe rss_in=$serve_rss
+[ "$exe" = /usr/bin/quotagate-headless ] || fail "quotagate serve ran as $exe, not the headless build"
+[ "$exe_in" = /usr/bin/quotagate ] || fail "QUOTAGATE_IN_PROCESS=1 quotagate serve ran as $exe_in"
+[ $((rss + 20000)) -lt "$rss_in" ] || fail "serve from the headless build: RSS $rss kB, in process $rss_in kB (want 20 MB less)"
+pass "quotagate serve runs from quotagate-headless: RSS $((rss / 1024)) MB idle, $((rss_in / 1024)) MB in the desktop binary"
 SMOKE_BIN=/usr/bin/quotagate SMOKE_OUT=build/smoke/installed scripts/smoke.sh >"$tmp/smoke.log" 2>&1 ||
   { cat "$tmp/smoke.log"; fail "the installed binary's window did not pass the desktop smoke test"; }
 pass "desktop smoke test from the installed binary (build/smoke/installed/)"
 as_root dpkg -r quotagate >"$tmp/rm.log" 2>&1 || { cat "$tmp/rm.log"; fail "dpkg -r failed"; }
-[ ! -e /usr/bin/quotagate ] && [ ! -e /usr/share/applications/quotagate.desktop ] || fail "files left after removal"
+[ ! -e /usr/bin/quotagate ] && [ ! -e /usr/bin/quotagate-headless ] && [ ! -e /usr/share/applications/quotagate.desktop ] || fail "files left after removal"
 dpkg -s quotagate 2>/dev/null | grep -q '^Status: install ok installed' && fail "still installed after removal"
 pass "removed cleanly"
 
 # tarball
 tar -C "$tmp" -xzf "$tgz"
 td=$tmp/quotagate-$version-linux-amd64
-for f in quotagate quotagate.desktop quotagate.png quotagate.1 README.md; do [ -s "$td/$f" ] || fail "tarball lacks $f"; done
-[ "$("$td/quotagate" --version)" = "quotagate $version" ] || fail "the tarball's binary has the wrong version"
-pass "tarball holds binary, desktop file, icon, man page, README"
+for f in quotagate quotagate-headless quotagate.desktop quotagate.png quotagate.1 README.md; do [ -s "$td/$f" ] || fail "tarball lacks $f"; done
+for b in quotagate quotagate-headless; do
+  [ "$("$td/$b" --version)" = "quotagate $version" ] || fail "the tarball's $b has the wrong version"
+done
+pass "tarball holds both binaries, desktop file, icon, man page, README"
 
 # Windows zip
 (cd "$tmp" && unzip -q "$OLDPWD/$zip")

@@ -1,0 +1,7 @@
+//go:build !desktop || !linux
+
+package main
+
+// execHeadless: only the Linux desktop build has a headless sibling to hand
+// `serve` to (see headless_linux.go); everywhere else serve runs here.
+func execHeadless([]string) {}

@@ -85,6 +85,12 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 
 	fmt.Fprintf(w, "# gatebench: quotagate %s, meter %s, %d reps of %s, GOMAXPROCS of this load generator %s\n\n",
 		gw.version, o.Meter, o.Reps, o.Duration, os.Getenv("GOMAXPROCS"))
+	if p50, p90, err := syncedWrite(gw.dir, 200); err == nil {
+		// A call is two durable commits in series (admission, then the
+		// outcome before the answer): the floor of its added latency.
+		fmt.Fprintf(w, "this disk: a synced 4 KiB append p50 %.3f ms, p90 %.3f ms (two in series: %.2f ms, the floor of the added p50 at 1 client)\n\n",
+			ms(p50), ms(p90), 2*ms(p50))
+	}
 	type key struct {
 		stream  bool
 		clients int
@@ -316,6 +322,7 @@ func slowStreams(ctx context.Context, w io.Writer, t target, gw *gateway, up *de
 // gateway is the `quotagate serve` child.
 type gateway struct {
 	base, version string
+	dir           string // its config, log and data directory
 	pprof         string // the gateway's profiler address, "" = none
 	pid           int
 	stop          func()
@@ -369,7 +376,7 @@ func spawn(ctx context.Context, o Options, ups map[string]*demo.Server) (*gatewa
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	g := &gateway{base: "http://" + addr, pprof: pprofAddr, pid: cmd.Process.Pid, stop: func() {
+	g := &gateway{base: "http://" + addr, dir: dir, pprof: pprofAddr, pid: cmd.Process.Pid, stop: func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-exited:
@@ -501,6 +508,32 @@ func pct(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+// syncedWrite times n appends of 4 KiB, each followed by fsync, in a file
+// in dir (the gateway's data directory's file system): what one durable
+// commit of the ledger costs at least.
+func syncedWrite(dir string, n int) (p50, p90 time.Duration, err error) {
+	f, err := os.CreateTemp(dir, "fsync-probe-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	page := make([]byte, 4096)
+	ds := make([]time.Duration, 0, n)
+	for range n {
+		t := time.Now()
+		if _, err := f.Write(page); err != nil {
+			return 0, 0, err
+		}
+		if err := f.Sync(); err != nil {
+			return 0, 0, err
+		}
+		ds = append(ds, time.Since(t))
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[n/2], ds[n*9/10], nil
 }
 
 func median(v []float64) float64 {

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -65,7 +66,9 @@ func leak(t *testing.T, where, s string) {
 // and Messages `error` events, native and translated), and a 200 whose body
 // is an error object, that echoes the provider key the request carried get
 // no secret to the tenant, the run's evidence, /admin/api/state, audit.csv or
-// the logs; the run keeps its hold (the provider did work).
+// the logs; the run keeps its hold (the provider did work). The 200 whose
+// body is an error reaches the client as a 502 upstream_error, not as an
+// answer.
 func TestReliabilityMidStreamErrorEchoesKey(t *testing.T) {
 	t.Parallel()
 	r := newNativeRig(t, rigOptions{})
@@ -109,6 +112,9 @@ func TestReliabilityMidStreamErrorEchoesKey(t *testing.T) {
 			}
 			if !strings.Contains(string(got.body), "error") {
 				t.Errorf("the client was not told of the failure: %d %s", got.status, got.body)
+			}
+			if want := map[bool]int{true: http.StatusBadGateway, false: http.StatusOK}[strings.HasSuffix(tc.name, "Body")]; got.status != want {
+				t.Errorf("status %d, want %d: %s", got.status, want, got.body)
 			}
 			if masked := strings.Contains(string(got.body), "Incorrect API key provided: [redacted]"); masked != tc.relayed {
 				t.Errorf("the upstream's error relayed masked: %v, want %v:\n%s", masked, tc.relayed, got.body)

@@ -425,6 +425,14 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 		c.writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
 		return
 	}
+	if o.UpstreamError != "" && !v.Trusted {
+		// A 200 whose body is an error object is no answer: a client SDK
+		// would read it as one without choices or content. It gets the
+		// door's error instead, with the provider's (scrubbed) words.
+		c.writeError(w, ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s answered 200 with an error: %s; the run's reservation is held until reconciled",
+			c.up.Name(), truncate(o.UpstreamError, 200)))
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Now().Add(g.opts.WriteTimeout))

@@ -22,7 +22,8 @@ import (
 
 // BenchmarkAdmitSettleCPU measures what the gateway pays per call in the
 // ledger: one durable Admit and one durable Settle (synchronous=FULL), 64
-// callers, reported as the process's CPU microseconds per call (user+system,
+// callers (QUOTAGATE_BENCH_CALLERS sets another count: with 1, every
+// operation is a commit of its own), reported as the process's CPU microseconds per call (user+system,
 // from getrusage): on a shared machine CPU per call means more than wall time
 // (issue 15). ids=keyed is ids=time-ordered with an Idempotency-Key on
 // every call, which admission looks up. Each case first records prefill calls straight into the file
@@ -83,7 +84,7 @@ func BenchmarkAdmitSettleCPU(b *testing.B) {
 			next.Store(int64(tc.prefill))
 			calls := func(n int64) {
 				var wg sync.WaitGroup
-				for range 64 {
+				for range benchCallers(b) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
@@ -123,6 +124,19 @@ func BenchmarkAdmitSettleCPU(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
 		})
 	}
+}
+
+// benchCallers is QUOTAGATE_BENCH_CALLERS, else 64.
+func benchCallers(b *testing.B) int {
+	env := os.Getenv("QUOTAGATE_BENCH_CALLERS")
+	if env == "" {
+		return 64
+	}
+	n, err := strconv.Atoi(env)
+	if err != nil || n < 1 {
+		b.Fatalf("QUOTAGATE_BENCH_CALLERS=%q: want a positive count", env)
+	}
+	return n
 }
 
 // buildBenchLedger creates the bench's ledger at path, with tenant t and n

@@ -15,7 +15,7 @@ while read -r file; do
       echo "$out"
       # A time-bounded run can end with the fuzzing engine's own "context
       # deadline exceeded" and no failing input (a Go tooling flake, seen
-      # with -fuzztime 1s, about once in 20 runs of one target); that is
+      # with -fuzztime 1s, about once a CI run over all targets); that is
       # retried, twice at most. A real finding writes its input to testdata
       # and fails every time.
       if [ "$attempt" = 3 ] || ! grep -q "context deadline exceeded" <<<"$out" || grep -q "Failing input written" <<<"$out"; then

@@ -127,21 +127,9 @@ func ephemeralTables(t *testing.T, db *sql.DB, q string) int {
 		t.Fatalf("explain %q: %v", q, err)
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
 	for rows.Next() {
-		cells := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range cells {
-			ptrs[i] = &cells[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		if op, _ := cells[1].(string); op == "OpenEphemeral" {
+		if op, _ := rowValues(t, rows)[1].(string); op == "OpenEphemeral" {
 			n++
 		}
 	}

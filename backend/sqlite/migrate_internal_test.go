@@ -1,4 +1,4 @@
-package sqlite_test
+package sqlite
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
 // TestRunsRebuildKeepsEveryRun: a ledger written before 0006 (runs rebuilt
@@ -74,7 +72,7 @@ func TestRunsRebuildKeepsEveryRun(t *testing.T) {
 	mustExec(t, db, `UPDATE tenants SET spent_units = ?, held_units = ?, active = ?`, spent, held, active)
 	before := runRows(t, db)
 
-	st, err := sqlite.Open(path, sqlite.Options{})
+	st, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +113,24 @@ func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {
 	}
 }
 
+// rowValues scans the current row of rows, whatever its columns.
+func rowValues(t *testing.T, rows *sql.Rows) []any {
+	t.Helper()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range cells {
+		ptrs[i] = &cells[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		t.Fatal(err)
+	}
+	return cells
+}
+
 // runRows is every run, every column, in id order.
 func runRows(t *testing.T, db *sql.DB) [][]any {
 	t.Helper()
@@ -126,15 +142,7 @@ func runRows(t *testing.T, db *sql.DB) [][]any {
 	cols, _ := rows.Columns()
 	var out [][]any
 	for rows.Next() {
-		cells := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range cells {
-			ptrs[i] = &cells[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, append([]any{strings.Join(cols, ",")}, cells...))
+		out = append(out, append([]any{strings.Join(cols, ",")}, rowValues(t, rows)...))
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)

@@ -97,12 +97,25 @@ func TestErrorReasons(t *testing.T) {
 // testdata/error_reasons.golden.json is the list the dashboard's catalogue
 // test reads: every reason must have a sentence in both languages.
 func TestErrorReasonsGolden(t *testing.T) {
-	got, err := json.MarshalIndent(ledger.Reasons, "", "  ")
+	catalogueList(t, "error_reasons.golden.json", ledger.Reasons, "ledger.Reasons")
+}
+
+// testdata/writeback_notes.golden.json: the same for the write-back notes'
+// kinds.
+func TestWriteBackNoteKindsGolden(t *testing.T) {
+	catalogueList(t, "writeback_notes.golden.json", admin.NoteKinds, "admin.NoteKinds")
+}
+
+// catalogueList holds list (named name) to its golden file in testdata,
+// each entry once and not empty.
+func catalogueList(t *testing.T, file string, list []string, name string) {
+	t.Helper()
+	got, err := json.MarshalIndent(list, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	path := filepath.Join("testdata", "error_reasons.golden.json")
+	path := filepath.Join("testdata", file)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -113,12 +126,12 @@ func TestErrorReasonsGolden(t *testing.T) {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	if string(got) != string(want) {
-		t.Errorf("ledger.Reasons differs from %s (go test -update, then give each new reason a sentence in frontend/src/lib/i18n.*.ts):\n%s", path, got)
+		t.Errorf("%s differs from %s (go test -update, then give each new entry a sentence in frontend/src/lib/i18n.*.ts):\n%s", name, path, got)
 	}
 	seen := map[string]bool{}
-	for _, r := range ledger.Reasons {
+	for _, r := range list {
 		if r == "" || seen[r] {
-			t.Errorf("reason %q empty or listed twice", r)
+			t.Errorf("%s: %q empty or listed twice", name, r)
 		}
 		seen[r] = true
 	}

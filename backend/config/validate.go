@@ -51,13 +51,17 @@ func (c *Config) Validate() error {
 	return c.Limits.validate()
 }
 
+// maxTenantConcurrent bounds a tenant's max_concurrent.
+const maxTenantConcurrent = 10_000
+
 func (c *Config) validateTenants() error {
 	seen := map[string]bool{}
 	keys := map[string]string{}
 	for i, t := range c.Tenants {
 		where := fmt.Sprintf("tenants[%d]", i)
+		id := map[string]any{"tenant": t.ID}
 		if !idPattern.MatchString(t.ID) {
-			return fmt.Errorf("%s.id %q: 1–64 letters, digits, '.', '_' or '-'", where, t.ID)
+			return refused(ledger.ReasonTenantIDInvalid, id, "%s.id %q: 1–64 letters, digits, '.', '_' or '-'", where, t.ID)
 		}
 		where = fmt.Sprintf("tenant %s", t.ID)
 		if seen[t.ID] {
@@ -65,13 +69,15 @@ func (c *Config) validateTenants() error {
 		}
 		seen[t.ID] = true
 		if err := ledger.CheckUnits(where+" budget_units", t.BudgetUnits); err != nil {
-			return fmt.Errorf("%s", ledger.ErrorMessage(err))
+			reason, params := ledger.ErrorReason(err)
+			return refused(reason, params, "%s", ledger.ErrorMessage(err))
 		}
-		if t.MaxConcurrent < 1 || t.MaxConcurrent > 10_000 {
-			return fmt.Errorf("%s: max_concurrent must be between 1 and 10000 (got %d)", where, t.MaxConcurrent)
+		if t.MaxConcurrent < 1 || t.MaxConcurrent > maxTenantConcurrent {
+			return refused(ledger.ReasonMaxConcurrentRange, map[string]any{"tenant": t.ID, "got": t.MaxConcurrent, "min": 1, "max": maxTenantConcurrent},
+				"%s: max_concurrent must be between 1 and %d (got %d)", where, maxTenantConcurrent, t.MaxConcurrent)
 		}
 		if t.RateLimits.PerMinute < 0 || t.RateLimits.PerHour < 0 {
-			return fmt.Errorf("%s: rate_limits must not be negative", where)
+			return refused(ledger.ReasonRateLimitsNegative, id, "%s: rate_limits must not be negative", where)
 		}
 		for _, k := range append([]string{t.Key}, t.Keys...) {
 			if k == "" {
@@ -92,6 +98,21 @@ func (c *Config) validateTenants() error {
 		}
 	}
 	return nil
+}
+
+// Refusal is a validation failure that also names its reason
+// (ledger/reason.go) and parameters, for the dashboard to say it in the
+// operator's language; its text is what the command line prints.
+type Refusal struct {
+	Msg    string
+	Reason string
+	Params map[string]any
+}
+
+func (r *Refusal) Error() string { return r.Msg }
+
+func refused(reason string, params map[string]any, format string, args ...any) error {
+	return &Refusal{Msg: fmt.Sprintf(format, args...), Reason: reason, Params: params}
 }
 
 func (c *Config) validateUpstreams() error {

@@ -23,6 +23,13 @@ const (
 	ReasonAuditLimit           = "audit_limit"            // {max}
 	ReasonAuditBefore          = "audit_before"
 	ReasonNotInBuild           = "not_in_build" // this build cannot delete tenants or write back
+
+	// A tenant's settings that config validation refuses on the dashboard's
+	// tenant form (a config file's other faults stop quotagate at start, in
+	// words on the command line).
+	ReasonTenantIDInvalid    = "tenant_id_invalid"    // {tenant}
+	ReasonMaxConcurrentRange = "max_concurrent_range" // {tenant, got, min, max}
+	ReasonRateLimitsNegative = "rate_limits_negative" // {tenant}
 )
 
 // Reasons is every reason above.
@@ -31,4 +38,5 @@ var Reasons = []string{
 	ReasonUnitsRequired, ReasonUnitsNegative, ReasonUnitsTooLarge, ReasonEvidenceRequired,
 	ReasonReconcileOverReserve, ReasonBalanceOneOf, ReasonBodyMalformed, ReasonBodyDuplicateKey,
 	ReasonBodyTooLarge, ReasonAuditLimit, ReasonAuditBefore, ReasonNotInBuild,
+	ReasonTenantIDInvalid, ReasonMaxConcurrentRange, ReasonRateLimitsNegative,
 }

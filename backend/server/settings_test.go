@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -82,6 +83,39 @@ func mustJSON(t *testing.T, v any) string {
 // the demo upstream holds the only slot), the edit is the operator's in the
 // audit log; bad input — a duplicate JSON key, a model no upstream serves —
 // is refused in words and changes nothing.
+// TestTenantSaveRefusalsNameTheirReason: a tenant the form sends that
+// config validation refuses is a 400 that changes nothing, with the reason
+// and parameters the dashboard says it from in the operator's language.
+func TestTenantSaveRefusalsNameTheirReason(t *testing.T) {
+	s, _ := openFile(t, settingsYAML)
+	tok := s.AdminToken()
+	_, before := do(t, "GET", s.URL()+"/admin/api/tenants", tok, "")
+	for _, tc := range []struct {
+		body, reason string
+		params       map[string]any
+	}{
+		{`{"id":"no spaces","budget_units":1,"max_concurrent":1}`, ledger.ReasonTenantIDInvalid, map[string]any{"tenant": "no spaces"}},
+		{`{"id":"team","budget_units":1,"max_concurrent":0}`, ledger.ReasonMaxConcurrentRange, map[string]any{"tenant": "team", "got": 0.0, "min": 1.0, "max": 10000.0}},
+		{`{"id":"team","budget_units":1,"max_concurrent":1,"per_hour":-1}`, ledger.ReasonRateLimitsNegative, map[string]any{"tenant": "team"}},
+		{`{"id":"team","budget_units":-5,"max_concurrent":1}`, ledger.ReasonUnitsNegative, map[string]any{"got": -5.0}},
+	} {
+		resp, b := do(t, "POST", s.URL()+"/admin/api/tenants", tok, tc.body)
+		var e struct {
+			Error struct {
+				Code, Reason string
+				Params       map[string]any
+			}
+		}
+		if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != http.StatusBadRequest || e.Error.Code != ledger.CodeInvalidRequest ||
+			e.Error.Reason != tc.reason || !maps.Equal(e.Error.Params, tc.params) {
+			t.Errorf("%s: %d %s, want 400 invalid_request, reason %s, params %v", tc.body, resp.StatusCode, b, tc.reason, tc.params)
+		}
+	}
+	if _, after := do(t, "GET", s.URL()+"/admin/api/tenants", tok, ""); string(after) != string(before) {
+		t.Errorf("refused saves changed the tenants:\n%s\nto\n%s", before, after)
+	}
+}
+
 func TestSettingsApplyAtOnce(t *testing.T) {
 	s, _ := openFile(t, settingsYAML)
 	tok := s.AdminToken()
@@ -151,6 +185,17 @@ func TestSettingsWriteBackRoundTrip(t *testing.T) {
 	var wb admin.WriteBack
 	if err := json.Unmarshal(b, &wb); err != nil || wb.File != path || len(wb.Notes) != 2 || len(wb.Settings.Overrides) != 0 {
 		t.Fatalf("write-back answer %s (%v): want the file, a note each for bot and team, no override left", b, err)
+	}
+	// Each note names its kind and tenant, for the dashboard's sentence.
+	kinds := map[string]string{}
+	for _, n := range wb.Notes {
+		kinds[n.Tenant] = n.Kind
+		if !strings.Contains(n.Text, "tenant "+n.Tenant) {
+			t.Errorf("note %+v: its text does not name its tenant", n)
+		}
+	}
+	if want := map[string]string{"bot": admin.NoteKeyInDataDir, "team": admin.NoteKeyReplaced}; !maps.Equal(kinds, want) {
+		t.Errorf("note kinds %v, want %v", kinds, want)
 	}
 	data, _ := os.ReadFile(path)
 	text := string(data)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -96,7 +97,11 @@ func (a tenantAdmin) Save(ctx context.Context, p admin.TenantPolicy) error {
 	check := *s.cfg
 	check.Tenants = next
 	if err := check.Validate(); err != nil {
-		return ledger.Errorf(ledger.CodeInvalidRequest, "%v", err)
+		refusal := ledger.Errorf(ledger.CodeInvalidRequest, "%v", err)
+		if r, ok := errors.AsType[*config.Refusal](err); ok {
+			refusal = refusal.Because(r.Reason, r.Params)
+		}
+		return refusal
 	}
 	if len(t.KeyHashes) == 0 && s.keys[t.ID] == "" { // a new tenant gets a generated key, as keyless config tenants do
 		key, err := loadOrCreateSecret(filepath.Join(s.opts.DataDir, keysDir, t.ID+".key"), tenantKey(t.ID))

@@ -41,7 +41,7 @@ func (a tenantAdmin) WriteBack(context.Context) (admin.WriteBack, error) {
 		return admin.WriteBack{}, fmt.Errorf("write back: read %s: %w", path, err)
 	}
 	var now []config.Tenant
-	var notes []string
+	var notes []admin.WriteBackNote
 	for _, t := range s.tenants {
 		if t.ID == quota.DefaultTopUpTenant { // quotagate's own, never the file's
 			continue
@@ -49,7 +49,7 @@ func (a tenantAdmin) WriteBack(context.Context) (admin.WriteBack, error) {
 		if s.keys[t.ID] != "" {
 			t.KeyHashes = nil
 			if !slices.ContainsFunc(s.cfg.Tenants, func(f config.Tenant) bool { return f.ID == t.ID }) {
-				notes = append(notes, fmt.Sprintf("tenant %s: written without a key; its generated key stays in the data dir (keys/%s.key) and keeps working", t.ID, t.ID))
+				notes = append(notes, note(admin.NoteKeyInDataDir, t.ID, "tenant %s: written without a key; its generated key stays in the data dir (keys/%s.key) and keeps working", t.ID, t.ID))
 			}
 		}
 		now = append(now, t)
@@ -69,7 +69,7 @@ func (a tenantAdmin) WriteBack(context.Context) (admin.WriteBack, error) {
 		if !slices.ContainsFunc(now, func(t config.Tenant) bool { return t.ID == id }) && id != quota.DefaultTopUpTenant {
 			delete(s.keys, id)
 			if err := removeKeyFile(s.opts.DataDir, id); err != nil {
-				more = append(more, err.Error())
+				more = append(more, note(admin.NoteKeyNotRemoved, id, "%v", err))
 			}
 		}
 	}
@@ -151,7 +151,7 @@ var (
 // masked while the YAML is parsed: in a flow mapping `${X}` is not a plain
 // scalar). Tenants of file missing from now (deleted on the dashboard) are
 // removed. notes say what became of rotated keys and removed tenants.
-func RewriteTenants(data []byte, file, now []config.Tenant) ([]byte, []string, error) {
+func RewriteTenants(data []byte, file, now []config.Tenant) ([]byte, []admin.WriteBackNote, error) {
 	masked := envRefText.ReplaceAll(data, []byte("QgEnV${1}VnEgQ"))
 	var doc yaml.Node
 	if err := yaml.Unmarshal(masked, &doc); err != nil {
@@ -172,7 +172,7 @@ func RewriteTenants(data []byte, file, now []config.Tenant) ([]byte, []string, e
 	if seq.Kind != yaml.SequenceNode {
 		return nil, nil, fmt.Errorf("tenants is not a list")
 	}
-	var notes []string
+	var notes []admin.WriteBackNote
 	for _, f := range file { // deleted on the dashboard: out of the file
 		if slices.ContainsFunc(now, func(t config.Tenant) bool { return t.ID == f.ID }) {
 			continue
@@ -181,7 +181,7 @@ func RewriteTenants(data []byte, file, now []config.Tenant) ([]byte, []string, e
 			id := mapGet(n, "id")
 			return id != nil && id.Value == f.ID
 		})
-		notes = append(notes, fmt.Sprintf("tenant %s: removed from the file", f.ID))
+		notes = append(notes, note(admin.NoteRemoved, f.ID, "tenant %s: removed from the file", f.ID))
 	}
 	for _, t := range now {
 		var item *yaml.Node
@@ -237,11 +237,11 @@ func RewriteTenants(data []byte, file, now []config.Tenant) ([]byte, []string, e
 			mapSet(item, "key_hashes", hs)
 			switch {
 			case i < 0:
-				notes = append(notes, fmt.Sprintf("tenant %s: its key is in the file only as its SHA-256 (key_hashes); the key itself was shown once and is written nowhere", t.ID))
+				notes = append(notes, note(admin.NoteKeyHashOnly, t.ID, "tenant %s: its key is in the file only as its SHA-256 (key_hashes); the key itself was shown once and is written nowhere", t.ID))
 			case had:
-				notes = append(notes, fmt.Sprintf("tenant %s: the file's key was replaced by the rotated key's SHA-256 (key_hashes); the old key (and any ${ENV} it came from) no longer opens quotagate", t.ID))
+				notes = append(notes, note(admin.NoteKeyReplaced, t.ID, "tenant %s: the file's key was replaced by the rotated key's SHA-256 (key_hashes); the old key (and any ${ENV} it came from) no longer opens quotagate", t.ID))
 			default:
-				notes = append(notes, fmt.Sprintf("tenant %s: the rotated key is in the file as its SHA-256 (key_hashes); the generated key in the data dir no longer applies", t.ID))
+				notes = append(notes, note(admin.NoteRotatedHash, t.ID, "tenant %s: the rotated key is in the file as its SHA-256 (key_hashes); the generated key in the data dir no longer applies", t.ID))
 			}
 		}
 	}
@@ -297,4 +297,9 @@ func mapDel(m *yaml.Node, key string) {
 			return
 		}
 	}
+}
+
+// note is a write-back note of kind about tenant, with the server's words.
+func note(kind, tenant, format string, args ...any) admin.WriteBackNote {
+	return admin.WriteBackNote{Kind: kind, Tenant: tenant, Text: fmt.Sprintf(format, args...)}
 }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Api, WriteBack } from '../lib/api';
 import { errorText } from '../lib/errors';
 import { t } from '../lib/i18n';
+import { noteText } from '../lib/writeback';
 
 /** WriteBackButton asks, then rewrites the config file with the overrides. */
 export function WriteBackButton(props: { api: Api; onDone: (r: WriteBack) => void; onError: (msg: string) => void }) {
@@ -32,9 +33,9 @@ export function WrittenBack(props: { result: WriteBack; onClose: () => void }) {
       <span>
         {t('settings.writtenBack', { file: props.result.file })}
         {props.result.notes.map((n) => (
-          <span class="muted small" key={n}>
+          <span class="muted small" key={`${n.kind}:${n.tenant}`} title={n.text}>
             {' '}
-            {n}
+            {noteText(n)}
           </span>
         ))}
       </span>

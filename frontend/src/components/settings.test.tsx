@@ -95,7 +95,11 @@ describe('write back', () => {
 
   it('asks, rewrites the file, clears the banner and says where and what became of keys', async () => {
     vi.stubGlobal('confirm', () => true);
-    const wb = vi.fn(async () => ({ file: '/home/me/quotagate.yaml', notes: ['tenant team: the rotated key is in the file as its SHA-256'], settings: { ...withOverride, overrides: [] } }));
+    const wb = vi.fn(async () => ({
+      file: '/home/me/quotagate.yaml',
+      notes: [{ kind: 'rotated_hash', tenant: 'team', text: 'tenant team: the rotated key is in the file as its SHA-256 (key_hashes)' }],
+      settings: { ...withOverride, overrides: [] },
+    }));
     act(() => render(<TenantSettings api={api(wb)} />, root));
     await flush();
     expect(q('override-banner')).not.toBeNull();

@@ -139,10 +139,17 @@ export interface TenantSettings {
   overrides: { tenant: string; field: string; file: string; now: string }[];
 }
 
+/** WriteBackNote says what became of one tenant in the file (admin.WriteBackNote); text is the server's English. */
+export interface WriteBackNote {
+  kind: string;
+  tenant: string;
+  text: string;
+}
+
 /** WriteBack is POST /admin/api/tenants/write-back's answer. */
 export interface WriteBack {
   file: string;
-  notes: string[];
+  notes: WriteBackNote[];
   settings: TenantSettings;
 }
 

@@ -35,6 +35,11 @@ describe('admin errors in the page language', () => {
       errorFromBody(400, '', body({ code: 'invalid_request', message: 'reconciled units 23 exceed the reserve 22 of run r1', reason: 'reconcile_over_reserve', params: { run: 'r1', units: 23, reserve: 22 } })),
       '对账单位 23 超过调用 r1 的预留 22。',
     ],
+    [
+      'zh-CN',
+      errorFromBody(400, '', body({ code: 'invalid_request', message: 'tenant team: max_concurrent must be between 1 and 10000 (got 0)', reason: 'max_concurrent_range', params: { tenant: 'team', got: 0, min: 1, max: 10000 } })),
+      '租户 team：最大并发必须在 1 到 10,000 之间（收到 0）。',
+    ],
     ['zh-CN', errorFromBody(409, '', body({ code: 'not_held', message: 'run r1 holds nothing to reconcile: its usage is trusted', params: { run: 'r1', usage: 'trusted' } })), '调用 r1 没有需要对账的占用。'],
     ['en', errorFromBody(404, '', body({ code: 'run_not_found', message: 'run r9 not found' })), 'That run does not exist.'],
     ['zh-CN', errorFromBody(502, '', body({ code: 'upstream_error', message: 'volcengine: AccessDenied' })), '服务商返回错误：volcengine: AccessDenied'],

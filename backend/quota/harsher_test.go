@@ -497,8 +497,13 @@ func TestOverrunQuantile(t *testing.T) {
 			t.Fatal(err)
 		}
 		st = openLedger(t, path, c.Now)
-		if got := checkLimit(t, newGuard(st)); got != want {
+		g = newGuard(st)
+		if got := checkLimit(t, g); got != want {
 			t.Fatalf("limit after a restart %d, want %d (the calls re-read from the audit rows)", got, want)
+		}
+		// The dashboard's row shows the tail held back and the ratio (below 1: none).
+		if rows, err := g.State(ctx); err != nil || rows[0].OverrunTail != 15_000 || rows[0].Overrun != 1 {
+			t.Fatalf("quota state %+v, %v: want overrun 1 and a tail of 15,000", rows, err)
 		}
 	})
 }

@@ -44,8 +44,11 @@ type Row struct {
 	CarrySettled ledger.Units `json:"carry_settled"`
 	CarryHeld    ledger.Units `json:"carry_held"`
 	AdmitLimit   ledger.Units `json:"admit_limit"`
-	// Overrun is the learned ratio of trusted usage to reserve (1: none).
-	Overrun float64 `json:"overrun"`
+	// Overrun is the learned ratio of trusted usage to reserve (1: none);
+	// OverrunTail the units held back once beyond it for the one call that
+	// may overrun further (Overrun.Bound; 0 until OverrunMinSamples calls).
+	Overrun     float64      `json:"overrun"`
+	OverrunTail ledger.Units `json:"overrun_tail"`
 }
 
 // State returns one row per guarded model, in configuration order, with
@@ -92,7 +95,7 @@ func (g *Guard) row(ctx context.Context, m *model) (Row, error) {
 	a.At(m.opts, now, u.UsageUnits)
 	r.B0ManualExcess, r.B0Readings = a.B0.ManualExcess(), a.B0.Readings
 	r.CarrySettled, r.CarryHeld, r.AdmitLimit = a.Carry.Settled, a.Carry.Held, a.AdmitLimit(u.UsageUnits)
-	r.Overrun = float64(max(a.OverrunMilli, noOverrun)) / noOverrun
+	r.Overrun, r.OverrunTail = float64(max(a.OverrunMilli, noOverrun))/noOverrun, a.OverrunTail
 	r.Day, r.UsageToday, r.HeldInFlight = a.Day, u.UsageUnits, u.HeldInFlight
 	r.BalanceAtSync, r.UsageAtSync, r.LagSeconds = a.BalanceAtSync, a.UsageAtSync, int64(a.Lag/time.Second)
 	r.B0Estimate, r.B0Manual, r.Limit, r.LimitV6 = a.B0.Units, a.B0.Manual, a.Limit, a.LimitV6

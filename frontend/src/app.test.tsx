@@ -192,6 +192,20 @@ describe('dashboard from the fixture', () => {
     expect(text(`quota-${ev.upstream}-${ev.model}-reason`)).toMatch(/^Evicted: /);
   });
 
+  it('quota: what the ledger admits up to, and why it is below the limit', () => {
+    const id = 'ark-deepseek-v4-flash'; // admit_limit 2,083,369 under the limit 2,192,178, overrun 1.25, tail 12,000
+    mount(api(), state, 'quota');
+    expect(text(`quota-${id}-admit-limit`)).toBe('2,083,369');
+    expect(text(`quota-${id}-overrun`)).toBe('×1.25, 12,000 held back');
+    expect(text(`quota-${id}-admit-why`)).toContain('up to 2,083,369, not the limit 2,192,178');
+    expect(text('quota-ark-doubao-seed-overrun')).toBe('none');
+    expect($('quota-ark-doubao-seed-admit-why')).toBeNull();
+    setLang('zh-CN');
+    mount(api(), state, 'quota');
+    expect(text(`quota-${id}-overrun`)).toBe('×1.25，另预留 12,000');
+    expect(text(`quota-${id}-admit-why`)).toContain('最多到 2,083,369');
+  });
+
   it('audit log lists rows with balance in its own column, and exports the same filter', async () => {
     mount(api(), state, 'audit');
     await flush();

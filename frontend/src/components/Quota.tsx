@@ -10,6 +10,17 @@ import { QuotaChart } from './QuotaChart';
 
 const key = (q: QuotaState) => `${q.upstream}/${q.model}`;
 
+/** ratio is an overrun ratio as "×1.25" (two decimals at most). */
+const ratio = (r: number) => `×${Math.round(r * 100) / 100}`;
+
+/** overrunText is the learned overrun and the tail held back beyond it, or "none". */
+function overrunText(q: QuotaState): string {
+  const r = q.overrun ?? 1;
+  const tail = q.overrun_tail ?? 0;
+  if (r <= 1 && tail <= 0) return t('quota.overrunNone');
+  return tail > 0 ? t('quota.overrunTail', { ratio: ratio(r), tail: units(tail) }) : ratio(r);
+}
+
 export function Quota(props: {
   quota: QuotaState[];
   snapshots: Snapshot[];
@@ -102,6 +113,8 @@ function QuotaCard(props: {
         {fact(t('quota.cap'), q.daily_cap ? units(q.daily_cap) : '—')}
         {fact(t('quota.wall'), q.usage_wall ? units(q.usage_wall) : '—')}
         {fact(t('quota.buffer'), q.small_buffer ? units(q.small_buffer) : '—')}
+        {fact(t('quota.admitLimit'), known(q.admit_limit ?? q.limit, ok), `quota-${id}-admit-limit`)}
+        {fact(t('quota.overrun'), overrunText(q), `quota-${id}-overrun`)}
         <div>
           <dt>{t('quota.synced')}</dt>
           <dd title={fullTime(q.synced_at)}>
@@ -114,6 +127,17 @@ function QuotaCard(props: {
           </dd>
         </div>
       </dl>
+      {ok && q.admit_limit !== undefined && q.admit_limit < q.limit && q.usage_today < q.limit && (
+        <p class="muted small" data-testid={`quota-${id}-admit-why`}>
+          {t('quota.admitWhy', {
+            admit: units(q.admit_limit),
+            limit: units(q.limit),
+            carry: units((q.carry_settled ?? 0) + (q.carry_held ?? 0)),
+            ratio: ratio(q.overrun ?? 1),
+            tail: units(q.overrun_tail ?? 0),
+          })}
+        </p>
+      )}
       {ok && q.limit !== q.limit_v6 && (
         <p class="muted small" data-testid={`quota-${id}-v6`}>
           {t('quota.v6why', { v6: units(q.limit_v6), ours: units(q.limit) })}

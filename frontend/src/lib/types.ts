@@ -85,6 +85,15 @@ export interface QuotaState {
   topup_plan?: number;
   expiring_units?: number;
   can_sync?: boolean; // false when the balance source is manual only
+  // What the ledger enforces on today's calls (issue 17): the limit less
+  // yesterday's runs still drawing on today's pool, the learned overrun
+  // ratio on every reserve, and a tail held back once for one call that
+  // overruns further.
+  admit_limit?: number;
+  carry_settled?: number;
+  carry_held?: number;
+  overrun?: number;
+  overrun_tail?: number;
 }
 
 export interface Snapshot {

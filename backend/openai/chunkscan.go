@@ -19,16 +19,7 @@ func scanChunk(d []byte, w *wireChunk) bool {
 	if !utf8.Valid(d) || !jsonobj.Valid(d) {
 		return false
 	}
-	var seen [3]bool
-	return eachMember(d, func(key, val []byte) bool {
-		which := knownMember(key, "choices", "usage", "error")
-		switch {
-		case which == -1:
-			return true
-		case which == -2 || seen[which]:
-			return false // json.Unmarshal's rules for these are its own
-		}
-		seen[which] = true
+	return eachKnownMember(d, []string{"choices", "usage", "error"}, func(which int, val []byte) bool {
 		switch which {
 		case 0:
 			return scanChoices(val, w)
@@ -38,6 +29,25 @@ func scanChunk(d []byte, w *wireChunk) bool {
 			w.Error = json.RawMessage(val)
 		}
 		return true
+	})
+}
+
+// eachKnownMember calls each with the index among names and the value of
+// every member of the object raw named one of them, skipping the others.
+// It declines (false) a key that differs from one of names only in case and
+// a name given twice: json.Unmarshal's rules for those are its own.
+func eachKnownMember(raw []byte, names []string, each func(which int, val []byte) bool) bool {
+	var seen uint64 // by index: names are a handful
+	return eachMember(raw, func(key, val []byte) bool {
+		which := knownMember(key, names...)
+		switch {
+		case which == -1:
+			return true
+		case which == -2 || seen&(1<<which) != 0:
+			return false
+		}
+		seen |= 1 << which
+		return each(which, val)
 	})
 }
 
@@ -150,16 +160,7 @@ func scanElements[T any](raw []byte, out *[]T, scan func(item []byte, t *T) bool
 
 func scanChoices(raw []byte, w *wireChunk) bool {
 	return scanElements(raw, &w.Choices, func(item []byte, c *wireChoice) bool {
-		var seen [2]bool
-		return eachMember(item, func(key, val []byte) bool {
-			which := knownMember(key, "delta", "message")
-			switch {
-			case which == -1:
-				return true
-			case which == -2 || seen[which]:
-				return false
-			}
-			seen[which] = true
+		return eachKnownMember(item, []string{"delta", "message"}, func(which int, val []byte) bool {
 			d := &c.Delta
 			if which == 1 {
 				d = &c.Message
@@ -173,16 +174,7 @@ func scanDelta(raw []byte, d *wireDelta) bool {
 	if isNull(raw) {
 		return true
 	}
-	var seen [3]bool
-	return eachMember(raw, func(key, val []byte) bool {
-		which := knownMember(key, "content", "reasoning_content", "tool_calls")
-		switch {
-		case which == -1:
-			return true
-		case which == -2 || seen[which]:
-			return false
-		}
-		seen[which] = true
+	return eachKnownMember(raw, []string{"content", "reasoning_content", "tool_calls"}, func(which int, val []byte) bool {
 		if which == 2 {
 			return scanToolCalls(val, d)
 		}
@@ -205,31 +197,11 @@ func scanDelta(raw []byte, d *wireDelta) bool {
 
 func scanToolCalls(raw []byte, d *wireDelta) bool {
 	return scanElements(raw, &d.ToolCalls, func(item []byte, tc *wireToolCall) bool {
-		seenFunction := false
-		return eachMember(item, func(key, val []byte) bool {
-			switch knownMember(key, "function") {
-			case -1:
-				return true
-			case -2:
-				return false
-			}
-			if seenFunction {
-				return false
-			}
-			seenFunction = true
+		return eachKnownMember(item, []string{"function"}, func(_ int, val []byte) bool {
 			if isNull(val) {
 				return true
 			}
-			var seen [2]bool
-			return eachMember(val, func(key, val []byte) bool {
-				which := knownMember(key, "name", "arguments")
-				switch {
-				case which == -1:
-					return true
-				case which == -2 || seen[which]:
-					return false
-				}
-				seen[which] = true
+			return eachKnownMember(val, []string{"name", "arguments"}, func(which int, val []byte) bool {
 				if isNull(val) {
 					return true
 				}

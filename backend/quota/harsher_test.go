@@ -342,22 +342,8 @@ func TestOverrunReserves(t *testing.T) {
 	}
 
 	t.Run("LearnedFromTheLedgerAndKeptAcrossARestart", func(t *testing.T) {
-		c := &clock{t: at("2026-08-13", "10:00:00")}
-		path := t.TempDir() + "/ledger.db"
-		st := openLedger(t, path, c.Now)
-		newGuard := func(st *sqlite.Store) *quota.Guard {
-			g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash,
-				Options: quota.Options{DailyCap: 1 << 40, UsageWall: 1 << 40}}}, nil, c.Now, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}
-		g := newGuard(st)
+		c, path, st, g, newGuard := flashLedger(t)
 		ctx := context.Background()
-		if _, err := g.SetB0(ctx, ark, flash, 1_050_000); err != nil {
-			t.Fatal(err)
-		}
 		if _, err := admitAt(t, st, g, "thinks", 50_000); err != nil {
 			t.Fatal(err)
 		}
@@ -455,22 +441,8 @@ func TestOverrunQuantile(t *testing.T) {
 	}
 
 	t.Run("LearnedFromTheLedgerAndAfterARestart", func(t *testing.T) {
-		c := &clock{t: at("2026-08-13", "10:00:00")}
-		path := t.TempDir() + "/ledger.db"
-		st := openLedger(t, path, c.Now)
-		newGuard := func(st *sqlite.Store) *quota.Guard {
-			g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash,
-				Options: quota.Options{DailyCap: 1 << 40, UsageWall: 1 << 40}}}, nil, c.Now, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}
-		g := newGuard(st)
+		c, path, st, g, newGuard := flashLedger(t)
 		ctx := context.Background()
-		if _, err := g.SetB0(ctx, ark, flash, 1_050_000); err != nil {
-			t.Fatal(err)
-		}
 		for i := 0; i < quota.OverrunMinSamples; i++ {
 			if i == quota.OverrunMinSamples-1 {
 				// 49 calls: 45 of 10,000 costing 9,000, 4 of 5,000 costing 20,000: the largest ratio, 4×.
@@ -539,4 +511,27 @@ func TestLagFitLearnsTheSettlementStep(t *testing.T) {
 	if a.B0.Units > 2_000_000 {
 		t.Fatalf("B0 %d above the true pool", a.B0.Units)
 	}
+}
+
+// flashLedger is a ledger file with a guard on ark/flash (no cap, no wall)
+// whose day's B0 is 1,050,000, for the overrun tests; newGuard builds
+// another guard on the store reopened after a restart.
+func flashLedger(t *testing.T) (c *clock, path string, st *sqlite.Store, g *quota.Guard, newGuard func(*sqlite.Store) *quota.Guard) {
+	t.Helper()
+	c = &clock{t: at("2026-08-13", "10:00:00")}
+	path = t.TempDir() + "/ledger.db"
+	st = openLedger(t, path, c.Now)
+	newGuard = func(st *sqlite.Store) *quota.Guard {
+		g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash,
+			Options: quota.Options{DailyCap: 1 << 40, UsageWall: 1 << 40}}}, nil, c.Now, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	g = newGuard(st)
+	if _, err := g.SetB0(context.Background(), ark, flash, 1_050_000); err != nil {
+		t.Fatal(err)
+	}
+	return c, path, st, g, newGuard
 }

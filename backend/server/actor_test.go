@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/csv"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/server"
 )
@@ -74,16 +72,12 @@ func waitStatus(t *testing.T, s *server.Server, status ledger.RunStatus) ledger.
 // hold, release), the operator for a cancel and a reconcile from the
 // dashboard, the config for tenants applied at start.
 func TestAuditNamesEveryActor(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	s := openYAML(t, `
 meter: utf8-bytes-v1
 tenants: [{id: a, key: sk-test-aaaaaaaa, budget_units: 100000, max_concurrent: 4}]
 upstreams:
   - {name: demo, kind: demo, models: [demo-chat], max_concurrent: 1, queue: {max_waiters: 4, max_wait: 30s}}
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+`)
 	const key = "sk-test-aaaaaaaa"
 
 	// A stalls holding the gate's one slot; B queues behind it.

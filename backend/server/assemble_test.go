@@ -114,16 +114,12 @@ func TestAdminCancelsRunInFlight(t *testing.T) {
 // A guarded model refuses until its balance is known, then admits against
 // the limit the manual reading gives, and shows it in the admin state.
 func TestGuardedModelFollowsManualBalance(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	s := openYAML(t, `
 meter: utf8-bytes-v1
 tenants: [{id: a, key: sk-test-aaaaaaaa, budget_units: 100000, max_concurrent: 2}]
 upstreams:
   - {name: demo, kind: demo, models: [demo-chat], quota: {daily_cap: 2000000, timezone: UTC}}
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+`)
 	chat := `{"model":"demo-chat","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
 
 	resp, b := do(t, "POST", s.URL()+"/v1/chat/completions", "sk-test-aaaaaaaa", chat)
@@ -180,17 +176,13 @@ func waitRun(t *testing.T, s *server.Server, key, id string) ledger.Run {
 // Units settled by a reconciliation count toward a guarded model's usage at
 // once: reconciling a held run past the usage wall evicts the model.
 func TestReconcileReachesQuotaGuard(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	s := openYAML(t, `
 meter: utf8-bytes-v1
 tenants: [{id: a, key: sk-test-aaaaaaaa, budget_units: 100000, max_concurrent: 2}]
 upstreams:
   - {name: demo, kind: demo, models: [demo-chat],
      quota: {daily_cap: 1000, small_buffer: 10, usage_wall: 500, balance_wall: 1, burst_sync: 1000000, timezone: UTC}}
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+`)
 	if resp, b := do(t, "POST", s.URL()+"/admin/api/quota/demo/demo-chat/balance", s.AdminToken(), `{"b0": 1000}`); resp.StatusCode != 200 {
 		t.Fatalf("record b0: %d %s", resp.StatusCode, b)
 	}
@@ -258,7 +250,7 @@ func TestTopUpSpendsThroughTheGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse([]byte(`
+	s := openYAML(t, `
 meter: utf8-bytes-v1
 tenants: [{id: a, key: sk-test-aaaaaaaa, budget_units: 100000}]
 upstreams:
@@ -273,11 +265,7 @@ upstreams:
       timezone: `+zone+`
       top_up: {enabled: true, at: "06:00"}
       balance: {kind: http-json, url: "http://`+ln.Addr().String()+`/b", field: data.available}
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+`)
 	if _, ok := s.GeneratedKeys()["topup"]; ok {
 		t.Error("the top-up tenant's key is printed with the generated keys")
 	}
@@ -322,15 +310,11 @@ upstreams:
 // once (not after the gateway's tenant refresh), and a new request limit
 // applies.
 func TestApplyTenantsTakesEffectAtOnce(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	s := openYAML(t, `
 meter: utf8-bytes-v1
 tenants: [{id: a, key: sk-old-aaaaaaaa, budget_units: 100000, max_concurrent: 2}]
 upstreams: [{name: demo, kind: demo, models: [demo-chat]}]
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+`)
 	chat := `{"model":"demo-chat","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`
 	if resp, b := do(t, "POST", s.URL()+"/v1/chat/completions", "sk-old-aaaaaaaa", chat); resp.StatusCode != 200 {
 		t.Fatalf("before: %d %s", resp.StatusCode, b)

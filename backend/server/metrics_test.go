@@ -4,24 +4,17 @@ import (
 	"io"
 	"strings"
 	"testing"
-
-	"github.com/quotagate/quotagate/backend/config"
-	"github.com/quotagate/quotagate/backend/server"
 )
 
 // TestMetricsTenantLabels: /metrics without the admin token names no
 // tenant (issue 12); with it — the scheme in any case — it does.
 func TestMetricsTenantLabels(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	s := openYAML(t, `
 tenants:
   - {id: secret-tenant-name, key: sk-metrics-test-key-0123456789, budget_units: 1000, rate_limits: {per_minute: 5}}
 upstreams:
   - {name: demo, kind: demo, models: [demo-chat]}
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := open(t, t.TempDir(), func(o *server.Options) { o.Config = cfg })
+`)
 	body := func(tok string) string {
 		b, _ := io.ReadAll(get(t, s, "/metrics", tok).Body)
 		return string(b)

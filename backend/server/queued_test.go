@@ -3,29 +3,22 @@ package server_test
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/server"
 )
 
 // The state's queued count per tenant is the gateway's own: calls waiting
 // at the gate, counted however many runs the state lists; it drops when
 // they leave the queue.
 func TestStateQueuedFromGateway(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	s := openYAML(t, `
 meter: utf8-bytes-v1
 tenants: [{id: a, key: sk-test-aaaaaaaa, budget_units: 100000, max_concurrent: 8}]
 upstreams:
   - {name: demo, kind: demo, models: [demo-chat], max_concurrent: 1, queue: {max_waiters: 8, max_wait: 60s}}
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+`)
 	const key = "sk-test-aaaaaaaa"
 	done := make(chan struct{}, 4)
 	go func() { chatPlan(t, s, key, "kind=stall"); done <- struct{}{} }()

@@ -3,12 +3,8 @@ package server_test
 import (
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/quotagate/quotagate/backend/config"
-	"github.com/quotagate/quotagate/backend/server"
 )
 
 // TestRunFactsEverywhere: the per-run facts (door, upstream protocol,
@@ -17,16 +13,12 @@ import (
 // audit.csv; a second call with the key is a 409 naming the run, audited as
 // a duplicate_request refusal.
 func TestRunFactsEverywhere(t *testing.T) {
-	cfg, err := config.Parse([]byte(`
+	s := openYAML(t, `
 meter: utf8-bytes-v1
 tenants: [{id: a, key: sk-test-aaaaaaaa, budget_units: 100000, max_concurrent: 4}]
 upstreams:
   - {name: demo, kind: demo, models: [demo-chat]}
-`), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+`)
 	const key = "sk-test-aaaaaaaa"
 	call := func() *http.Response {
 		req, _ := http.NewRequest("POST", s.URL()+"/v1/messages",

@@ -34,6 +34,17 @@ func open(t *testing.T, dir string, mod func(*server.Options)) *server.Server {
 	return s
 }
 
+// openYAML opens a server on a fresh data dir with the config yml (no
+// environment references resolved).
+func openYAML(t *testing.T, yml string) *server.Server {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return open(t, filepath.Join(t.TempDir(), "data"), func(o *server.Options) { o.Config = cfg })
+}
+
 func port(t *testing.T, s *server.Server) string {
 	t.Helper()
 	_, p, err := net.SplitHostPort(strings.TrimPrefix(s.URL(), "http://"))

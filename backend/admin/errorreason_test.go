@@ -3,8 +3,6 @@ package admin_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -110,24 +108,7 @@ func TestWriteBackNoteKindsGolden(t *testing.T) {
 // each entry once and not empty.
 func catalogueList(t *testing.T, file string, list []string, name string) {
 	t.Helper()
-	got, err := json.MarshalIndent(list, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from %s (go test -update, then give each new entry a sentence in frontend/src/lib/i18n.*.ts):\n%s", name, path, got)
-	}
+	matchGolden(t, file, list, name, "give each new entry a sentence in frontend/src/lib/i18n.*.ts")
 	seen := map[string]bool{}
 	for _, r := range list {
 		if r == "" || seen[r] {

@@ -51,12 +51,19 @@ func goldenState() admin.State {
 // TestStateGolden pins the state JSON; the dashboard's contract test reads
 // the same file (STYLE §9), so a renamed field fails on both sides.
 func TestStateGolden(t *testing.T) {
-	got, err := json.MarshalIndent(goldenState(), "", "  ")
+	matchGolden(t, "state.golden.json", goldenState(), "state JSON", "tell the dashboard")
+}
+
+// matchGolden holds v's indented JSON (named what) to testdata/file; -update
+// rewrites the file, then the dashboard's side needs what then says.
+func matchGolden(t *testing.T, file string, v any, what, then string) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	path := filepath.Join("testdata", "state.golden.json")
+	path := filepath.Join("testdata", file)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -67,7 +74,7 @@ func TestStateGolden(t *testing.T) {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	if string(got) != string(want) {
-		t.Errorf("state JSON differs from %s (if intended, go test -update and tell the dashboard):\n%s", path, got)
+		t.Errorf("%s differs from %s (if intended, go test -update and %s):\n%s", what, path, then, got)
 	}
 }
 

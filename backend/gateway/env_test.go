@@ -40,7 +40,7 @@ type envOpts struct {
 	plan     demo.Plan
 	modify   func(*gateway.Options)
 	connCtx  func(context.Context, net.Conn) context.Context
-	upstream upstream.Options // overrides for the client (timeouts)
+	upstream upstream.Options // overrides for the client (timeouts); with a BaseURL, the upstream instead of the demo
 	demo     func(*demo.Options, meter.Meter)
 }
 
@@ -79,7 +79,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	t.Cleanup(func() { d.Close() })
 	uo := o.upstream
-	uo.Name, uo.BaseURL, uo.Models = "demo", d.URL(), d.Models()
+	if uo.BaseURL == "" { // else the test's own upstream (the demo idles)
+		uo.Name, uo.BaseURL, uo.Models = "demo", d.URL(), d.Models()
+	}
 	up, err := upstream.New(uo)
 	if err != nil {
 		t.Fatal(err)

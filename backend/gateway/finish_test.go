@@ -7,15 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/meter"
-	"github.com/quotagate/quotagate/backend/sqlite"
 	"github.com/quotagate/quotagate/backend/upstream"
 )
 
@@ -53,26 +49,9 @@ func TestFinishThenMoreItems(t *testing.T) {
 		send("response.completed", `"response":{"id":"resp_m","status":"completed","usage":{"input_tokens":2,"output_tokens":4,"total_tokens":6}}`)
 	}))
 	t.Cleanup(up.Close)
-	store, err := sqlite.Open(filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{Synchronous: "OFF"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	if err := store.ApplyTenants(context.Background(), []ledger.Tenant{tenant("a", 100_000, 4)}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	m, err := meter.New(meter.NameUTF8Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := upstream.New(upstream.Options{Name: "items", BaseURL: up.URL + "/v1", Models: []string{"multi-item"}, Protocols: []string{"chat", "responses"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := gateway.New(gateway.Options{Store: store, Meter: m, Upstreams: []gateway.Upstream{client},
-		Reserve: meter.ReservePolicy{DefaultOutputUnits: 100}})
-	srv := httptest.NewServer(gw)
-	t.Cleanup(srv.Close)
+	e := newEnv(t, envOpts{tenants: []ledger.Tenant{tenant("a", 100_000, 4)},
+		upstream: upstream.Options{Name: "items", BaseURL: up.URL + "/v1", Models: []string{"multi-item"}, Protocols: []string{"chat", "responses"}}})
+	gw, srv, store := e.gw, e.srv, e.store
 
 	call := func(leave bool) ledger.Run {
 		t.Helper()

@@ -1,0 +1,3 @@
+package price
+
+//go:generate go run ./internal/gen -src $MODELS_DEV

@@ -37,6 +37,10 @@ Commands:
              (the configured one: <data>/ledger.db, or ledger.dsn on PostgreSQL)
   migrate    copy a desktop ledger into an empty shared one, then verify it:
              quotagate migrate --from sqlite:PATH --to postgres:DSN
+  prices update --from FILE
+             replace the price table (USD per 1M tokens; the built-in one is
+             from models.dev) with FILE, checked whole first, from the next
+             start: <data>/prices.json; delete that file to go back
   service install|uninstall
              start the gateway headless at login (systemd user unit on Linux,
              the per-user Run key on Windows), or stop doing so
@@ -48,7 +52,8 @@ Flags:
   --data DIR      data directory: ledger and secrets
                   (default $XDG_DATA_HOME/quotagate, else ~/.local/share/quotagate)
   --config FILE   YAML config (default: built in — tenant "local", the demo upstream)
-  --from, --to    migrate's source (sqlite:PATH) and target (postgres:DSN)
+  --from, --to    migrate's source (sqlite:PATH) and target (postgres:DSN);
+                  --from is also prices update's FILE
   --pprof ADDR    serve: also serve Go's profiler (net/http/pprof) on ADDR,
                   loopback only, e.g. 127.0.0.1:6060 (off by default)
   --version       print the version
@@ -103,6 +108,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return migrate(ctx, c, stdout, stderr)
 	case "service":
 		return service(c, stdout, stderr)
+	case "prices":
+		return prices(c, stdout, stderr)
 	case "":
 		return launch(ctx, c, stdout, stderr, log)
 	}
@@ -131,7 +138,7 @@ func parse(args []string, stderr io.Writer) (cli, error) {
 		if err := fs.Parse(fs.Args()[1:]); err != nil {
 			return c, err
 		}
-		if c.command == "service" && fs.NArg() > 0 {
+		if (c.command == "service" || c.command == "prices") && fs.NArg() > 0 {
 			c.action = fs.Arg(0)
 			if err := fs.Parse(fs.Args()[1:]); err != nil {
 				return c, err

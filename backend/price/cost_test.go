@@ -245,6 +245,21 @@ func TestReserveCost(t *testing.T) {
 	}
 }
 
+// TestReconcileTokens: units without a cost are the run's input first.
+func TestReconcileTokens(t *testing.T) {
+	for _, c := range []struct {
+		units, input int64
+		want         Tokens
+	}{{500, 1000, Tokens{Input: 500}}, {1000, 1000, Tokens{Input: 1000}}, {1500, 1000, Tokens{Input: 1000, Output: 500}}, {0, 10, Tokens{}}} {
+		if got, err := ReconcileTokens(c.units, c.input); err != nil || got != c.want {
+			t.Errorf("ReconcileTokens(%d, %d) = %+v, %v; want %+v", c.units, c.input, got, err, c.want)
+		}
+	}
+	if _, err := ReconcileTokens(-1, 0); err == nil {
+		t.Error("negative units accepted")
+	}
+}
+
 func TestCostOverflowIsAnError(t *testing.T) {
 	huge := Quote{Output: Micros(1<<63 - 1)}.In(Rate(1<<63 - 1))
 	if _, err := huge.Cost(Tokens{Output: 1 << 62}); err == nil {

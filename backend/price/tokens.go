@@ -82,3 +82,14 @@ func inclusive(door string, n names, prompt, cached, output, reasoning int64) (T
 	}
 	return Tokens{Input: prompt - cached, CacheRead: cached, Output: output, Reasoning: reasoning}, nil
 }
+
+// ReconcileTokens is how a reconcile that gives units but no cost is
+// priced: the units are the run's input first (up to input, the run's
+// counted input), the rest its output.
+func ReconcileTokens(units, input int64) (Tokens, error) {
+	if units < 0 || input < 0 {
+		return Tokens{}, fmt.Errorf("reconcile: %d units for a run of %d input tokens: neither may be below 0", units, input)
+	}
+	in := min(units, input)
+	return Tokens{Input: in, Output: units - in}, nil
+}

@@ -5,7 +5,7 @@ import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { App } from './app';
 import { ApiError, type Api } from './lib/api';
-import { Store } from './lib/store';
+import { Store } from './state/store';
 import type { SocketLike } from './lib/live';
 import type { State } from './lib/types';
 import fixture from './fixtures/state.json';
@@ -102,6 +102,8 @@ beforeEach(() => {
 
 afterEach(() => {
   setLang('en');
+  localStorage.clear(); // a language chosen in a test is not the next test's
+
   act(() => render(null, root));
   root.remove();
 });
@@ -274,5 +276,52 @@ describe('dashboard from the fixture', () => {
     await type('tenant-budget', '5,000');
     await click('tenant-save');
     expect(calls).toContainEqual(['saveTenant', expect.objectContaining({ id: 'local', budget_units: 5000, max_concurrent: 4 })]);
+  });
+});
+
+describe('one store', () => {
+  async function switchLang(l: string) {
+    const sel = $('lang-switch') as HTMLSelectElement;
+    await act(async () => {
+      sel.value = l;
+      sel.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+  }
+
+  it('a language switch keeps an open dialog and what was typed in it', async () => {
+    mount();
+    await click(`reconcile-${UNKNOWN}`);
+    await type(`reconcile-units-${UNKNOWN}`, '6');
+    await switchLang('zh-CN');
+    expect(root.querySelector('.page')!.getAttribute('lang')).toBe('zh-CN');
+    expect($(`reconcile-dialog-${UNKNOWN}`)).not.toBeNull();
+    expect(($(`reconcile-units-${UNKNOWN}`) as HTMLInputElement).value).toBe('6');
+    expect(text(`reconcile-preview-${UNKNOWN}`)).toContain('746,900');
+    expect(text(`reconcile-preview-${UNKNOWN}`)).not.toContain('Spend');
+  });
+
+  it('a language switch keeps an open tenant form', async () => {
+    mount(api(), state, 'settings');
+    await flush();
+    await click('edit-local');
+    await type('tenant-budget', '5,000');
+    await switchLang('zh-CN');
+    expect($('tenant-dialog')).not.toBeNull();
+    expect(($('tenant-budget') as HTMLInputElement).value).toBe('5,000');
+    await click('tenant-save');
+    expect(calls).toContainEqual(['saveTenant', expect.objectContaining({ budget_units: 5000 })]);
+  });
+
+  it('asks /admin/api/connect once: before the first paint and for the Connect panel', async () => {
+    let asked = 0;
+    const store = new Store({ api: api({ connect: async () => (asked++, connectInfo) }), exportCSV: async () => ({ kind: 'cancelled' }), now: () => NOW }, state);
+    await store.connectInfo(); // the window reads its locale before the first paint
+    act(() => render(<App store={store} clock={() => NOW} tick={false} tab="overview" />, root));
+    await flush();
+    await click('nav-connect');
+    expect(text('connect-base-url')).toBe('http://127.0.0.1:8787/v1');
+    await click('nav-overview');
+    await click('nav-connect');
+    expect(asked).toBe(1);
   });
 });

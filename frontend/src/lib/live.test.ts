@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { backoffDelay, connectLive, parseMessage, rendered, type ConnStatus, type SocketLike } from './live';
 import type { State } from './types';
 import fixture from '../fixtures/state.json';
@@ -225,5 +225,23 @@ describe('connectLive', () => {
     h2.live.close();
     expect(h2.timers.pending).toHaveLength(0);
     expect(h2.statuses.at(-1)).toBe('closed');
+  });
+});
+
+describe('one parse per frame', () => {
+  it('a pushed state and a delta are each read from their text once', async () => {
+    const h = harness([async () => base]);
+    await until(() => h.sockets.length === 1, 'socket');
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      h.sockets[0].onmessage?.({ data: JSON.stringify({ type: 'state', seq: 1, state: withVersion('pushed') }) });
+      expect(parse).toHaveBeenCalledTimes(1);
+      h.sockets[0].onmessage?.({ data: JSON.stringify({ type: 'delta', seq: 2, delta: { uptime_seconds: 5 } }) });
+      expect(parse).toHaveBeenCalledTimes(2);
+    } finally {
+      parse.mockRestore();
+    }
+    expect(h.states).toEqual([base.version, 'pushed', 'pushed']);
+    h.live.close();
   });
 });

@@ -62,12 +62,8 @@ export function backoffDelay(attempt: number, initialMs: number, maxMs: number):
 
 export type Message = { type: 'state'; seq: number; state: State } | { type: 'delta'; seq: number; delta: Delta };
 
-/**
- * parseFrame reads a {"type":"state","seq":n,"state":…} or
- * {"type":"delta","seq":n,"delta":…} message; null for anything else
- * (unknown types are ignored so the server can add kinds).
- */
-export function parseFrame(data: unknown): Message | null {
+/** readFrame is a frame's JSON object, read once; null for anything that is not one. */
+function readFrame(data: unknown): { type?: unknown; seq?: unknown; state?: unknown; delta?: unknown } | null {
   if (typeof data !== 'string') return null;
   let msg: unknown;
   try {
@@ -75,15 +71,29 @@ export function parseFrame(data: unknown): Message | null {
   } catch {
     return null;
   }
-  if (!msg || typeof msg !== 'object') return null;
-  const m = msg as { type?: unknown; seq?: unknown; state?: unknown; delta?: unknown };
+  return msg && typeof msg === 'object' ? (msg as { type?: unknown }) : null;
+}
+
+/**
+ * parseFrame reads a {"type":"state","seq":n,"state":…} or
+ * {"type":"delta","seq":n,"delta":…} message; null for anything else
+ * (unknown types are ignored so the server can add kinds). A frame's text is
+ * parsed once: a state is normalised from the object already read.
+ */
+export function parseFrame(data: unknown): Message | null {
+  const m = readFrame(data);
+  if (!m) return null;
   const seq = typeof m.seq === 'number' ? m.seq : 0;
   if (m.type === 'delta') {
     if (!m.delta || typeof m.delta !== 'object' || seq <= 0) return null;
     return { type: 'delta', seq, delta: m.delta as Delta };
   }
-  const st = parseMessage(data);
-  return st ? { type: 'state', seq, state: st } : null;
+  if (m.type !== 'state') return null;
+  try {
+    return { type: 'state', seq, state: normalizeState(m.state) };
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -91,21 +101,8 @@ export function parseFrame(data: unknown): Message | null {
  * message, or null for any other message.
  */
 export function parseMessage(data: unknown): State | null {
-  if (typeof data !== 'string') return null;
-  let msg: unknown;
-  try {
-    msg = JSON.parse(data);
-  } catch {
-    return null;
-  }
-  if (!msg || typeof msg !== 'object') return null;
-  const m = msg as { type?: unknown; state?: unknown };
-  if (m.type !== 'state') return null;
-  try {
-    return normalizeState(m.state);
-  } catch {
-    return null;
-  }
+  const m = parseFrame(data);
+  return m && m.type === 'state' ? m.state : null;
 }
 
 export function connectLive(o: LiveOptions): Live {

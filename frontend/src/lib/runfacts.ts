@@ -1,7 +1,6 @@
-// What a run records about how it was called (issue 12 item 8, the server's
-// ledger.Run): the door it came in by, the protocol it was relayed in, the
-// cached part of its prompt, and the retry group one user call made when the
-// SDK retried it. Pure, so the tables and their tests share it.
+// What a run records about how it was called (the server's ledger.Run): the
+// door it came in by, the protocol it was relayed in, the cached part of its
+// prompt, and the retry group one user call made when the SDK retried it. Pure, so the tables and their tests share it.
 import type { Run } from './types';
 import { shortID } from './format';
 import { t } from './i18n';

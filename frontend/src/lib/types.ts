@@ -37,7 +37,7 @@ export interface Run {
   overrun_units?: number;
   created_at: string;
   updated_at: string;
-  // The run's facts (issue 12 item 8); optional so older servers still render.
+  // How the run was called; optional so older servers still render.
   door?: string; // the front door it came in by: chat, responses, messages ("" before doors were kept)
   upstream_protocol?: string; // the protocol it was relayed in: the door's own, or chat (translated)
   streamed_units?: number; // units relayed so far (active runs)
@@ -85,7 +85,7 @@ export interface QuotaState {
   topup_plan?: number;
   expiring_units?: number;
   can_sync?: boolean; // false when the balance source is manual only
-  // What the ledger enforces on today's calls (issue 17): the limit less
+  // What the ledger enforces on today's calls: the limit less
   // yesterday's runs still drawing on today's pool, the learned overrun
   // ratio on every reserve, and a tail held back once for one call that
   // overruns further.

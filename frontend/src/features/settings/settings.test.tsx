@@ -5,10 +5,11 @@ import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { AutostartSwitch } from './AutostartSwitch';
 import { TenantSettings } from './TenantSettings';
-import { autostartApp, type AutostartApp } from '../lib/autostart';
-import type { Api, TenantSettings as Settings, WriteBack } from '../lib/api';
-import type { Host } from '../lib/desktop';
-import { setLang } from '../lib/i18n';
+import { autostartApp, type AutostartApp } from '../../lib/autostart';
+import type { Api, TenantSettings as Settings, WriteBack } from '../../lib/api';
+import type { Host } from '../../lib/desktop';
+import { setLang } from '../../lib/i18n';
+import { InStore, testStore } from '../../fixtures/store';
 
 let root: HTMLElement;
 beforeEach(() => {
@@ -91,7 +92,7 @@ describe('write back', () => {
     tenants: [{ id: 'team', budget_units: 250000, max_concurrent: 2, per_minute: 0, per_hour: 0, allowed_models: [] }],
     overrides: [{ tenant: 'team', field: 'budget_units', file: '100000', now: '250000' }],
   };
-  const api = (writeBack: () => Promise<WriteBack>): Api => ({ tenants: async () => withOverride, writeBack }) as unknown as Api;
+  const api = (writeBack: () => Promise<WriteBack>): Partial<Api> => ({ tenants: async () => withOverride, writeBack });
 
   it('asks, rewrites the file, clears the banner and says where and what became of keys', async () => {
     vi.stubGlobal('confirm', () => true);
@@ -100,7 +101,7 @@ describe('write back', () => {
       notes: [{ kind: 'rotated_hash', tenant: 'team', text: 'tenant team: the rotated key is in the file as its SHA-256 (key_hashes)' }],
       settings: { ...withOverride, overrides: [] },
     }));
-    act(() => render(<TenantSettings api={api(wb)} />, root));
+    act(() => render(<InStore store={testStore(undefined, api(wb))}><TenantSettings /></InStore>, root));
     await flush();
     expect(q('override-banner')).not.toBeNull();
     act(() => q('write-back')!.click());
@@ -117,7 +118,7 @@ describe('write back', () => {
     const wb = vi.fn(async (): Promise<WriteBack> => {
       throw new Error('quotagate was started without --config');
     });
-    act(() => render(<TenantSettings api={api(wb)} />, root));
+    act(() => render(<InStore store={testStore(undefined, api(wb))}><TenantSettings /></InStore>, root));
     await flush();
     act(() => q('write-back')!.click());
     expect(wb).not.toHaveBeenCalled();
@@ -137,7 +138,7 @@ describe('delete a tenant', () => {
     ],
     overrides: [],
   };
-  const api = (deleteTenant: (id: string) => Promise<Settings>): Api => ({ tenants: async () => two, deleteTenant }) as unknown as Api;
+  const api = (deleteTenant: (id: string) => Promise<Settings>): Partial<Api> => ({ tenants: async () => two, deleteTenant });
 
   it('asks first; a refusal stays under that row in words and keeps the tenant', async () => {
     let answer = false;
@@ -145,7 +146,7 @@ describe('delete a tenant', () => {
     const del = vi.fn(async (): Promise<Settings> => {
       throw new Error('tenant team cannot be deleted: 102 units are held by 1 run; reconcile it on the Holds tab first');
     });
-    act(() => render(<TenantSettings api={api(del)} />, root));
+    act(() => render(<InStore store={testStore(undefined, api(del))}><TenantSettings /></InStore>, root));
     await flush();
     act(() => q('delete-team')!.click());
     expect(del).not.toHaveBeenCalled();
@@ -169,7 +170,7 @@ describe('delete a tenant', () => {
       tenants: two.tenants.filter((x) => x.id !== id),
       overrides: [{ tenant: id, field: 'tenant', file: 'in the file', now: 'deleted on the dashboard' }],
     }));
-    act(() => render(<TenantSettings api={api(del)} />, root));
+    act(() => render(<InStore store={testStore(undefined, api(del))}><TenantSettings /></InStore>, root));
     await flush();
     act(() => q('delete-team')!.click());
     await flush();

@@ -1,27 +1,28 @@
 import { useState } from 'preact/hooks';
-import type { Run, TenantState } from '../lib/types';
-import { noteText, type Actions, type Note as NoteT } from '../lib/store';
-import { duration, elapsed, fullTime, shortID, units } from '../lib/format';
-import { retryGroups, retryText } from '../lib/runfacts';
-import { t } from '../lib/i18n';
-import { isHeld, reasonSentence } from '../lib/reason';
-import { check, errorField, maxUnits, preview } from '../lib/reconcile';
+import type { Run } from '../../lib/types';
+import { noteText } from '../../state/notes';
+import { useStore, useView } from '../../state/use';
+import { fullTime, shortID, units } from '../../lib/format';
+import { Since } from '../../ui/Ago';
+import { retryGroups, retryText } from '../../lib/runfacts';
+import { t } from '../../lib/i18n';
+import { isHeld, reasonSentence } from '../../lib/reason';
+import { check, errorField, maxUnits, preview } from '../../lib/reconcile';
 import { RunCells, runColumns } from './RunCells';
-import { TablePanel, type Column } from './TablePanel';
-import { Dialog } from './Dialog';
-import { Note } from './Note';
+import { TablePanel, type Column } from '../../ui/TablePanel';
+import { Dialog } from '../../ui/Dialog';
+import { Note } from '../../ui/Note';
 
-export function Holds(props: {
-  holds: Run[];
-  /** the recent runs, to follow a retry chain back to its first attempt */
-  runs?: Run[];
-  tenants: TenantState[];
-  actions: Actions;
-  busy: ReadonlySet<string>;
-  notes: ReadonlyMap<string, NoteT>;
-  now: Date;
-}) {
-  const groups = retryGroups(props.holds.filter(isHeld), props.runs);
+const none: Run[] = [];
+
+/** Holds: the runs whose usage is unknown, grouped by user call, each reconciled with evidence. */
+export function Holds() {
+  const held = useView((v) => v.state?.holds ?? none);
+  // the recent runs, to follow a retry chain back to its first attempt
+  const recent = useView((v) => v.state?.runs ?? none);
+  const notes = useView((v) => v.notes);
+  const busy = useView((v) => v.busy);
+  const groups = retryGroups(held.filter(isHeld), recent);
   const holds = groups.flatMap((g) => g.runs);
   const [open, setOpen] = useState<string[] | null>(null); // run ids of the open dialog
   const [opened, setOpened] = useState(0); // a fresh form each time the dialog opens
@@ -112,7 +113,7 @@ export function Holds(props: {
             </td>
             <td class="num strong">{units(r.reserve_units)}</td>
             <td class="num" title={fullTime(r.updated_at)}>
-              {duration(elapsed(r.updated_at, props.now))}
+              <Since at={r.updated_at} />
             </td>
             <td class="small" data-testid={`hold-retry-${r.id}`} title={r.idempotency_key ? t('holds.idemKey', { key: r.idempotency_key }) : undefined}>
               {retryText(r, g) || '—'}
@@ -121,23 +122,18 @@ export function Holds(props: {
               <button type="button" data-testid={`reconcile-${r.id}`} onClick={() => show([r.id])}>
                 {t('holds.reconcile')}
               </button>
-              <Note notes={props.notes} scope={`reconcile:${r.id}`} actions={props.actions} testid={`notice-${r.id}`} />
+              <Note scope={`reconcile:${r.id}`} testid={`notice-${r.id}`} />
             </td>
           </tr>
           )),
         ])}
       </TablePanel>
-      {[...props.notes].map(([scope, n]) =>
-        scope.startsWith('dialog:') && n.kind === 'ok' ? <Note key={scope} notes={props.notes} scope={scope} actions={props.actions} /> : null,
-      )}
+      {[...notes].map(([scope, n]) => (scope.startsWith('dialog:') && n.kind === 'ok' ? <Note key={scope} scope={scope} /> : null))}
       {open && openRuns.length > 0 && (
         <ReconcileDialog
           key={opened}
           runs={openRuns}
-          tenants={props.tenants}
-          actions={props.actions}
-          busy={props.busy.has(openRuns.length === 1 ? `reconcile:${openRuns[0].id}` : 'reconcile:bulk')}
-          notes={props.notes}
+          busy={busy.has(openRuns.length === 1 ? `reconcile:${openRuns[0].id}` : 'reconcile:bulk')}
           onClose={() => setOpen(null)}
           onDone={() => {
             setOpen(null);
@@ -149,15 +145,8 @@ export function Holds(props: {
   );
 }
 
-function ReconcileDialog(props: {
-  runs: Run[];
-  tenants: TenantState[];
-  actions: Actions;
-  busy: boolean;
-  notes: ReadonlyMap<string, NoteT>;
-  onClose: () => void;
-  onDone: () => void;
-}) {
+function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => void; onDone: () => void }) {
+  const store = useStore();
   const runs = props.runs;
   const one = runs.length === 1 ? runs[0] : null;
   const id = one ? one.id : 'bulk';
@@ -166,9 +155,9 @@ function ReconcileDialog(props: {
   const [evidence, setEvidence] = useState('');
   const [local, setLocal] = useState<{ field: 'units' | 'evidence'; error: string } | null>(null);
   const max = maxUnits(runs);
-  const tenant = one ? props.tenants.find((x) => x.tenant === one.tenant) : undefined;
+  const tenant = useView((v) => (one ? v.state?.tenants.find((x) => x.tenant === one.tenant) : undefined));
   const c = check(unitsText, 'x', max);
-  const server = props.notes.get(scope);
+  const server = useView((v) => v.notes.get(scope));
   const serverErr = server?.kind === 'error' ? { field: errorField(server.text, server.reason), error: noteText(server) } : null;
   const err = local ?? serverErr;
   async function submit(e: Event) {
@@ -180,8 +169,8 @@ function ReconcileDialog(props: {
     }
     setLocal(null);
     const ok = one
-      ? await props.actions.reconcile(one.id, v.units, v.evidence, scope)
-      : await props.actions.reconcileMany(
+      ? await store.reconcile(one.id, v.units, v.evidence, scope)
+      : await store.reconcileMany(
           runs.map((r) => r.id),
           v.units,
           v.evidence,
@@ -210,7 +199,7 @@ function ReconcileDialog(props: {
       </span>
     ) : null;
   const close = () => {
-    props.actions.dismiss(scope);
+    store.dismiss(scope);
     props.onClose();
   };
   return (

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, type Api } from './api';
+import { ApiError, type Api } from '../lib/api';
 import { noteText, Store } from './store';
-import { setLang } from './i18n';
-import type { State } from './types';
+import { setLang } from '../lib/i18n';
+import type { State } from '../lib/types';
 import fixture from '../fixtures/state.json';
 
 const state = fixture as unknown as State;

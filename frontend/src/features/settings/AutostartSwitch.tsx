@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { t } from '../lib/i18n';
-import { setStartAtLogin, type AutostartApp } from '../lib/autostart';
+import { t } from '../../lib/i18n';
+import { setStartAtLogin, type AutostartApp } from '../../lib/autostart';
 
 /** AutostartSwitch: start the gateway at login (the window only; app is null in a browser). */
 export function AutostartSwitch(props: { app: AutostartApp | null }) {

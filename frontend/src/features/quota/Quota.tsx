@@ -1,11 +1,12 @@
 import { useState } from 'preact/hooks';
-import type { QuotaState, Snapshot } from '../lib/types';
-import type { Actions, Note as NoteT } from '../lib/store';
-import { ago, duration, fullTime, known, percent, time, units } from '../lib/format';
-import { t } from '../lib/i18n';
-import { wholeUnits } from '../lib/parse';
-import { evictionWords, synced, tone, wall } from '../lib/quota';
-import { Note } from './Note';
+import type { QuotaState, Snapshot } from '../../lib/types';
+import { duration, fullTime, known, percent, units } from '../../lib/format';
+import { useStore, useView } from '../../state/use';
+import { Ago, When } from '../../ui/Ago';
+import { t } from '../../lib/i18n';
+import { wholeUnits } from '../../lib/parse';
+import { evictionWords, synced, tone, wall } from '../../lib/quota';
+import { Note } from '../../ui/Note';
 import { QuotaChart } from './QuotaChart';
 
 const key = (q: QuotaState) => `${q.upstream}/${q.model}`;
@@ -21,35 +22,29 @@ function overrunText(q: QuotaState): string {
   return tail > 0 ? t('quota.overrunTail', { ratio: ratio(r), tail: units(tail) }) : ratio(r);
 }
 
-export function Quota(props: {
-  quota: QuotaState[];
-  snapshots: Snapshot[];
-  actions: Actions;
-  busy: ReadonlySet<string>;
-  notes: ReadonlyMap<string, NoteT>;
-  now: Date;
-}) {
+const none: QuotaState[] = [];
+const noSnapshots: Snapshot[] = [];
+
+/** Quota: each guarded model's day against its walls, with its sync and a reading typed in. */
+export function Quota() {
+  const quota = useView((v) => v.state?.quota ?? none);
   return (
     <section class="panel" data-testid="quota-table">
       <h2>
         {t('quota.title')} <span class="muted">{t('quota.note')}</span>
       </h2>
-      {props.quota.length === 0 && <p class="empty">{t('quota.empty')}</p>}
-      {props.quota.map((q) => (
-        <QuotaCard key={key(q)} q={q} {...props} />
+      {quota.length === 0 && <p class="empty">{t('quota.empty')}</p>}
+      {quota.map((q) => (
+        <QuotaCard key={key(q)} q={q} />
       ))}
     </section>
   );
 }
 
-function QuotaCard(props: {
-  q: QuotaState;
-  snapshots: Snapshot[];
-  actions: Actions;
-  busy: ReadonlySet<string>;
-  notes: ReadonlyMap<string, NoteT>;
-  now: Date;
-}) {
+function QuotaCard(props: { q: QuotaState }) {
+  const store = useStore();
+  const busy = useView((v) => v.busy);
+  const snapshots = useView((v) => v.state?.snapshots ?? noSnapshots);
   const q = props.q;
   const k = key(q);
   const id = `${q.upstream}-${q.model}`;
@@ -79,7 +74,7 @@ function QuotaCard(props: {
         )}
         <span class="spacer" />
         {q.can_sync !== false && (
-          <button type="button" data-testid={`sync-${id}`} disabled={props.busy.has(`sync:${k}`)} onClick={() => void props.actions.syncQuota(q.upstream, q.model)}>
+          <button type="button" data-testid={`sync-${id}`} disabled={busy.has(`sync:${k}`)} onClick={() => void store.syncQuota(q.upstream, q.model)}>
             {t('quota.sync')}
           </button>
         )}
@@ -95,14 +90,14 @@ function QuotaCard(props: {
           {t('quota.enter')}
         </button>
       </div>
-      <Note notes={props.notes} scope={`quota:${k}`} actions={props.actions} />
+      <Note scope={`quota:${k}`} />
       {q.evicted && (
         <p class="reason bad-text" data-testid={`quota-${id}-reason`}>
           {evictionWords(q)}
         </p>
       )}
       {q.sync_error && <p class="reason warn-text">{t('quota.syncError', { error: q.sync_error })}</p>}
-      {open && <BalanceForm key={opened} q={q} id={id} busy={props.busy.has(`balance:${k}`)} actions={props.actions} onDone={() => setOpen(false)} />}
+      {open && <BalanceForm key={opened} q={q} id={id} busy={busy.has(`balance:${k}`)} onDone={() => setOpen(false)} />}
       <dl class="facts quota-facts">
         {fact(t('quota.usage'), units(q.usage_today), `quota-${id}-usage`)}
         {fact(t('quota.held'), units(q.held_in_flight))}
@@ -118,10 +113,10 @@ function QuotaCard(props: {
         <div>
           <dt>{t('quota.synced')}</dt>
           <dd title={fullTime(q.synced_at)}>
-            {ok ? time(q.synced_at, props.now) : t('fmt.unknown')}
+            {ok ? <When at={q.synced_at} /> : t('fmt.unknown')}
             {ok && (
               <div class="muted small">
-                {ago(q.synced_at, props.now)} · {t('quota.lag', { lag: duration(q.lag_seconds) })}
+                <Ago at={q.synced_at} /> · {t('quota.lag', { lag: duration(q.lag_seconds) })}
               </div>
             )}
           </dd>
@@ -143,12 +138,13 @@ function QuotaCard(props: {
           {t('quota.v6why', { v6: units(q.limit_v6), ours: units(q.limit) })}
         </p>
       )}
-      <QuotaChart q={q} snapshots={props.snapshots.filter((s) => s.upstream === q.upstream && s.model === q.model && s.day === q.day)} now={props.now} id={id} />
+      <QuotaChart q={q} snapshots={snapshots.filter((s) => s.upstream === q.upstream && s.model === q.model && s.day === q.day)} id={id} />
     </div>
   );
 }
 
-function BalanceForm(props: { q: QuotaState; id: string; busy: boolean; actions: Actions; onDone: () => void }) {
+function BalanceForm(props: { q: QuotaState; id: string; busy: boolean; onDone: () => void }) {
+  const store = useStore();
   const [kind, setKind] = useState<'balance' | 'b0'>('balance');
   const [text, setText] = useState('');
   const [err, setErr] = useState<string | null>(null);
@@ -160,7 +156,7 @@ function BalanceForm(props: { q: QuotaState; id: string; busy: boolean; actions:
       return;
     }
     setErr(null);
-    if (await props.actions.setBalance(props.q.upstream, props.q.model, kind, n)) props.onDone();
+    if (await store.setBalance(props.q.upstream, props.q.model, kind, n)) props.onDone();
   }
   return (
     <form class="inline" onSubmit={submit} data-testid={`balance-form-${props.id}`} noValidate>

@@ -1,13 +1,14 @@
 import { useState } from 'preact/hooks';
-import type { Run } from '../lib/types';
-import type { Actions, Note as NoteT } from '../lib/store';
-import { duration, elapsed, fullTime, time, units } from '../lib/format';
-import { t } from '../lib/i18n';
+import type { Run } from '../../lib/types';
+import { fullTime, units } from '../../lib/format';
+import { useStore, useView } from '../../state/use';
+import { Since, When } from '../../ui/Ago';
+import { t } from '../../lib/i18n';
 import { RunCells, runColumns } from './RunCells';
-import { StatusBadge } from './StatusBadge';
-import { TablePanel, type Column } from './TablePanel';
-import { Dialog } from './Dialog';
-import { Note } from './Note';
+import { StatusBadge } from '../../ui/StatusBadge';
+import { TablePanel, type Column } from '../../ui/TablePanel';
+import { Dialog } from '../../ui/Dialog';
+import { Note } from '../../ui/Note';
 
 const live = new Set(['queued', 'active']);
 
@@ -17,7 +18,13 @@ export function ordered(runs: Run[]): Run[] {
   return [...open, ...runs.filter((r) => !live.has(r.status))];
 }
 
-export function Runs(props: { runs: Run[]; actions: Actions; busy: ReadonlySet<string>; notes: ReadonlyMap<string, NoteT>; now: Date }) {
+const none: Run[] = [];
+
+/** Runs: the recent runs, live ones first, each cancellable while it runs. */
+export function Runs() {
+  const store = useStore();
+  const runs = useView((v) => v.state?.runs ?? none);
+  const busy = useView((v) => v.busy);
   const [asking, setAsking] = useState<Run | null>(null);
   const columns: Column[] = [
     ...runColumns(),
@@ -34,8 +41,8 @@ export function Runs(props: { runs: Run[]; actions: Actions; busy: ReadonlySet<s
   ];
   return (
     <>
-      <TablePanel title={t('runs.title')} note={t('runs.note')} testid="runs-table" columns={columns} empty={t('runs.empty')} isEmpty={props.runs.length === 0}>
-        {ordered(props.runs).map((r) => (
+      <TablePanel title={t('runs.title')} note={t('runs.note')} testid="runs-table" columns={columns} empty={t('runs.empty')} isEmpty={runs.length === 0}>
+        {ordered(runs).map((r) => (
           <tr key={r.id} data-testid={`run-row-${r.id}`} class={live.has(r.status) ? 'live' : ''}>
             <RunCells run={r} />
             <td>
@@ -44,7 +51,7 @@ export function Runs(props: { runs: Run[]; actions: Actions; busy: ReadonlySet<s
             <td>
               <StatusBadge value={r.usage} usage />
             </td>
-            <td class="num">{live.has(r.status) ? duration(elapsed(r.created_at, props.now)) : '—'}</td>
+            <td class="num">{live.has(r.status) ? <Since at={r.created_at} /> : '—'}</td>
             <td class="num">{r.streamed_units === undefined ? '—' : units(r.streamed_units)}</td>
             <td class="num">{units(r.reserve_units)}</td>
             <td class="num">{units(r.spent_units)}</td>
@@ -52,20 +59,20 @@ export function Runs(props: { runs: Run[]; actions: Actions; busy: ReadonlySet<s
               {r.cached_tokens ? units(r.cached_tokens) : '—'}
             </td>
             <td class="num">{units(r.held_units)}</td>
-            <td title={fullTime(r.created_at)}>{time(r.created_at, props.now)}</td>
+            <td title={fullTime(r.created_at)}><When at={r.created_at} /></td>
             <td class="act">
               {live.has(r.status) && (
                 <button
                   type="button"
                   class="danger"
                   data-testid={`cancel-${r.id}`}
-                  disabled={props.busy.has(`cancel:${r.id}`)}
+                  disabled={busy.has(`cancel:${r.id}`)}
                   onClick={() => setAsking(r)}
                 >
                   {t('runs.cancel')}
                 </button>
               )}
-              <Note notes={props.notes} scope={`cancel:${r.id}`} actions={props.actions} testid={`notice-cancel-${r.id}`} />
+              <Note scope={`cancel:${r.id}`} testid={`notice-cancel-${r.id}`} />
             </td>
           </tr>
         ))}
@@ -81,7 +88,7 @@ export function Runs(props: { runs: Run[]; actions: Actions; busy: ReadonlySet<s
               onClick={() => {
                 const id = asking.id;
                 setAsking(null);
-                void props.actions.cancelRun(id);
+                void store.cancelRun(id);
               }}
             >
               {t('runs.cancelYes')}

@@ -1,8 +1,8 @@
-import type { Run } from '../lib/types';
-import { shortID } from '../lib/format';
-import { t } from '../lib/i18n';
-import type { Column } from './TablePanel';
-import { doorText, doorTitle } from '../lib/runfacts';
+import type { Run } from '../../lib/types';
+import { shortID } from '../../lib/format';
+import { t } from '../../lib/i18n';
+import type { Column } from '../../ui/TablePanel';
+import { doorText, doorTitle } from '../../lib/runfacts';
 
 /** The columns every run table starts with, matching RunCells. */
 export function runColumns(): Column[] {

@@ -1,40 +1,30 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, type Api, type TenantPolicy, type TenantSettings as Settings, type WriteBack } from '../lib/api';
-import { units } from '../lib/format';
-import { wholeUnits } from '../lib/parse';
-import { errorKey, errorText } from '../lib/errors';
-import { t } from '../lib/i18n';
-import { Dialog } from './Dialog';
+import type { TenantPolicy } from '../../lib/api';
+import { units } from '../../lib/format';
+import { wholeUnits } from '../../lib/parse';
+import { t } from '../../lib/i18n';
+import { noteText } from '../../state/notes';
+import { FORM } from '../../state/tenants';
+import { useStore, useView } from '../../state/use';
+import { Dialog } from '../../ui/Dialog';
 import { WriteBackButton, WrittenBack } from './WriteBack';
 
 const empty: TenantPolicy = { id: '', budget_units: 0, max_concurrent: 1, per_minute: 0, per_hour: 0, allowed_models: [] };
 
 /** TenantSettings: create and edit tenants, rotate a key (shown once), and the banner of values that differ from the config file. */
-export function TenantSettings(props: { api: Api }) {
-  const [s, setS] = useState<Settings | null>(null);
-  const [err, setErr] = useState<string | null>(null);
+export function TenantSettings() {
+  const store = useStore();
+  const v = useView((v) => v.tenants);
   const [editing, setEditing] = useState<TenantPolicy | null>(null);
-  const [opened, setOpened] = useState(0);
-  const [written, setWritten] = useState<WriteBack | null>(null);
-  const [newKey, setNewKey] = useState<{ tenant: string; key: string } | null>(null);
-  // The outcome of a delete, shown under that tenant's row (a refusal) or above the table.
-  const [deleted, setDeleted] = useState<{ tenant: string; error?: string; note?: string } | null>(null);
+  const [opened, setOpened] = useState(0); // a fresh form each time the dialog opens
+  useEffect(() => void store.tenants.load(), [store]);
+  const s = v.data;
+  const err = v.error && noteText(v.error);
+  const newKey = v.newKey;
+  const deleted = v.deleted && { tenant: v.deleted.tenant, kind: v.deleted.note.kind, text: noteText(v.deleted.note) };
   const remove = (id: string) => {
-    if (!confirm(t('settings.deleteAsk', { tenant: id }))) return;
-    props.api.deleteTenant(id).then(
-      (next) => {
-        setS(next);
-        const inFile = next.overrides.some((o) => o.tenant === id && o.field === 'tenant');
-        setDeleted({ tenant: id, note: t(inFile ? 'settings.deletedInFile' : 'settings.deleted', { tenant: id }) });
-      },
-      // A refusal the catalogue knows says it was not deleted, and why; the server's own words get the lead-in.
-      (e: Error) =>
-        setDeleted({ tenant: id, error: e instanceof ApiError && errorKey(e) ? errorText(e) : `${t('settings.deleteRefused', { tenant: id })} ${errorText(e)}` }),
-    );
+    if (confirm(t('settings.deleteAsk', { tenant: id }))) void store.tenants.remove(id);
   };
-  useEffect(() => {
-    props.api.tenants().then(setS, (e: Error) => setErr(errorText(e)));
-  }, [props.api]);
   const edit = (p: TenantPolicy) => {
     setOpened(opened + 1);
     setEditing(p);
@@ -51,17 +41,17 @@ export function TenantSettings(props: { api: Api }) {
             {t('settings.overrides')}{' '}
             {s.overrides.map((o) => `${o.tenant}.${o.field}: ${o.file || '—'} → ${o.now}`).join('; ')}
           </span>
-          <WriteBackButton api={props.api} onDone={(r) => { setS(r.settings); setWritten(r); }} onError={setErr} />{' '}
-          <button type="button" data-testid="discard-overrides" onClick={() => props.api.discardTenants().then(setS, (e: Error) => setErr(errorText(e)))}>
+          <WriteBackButton />{' '}
+          <button type="button" data-testid="discard-overrides" onClick={() => void store.tenants.discard()}>
             {t('settings.discard')}
           </button>
         </div>
       )}
-      {written && <WrittenBack result={written} onClose={() => setWritten(null)} />}
-      {deleted?.note && (
+      {v.written && <WrittenBack result={v.written} onClose={() => store.tenants.dismissWritten()} />}
+      {deleted?.kind === 'ok' && (
         <div class="banner" role="status" data-testid="tenant-deleted">
-          <span>{deleted.note}</span>
-          <button type="button" aria-label={t('form.close')} onClick={() => setDeleted(null)}>
+          <span>{deleted.text}</span>
+          <button type="button" aria-label={t('form.close')} onClick={() => store.tenants.dismissDeleted()}>
             ×
           </button>
         </div>
@@ -96,14 +86,7 @@ export function TenantSettings(props: { api: Api }) {
                   type="button"
                   data-testid={`rotate-${p.id}`}
                   onClick={() => {
-                    if (!confirm(t('settings.rotateAsk', { tenant: p.id }))) return;
-                    props.api.rotateKey(p.id).then(
-                      (key) => {
-                        setNewKey({ tenant: p.id, key });
-                        void props.api.tenants().then(setS);
-                      },
-                      (e: Error) => setErr(errorText(e)),
-                    );
+                    if (confirm(t('settings.rotateAsk', { tenant: p.id }))) void store.tenants.rotate(p.id);
                   }}
                 >
                   {t('settings.rotate')}
@@ -113,13 +96,13 @@ export function TenantSettings(props: { api: Api }) {
                 </button>
               </td>
             </tr>,
-            deleted?.tenant === p.id && deleted.error && (
+            deleted?.tenant === p.id && deleted.kind === 'error' && (
               <tr key={`${p.id}-error`}>
                 <td colSpan={7}>
                   <span class="field-error" role="alert" data-testid={`delete-error-${p.id}`}>
-                    {deleted.error}
+                    {deleted.text}
                   </span>{' '}
-                  <button type="button" aria-label={t('form.close')} onClick={() => setDeleted(null)}>
+                  <button type="button" aria-label={t('form.close')} onClick={() => store.tenants.dismissDeleted()}>
                     ×
                   </button>
                 </td>
@@ -144,22 +127,18 @@ export function TenantSettings(props: { api: Api }) {
           p={editing}
           isNew={!s.tenants.some((x) => x.id === editing.id) || editing.id === ''}
           onClose={() => setEditing(null)}
-          onSave={async (p) => {
-            const next = await props.api.saveTenant(p);
-            setS(next);
-            setEditing(null);
-          }}
+          onSaved={() => setEditing(null)}
         />
       )}
       {newKey && (
-        <Dialog title={t('settings.newKey', { tenant: newKey.tenant })} onClose={() => setNewKey(null)} testid="new-key-dialog">
+        <Dialog title={t('settings.newKey', { tenant: newKey.tenant })} onClose={() => store.tenants.dismissNewKey()} testid="new-key-dialog">
           <p class="muted small">{t('settings.newKeyOnce')}</p>
           <pre data-testid="new-key">{newKey.key}</pre>
           <div class="buttons">
             <button type="button" onClick={() => void navigator.clipboard?.writeText(newKey.key).catch(() => {})}>
               {t('connect.copy')}
             </button>
-            <button type="button" class="primary" onClick={() => setNewKey(null)}>
+            <button type="button" class="primary" onClick={() => store.tenants.dismissNewKey()}>
               {t('form.close')}
             </button>
           </div>
@@ -169,7 +148,8 @@ export function TenantSettings(props: { api: Api }) {
   );
 }
 
-function TenantForm(props: { p: TenantPolicy; isNew: boolean; onClose: () => void; onSave: (p: TenantPolicy) => Promise<void> }) {
+function TenantForm(props: { p: TenantPolicy; isNew: boolean; onClose: () => void; onSaved: () => void }) {
+  const store = useStore();
   const [f, setF] = useState({
     id: props.p.id,
     budget: String(props.p.budget_units),
@@ -178,8 +158,10 @@ function TenantForm(props: { p: TenantPolicy; isNew: boolean; onClose: () => voi
     ph: String(props.p.per_hour),
     models: props.p.allowed_models.join(', '),
   });
-  const [err, setErr] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const server = useView((v) => v.notes.get(FORM));
+  const busy = useView((v) => v.busy.has(FORM));
+  const err = server?.kind === 'error' ? noteText(server) : null;
+  useEffect(() => () => store.dismiss(FORM), [store]); // a fresh form starts without the last one's error
   const field = (k: keyof typeof f, label: string, disabled = false) => (
     <label>
       {label}
@@ -195,24 +177,18 @@ function TenantForm(props: { p: TenantPolicy; isNew: boolean; onClose: () => voi
           e.preventDefault();
           const nums = [f.budget, f.conc, f.pm, f.ph].map(wholeUnits);
           if (nums.some((n) => n === null)) {
-            setErr(t('settings.errNumbers'));
+            store.fail(FORM, () => t('settings.errNumbers'));
             return;
           }
-          setBusy(true);
-          try {
-            await props.onSave({
-              id: f.id.trim(),
-              budget_units: nums[0]!,
-              max_concurrent: nums[1]!,
-              per_minute: nums[2]!,
-              per_hour: nums[3]!,
-              allowed_models: f.models.split(/[,\s]+/).filter(Boolean),
-            });
-          } catch (x) {
-            setErr(errorText(x));
-          } finally {
-            setBusy(false);
-          }
+          const saved = await store.tenants.save({
+            id: f.id.trim(),
+            budget_units: nums[0]!,
+            max_concurrent: nums[1]!,
+            per_minute: nums[2]!,
+            per_hour: nums[3]!,
+            allowed_models: f.models.split(/[,\s]+/).filter(Boolean),
+          });
+          if (saved) props.onSaved();
         }}
       >
         {field('id', t('audit.tenant'), !props.isNew)}

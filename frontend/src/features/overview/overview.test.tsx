@@ -4,9 +4,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { Overview } from './Overview';
-import { setLang } from '../lib/i18n';
-import type { State, TenantState } from '../lib/types';
-import fixture from '../fixtures/state.json';
+import { setLang } from '../../lib/i18n';
+import type { State, TenantState } from '../../lib/types';
+import fixture from '../../fixtures/state.json';
+import { InStore, testStore } from '../../fixtures/store';
 
 const state = fixture as unknown as State;
 let root: HTMLElement;
@@ -23,7 +24,7 @@ afterEach(() => {
 const q = (id: string) => root.querySelector(`[data-testid="${id}"]`);
 
 describe('rate-limit use', () => {
-  const show = (tenants: TenantState[]) => act(() => render(<Overview tenants={tenants} runs={[]} now={new Date('2026-11-29T11:02:00Z')} />, root));
+  const show = (tenants: TenantState[]) => act(() => render(<InStore store={testStore({ ...state, tenants, runs: [] })}><Overview /></InStore>, root));
 
   it('shows both windows and the refusals as the limiter counts them, a full window marked', () => {
     show(state.tenants); // no runs listed: the figures cannot come from the runs
@@ -53,7 +54,7 @@ describe('queued count', () => {
   it('comes from the gateway (tenants[].queued), not the listed runs: right with 1,000 queued and 50 listed', () => {
     const listed = Array.from({ length: 50 }, (_, i) => ({ ...state.runs[0], id: `r${i}`, tenant: 'local', status: 'queued' as const }));
     const tenants = [{ ...state.tenants[0], queued: 700 }, { ...state.tenants[1], queued: 300 }];
-    act(() => render(<Overview tenants={tenants} runs={listed} now={new Date('2026-11-29T11:02:00Z')} />, root));
+    act(() => render(<InStore store={testStore({ ...state, tenants, runs: listed })}><Overview /></InStore>, root));
     expect(q('tenant-local-queued')!.textContent).toMatch(/ 700$/);
     expect(q('tenant-tenant-a-queued')!.textContent).toMatch(/ 300$/);
     expect(q('total-queued')!.textContent).toMatch(/ 1,000$/);

@@ -1,9 +1,14 @@
-import type { Snapshot } from '../lib/types';
-import { duration, fullTime, time, units } from '../lib/format';
-import { t } from '../lib/i18n';
-import { TablePanel, type Column } from './TablePanel';
+import type { Snapshot } from '../../lib/types';
+import { duration, fullTime, units } from '../../lib/format';
+import { t } from '../../lib/i18n';
+import { TablePanel, type Column } from '../../ui/TablePanel';
+import { useView } from '../../state/use';
+import { When } from '../../ui/Ago';
 
-export function SnapshotsList(props: { snapshots: Snapshot[]; now: Date }) {
+const none: Snapshot[] = [];
+
+export function SnapshotsList() {
+  const snapshots = useView((v) => v.state?.snapshots ?? none);
   const columns: Column[] = [
     { label: t('quota.synced') },
     { label: t('holds.model') },
@@ -22,11 +27,11 @@ export function SnapshotsList(props: { snapshots: Snapshot[]; now: Date }) {
       testid="snapshots-list"
       columns={columns}
       empty={t('snap.empty')}
-      isEmpty={props.snapshots.length === 0}
+      isEmpty={snapshots.length === 0}
     >
-      {props.snapshots.map((s) => (
+      {snapshots.map((s) => (
         <tr key={s.id} data-testid={`snapshot-row-${s.id}`} title={s.detail}>
-          <td title={fullTime(s.synced_at)}>{time(s.synced_at, props.now)}</td>
+          <td title={fullTime(s.synced_at)}><When at={s.synced_at} /></td>
           <td>
             {s.upstream}/{s.model}
           </td>

@@ -1,25 +1,16 @@
-import type { ConnStatus } from '../lib/live';
-import type { State } from '../lib/types';
-import { duration } from '../lib/format';
-import { langs, t, type Key, type Lang, type ThemePref } from '../lib/i18n';
+import { langs, t, type Key, type Lang, type ThemePref } from '../../lib/i18n';
+import { useStore, useView, shallow } from '../../state/use';
+import { Uptime } from '../../ui/Ago';
 
 export type Tab = 'connect' | 'overview' | 'quota' | 'audit' | 'settings';
 export const tabs: readonly Tab[] = ['connect', 'overview', 'quota', 'audit', 'settings'];
 
 const langNames: Record<Lang, string> = { en: 'English', 'zh-CN': '简体中文' };
 
-export function Header(props: {
-  state: State | null;
-  status: ConnStatus;
-  uptimeSeconds: number | null;
-  lang: Lang;
-  onLang: (l: Lang) => void;
-  theme: ThemePref;
-  onTheme: (p: ThemePref) => void;
-  tab: Tab;
-  onTab: (t: Tab) => void;
-}) {
-  const s = props.state;
+export function Header(props: { tab: Tab; onTab: (t: Tab) => void }) {
+  const store = useStore();
+  const v = useView((v) => ({ state: v.state, status: v.status, receivedAt: v.receivedAt, lang: v.lang, theme: v.theme }), shallow);
+  const s = v.state;
   return (
     <header class="top">
       <div class="brand">
@@ -50,7 +41,7 @@ export function Header(props: {
       <dl class="facts">
         <div>
           <dt>{t('header.uptime')}</dt>
-          <dd data-testid="uptime">{duration(props.uptimeSeconds)}</dd>
+          <dd data-testid="uptime"><Uptime seconds={s ? s.uptime_seconds : null} receivedAt={v.receivedAt} /></dd>
         </div>
         <div>
           <dt>{t('header.addr')}</dt>
@@ -73,8 +64,8 @@ export function Header(props: {
           <select
             data-testid="lang-switch"
             aria-label={t('header.lang')}
-            value={props.lang}
-            onChange={(e) => props.onLang((e.target as HTMLSelectElement).value as Lang)}
+            value={v.lang}
+            onChange={(e) => store.setLanguage((e.target as HTMLSelectElement).value as Lang)}
           >
             {langs.map((l) => (
               <option key={l} value={l} lang={l}>
@@ -88,8 +79,8 @@ export function Header(props: {
           <select
             data-testid="theme-switch"
             aria-label={t('header.theme')}
-            value={props.theme}
-            onChange={(e) => props.onTheme((e.target as HTMLSelectElement).value as ThemePref)}
+            value={v.theme}
+            onChange={(e) => store.setTheme((e.target as HTMLSelectElement).value as ThemePref)}
           >
             {(['system', 'light', 'dark'] as const).map((p) => (
               <option key={p} value={p}>
@@ -99,10 +90,10 @@ export function Header(props: {
           </select>
         </label>
       </div>
-      <span class={`conn conn-${props.status}`} title={t('conn.title')}>
+      <span class={`conn conn-${v.status}`} title={t('conn.title')}>
         <span class="dot" aria-hidden="true" />
-        <span data-testid="conn-status" data-value={props.status}>
-          {t(`conn.${props.status}` as Key)}
+        <span data-testid="conn-status" data-value={v.status}>
+          {t(`conn.${v.status}` as Key)}
         </span>
       </span>
     </header>

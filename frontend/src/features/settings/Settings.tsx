@@ -1,22 +1,18 @@
 import { useState } from 'preact/hooks';
-import { t } from '../lib/i18n';
-import { deliver, notifyApp, savePrefs, testEvent, type Delivery, type NotifyPrefs } from '../lib/notify';
-import type { Api } from '../lib/api';
+import { t } from '../../lib/i18n';
+import type { Delivery, NotifyPrefs } from '../../lib/notify';
+import { useStore, useView } from '../../state/use';
 import { TenantSettings } from './TenantSettings';
 import { AutostartSwitch } from './AutostartSwitch';
-import { autostartApp } from '../lib/autostart';
+import { autostartApp } from '../../lib/autostart';
 
 /** Settings: the desktop notifications, each with its off switch, and the budget share. */
-export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) => void; api: Api }) {
-  const p = props.prefs;
+export function Settings() {
+  const store = useStore();
+  const p = useView((v) => v.prefs);
   const [share, setShare] = useState(String(Math.round(p.share * 100)));
   const [tried, setTried] = useState<Delivery | null>(null);
-  const set = (q: NotifyPrefs) => {
-    savePrefs(q);
-    props.onPrefs(q);
-    // A browser asks once; the window's own service needs no permission.
-    if (!notifyApp() && typeof Notification !== 'undefined' && Notification.permission === 'default') void Notification.requestPermission().catch(() => {});
-  };
+  const set = (q: NotifyPrefs) => store.setPrefs(q);
   const box = (k: 'holds' | 'evictions' | 'budget', label: string) => (
     <label class="check">
       <input type="checkbox" data-testid={`notify-${k}`} checked={p[k]} onChange={(e) => set({ ...p, [k]: (e.target as HTMLInputElement).checked })} />
@@ -27,7 +23,7 @@ export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) 
   const bad = !(Number.isInteger(n) && n >= 1 && n <= 100);
   return (
     <>
-    <TenantSettings api={props.api} />
+    <TenantSettings />
     <AutostartSwitch app={autostartApp()} />
     <section class="panel" data-testid="settings-panel">
       <h2>
@@ -57,7 +53,7 @@ export function Settings(props: { prefs: NotifyPrefs; onPrefs: (p: NotifyPrefs) 
         </label>
       </div>
       <div class="buttons">
-        <button type="button" data-testid="notify-test" onClick={() => void deliver([testEvent()]).then(setTried)}>
+        <button type="button" data-testid="notify-test" onClick={() => void store.tryNotification().then(setTried)}>
           {t('settings.notifyTest')}
         </button>{' '}
         {tried && (

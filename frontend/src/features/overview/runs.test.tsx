@@ -1,28 +1,17 @@
 // Door/protocol on Runs and Holds, cached tokens on Runs, and the retry
-// group of one user call in Holds (the run facts of issue 12 item 8).
+// group of one user call in Holds (what the ledger records about how a run was called).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { Holds } from './Holds';
 import { Runs } from './Runs';
-import { setLang } from '../lib/i18n';
-import type { Actions } from '../lib/store';
-import type { Run, State } from '../lib/types';
-import fixture from '../fixtures/state.json';
-import { heldRun } from '../fixtures/run';
+import { setLang } from '../../lib/i18n';
+import type { Run, State } from '../../lib/types';
+import fixture from '../../fixtures/state.json';
+import { heldRun } from '../../fixtures/run';
+import { InStore, testStore } from '../../fixtures/store';
 
 const state = fixture as unknown as State;
-const actions: Actions = {
-  reconcile: async () => true,
-  reconcileMany: async () => true,
-  cancelRun: async () => true,
-  syncQuota: async () => true,
-  setBalance: async () => true,
-  exportCSV: async () => true,
-  dismiss: () => {},
-  fail: () => {},
-};
-const now = new Date('2026-11-29T11:02:00Z');
 let root: HTMLElement;
 beforeEach(() => {
   setLang('en');
@@ -44,7 +33,7 @@ describe('Runs', () => {
       held('run_native', '01', { status: 'completed', usage: 'trusted', held_units: 0, spent_units: 1500, door: 'messages', upstream_protocol: 'messages', cached_tokens: 1024 }),
       held('run_transl', '02', { status: 'completed', usage: 'trusted', held_units: 0, spent_units: 15, door: 'responses', upstream_protocol: 'chat', cached_tokens: 0 }),
     ];
-    act(() => render(<Runs runs={runs} actions={actions} busy={new Set()} notes={new Map()} now={now} />, root));
+    act(() => render(<InStore store={testStore({ ...state, runs })}><Runs /></InStore>, root));
     expect(q('door-run_native')!.textContent).toBe('messages');
     expect(q('door-run_transl')!.textContent).toBe('responses → chat');
     expect(q('door-run_transl')!.getAttribute('title')).toContain('translated to chat');
@@ -59,7 +48,7 @@ describe('Holds retry groups', () => {
   const r2 = held('run_01SECOND00', '02', { retry_of: r1.id, retry_count: 1 });
   const other = held('run_01OTHER000', '03', { door: 'messages', upstream_protocol: 'chat' });
   const show = (holds: Run[]) =>
-    act(() => render(<Holds holds={holds} runs={[]} tenants={state.tenants} actions={actions} busy={new Set()} notes={new Map()} now={now} />, root));
+    act(() => render(<InStore store={testStore({ ...state, holds, runs: [] })}><Holds /></InStore>, root));
 
   it('the attempts of one call sit together under a header, first attempt first; a lone call has none', () => {
     show([other, r2, r1]);

@@ -1,6 +1,7 @@
-import type { Run, TenantState } from '../lib/types';
-import { fraction, percent, units } from '../lib/format';
-import { t } from '../lib/i18n';
+import type { TenantState } from '../../lib/types';
+import { fraction, percent, units } from '../../lib/format';
+import { t } from '../../lib/i18n';
+import { useView } from '../../state/use';
 
 interface Parts {
   spent: number;
@@ -81,8 +82,11 @@ export function RateUse(props: { x: TenantState }) {
   );
 }
 
-export function Overview(props: { tenants: TenantState[]; runs: Run[]; now: Date }) {
-  const ts = props.tenants;
+const none: TenantState[] = [];
+
+/** Overview: each tenant's budget as spent, held and available, and the totals. */
+export function Overview() {
+  const ts = useView((v) => v.state?.tenants ?? none);
   const total: Parts = { spent: 0, held: 0, available: 0, budget: 0 };
   let active = 0;
   for (const x of ts) {

@@ -1,9 +1,13 @@
-import type { GateState } from '../lib/types';
-import { count, millis } from '../lib/format';
-import { t } from '../lib/i18n';
-import { TablePanel, type Column } from './TablePanel';
+import type { GateState } from '../../lib/types';
+import { count, millis } from '../../lib/format';
+import { t } from '../../lib/i18n';
+import { TablePanel, type Column } from '../../ui/TablePanel';
+import { useView } from '../../state/use';
 
-export function GatesTable(props: { gates: GateState[] }) {
+const none: GateState[] = [];
+
+export function GatesTable() {
+  const gates = useView((v) => v.state?.gates ?? none);
   const columns: Column[] = [
     { label: t('gates.upstream') },
     { label: t('gates.inFlight'), class: 'num' },
@@ -21,9 +25,9 @@ export function GatesTable(props: { gates: GateState[] }) {
       testid="gates-table"
       columns={columns}
       empty={t('gates.empty')}
-      isEmpty={props.gates.length === 0}
+      isEmpty={gates.length === 0}
     >
-      {props.gates.map((g) => (
+      {gates.map((g) => (
         <tr key={g.upstream} data-testid={`gate-row-${g.upstream}`}>
           <td>{g.upstream}</td>
           <td class={`num ${g.in_flight >= g.max_concurrent && g.max_concurrent > 0 ? 'strong' : ''}`}>

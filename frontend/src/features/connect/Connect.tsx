@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import type { ConnectInfo } from '../lib/api';
-import { snippet, toolNames, tools, type Tool } from '../lib/snippets';
-import { t, type Key } from '../lib/i18n';
+import { snippet, toolNames, tools, type Tool } from '../../lib/snippets';
+import { t, type Key } from '../../lib/i18n';
+import { noteText } from '../../state/notes';
+import { shallow, useView } from '../../state/use';
 
 async function copyText(text: string): Promise<boolean> {
   try {
@@ -47,8 +48,9 @@ function CopyButton(props: { text: string; testid: string }) {
 
 const mask = (k: string) => (k.length > 12 ? `${k.slice(0, 9)}${'•'.repeat(12)}` : '•'.repeat(k.length));
 
-export function Connect(props: { info: ConnectInfo | null; error: string | null }) {
-  const info = props.info;
+/** Connect: what a tool needs to reach this quotagate (GET /admin/api/connect, read once by the store). */
+export function Connect() {
+  const { info, error } = useView((v) => ({ info: v.connect, error: v.connectError }), shallow);
   const [tenant, setTenant] = useState('');
   const [model, setModel] = useState('');
   const [tool, setTool] = useState<Tool>('curl');
@@ -57,7 +59,7 @@ export function Connect(props: { info: ConnectInfo | null; error: string | null 
     return (
       <section class="panel" data-testid="connect-panel">
         <h2>{t('connect.title')}</h2>
-        <p class="muted">{props.error ? t('connect.unavailable', { error: props.error }) : t('app.loading')}</p>
+        <p class="muted">{error ? t('connect.unavailable', { error: noteText(error) }) : t('app.loading')}</p>
       </section>
     );
   }

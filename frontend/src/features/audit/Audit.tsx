@@ -1,57 +1,24 @@
-import { useEffect, useState } from 'preact/hooks';
-import type { Api, AuditPage, AuditQuery } from '../lib/api';
-import type { Actions, Note as NoteT } from '../lib/store';
-import type { TenantState } from '../lib/types';
-import { fullTime, time, units } from '../lib/format';
-import { errorText } from '../lib/errors';
-import { t } from '../lib/i18n';
-import { Note } from './Note';
+import { useEffect } from 'preact/hooks';
+import { fullTime, units } from '../../lib/format';
+import { t } from '../../lib/i18n';
+import { auditKinds } from '../../lib/auditkinds';
+import { auditQuery, type AuditFilter } from '../../state/audit';
+import { noteText } from '../../state/notes';
+import { useStore, useView } from '../../state/use';
+import { Note } from '../../ui/Note';
+import { When } from '../../ui/Ago';
 
-const kinds = ['admit', 'reject', 'start', 'settle', 'hold', 'release', 'reconcile', 'cancel', 'recover', 'config', 'evict', 'restore', 'sync'];
-const pageSize = 50;
-
-/** localToISO turns a datetime-local value (local wall time) into an RFC 3339 instant. */
-export function localToISO(v: string): string {
-  if (!v) return '';
-  const d = new Date(v); // "2026-11-29T10:00" is read as local time
-  return Number.isNaN(d.getTime()) ? '' : d.toISOString();
-}
-
-export function Audit(props: {
-  api: Api;
-  tenants: TenantState[];
-  actions: Actions;
-  busy: boolean;
-  notes: ReadonlyMap<string, NoteT>;
-  tick: number; // changes with every pushed state: the live tail re-reads the first page
-  now: Date;
-}) {
-  const [f, setF] = useState({ tenant: '', kind: '', run: '', text: '', from: '', to: '' });
-  const [pages, setPages] = useState<number[]>([]); // "before" seqs of the pages behind the current one
-  const [page, setPage] = useState<AuditPage | null>(null);
-  const [err, setErr] = useState<string | null>(null);
-  const q: AuditQuery = { tenant: f.tenant, kind: f.kind, run: f.run.trim(), text: f.text.trim(), from: localToISO(f.from), to: localToISO(f.to) };
-  const before = pages.length ? pages[pages.length - 1] : 0;
-  const qkey = JSON.stringify(q);
-  useEffect(() => {
-    let gone = false;
-    props.api.audit(q, before, pageSize).then(
-      (p) => {
-        if (!gone) {
-          setPage(p);
-          setErr(null);
-        }
-      },
-      (e: Error) => !gone && setErr(errorText(e)),
-    );
-    return () => {
-      gone = true;
-    };
-  }, [qkey, before, before === 0 ? props.tick : 0]);
-  const set = (k: keyof typeof f) => (e: Event) => {
-    setF({ ...f, [k]: (e.target as HTMLInputElement).value });
-    setPages([]);
-  };
+/** Audit: the audit log, filtered and paged by the store, newest first, live on its first page; exported as CSV. */
+export function Audit() {
+  const store = useStore();
+  const a = useView((v) => v.audit);
+  const tenants = useView((v) => v.state?.tenants);
+  const exporting = useView((v) => v.busy.has('export'));
+  useEffect(() => store.audit.watch(), [store]);
+  const f = a.filter;
+  const page = a.page;
+  const err = a.error;
+  const set = (k: keyof AuditFilter) => (e: Event) => store.audit.setFilter({ [k]: (e.target as HTMLInputElement).value });
   const rows = page?.rows ?? [];
   return (
     <section class="panel" data-testid="audit-panel">
@@ -62,14 +29,14 @@ export function Audit(props: {
         class="inline"
         onSubmit={(e) => {
           e.preventDefault();
-          void props.actions.exportCSV(q);
+          void store.exportCSV(auditQuery(f));
         }}
       >
         <label>
           {t('audit.tenant')}
           <select value={f.tenant} data-testid="audit-tenant" onChange={set('tenant')}>
             <option value="">{t('audit.allTenants')}</option>
-            {props.tenants.map((x) => (
+            {(tenants ?? []).map((x) => (
               <option key={x.tenant} value={x.tenant}>
                 {x.tenant}
               </option>
@@ -80,7 +47,7 @@ export function Audit(props: {
           {t('audit.kind')}
           <select value={f.kind} data-testid="audit-kind" onChange={set('kind')}>
             <option value="">{t('audit.allKinds')}</option>
-            {kinds.map((k) => (
+            {auditKinds.map((k) => (
               <option key={k} value={k}>
                 {k}
               </option>
@@ -103,14 +70,14 @@ export function Audit(props: {
           {t('audit.to')}
           <input type="datetime-local" value={f.to} data-testid="audit-to" onInput={set('to')} />
         </label>
-        <button type="submit" class="primary" data-testid="export-csv" disabled={props.busy}>
-          {props.busy ? t('audit.exporting') : t('audit.export')}
+        <button type="submit" class="primary" data-testid="export-csv" disabled={exporting}>
+          {exporting ? t('audit.exporting') : t('audit.export')}
         </button>
-        <Note notes={props.notes} scope="export" actions={props.actions} />
+        <Note scope="export" />
       </form>
       {err && (
         <p class="field-error" role="alert">
-          {err}
+          {noteText(err)}
         </p>
       )}
       <div class="scroll">
@@ -141,7 +108,9 @@ export function Audit(props: {
             {rows.map((r) => (
               <tr key={r.seq} data-testid={`audit-row-${r.seq}`}>
                 <td class="num muted">{r.seq}</td>
-                <td title={fullTime(r.at)}>{time(r.at, props.now)}</td>
+                <td title={fullTime(r.at)}>
+                  <When at={r.at} />
+                </td>
                 <td>{r.kind}</td>
                 <td>{r.tenant ?? ''}</td>
                 <td class="mono small">{r.run ?? ''}</td>
@@ -157,14 +126,14 @@ export function Audit(props: {
         </table>
       </div>
       <div class="pager">
-        <button type="button" data-testid="audit-newer" disabled={pages.length === 0} onClick={() => setPages(pages.slice(0, -1))}>
+        <button type="button" data-testid="audit-newer" disabled={a.behind.length === 0} onClick={() => store.audit.newer()}>
           {t('audit.newer')}
         </button>
         <button
           type="button"
           data-testid="audit-older"
           disabled={!page?.more || rows.length === 0}
-          onClick={() => setPages([...pages, rows[rows.length - 1].seq])}
+          onClick={() => store.audit.older()}
         >
           {t('audit.older')}
         </button>

@@ -1,11 +1,12 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { QuotaState, Snapshot } from '../lib/types';
-import { chartData, type Threshold } from '../lib/chart';
-import { tone } from '../lib/quota';
-import { duration, units } from '../lib/format';
-import { lang, t, type Key } from '../lib/i18n';
+import type { QuotaState, Snapshot } from '../../lib/types';
+import { chartData, type Threshold } from '../../lib/chart';
+import { tone } from '../../lib/quota';
+import { duration, units } from '../../lib/format';
+import { lang, t, type Key } from '../../lib/i18n';
+import { useNow } from '../../state/clock';
 
 const thresholdKeys: Record<Threshold['key'], Key> = {
   cap: 'quota.cap',
@@ -30,10 +31,12 @@ function canDraw(): boolean {
 }
 
 /** QuotaChart draws a guarded model's day with uPlot; the thresholds are listed in words too. */
-export function QuotaChart(props: { q: QuotaState; snapshots: Snapshot[]; now: Date; id: string }) {
+export function QuotaChart(props: { q: QuotaState; snapshots: Snapshot[]; id: string }) {
+  // The day's axis runs to now; a minute is the finest step it shows.
+  const now = useNow(60_000);
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
-  const d = chartData(props.q, props.snapshots, props.now);
+  const d = chartData(props.q, props.snapshots, now);
   const near = tone(props.q) !== 'ok';
   useEffect(() => {
     if (!el.current || !canDraw()) return;

@@ -1,12 +1,12 @@
-import { useState } from 'preact/hooks';
-import type { Api, WriteBack } from '../lib/api';
-import { errorText } from '../lib/errors';
-import { t } from '../lib/i18n';
-import { noteText } from '../lib/writeback';
+import type { WriteBack } from '../../lib/api';
+import { t } from '../../lib/i18n';
+import { noteText } from '../../lib/writeback';
+import { useStore, useView } from '../../state/use';
 
-/** WriteBackButton asks, then rewrites the config file with the overrides. */
-export function WriteBackButton(props: { api: Api; onDone: (r: WriteBack) => void; onError: (msg: string) => void }) {
-  const [busy, setBusy] = useState(false);
+/** WriteBackButton asks, then has the store rewrite the config file with the overrides. */
+export function WriteBackButton() {
+  const store = useStore();
+  const busy = useView((v) => v.busy.has('write-back'));
   return (
     <button
       type="button"
@@ -14,11 +14,7 @@ export function WriteBackButton(props: { api: Api; onDone: (r: WriteBack) => voi
       disabled={busy}
       onClick={() => {
         if (!confirm(t('settings.writeBackAsk'))) return;
-        setBusy(true);
-        props.api
-          .writeBack()
-          .then(props.onDone, (e: Error) => props.onError(errorText(e)))
-          .finally(() => setBusy(false));
+        void store.tenants.writeBack();
       }}
     >
       {t('settings.writeBackButton')}

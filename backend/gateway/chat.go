@@ -36,7 +36,7 @@ func (c chatRequest) meterRequest() meter.Request { return ChatMeterRequest(c.re
 
 // upstream is always native: the client's body, asking a streaming
 // upstream for the usage chunk.
-func (c chatRequest) upstream(bool) (string, []byte, error) {
+func (c chatRequest) upstream(target) (string, []byte, error) {
 	body, err := c.req.UpstreamBody()
 	return chatPath, body, err
 }

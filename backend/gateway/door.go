@@ -65,12 +65,36 @@ type doorRequest interface {
 	// meterRequest is what the meter counts at admission.
 	meterRequest() meter.Request
 	// upstream returns the path under the upstream's base URL and the body
-	// to send: the door's own protocol when native, chat completions when
-	// not. An error means the request could not be prepared (nothing sent).
-	upstream(native bool) (path string, body []byte, err error)
+	// to send to it: the door's own protocol when native, chat completions
+	// when not. An error means the request could not be prepared (nothing
+	// sent).
+	upstream(to target) (path string, body []byte, err error)
 	// answer returns the reader of this request's upstream answer.
 	answer(native bool) answer
 }
+
+// target is what a door is told of the upstream its request goes to: all
+// it needs to prepare the body, and nothing else of the core.
+type target struct {
+	native bool // the upstream speaks the door's protocol; else chat completions
+	// reasoningSwitch is the upstream's chat-completions switch for
+	// thinking (config reasoning_switch), "" for none; a translation maps
+	// the client's thinking onto it.
+	reasoningSwitch string
+}
+
+// targetOf is what a door is told of up.
+func targetOf(up Upstream, native bool) target {
+	t := target{native: native}
+	if rs, ok := up.(reasoningUpstream); ok {
+		t.reasoningSwitch = rs.ReasoningSwitch()
+	}
+	return t
+}
+
+// reasoningUpstream is an Upstream with a chat-completions switch for
+// thinking (config reasoning_switch). *upstream.Client satisfies it.
+type reasoningUpstream interface{ ReasoningSwitch() string }
 
 // headerRequest is a doorRequest with request headers of its own for the
 // upstream (the Messages door: anthropic-version, anthropic-beta), merged

@@ -129,7 +129,7 @@ func New(opts Options) *Gateway {
 	mux.HandleFunc("POST /v1/chat/completions", g.serveDoor(chatDoor{}))
 	mux.HandleFunc("POST /v1/responses", g.serveDoor(responsesDoor{log: opts.Logger}))
 	mux.HandleFunc("GET /v1/responses", serveResponsesUpgrade)
-	mux.HandleFunc("POST /v1/messages", g.serveDoor(messagesDoor{g: g}))
+	mux.HandleFunc("POST /v1/messages", g.serveDoor(messagesDoor{}))
 	mux.HandleFunc("POST /v1/messages/count_tokens", g.countTokens)
 	mux.HandleFunc("GET /v1/models", g.models)
 	mux.HandleFunc("GET /v1/balance", g.balance)
@@ -247,7 +247,7 @@ func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
 	t, err := g.authenticate(r)
 	if err != nil {
 		if anthropicShape {
-			g.internalFor(messagesDoor{g: g}, w, err, "authenticate")
+			g.internalFor(messagesDoor{}, w, err, "authenticate")
 			return
 		}
 		g.internal(w, err, "authenticate")

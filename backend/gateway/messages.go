@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/quotagate/quotagate/backend/anthropic"
@@ -22,25 +21,17 @@ import (
 // base_url + "/messages", the upstream key as x-api-key, the client's
 // anthropic-version — default 2023-06-01 — and anthropic-beta forwarded);
 // any other is sent chat completions, and the answer translated back.
-type messagesDoor struct{ g *Gateway }
+type messagesDoor struct{}
 
 func (messagesDoor) protocol() Protocol { return ProtocolMessages }
 
-func (d messagesDoor) parse(body []byte) (doorRequest, error) {
+func (messagesDoor) parse(body []byte) (doorRequest, error) {
 	req, err := anthropic.ParseRequest(body)
 	if err != nil {
 		return nil, err
 	}
-	m := &messagesRequest{req: req, id: newMessageID()}
-	if rs, ok := d.g.upstreamFor(req.Model).(reasoningUpstream); ok {
-		m.chat.Reasoning = rs.ReasoningSwitch()
-	}
-	return m, nil
+	return &messagesRequest{req: req, id: newMessageID()}, nil
 }
-
-// reasoningUpstream is an Upstream with a chat-completions switch for
-// thinking (config reasoning_switch). *upstream.Client satisfies it.
-type reasoningUpstream interface{ ReasoningSwitch() string }
 
 func (messagesDoor) writeError(w http.ResponseWriter, err error) { writeAnthropicError(w, err) }
 
@@ -78,18 +69,17 @@ func newMessageID() string {
 
 // messagesRequest is one parsed Messages request.
 type messagesRequest struct {
-	req  *anthropic.Request
-	id   string                // the message id a translated answer carries
-	chat anthropic.ChatOptions // how to translate for the model's upstream
+	req *anthropic.Request
+	id  string // the message id a translated answer carries
 }
 
 func (m *messagesRequest) meterRequest() meter.Request { return MessagesMeterRequest(m.req) }
 
-func (m *messagesRequest) upstream(native bool) (string, []byte, error) {
-	if native {
+func (m *messagesRequest) upstream(to target) (string, []byte, error) {
+	if to.native {
 		return messagesPath, m.req.Raw(), nil
 	}
-	b, err := m.req.ChatBody(m.chat)
+	b, err := m.req.ChatBody(anthropic.ChatOptions{Reasoning: to.reasoningSwitch})
 	return chatPath, b, err
 }
 
@@ -255,17 +245,11 @@ func (a *translatedMessages) body(b []byte) (meter.Observation, []byte) {
 func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request) {
 	t, err := g.authenticate(r)
 	if err != nil {
-		g.internalFor(messagesDoor{g: g}, w, err, "authenticate")
+		g.internalFor(messagesDoor{}, w, err, "authenticate")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.RequestBytesMax))
+	body, err := g.readBody(w, r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			err = ledger.Errorf(ledger.CodeRequestTooLarge, "the request body is larger than %d bytes", g.opts.RequestBytesMax)
-		} else {
-			err = ledger.Errorf(ledger.CodeInvalidRequest, "the request body could not be read: %v", err)
-		}
 		writeAnthropicError(w, err)
 		return
 	}

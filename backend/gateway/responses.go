@@ -102,8 +102,8 @@ func ResponsesInputUnits(m meter.Meter, body []byte) ledger.Units {
 
 // upstream is the client's body as it came when native; a chat-completions
 // body when translated, with what chat cannot carry left out and logged.
-func (r *responsesRequest) upstream(native bool) (string, []byte, error) {
-	if native {
+func (r *responsesRequest) upstream(to target) (string, []byte, error) {
+	if to.native {
 		return responsesPath, r.req.Raw(), nil
 	}
 	body, notes, err := r.req.ChatBody()

@@ -341,7 +341,7 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 			}
 		}
 	}
-	path, body, err := c.req.upstream(c.native)
+	path, body, err := c.req.upstream(targetOf(c.up, c.native))
 	if err != nil {
 		c.releaseHold(ledger.RunFailed, "request not sent: "+err.Error())
 		c.writeError(w, ledger.Errorf(ledger.CodeInvalidRequest, "the request could not be prepared: %v", err))

@@ -10,39 +10,34 @@ import (
 	"github.com/quotagate/quotagate/backend/openai"
 )
 
-// Codes the admin API adds to the ledger's table.
+// The admin API's own error codes (ledger's status table has them).
 const (
-	codeNotFound             = "not_found"
-	codeUnsupportedMediaType = "unsupported_media_type"
+	codeNotFound             = ledger.CodeNotFound
+	codeUnsupportedMediaType = ledger.CodeUnsupportedMediaType
 )
 
-// status maps an error code to its HTTP status and OpenAI error type.
+// status is an error code's HTTP status, from ledger's one table (the
+// gateway answers the same), and the OpenAI error type that goes with it.
 func status(code string) (int, string) {
-	switch code {
-	case ledger.CodeInvalidRequest:
-		return http.StatusBadRequest, "invalid_request_error"
-	case ledger.CodeInvalidAPIKey:
-		return http.StatusUnauthorized, "authentication_error"
-	case ledger.CodeInsufficientBudget:
-		return http.StatusPaymentRequired, "insufficient_quota"
-	case ledger.CodeForbidden:
-		return http.StatusForbidden, "permission_error"
-	case ledger.CodeRunNotFound, ledger.CodeModelNotFound, codeNotFound:
-		return http.StatusNotFound, "not_found_error"
-	case ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict:
-		return http.StatusConflict, "invalid_request_error"
-	case ledger.CodeRequestTooLarge:
-		return http.StatusRequestEntityTooLarge, "invalid_request_error"
-	case codeUnsupportedMediaType:
-		return http.StatusUnsupportedMediaType, "invalid_request_error"
-	case ledger.CodeConcurrencyLimit, ledger.CodeRateLimited, ledger.CodeUpstreamBusy, ledger.CodeQuotaGuard:
-		return http.StatusTooManyRequests, "rate_limit_error"
-	case ledger.CodeUpstreamError, ledger.CodeUpstreamInterrupt:
-		return http.StatusBadGateway, "api_error"
-	case ledger.CodeUpstreamTimeout:
-		return http.StatusGatewayTimeout, "api_error"
+	st := ledger.HTTPStatus(code)
+	switch st {
+	case http.StatusUnauthorized:
+		return st, "authentication_error"
+	case http.StatusPaymentRequired:
+		return st, "insufficient_quota"
+	case http.StatusForbidden:
+		return st, "permission_error"
+	case http.StatusNotFound:
+		return st, "not_found_error"
+	case http.StatusTooManyRequests:
+		return st, "rate_limit_error"
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
+		return st, "upstream_error" // as the gateway types a provider's failure
 	}
-	return http.StatusInternalServerError, "server_error"
+	if st >= 500 {
+		return st, "server_error"
+	}
+	return st, "invalid_request_error"
 }
 
 // writeError renders err as openai.ErrorBody, {"error":{"message","type","param","code"}}. Internal

@@ -9,39 +9,6 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// statusOf maps an error code of DESIGN.md's table to its HTTP status.
-func statusOf(code string) int {
-	switch code {
-	case ledger.CodeInvalidRequest:
-		return http.StatusBadRequest
-	case ledger.CodeInvalidAPIKey:
-		return http.StatusUnauthorized
-	case ledger.CodeInsufficientBudget:
-		return http.StatusPaymentRequired
-	case ledger.CodeForbidden:
-		return http.StatusForbidden
-	case ledger.CodeModelNotFound, ledger.CodeRunNotFound, codeNotFound:
-		return http.StatusNotFound
-	case codeMethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case codeRequestTimeout:
-		return http.StatusRequestTimeout
-	case ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict, ledger.CodeDuplicateRequest:
-		return http.StatusConflict
-	case ledger.CodeRequestTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case ledger.CodeConcurrencyLimit, ledger.CodeRateLimited, ledger.CodeUpstreamBusy, ledger.CodeQuotaGuard:
-		return http.StatusTooManyRequests
-	case ledger.CodeUpstreamError, ledger.CodeUpstreamInterrupt:
-		return http.StatusBadGateway
-	case ledger.CodeUpstreamTimeout:
-		return http.StatusGatewayTimeout
-	case ledger.CodeLedgerUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
-
 // DefaultRetryAfter is sent with a 429 whose error carries no Retry-After.
 const DefaultRetryAfter = time.Second
 
@@ -49,7 +16,7 @@ const DefaultRetryAfter = time.Second
 // returns its status: the code of DESIGN.md's table → status, Retry-After
 // (whole seconds, at least 1) for the 429 family and a 503.
 func errorHeaders(w http.ResponseWriter, err error) int {
-	status := statusOf(ledger.ErrorCode(err))
+	status := ledger.HTTPStatus(ledger.ErrorCode(err))
 	var ua *upstreamAnswer
 	if errors.As(err, &ua) {
 		status = ua.status
@@ -60,7 +27,8 @@ func errorHeaders(w http.ResponseWriter, err error) int {
 	}
 	if noRetryStatus(status) || ledger.ErrorCode(err) == ledger.CodeDuplicateRequest {
 		// The OpenAI and Anthropic SDKs obey it: a retry of this cannot
-		// succeed (issue 12 item 8: SDK retries multiplied the holds).
+		// succeed, and SDK retries of a refusal that kept a hold multiply
+		// the holds.
 		w.Header().Set("x-should-retry", "false")
 	}
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
@@ -78,8 +46,7 @@ func errorHeaders(w http.ResponseWriter, err error) int {
 var errClientGone = errors.New("client went away")
 
 // upstreamAnswer is an upstream's own error answer before any output,
-// passed through with its status, type and code (issue 12 item 7): an SDK
-// then raises BadRequestError for a 400, as it would against the provider,
+// passed through with its status, type and code: an SDK then raises BadRequestError for a 400, as it would against the provider,
 // and does not retry what a retry cannot fix.
 type upstreamAnswer struct {
 	err    *ledger.Error // Code: the upstream's code; Message: its words, scrubbed

@@ -14,11 +14,11 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Gateway-local error codes (issue 12 item 10 and its smaller items).
+// The /v1 surface's own error codes (ledger's status table has them).
 const (
-	codeNotFound         = "not_found"          // 404: no such /v1 endpoint
-	codeMethodNotAllowed = "method_not_allowed" // 405, with Allow
-	codeRequestTimeout   = "request_timeout"    // 408: the body did not arrive in time
+	codeNotFound         = ledger.CodeNotFound         // 404: no such /v1 endpoint
+	codeMethodNotAllowed = ledger.CodeMethodNotAllowed // 405, with Allow
+	codeRequestTimeout   = ledger.CodeRequestTimeout   // 408: the body did not arrive in time
 )
 
 // DefaultRunsListLimit and MaxRunsListLimit bound GET /v1/runs?limit=N.

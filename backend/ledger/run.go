@@ -169,5 +169,17 @@ type Settlement struct {
 type RunFilter struct {
 	TenantID    string
 	HoldingOnly bool // only runs whose usage is pending or unknown
-	Limit       int  // 0: a sensible default
+	Limit       int  // 0 or less: DefaultRunsLimit
+}
+
+// DefaultRunsLimit is how many runs Store.Runs returns when the filter sets
+// no limit.
+const DefaultRunsLimit = 100
+
+// RunsLimit is how many runs f asks for: its Limit, or DefaultRunsLimit.
+func (f RunFilter) RunsLimit() int {
+	if f.Limit <= 0 {
+		return DefaultRunsLimit
+	}
+	return f.Limit
 }

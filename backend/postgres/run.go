@@ -326,9 +326,6 @@ func (s *Store) Run(ctx context.Context, id ledger.RunID) (ledger.Run, error) {
 	return loadRun(ctx, s.pool, id)
 }
 
-// DefaultRunsLimit is how many runs Runs returns when the filter sets no limit.
-const DefaultRunsLimit = 100
-
 // Runs lists runs newest first.
 func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, error) {
 	var where []string
@@ -344,10 +341,7 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = DefaultRunsLimit
-	}
+	limit := f.RunsLimit()
 	args = append(args, limit)
 	q += fmt.Sprintf(" ORDER BY created_at DESC, seq DESC LIMIT $%d", len(args))
 	rows, err := s.pool.Query(ctx, q, args...)

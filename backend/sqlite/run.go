@@ -291,9 +291,6 @@ func (s *Store) Run(ctx context.Context, id ledger.RunID) (ledger.Run, error) {
 	return run, nil
 }
 
-// DefaultRunsLimit is how many runs Runs returns when the filter sets no limit.
-const DefaultRunsLimit = 100
-
 // Runs lists runs newest first.
 func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, error) {
 	var where []string
@@ -309,10 +306,7 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = DefaultRunsLimit
-	}
+	limit := f.RunsLimit()
 	q += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
 	args = append(args, limit)
 	rows, err := s.query(ctx, q, args...)

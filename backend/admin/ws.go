@@ -40,17 +40,40 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	defer conn.Close()
 	h.conns.Add(1)
 	defer h.conns.Done()
-	origin := r.Header.Get("Origin")
-	h.log.Info("admin ws connected", "origin", origin, "remote", r.RemoteAddr)
+	s := &wsSession{h: h, conn: conn, origin: r.Header.Get("Origin")}
+	h.log.Info("admin ws connected", "origin", s.origin, "remote", r.RemoteAddr)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	gone := s.read()
+	if err := s.send(ctx); err != nil {
+		h.log.Error("admin ws first snapshot failed", "err", err)
+		s.closeWith(websocket.CloseInternalServerErr, "state unavailable")
+		return
+	}
+	s.push(ctx, sub, gone)
+}
+
+// wsSession is one dashboard's socket: the state it was last sent and how
+// many messages it got.
+type wsSession struct {
+	h      *Handler
+	conn   *websocket.Conn
+	origin string
+	sent   State
+	seq    int64
+}
+
+// read reads pongs, the close and the page's "rendered" until the socket
+// fails or stays silent longer than Options.Idle; the channel closes then.
+func (s *wsSession) read() <-chan struct{} {
+	conn := s.conn
 	conn.SetReadLimit(4 << 10)
-	alive := func() { _ = conn.SetReadDeadline(time.Now().Add(h.o.Idle)) }
+	alive := func() { _ = conn.SetReadDeadline(time.Now().Add(s.h.o.Idle)) }
 	alive()
 	conn.SetPongHandler(func(string) error { alive(); return nil })
 	gone := make(chan struct{})
-	go func() { // reads pongs, the close, and the page's "rendered"
+	go func() {
 		defer close(gone)
 		told := false
 		for {
@@ -68,38 +91,41 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 			alive()
 			if m.Type == "rendered" && !told {
 				told = true // the page painted a pushed state (the desktop smoke waits for this)
-				h.log.Info("admin ws page rendered the state", "origin", origin, "lang", m.Lang)
+				s.h.log.Info("admin ws page rendered the state", "origin", s.origin, "lang", m.Lang)
 			}
 		}
 	}()
+	return gone
+}
 
-	var sent State
-	var seq int64
-	send := func() error {
-		s, err := h.snapshot(ctx)
-		if err != nil {
-			return err
-		}
-		seq++
-		m := Message{Type: "state", Seq: seq, State: &s}
-		if seq > 1 {
-			d := Diff(sent, s)
-			m = Message{Type: "delta", Seq: seq, Delta: &d}
-		}
-		sent = s
-		_ = conn.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
-		return conn.WriteJSON(m)
+// send writes the state: whole in the first message, as a delta from the
+// last one sent after it.
+func (s *wsSession) send(ctx context.Context) error {
+	st, err := s.h.snapshot(ctx)
+	if err != nil {
+		return err
 	}
-	closeWith := func(code int, text string) {
-		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text),
-			time.Now().Add(time.Second))
+	s.seq++
+	m := Message{Type: "state", Seq: s.seq, State: &st}
+	if s.seq > 1 {
+		d := Diff(s.sent, st)
+		m = Message{Type: "delta", Seq: s.seq, Delta: &d}
 	}
+	s.sent = st
+	_ = s.conn.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
+	return s.conn.WriteJSON(m)
+}
 
-	if err := send(); err != nil {
-		h.log.Error("admin ws first snapshot failed", "err", err)
-		closeWith(websocket.CloseInternalServerErr, "state unavailable")
-		return
-	}
+func (s *wsSession) closeWith(code int, text string) {
+	_ = s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text),
+		time.Now().Add(time.Second))
+}
+
+// push sends a snapshot after each burst of changes (at most one per
+// Options.Coalesce) and every Options.Refresh, and pings, until the page
+// leaves, the hub drops the subscription or the handler closes.
+func (s *wsSession) push(ctx context.Context, sub *live.Subscription, gone <-chan struct{}) {
+	h := s.h
 	last := time.Now()
 	coalesce := time.NewTimer(time.Hour)
 	coalesce.Stop()
@@ -109,14 +135,13 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	ping := time.NewTicker(h.o.Idle / 2) // a browser answers pings by itself
 	defer ping.Stop()
 	for {
-		var err error
 		select {
 		case _, ok := <-sub.C():
 			if !ok {
 				if errors.Is(sub.Err(), live.ErrSlowSubscriber) {
-					h.log.Warn("admin ws dropped as slow", "origin", origin)
+					h.log.Warn("admin ws dropped as slow", "origin", s.origin)
 				}
-				closeWith(websocket.CloseTryAgainLater, "too slow; re-fetch the state")
+				s.closeWith(websocket.CloseTryAgainLater, "too slow; re-fetch the state")
 				return
 			}
 			if !pending { // a burst becomes one snapshot, at most one per Coalesce
@@ -131,20 +156,20 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 		case <-ping.C:
-			if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsWriteTimeout)); err != nil {
-				h.log.Info("admin ws closed", "origin", origin, "err", err)
+			if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsWriteTimeout)); err != nil {
+				h.log.Info("admin ws closed", "origin", s.origin, "err", err)
 				return
 			}
 			continue
 		case <-gone:
-			h.log.Info("admin ws disconnected", "origin", origin)
+			h.log.Info("admin ws disconnected", "origin", s.origin)
 			return
 		case <-h.closing:
-			closeWith(websocket.CloseGoingAway, "server shutting down")
+			s.closeWith(websocket.CloseGoingAway, "server shutting down")
 			return
 		}
-		if err = send(); err != nil {
-			h.log.Info("admin ws closed", "origin", origin, "err", err)
+		if err := s.send(ctx); err != nil {
+			h.log.Info("admin ws closed", "origin", s.origin, "err", err)
 			return
 		}
 		last = time.Now()

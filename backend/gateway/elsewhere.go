@@ -22,18 +22,11 @@ func (g *Gateway) CancelLocal(id ledger.RunID, operator bool) bool {
 	if c == nil {
 		return false
 	}
-	cause := errCancelOwner
 	if operator {
-		cause = errCancelOperator
+		c.line.cancelBy(ledger.ActorAdmin) // the operator, through another gateway's admin API
+	} else {
+		c.line.abort(errCancelOwner)
 	}
-	if operator {
-		c.mu.Lock()
-		if c.reason == nil {
-			c.by = ledger.ActorAdmin // the operator, through another gateway's admin API
-		}
-		c.mu.Unlock()
-	}
-	c.abort(cause)
 	return true
 }
 

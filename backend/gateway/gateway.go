@@ -88,7 +88,7 @@ type Gateway struct {
 
 	stats streamCounters
 
-	pendingEnds atomic.Int64 // decided run ends being retried (retryEnd)
+	pendingEnds atomic.Int64 // decided run ends being retried (runRecord.retry)
 }
 
 // New returns a gateway; it panics on a missing Store, Meter or upstream,

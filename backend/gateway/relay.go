@@ -12,8 +12,84 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
 	"github.com/quotagate/quotagate/backend/openai"
-	"github.com/quotagate/quotagate/backend/upstream"
+	"github.com/quotagate/quotagate/backend/scrub"
 )
+
+// relay carries one run's answer from the upstream to the client: it
+// reads the upstream through the door's answer, has the meter run observe
+// what counts, and writes what the client gets under the write and idle
+// timeouts. It knows what the client got — the outcome is decided from
+// that — but not the ledger.
+type relay struct {
+	line   *lifeline
+	ans    answer       // reads the upstream's answer, renders the client's
+	meter  *meter.Run   // reserve → observe → verdict, created once at admission
+	stream *streamState // nil for non-streaming runs
+	stats  *streamCounters
+	scrub  *scrub.Scrubber
+	limits relayLimits
+
+	doneEvent []byte // the upstream's [DONE], held back until the outcome is committed
+
+	// What the client got of a stream.
+	finishSent atomic.Bool // the event with the finish reason was written to the client
+	dropped    atomic.Bool // a relayed event was not written (skipped after a cancel, or a write failed)
+	left       atomic.Bool // the client left after the finish reason: the upstream is read for a grace
+	grace      *time.Timer // ends that grace (under line.mu)
+}
+
+// relayLimits are the Options a relay works within.
+type relayLimits struct {
+	writeTimeout    time.Duration // Options.WriteTimeout
+	upstreamTimeout time.Duration // Options.UpstreamTimeout
+	keepAlive       time.Duration // Options.KeepAlive; <= 0 off
+	finishGrace     time.Duration // Options.FinishGrace; < 0 off
+	maxEventBytes   int           // Options.MaxEventBytes
+}
+
+// clientLeft is called when the client's connection is gone (its request
+// context ended, or a write to it failed). Before the finish reason reached
+// it, the upstream call is cancelled at once; after it, the upstream is
+// read for the finish grace more, so that its usage and [DONE] still settle
+// a run whose answer the client has whole (many clients stop reading at
+// the finish reason) — unless the grace is off.
+func (r *relay) clientLeft() {
+	l := r.line
+	l.mu.Lock()
+	writing := l.writing
+	l.leftMid = l.leftMid || writing
+	l.mu.Unlock()
+	if writing {
+		// The write in progress fails and says why (a write timeout, a
+		// closed connection) — or succeeds into the socket's buffer, and
+		// the writer comes back here once it has noted what it wrote.
+		return
+	}
+	if !r.finishSent.Load() || r.limits.finishGrace < 0 {
+		l.abort(errClientGone)
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r.left.Swap(true) {
+		return
+	}
+	r.grace = time.AfterFunc(r.limits.finishGrace, func() { l.abort(errClientGone) })
+}
+
+// leftDuringWrite acts on a departure clientLeft saw while a write was in
+// progress that then succeeded (else the departure was lost: with nothing
+// more to write, the upstream was read to its end, grace or not).
+func (r *relay) leftDuringWrite() {
+	l := r.line
+	l.mu.Lock()
+	left := l.leftMid
+	l.leftMid = false
+	l.mu.Unlock()
+	if left {
+		r.clientLeft()
+	}
+}
 
 // streamState is one stream's queue figures, read through Gateway.Stream and
 // Gateway.Streams.
@@ -67,24 +143,24 @@ func raise(a *atomic.Int64, v int64) {
 	}
 }
 
-// relayStream relays an SSE response: a reader goroutine parses upstream
-// events into a bounded queue, this goroutine writes them to the client.
-// A full queue blocks the reader, so a slow client slows the upstream
-// (backpressure) instead of growing a buffer.
-func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
-	g := c.g
-	st := c.stream
-	g.stats.streams.Add(1)
+// relayEvents relays an SSE response's events: a reader goroutine parses
+// upstream events into a bounded queue, this goroutine writes them to the
+// client. A full queue blocks the reader, so a slow client slows the
+// upstream (backpressure) instead of growing a buffer. It returns what the
+// client got; the stream's last event (end) waits for the outcome.
+func (r *relay) relayEvents(w http.ResponseWriter, body io.Reader) (*http.ResponseController, delivery) {
+	st := r.stream
+	r.stats.streams.Add(1)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	rc := http.NewResponseController(w)
-	c.mu.Lock()
-	c.rc = rc
-	c.mu.Unlock()
+	r.line.mu.Lock()
+	r.line.rc = rc
+	r.line.mu.Unlock()
 	w.WriteHeader(http.StatusOK)
-	writeErr := c.write(w, rc) // headers and X-Run-Id out before the first event
+	writeErr := r.write(w, rc) // headers and X-Run-Id out before the first event
 
 	queue := make(chan queued, st.queueCap)
 	st.queue.Store(&queue)
@@ -93,86 +169,49 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	go func() {
 		defer close(readerDone)
 		defer close(queue)
-		readErr = c.readUpstream(resp.Body, queue)
+		readErr = r.readUpstream(body, queue)
 	}()
 	if writeErr == nil {
-		writeErr = c.writeClient(w, rc, queue)
+		writeErr = r.writeClient(w, rc, queue)
 	}
 	for range queue { // drain so the reader can finish
 	}
 	<-readerDone
 
-	c.mu.Lock()
-	if c.grace != nil {
-		c.grace.Stop()
+	r.line.mu.Lock()
+	if r.grace != nil {
+		r.grace.Stop()
 	}
-	c.mu.Unlock()
-	v := c.meter.Verdict()
-	cause := c.cause()
-	// The client got every byte relayed (then it may have [DONE]), or at
-	// least the whole answer up to its finish reason (then it may be
-	// charged on trusted usage). A cancel racing the end must not give a
-	// truncated answer that ends in [DONE] and is charged in full (issue 12
-	// item 2): events skipped after the cancel count as not received.
-	everything := writeErr == nil && !c.dropped.Load() && !c.left.Load()
-	whole := everything || c.finishSent.Load()
-	var tell error // the terminal error event, if the client can still hear it
-	switch {
-	case v.Trusted && whole:
-		// The provider finished and said what it billed, and the client has
-		// the answer; settle even if the client left after it.
-		c.settle(v)
-	case v.Trusted:
-		// The provider did the work, the client did not get all of it: the
-		// run ends held for the operator to reconcile.
-		status := ledger.RunCancelled
-		if cause != nil {
-			status = statusFor(cause)
-		}
-		why := "the client did not receive the whole answer"
-		if cause != nil {
-			why = fmt.Sprintf("%s before the client received the whole answer", cause)
-			tell = clientError(cause)
-		}
-		c.keep(status, fmt.Sprintf("%s; %s", why, v.Evidence()))
-	case cause != nil:
-		c.keep(statusFor(cause), fmt.Sprintf("%s; %s", cause, v.Evidence()))
-		tell = clientError(cause)
-	case writeErr != nil:
-		c.keep(ledger.RunCancelled, fmt.Sprintf("%v; %s", writeErr, v.Evidence()))
-	case readErr != nil || !c.meter.SawEnd():
-		why := "the upstream closed the stream before [DONE]"
-		if readErr != nil {
-			why = "the upstream stream broke: " + g.opts.Scrub.String(readErr.Error())
-		}
-		if ue := c.meter.UpstreamError(); ue != "" {
-			why += "; it sent an error: " + truncate(ue, 200) // scrubbed when observed
-		}
-		c.keep(ledger.RunInterrupted, fmt.Sprintf("%s; %s", why, v.Evidence()))
-		tell = ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-stream; the run is interrupted and its reservation is held until reconciled", c.up.Name())
-	default:
-		// A clean end without trusted usage: the client saw a normal end, the
-		// ledger keeps the hold (DESIGN: missing or contradictory usage).
-		c.keep(ledger.RunCompleted, v.Evidence())
+	r.line.mu.Unlock()
+	d := delivery{writeErr: writeErr}
+	if readErr != nil {
+		d.readErr = r.scrub.String(readErr.Error())
 	}
-	// The end marker goes out only once the outcome is on disk.
-	if err := c.finish(c.ctx); err != nil && tell == nil {
-		tell = ledger.Errorf(ledger.CodeInternal, "the answer was relayed but the ledger could not record it (run %s); its reservation stays held", c.id)
-	}
-	end := c.doneEvent
-	if !everything {
+	d.everything = writeErr == nil && !r.dropped.Load() && !r.left.Load()
+	d.whole = d.everything || r.finishSent.Load()
+	return rc, d
+}
+
+// end writes the stream's last event once the outcome is on disk: the
+// terminal error event tell when there is one, else the upstream's end
+// marker when the client got every byte before it — to a client that is
+// still there.
+func (r *relay) end(w http.ResponseWriter, rc *http.ResponseController, d delivery, tell []byte) {
+	end := r.doneEvent
+	if !d.everything {
 		end = nil // [DONE] only after every byte before it
 	}
 	if tell != nil {
-		end = c.door.streamError(tell)
+		end = tell
 	}
-	if end != nil && writeErr == nil && !c.left.Load() {
-		c.mu.Lock()
-		_ = rc.SetWriteDeadline(time.Now().Add(g.opts.WriteTimeout))
-		c.mu.Unlock()
-		if _, err := w.Write(end); err == nil {
-			_ = rc.Flush()
-		}
+	if end == nil || d.writeErr != nil || r.left.Load() {
+		return
+	}
+	r.line.mu.Lock()
+	_ = rc.SetWriteDeadline(time.Now().Add(r.limits.writeTimeout))
+	r.line.mu.Unlock()
+	if _, err := w.Write(end); err == nil {
+		_ = rc.Flush()
 	}
 }
 
@@ -180,12 +219,10 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 // read each, and queues what the client gets, until EOF, a read error or
 // cancellation. The meter observes every event the answer says counts,
 // including the usage chunk a client that did not ask for usage is not sent.
-func (c *call) readUpstream(body io.Reader, queue chan<- queued) error {
-	g := c.g
-	st := c.stream
-	idle := time.AfterFunc(g.opts.UpstreamTimeout, func() { c.abort(errUpstreamIdle) })
+func (r *relay) readUpstream(body io.Reader, queue chan<- queued) error {
+	idle := time.AfterFunc(r.limits.upstreamTimeout, func() { r.line.abort(errUpstreamIdle) })
 	defer idle.Stop()
-	sr := openai.NewSSEReader(body, g.opts.MaxEventBytes)
+	sr := openai.NewSSEReader(body, r.limits.maxEventBytes)
 	defer sr.Release() // every step copies what it keeps
 	for {
 		ev, err := sr.Next()
@@ -193,50 +230,59 @@ func (c *call) readUpstream(body io.Reader, queue chan<- queued) error {
 			return nil
 		}
 		if err != nil {
-			if cause := c.cause(); cause != nil {
+			if cause := r.line.cause(); cause != nil {
 				return cause
 			}
 			return err
 		}
-		idle.Reset(g.opts.UpstreamTimeout)
-		s := c.ans.event(ev)
+		idle.Reset(r.limits.upstreamTimeout)
+		s := r.ans.event(ev)
 		if s.obs.UpstreamError != "" || s.obs.Problem != "" || s.obs.Unreadable {
-			s.obs, s.relay = c.scrub(s.obs, s.relay)
+			s.obs, s.relay = r.scrubbed(s.obs, s.relay)
 		}
 		if s.observe {
-			c.meter.Observe(s.obs)
+			r.meter.Observe(s.obs)
 		}
 		if s.final != nil {
-			c.doneEvent = s.final // relayed once the outcome is committed
+			r.doneEvent = s.final // relayed once the outcome is committed
 		}
 		if s.relay == nil {
 			continue
 		}
-		raw := queued{b: s.relay, finish: s.finish, more: s.more}
-		select {
-		case queue <- raw:
-		default:
-			st.backpressure.Add(1)
-			g.stats.backpressure.Add(1)
-			raise(&st.queuePeak, int64(len(queue))) // seen full
-			select {
-			case queue <- raw:
-			case <-c.ctx.Done():
-				return c.cause()
-			}
+		if err := r.enqueue(queue, queued{b: s.relay, finish: s.finish, more: s.more}); err != nil {
+			return err
 		}
-		// len of the channel is the true occupancy: never above its capacity.
-		n := int64(len(queue))
-		raise(&st.queuePeak, n)
-		raise(&g.stats.queuePeak, n)
 	}
+}
+
+// enqueue queues q for the writer, waiting while the queue is full (the
+// backpressure that slows the upstream read) until the run is cancelled.
+func (r *relay) enqueue(queue chan<- queued, q queued) error {
+	st := r.stream
+	select {
+	case queue <- q:
+	default:
+		st.backpressure.Add(1)
+		r.stats.backpressure.Add(1)
+		raise(&st.queuePeak, int64(len(queue))) // seen full
+		select {
+		case queue <- q:
+		case <-r.line.ctx.Done():
+			return r.line.cause()
+		}
+	}
+	// len of the channel is the true occupancy: never above its capacity.
+	n := int64(len(queue))
+	raise(&st.queuePeak, n)
+	raise(&r.stats.queuePeak, n)
+	return nil
 }
 
 // writeClient writes queued events to the client until the queue closes or
 // a write fails; during an upstream gap it sends keep-alive comments.
-func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, queue <-chan queued) error {
+func (r *relay) writeClient(w http.ResponseWriter, rc *http.ResponseController, queue <-chan queued) error {
 	var tick <-chan time.Time
-	if ka := c.g.opts.KeepAlive; ka > 0 {
+	if ka := r.limits.keepAlive; ka > 0 {
 		t := time.NewTicker(ka)
 		defer t.Stop()
 		tick = t.C
@@ -248,62 +294,72 @@ func (c *call) writeClient(w http.ResponseWriter, rc *http.ResponseController, q
 			if !ok {
 				return nil
 			}
-			if c.ctx.Err() != nil || c.left.Load() {
-				c.dropped.Store(true) // cancelled, or the client left: discard what is still queued
-				if q.more {
-					// The client left at a finish the answer went on after:
-					// it does not have the whole answer, so no grace.
-					c.finishSent.Store(false)
-					c.abort(errClientGone)
-				}
+			if r.line.ctx.Err() != nil || r.left.Load() {
+				r.discard(q)
 				continue
 			}
-			// Coalesce: what is already queued goes out with it in one flush
-			// (one write syscall per drain, not per event); a lone event is
-			// flushed at once, with no added wait (issue 15).
-			batch := append(pending[:0], q.b)
-			finish, more := q.finish, q.more
-			closed := false
-		drain:
-			for len(batch) < maxCoalesce {
-				select {
-				case next, ok := <-queue:
-					if !ok {
-						closed = true
-						break drain
-					}
-					batch = append(batch, next.b)
-					finish = next.finish || (finish && !next.more) // the batch ends finished
-					more = more || next.more
-				default:
-					break drain
-				}
-			}
-			pending = batch
-			if more {
-				c.finishSent.Store(false) // until the finish that follows is written
-			}
-			if err := c.write(w, rc, batch...); err != nil {
-				c.dropped.Store(true)
+			batch, closed, err := r.writeBatch(w, rc, queue, q, pending[:0])
+			if err != nil || closed {
 				return err
 			}
-			if finish {
-				c.finishSent.Store(true)
-			}
-			c.leftDuringWrite()
-			c.stream.relayed.Add(int64(len(batch)))
-			if closed {
-				return nil
-			}
+			pending = batch
 		case <-tick:
-			if c.ctx.Err() == nil && !c.left.Load() {
-				if err := c.write(w, rc, keepAlive); err != nil {
+			if r.line.ctx.Err() == nil && !r.left.Load() {
+				if err := r.write(w, rc, keepAlive); err != nil {
 					return err
 				}
-				c.leftDuringWrite()
+				r.leftDuringWrite()
 			}
 		}
 	}
+}
+
+// discard drops q, still queued after a cancel or after the client left.
+func (r *relay) discard(q queued) {
+	r.dropped.Store(true)
+	if q.more {
+		// The client left at a finish the answer went on after: it does
+		// not have the whole answer, so no grace.
+		r.finishSent.Store(false)
+		r.line.abort(errClientGone)
+	}
+}
+
+// writeBatch writes q and what is already queued behind it (up to
+// maxCoalesce events, into batch) with one flush: one write syscall per
+// drain, not per event; a lone event is flushed at once, with no added
+// wait. closed: the queue closed behind the batch.
+func (r *relay) writeBatch(w http.ResponseWriter, rc *http.ResponseController, queue <-chan queued, q queued, batch [][]byte) (_ [][]byte, closed bool, err error) {
+	batch = append(batch, q.b)
+	finish, more := q.finish, q.more
+drain:
+	for len(batch) < maxCoalesce {
+		select {
+		case next, ok := <-queue:
+			if !ok {
+				closed = true
+				break drain
+			}
+			batch = append(batch, next.b)
+			finish = next.finish || (finish && !next.more) // the batch ends finished
+			more = more || next.more
+		default:
+			break drain
+		}
+	}
+	if more {
+		r.finishSent.Store(false) // until the finish that follows is written
+	}
+	if err := r.write(w, rc, batch...); err != nil {
+		r.dropped.Store(true)
+		return batch, closed, err
+	}
+	if finish {
+		r.finishSent.Store(true)
+	}
+	r.leftDuringWrite()
+	r.stream.relayed.Add(int64(len(batch)))
+	return batch, closed, nil
 }
 
 var keepAlive = []byte(": keepalive\n\n")
@@ -329,18 +385,19 @@ func (r idleReader) Read(p []byte) (int, error) {
 // write sends bs (none: just flush) to the client under a fresh write
 // deadline, with one flush. A failed write cancels the upstream call: a client that left or
 // stopped reading must not keep the provider generating.
-func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, bs ...[]byte) error {
-	c.mu.Lock()
-	if c.ctx.Err() != nil {
-		c.mu.Unlock()
-		return c.cause()
+func (r *relay) write(w http.ResponseWriter, rc *http.ResponseController, bs ...[]byte) error {
+	l := r.line
+	l.mu.Lock()
+	if l.ctx.Err() != nil {
+		l.mu.Unlock()
+		return l.cause()
 	}
-	if err := rc.SetWriteDeadline(time.Now().Add(c.g.opts.WriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		c.mu.Unlock()
+	if err := rc.SetWriteDeadline(time.Now().Add(r.limits.writeTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		l.mu.Unlock()
 		return err
 	}
-	c.writing = true
-	c.mu.Unlock()
+	l.writing = true
+	l.mu.Unlock()
 	var err error
 	for _, b := range bs {
 		if err != nil {
@@ -353,15 +410,15 @@ func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, bs ...[
 	if err == nil {
 		err = rc.Flush()
 	}
-	c.mu.Lock()
-	reason := c.reason
+	l.mu.Lock()
+	reason := l.reason
 	if err != nil && reason == nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		// Named before writing clears: a client gone meanwhile must not
 		// take the cause from the write timeout that cut it.
-		c.reason = errWriteTimeout
+		l.reason = errWriteTimeout
 	}
-	c.writing = false
-	c.mu.Unlock()
+	l.writing = false
+	l.mu.Unlock()
 	if err == nil {
 		return nil
 	}
@@ -369,10 +426,10 @@ func (c *call) write(w http.ResponseWriter, rc *http.ResponseController, bs ...[
 	case reason != nil:
 		return reason // an abort ended the write
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		c.abort(errWriteTimeout)
+		l.abort(errWriteTimeout)
 		return errWriteTimeout
 	}
-	c.clientLeft()
+	r.clientLeft()
 	return fmt.Errorf("%w: %v", errClientGone, err)
 }
 
@@ -383,70 +440,46 @@ type queued struct {
 	more   bool // the answer goes on after an earlier finish (step.more)
 }
 
-// relayComplete relays a non-streaming response: the whole body is read
-// first, so an upstream failure can still be an HTTP error.
-func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
-	g := c.g
-	// The same silence bound as a stream: an upstream that sent its headers
-	// and then nothing must not hold the run (and its gate slot) forever.
-	idle := time.AfterFunc(g.opts.UpstreamTimeout, func() { c.abort(errUpstreamIdle) })
-	b, err := io.ReadAll(io.LimitReader(idleReader{resp.Body, idle, g.opts.UpstreamTimeout}, DefaultResponseBytesMax+1))
+// readWhole reads a non-streaming body whole, under the same silence bound
+// as a stream: an upstream that sent its headers and then nothing must not
+// hold the run (and its gate slot) forever.
+func (r *relay) readWhole(body io.Reader) ([]byte, error) {
+	idle := time.AfterFunc(r.limits.upstreamTimeout, func() { r.line.abort(errUpstreamIdle) })
+	b, err := io.ReadAll(io.LimitReader(idleReader{body, idle, r.limits.upstreamTimeout}, DefaultResponseBytesMax+1))
 	idle.Stop()
 	if err == nil && len(b) > DefaultResponseBytesMax {
 		err = fmt.Errorf("the upstream body is larger than %d bytes", DefaultResponseBytesMax)
 	}
-	if err != nil {
-		if cause := c.cause(); cause != nil {
-			c.keep(statusFor(cause), fmt.Sprintf("%s while reading the upstream's body", cause))
-			noRetry(w)
-			c.writeError(w, clientError(cause))
-			return
-		}
-		c.keep(ledger.RunInterrupted, "the upstream body broke off: "+g.opts.Scrub.String(err.Error()))
-		noRetry(w)
-		c.writeError(w, ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream %s stopped mid-answer; the run is interrupted and its reservation is held until reconciled", c.up.Name()))
-		return
-	}
-	o, out := c.ans.body(b)
+	return b, err
+}
+
+// observeWhole has the door's answer read a whole body and the meter
+// observe it; it returns the observation (scrubbed) and the client's body.
+func (r *relay) observeWhole(b []byte) (meter.Observation, []byte) {
+	o, out := r.ans.body(b)
 	if o.UpstreamError != "" || o.Problem != "" || o.Unreadable {
-		o, out = c.scrub(o, out)
+		o, out = r.scrubbed(o, out)
 	}
-	c.meter.Observe(o)
-	v := c.meter.Verdict()
-	switch {
-	case v.Trusted:
-		c.settle(v)
-	case o.UpstreamError != "":
-		c.keep(ledger.RunCompleted, "the upstream's body is an error: "+truncate(o.UpstreamError, 200)+"; "+v.Evidence()) // scrubbed above
-	default:
-		c.keep(ledger.RunCompleted, v.Evidence())
-	}
-	if err := c.finish(c.ctx); err != nil { // the body goes out only once the outcome is on disk
-		c.writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
-		return
-	}
-	if o.UpstreamError != "" && !v.Trusted {
-		// A 200 whose body is an error object is no answer: a client SDK
-		// would read it as one without choices or content. It gets the
-		// door's error instead, with the provider's (scrubbed) words.
-		c.writeError(w, ledger.Errorf(ledger.CodeUpstreamError, "the upstream %s answered 200 with an error: %s; the run's reservation is held until reconciled",
-			c.up.Name(), truncate(o.UpstreamError, 200)))
-		return
-	}
+	r.meter.Observe(o)
+	return o, out
+}
+
+// writeWhole writes a non-streaming answer's body.
+func (r *relay) writeWhole(w http.ResponseWriter, out []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Now().Add(g.opts.WriteTimeout))
+	_ = rc.SetWriteDeadline(time.Now().Add(r.limits.writeTimeout))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 }
 
-// scrub masks secrets in what an upstream said about a failure (issue 12
-// item 2: an error event after output started, or a 200 whose body is an
-// error object, may echo the provider key): the observation's texts, which
+// scrubbed masks secrets in what an upstream said about a failure (an
+// error event after output started, or a 200 whose body is an error
+// object, may echo the provider key): the observation's texts, which
 // become run evidence, and — when they are an error or unreadable, not
 // output the meter counts — the bytes the client gets.
-func (c *call) scrub(o meter.Observation, b []byte) (meter.Observation, []byte) {
-	sc := c.g.opts.Scrub
+func (r *relay) scrubbed(o meter.Observation, b []byte) (meter.Observation, []byte) {
+	sc := r.scrub
 	o.UpstreamError, o.Problem = sc.String(o.UpstreamError), sc.String(o.Problem)
 	if (o.UpstreamError != "" || o.Unreadable) && b != nil {
 		b = sc.Bytes(b)

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -183,18 +182,4 @@ func answerType(contentType string, stream bool) bool {
 		return mt == "text/event-stream"
 	}
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
-}
-
-// wrongType ends a run whose upstream answered 200 with something that is
-// not an answer. The provider may have done work, so the hold is kept.
-func (c *call) wrongType(w http.ResponseWriter, contentType string) {
-	want := "application/json"
-	if c.stream != nil {
-		want = "text/event-stream"
-	}
-	c.keep(ledger.RunFailed, fmt.Sprintf("upstream_bad_content_type: %s answered 200 with Content-Type %q, not %s",
-		c.up.Name(), truncate(c.g.opts.Scrub.String(contentType), 100), want))
-	w.Header().Set("x-should-retry", "false") // a hold was kept: a retry would take another
-	c.writeError(w, ledger.Errorf(ledger.CodeUpstreamError,
-		"the upstream %s answered with %q instead of %s; the run's reservation is held until reconciled", c.up.Name(), truncate(contentType, 100), want))
 }

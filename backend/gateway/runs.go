@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"sort"
 
@@ -49,7 +48,7 @@ func (g *Gateway) Streams() []StreamState {
 	g.rmu.Lock()
 	out := make([]StreamState, 0, len(g.runs))
 	for _, c := range g.runs {
-		if c.stream != nil {
+		if c.relay.stream != nil {
 			out = append(out, c.streamState())
 		}
 	}
@@ -61,21 +60,21 @@ func (g *Gateway) Streams() []StreamState {
 // Stream returns the queue figures of the stream of run id while it is in flight.
 func (g *Gateway) Stream(id ledger.RunID) (StreamState, bool) {
 	c := g.lookup(id)
-	if c == nil || c.stream == nil {
+	if c == nil || c.relay.stream == nil {
 		return StreamState{}, false
 	}
 	return c.streamState(), true
 }
 
 func (c *call) streamState() StreamState {
-	s := c.stream
+	s := c.relay.stream
 	n := 0
 	if q := s.queue.Load(); q != nil {
 		n = len(*q)
 	}
 	return StreamState{RunID: c.id, TenantID: c.tenant.ID, QueueCap: s.queueCap,
 		QueueLen: n, QueuePeak: int(s.queuePeak.Load()),
-		Backpressure: s.backpressure.Load(), Relayed: s.relayed.Load(), Grace: c.left.Load()}
+		Backpressure: s.backpressure.Load(), Relayed: s.relayed.Load(), Grace: c.relay.left.Load()}
 }
 
 // Cancel is the operator's cancel (admin API): it closes the upstream
@@ -85,12 +84,7 @@ func (c *call) streamState() StreamState {
 // flight in this process).
 func (g *Gateway) Cancel(ctx context.Context, id ledger.RunID, actor ledger.Actor) error {
 	if c := g.lookup(id); c != nil {
-		c.mu.Lock()
-		if c.reason == nil {
-			c.by = actor
-		}
-		c.mu.Unlock()
-		c.abort(errCancelOperator)
+		c.line.cancelBy(actor)
 		return nil
 	}
 	run, err := g.opts.Store.Run(ctx, id)
@@ -145,7 +139,7 @@ func (g *Gateway) deleteRun(w http.ResponseWriter, r *http.Request) {
 			writeError(w, ledger.Errorf(ledger.CodeRunNotFound, "no run %s", id))
 			return
 		}
-		c.abort(errCancelOwner)
+		c.line.abort(errCancelOwner)
 		writeJSON(w, http.StatusAccepted, map[string]string{"id": string(id), "status": "cancelling"})
 		return
 	}
@@ -159,14 +153,4 @@ func (g *Gateway) deleteRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": string(id), "status": "cancelling"})
-}
-
-// actor is who ends the run: the operator who cancelled it, else its tenant.
-func (c *call) actor() ledger.Actor {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.by != "" && errors.Is(c.reason, errCancelOperator) {
-		return c.by
-	}
-	return ledger.TenantActor(c.tenant.ID)
 }

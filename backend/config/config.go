@@ -1,6 +1,15 @@
 // Package config loads quotagate's YAML configuration: ${ENV} expansion,
-// defaults, and Validate, which refuses bad input with a sentence a person can
-// act on. Plaintext tenant keys are hashed on load and dropped from memory.
+// the config's own defaults, and Validate, which refuses bad input with a
+// sentence a person can act on. Plaintext tenant keys are hashed on load and
+// dropped from memory.
+//
+// The config is data: it imports nothing of ours but ledger. A key left out
+// stays zero, which every package reads as "my default" and fills in its
+// own constructor (gateway.New, gate, meter.ReservePolicy.WithDefaults,
+// quota.Options.Validate, postgres leases); backend/server translates the
+// config into those options. Only the keys no other package owns (addr,
+// meter, ledger.driver, an upstream's kind and protocols, a tenant's
+// max_concurrent, the top-up prompt) are filled here.
 package config
 
 import (
@@ -18,12 +27,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/quotagate/quotagate/backend/gate"
-	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/meter"
-	"github.com/quotagate/quotagate/backend/quota"
-	"github.com/quotagate/quotagate/backend/upstream/balance"
 )
 
 // Meter names.
@@ -50,9 +54,9 @@ const (
 // Protocols lists every protocol name, in the order messages name them.
 var Protocols = []string{ProtocolChat, ProtocolResponses, ProtocolMessages}
 
-// DefaultAddr is the default of the config's own key addr. Every other
-// default is stated once, in the package that uses it (gateway, gate, meter,
-// quota), and the config fills from those constants.
+// DefaultAddr is the default of the config's own key addr. The defaults of
+// the keys that are another package's options are stated once, in that
+// package (gateway, gate, meter, quota, ledger), and applied there.
 const DefaultAddr = "127.0.0.1:8787"
 
 // Config is the whole configuration file.
@@ -137,25 +141,12 @@ type Quota struct {
 	Balance       Balance       `yaml:"balance"`
 }
 
-// GuardOptions are the quota guard's options of one model: the one place
-// where the config's quota section becomes quota.Options.
-func (q *Quota) GuardOptions() quota.Options {
-	at, _ := time.Parse("15:04", q.TopUp.At) // validated by Validate
-	return quota.Options{
-		DailyCap: q.DailyCap, SmallBuffer: q.SmallBuffer, UsageWall: q.UsageWall, BalanceWall: q.BalanceWall,
-		Timezone: q.Timezone, SyncEvery: q.SyncEvery, SyncEveryLow: q.SyncEveryLow, LowBalance: q.LowBalance,
-		BurstSync: q.BurstSync, DefaultLag: q.Lag, MinLag: q.MinLag, MaxLag: q.MaxLag,
-		ExpiryHorizon: q.ExpiryHorizon,
-		TopUp:         quota.TopUpOptions{Enabled: q.TopUp.Enabled, At: time.Duration(at.Hour())*time.Hour + time.Duration(at.Minute())*time.Minute},
-	}
-}
-
 // TopUp is the optional nightly top-up job of seed 002 (off by default): at
 // At, it spends what is left of the day's free quota with filler calls, so
 // that free packages do not expire unused. DryRun only audits the plan.
 type TopUp struct {
 	Enabled bool   `yaml:"enabled"`
-	At      string `yaml:"at"` // HH:MM local, default quota.DefaultTopUpAt
+	At      string `yaml:"at"` // HH:MM local; empty: quota.DefaultTopUpAt
 	DryRun  bool   `yaml:"dry_run"`
 	Prompt  string `yaml:"prompt"` // the filler call's user message
 }
@@ -165,7 +156,7 @@ const DefaultTopUpPrompt = "Write a long, detailed essay on the history of arith
 
 // Balance names where a guarded model's provider balance is read.
 type Balance struct {
-	Kind         string `yaml:"kind"` // volcengine, http-json, manual
+	Kind         string `yaml:"kind"` // volcengine, http-json, manual (empty: manual)
 	AccessKey    string `yaml:"access_key"`
 	SecretKey    string `yaml:"secret_key"`
 	BaseURL      string `yaml:"base_url"`
@@ -178,15 +169,8 @@ type Balance struct {
 	Token        string `yaml:"token"`         // http-json optional bearer token
 }
 
-// SourceConfig is the balance source's config: the one place where the
-// config's balance section becomes balance.Config.
-func (b Balance) SourceConfig() balance.Config {
-	return balance.Config{Kind: b.Kind, AccessKey: b.AccessKey, SecretKey: b.SecretKey,
-		BaseURL: b.BaseURL, Region: b.Region, Product: b.Product, ResourceType: b.ResourceType,
-		ModelField: b.ModelField, URL: b.URL, Field: b.Field, Token: b.Token}
-}
-
-// Limits are gateway-wide bounds.
+// Limits are gateway-wide bounds; zero is the gateway's (or, for the
+// three reserve figures, the meter's) default.
 type Limits struct {
 	RequestBytesMax     int64         `yaml:"request_bytes_max"`
 	DefaultOutputUnits  ledger.Units  `yaml:"default_output_units"`
@@ -200,14 +184,14 @@ type Limits struct {
 }
 
 // Grace is a duration that can be switched off, as limits.finish_grace is:
-// a positive duration ("5s") or `off`. Off is GraceOff, a negative duration,
-// which is how gateway.Options.FinishGrace reads "no grace". An explicit 0s
-// is refused rather than guessed at: absent means the default (before,
-// 0 silently meant the default), and no grace is spelled `off`.
+// a positive duration ("5s") or `off`; zero is absent (the gateway's
+// default). An explicit 0s is refused rather than guessed at: absent means
+// the default, and no grace is spelled `off`.
 type Grace time.Duration
 
 // GraceOff is `off`: a client that leaves after the finish reason cancels
-// the upstream at once, and its run keeps its hold.
+// the upstream at once, and its run keeps its hold. The server hands it to
+// the gateway as gateway.Off.
 const GraceOff Grace = -1
 
 // UnmarshalYAML reads `off` or a positive duration.
@@ -224,13 +208,13 @@ func (g *Grace) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Duration is g as gateway.Options.FinishGrace takes it (negative: off).
-func (g Grace) Duration() time.Duration { return time.Duration(g) }
-
-// String is g as the config file spells it.
+// String is g as the config file spells it ("" when absent).
 func (g Grace) String() string {
-	if g == GraceOff {
+	switch g {
+	case GraceOff:
 		return "off"
+	case 0:
+		return ""
 	}
 	return time.Duration(g).String()
 }
@@ -265,8 +249,8 @@ func Load(path string) (*Config, error) {
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // Parse expands ${VAR} references with lookup, decodes strictly (unknown keys
-// are errors, so a typo never silently disables a limit), fills defaults and
-// validates.
+// are errors, so a typo never silently disables a limit), fills the config's
+// own defaults and validates.
 func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	var missing []string
 	expanded := envRef.ReplaceAllFunc(data, func(m []byte) []byte {
@@ -330,20 +314,12 @@ func yamlScalar(v string) []byte {
 	return out
 }
 
+// fillDefaults fills the keys that are the config's own; every other key
+// left out stays zero for its package to fill.
 func (c *Config) fillDefaults() {
 	orDefault(&c.Addr, DefaultAddr)
 	orDefault(&c.Meter, MeterTiktoken)
-	c.Ledger.fillDefaults()
-	l := &c.Limits
-	orDefault(&l.RequestBytesMax, gateway.DefaultRequestBytesMax)
-	orDefault(&l.DefaultOutputUnits, meter.DefaultOutputUnits)
-	orDefault(&l.ReasoningFloorUnits, meter.DefaultReasoningFloorUnits)
-	orDefault(&l.ImageUnits, meter.DefaultImageUnits)
-	orDefault(&l.StreamQueueEvents, gateway.DefaultStreamQueueEvents)
-	orDefault(&l.WriteTimeout, gateway.DefaultWriteTimeout)
-	orDefault(&l.UpstreamTimeout, gateway.DefaultUpstreamTimeout)
-	orDefault(&l.BodyTimeout, gateway.DefaultBodyTimeout)
-	orDefault(&l.FinishGrace, Grace(gateway.DefaultFinishGrace))
+	orDefault(&c.Ledger.Driver, DriverSQLite)
 	for i := range c.Tenants {
 		orDefault(&c.Tenants[i].MaxConcurrent, 1)
 	}
@@ -361,32 +337,10 @@ func (c *Config) fillDefaults() {
 				u.Protocols = slices.Clone(Protocols)
 			}
 		}
-		orDefault(&u.MaxConcurrent, gate.DefaultMaxConcurrent)
-		orDefault(&u.Queue.MaxWaiters, gate.DefaultMaxWaiters)
-		orDefault(&u.Queue.MaxWait, gate.DefaultMaxWait)
 		if q := u.Quota; q != nil {
-			q.fillDefaults()
+			orDefault(&q.TopUp.Prompt, DefaultTopUpPrompt)
 		}
 	}
-}
-
-func (q *Quota) fillDefaults() {
-	orDefault(&q.DailyCap, quota.DefaultDailyCap)
-	orDefault(&q.SmallBuffer, quota.DefaultSmallBuffer)
-	orDefault(&q.UsageWall, quota.DefaultUsageWall)
-	orDefault(&q.BalanceWall, quota.DefaultBalanceWall)
-	orDefault(&q.Timezone, quota.DefaultTimezone)
-	orDefault(&q.SyncEvery, quota.DefaultSyncEvery)
-	orDefault(&q.SyncEveryLow, quota.DefaultSyncEveryLow)
-	orDefault(&q.BurstSync, quota.DefaultBurstSync)
-	orDefault(&q.Lag, quota.DefaultLag)
-	orDefault(&q.MinLag, quota.DefaultMinLag)
-	orDefault(&q.MaxLag, quota.DefaultMaxLag)
-	orDefault(&q.ExpiryHorizon, quota.DefaultExpiryHorizon)
-	orDefault(&q.LowBalance, quota.DefaultLowBalance)
-	orDefault(&q.TopUp.At, time.Time{}.Add(quota.DefaultTopUpAt).Format("15:04"))
-	orDefault(&q.TopUp.Prompt, DefaultTopUpPrompt)
-	orDefault(&q.Balance.Kind, quota.SourceManual)
 }
 
 // orDefault sets *v to def when it is the zero value (not given in the file).

@@ -49,7 +49,7 @@ func TestParseDesignExample(t *testing.T) {
 	q := u.Quota
 	if q == nil || q.DailyCap != 2_000_000 || q.SmallBuffer != 50_000 || q.UsageWall != 1_950_000 ||
 		q.BalanceWall != 100_000 || q.SyncEvery != 30*time.Minute || q.SyncEveryLow != 5*time.Minute ||
-		q.Lag != 15*time.Minute || q.Balance.Kind != "volcengine" || q.Balance.AccessKey != "ak" {
+		q.Lag != 0 || q.Balance.Kind != "volcengine" || q.Balance.AccessKey != "ak" { // lag left out: the quota guard's default
 		t.Errorf("quota = %+v", q)
 	}
 	if c.AdminToken != "admin-token-0123456789" {
@@ -110,15 +110,19 @@ func TestParseRefuses(t *testing.T) {
 		{"DuplicateModel", "upstreams:\n  - {name: x, kind: demo, models: [m]}\n  - {name: y, kind: demo, models: [m]}\n", "already served"},
 		{"BadKind", "upstreams:\n  - {name: x, kind: grpc, models: [m]}\n", `kind "grpc"`},
 		{"BadZone", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {timezone: Mars/Base}}\n", "time zone"},
-		{"BufferOverCap", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {daily_cap: 10, small_buffer: 10}}\n", "below daily_cap"},
 		{"VolcNoKeys", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {balance: {kind: volcengine}}}\n", "access_key"},
 		{"HTTPJSONNoField", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {balance: {kind: http-json, url: 'http://h/b'}}}\n", "field"},
-		{"LagOutsideBounds", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {lag: 50m, max_lag: 45m}}\n", "min_lag ≤ lag ≤ max_lag"},
+		{"LagOverTwoHours", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {lag: 3h}}\n", "min_lag ≤ lag ≤ max_lag ≤ 2h"},
+		{"NegativeMaxConcurrent", "upstreams:\n  - {name: x, kind: demo, models: [m], max_concurrent: -1}\n", "max_concurrent must be between 1 and 10000"},
 		{"BadMaxWait", "upstreams:\n  - {name: x, kind: demo, models: [m], queue: {max_wait: 1h}}\n", "max_wait"},
 		{"UnknownProtocol", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat, grpc]}\n", `upstream x: protocols[1] "grpc": want chat, responses, messages`},
 		{"ProtocolTwice", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat, chat]}\n", "protocols lists chat twice"},
 		{"UnknownReasoningSwitch", "upstreams:\n  - {name: x, kind: demo, models: [m], reasoning_switch: effort}\n", `upstream x: reasoning_switch "effort": want reasoning_effort or thinking`},
 		{"TinyBodyLimit", "limits: {request_bytes_max: 10}\n", "request_bytes_max"},
+		{"NegativeOutputUnits", "limits: {default_output_units: -1}\n", "limits.default_output_units must not be negative"},
+		{"HugeReasoningFloor", "limits: {reasoning_floor_units: 9007199254740992}\n", "limits.reasoning_floor_units"},
+		{"NegativeImageUnits", "limits: {image_units: -5}\n", "limits.image_units must not be negative"},
+		{"ShortWriteTimeout", "limits: {write_timeout: 500ms}\n", "at least 1s"},
 		{"FinishGraceZero", "limits: {finish_grace: 0s}\n", `"0s": write a positive duration such as 5s, or off`},
 		{"FinishGraceNegative", "limits: {finish_grace: -1s}\n", `"-1s": write a positive duration`},
 		{"FinishGraceBareNumber", "limits: {finish_grace: 5}\n", `"5": write a positive duration`},
@@ -138,20 +142,20 @@ func TestParseRefuses(t *testing.T) {
 	}
 }
 
-// limits.finish_grace: absent is the default (5s), a duration is kept, and
-// `off` switches the grace off — what the gateway reads as a negative grace.
+// limits.finish_grace: absent is zero (the gateway's default, 5s: the
+// server's TestFinishGrace), a duration is kept, and `off` switches the
+// grace off.
 func TestFinishGrace(t *testing.T) {
 	tests := []struct {
 		name, yaml string
 		want       config.Grace
-		gateway    time.Duration
 		spelled    string
 	}{
-		{"Default", "meter: utf8-bytes-v1\n", config.Grace(5 * time.Second), 5 * time.Second, "5s"},
-		{"Duration", "limits: {finish_grace: 800ms}\n", config.Grace(800 * time.Millisecond), 800 * time.Millisecond, "800ms"},
-		{"Off", "limits: {finish_grace: off}\n", config.GraceOff, -1, "off"},
-		{"OffQuoted", "limits:\n  finish_grace: \"off\"\n", config.GraceOff, -1, "off"},
-		{"Minute", "limits: {finish_grace: 1m}\n", config.Grace(time.Minute), time.Minute, "1m0s"},
+		{"Default", "meter: utf8-bytes-v1\n", 0, ""},
+		{"Duration", "limits: {finish_grace: 800ms}\n", config.Grace(800 * time.Millisecond), "800ms"},
+		{"Off", "limits: {finish_grace: off}\n", config.GraceOff, "off"},
+		{"OffQuoted", "limits:\n  finish_grace: \"off\"\n", config.GraceOff, "off"},
+		{"Minute", "limits: {finish_grace: 1m}\n", config.Grace(time.Minute), "1m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,8 +164,8 @@ func TestFinishGrace(t *testing.T) {
 				t.Fatal(err)
 			}
 			g := c.Limits.FinishGrace
-			if g != tt.want || g.Duration() != tt.gateway || g.String() != tt.spelled {
-				t.Fatalf("finish_grace = %v (%v, %q), want %v (%v, %q)", int64(g), g.Duration(), g, int64(tt.want), tt.gateway, tt.spelled)
+			if g != tt.want || g.String() != tt.spelled {
+				t.Fatalf("finish_grace = %v (%q), want %v (%q)", int64(g), g, int64(tt.want), tt.spelled)
 			}
 		})
 	}

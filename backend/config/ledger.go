@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/quotagate/quotagate/backend/ledger"
 )
 
 // Ledger drivers.
@@ -38,21 +41,10 @@ type Ledger struct {
 	Version int64 `yaml:"version"`
 	// Heartbeat is how often a gateway on PostgreSQL renews its lease;
 	// LeaseExpiry is how long another waits, after the last renewal, before
-	// it ends the silent gateway's runs interrupted (slots freed, money held).
+	// it ends the silent gateway's runs interrupted (slots freed, money
+	// held). Zero is ledger.DefaultHeartbeat and ledger.DefaultLeaseExpiry.
 	Heartbeat   time.Duration `yaml:"heartbeat"`
 	LeaseExpiry time.Duration `yaml:"lease_expiry"`
-}
-
-// Lease defaults (issue 14).
-const (
-	DefaultHeartbeat   = 5 * time.Second
-	DefaultLeaseExpiry = 20 * time.Second
-)
-
-func (l *Ledger) fillDefaults() {
-	orDefault(&l.Driver, DriverSQLite)
-	orDefault(&l.Heartbeat, DefaultHeartbeat)
-	orDefault(&l.LeaseExpiry, DefaultLeaseExpiry)
 }
 
 func (l Ledger) validate() error {
@@ -71,8 +63,9 @@ func (l Ledger) validate() error {
 	default:
 		return fmt.Errorf("ledger.driver %q: want %s or %s", l.Driver, DriverSQLite, DriverPostgres)
 	}
-	if l.Heartbeat < 0 || l.LeaseExpiry < 2*l.Heartbeat {
-		return fmt.Errorf("ledger.lease_expiry %v: at least twice ledger.heartbeat (%v), so that one late heartbeat does not end a live gateway's runs", l.LeaseExpiry, l.Heartbeat)
+	// Zero is the lease's default, which the postgres store applies.
+	if hb, exp := cmp.Or(l.Heartbeat, ledger.DefaultHeartbeat), cmp.Or(l.LeaseExpiry, ledger.DefaultLeaseExpiry); hb < 0 || exp < 2*hb {
+		return fmt.Errorf("ledger.lease_expiry %v: at least twice ledger.heartbeat (%v), so that one late heartbeat does not end a live gateway's runs", exp, hb)
 	}
 	if l.Version < 0 {
 		return fmt.Errorf("ledger.version %d: must not be negative", l.Version)

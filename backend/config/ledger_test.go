@@ -11,21 +11,23 @@ import (
 func TestLedgerBlock(t *testing.T) {
 	env := map[string]string{"QUOTAGATE_PG_DSN": "postgres://qg:s3cret@127.0.0.1:5432/quotagate?sslmode=disable"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	hb, exp := config.DefaultHeartbeat, config.DefaultLeaseExpiry
 	tests := []struct {
 		name, yaml string
 		want       config.Ledger
 		err        string
 	}{
-		{"DefaultSQLite", ``, config.Ledger{Driver: "sqlite", Heartbeat: hb, LeaseExpiry: exp}, ""},
-		{"ExplicitSQLite", "ledger: {driver: sqlite}", config.Ledger{Driver: "sqlite", Heartbeat: hb, LeaseExpiry: exp}, ""},
+		{"DefaultSQLite", ``, config.Ledger{Driver: "sqlite"}, ""},
+		{"ExplicitSQLite", "ledger: {driver: sqlite}", config.Ledger{Driver: "sqlite"}, ""},
 		{"PostgresURL", "ledger: {driver: postgres, dsn: ${QUOTAGATE_PG_DSN}, instance: gw-a, version: 3}",
-			config.Ledger{Driver: "postgres", DSN: env["QUOTAGATE_PG_DSN"], Instance: "gw-a", Version: 3, Heartbeat: hb, LeaseExpiry: exp}, ""},
+			config.Ledger{Driver: "postgres", DSN: env["QUOTAGATE_PG_DSN"], Instance: "gw-a", Version: 3}, ""},
 		{"PostgresKeyword", "ledger: {driver: postgres, dsn: 'host=127.0.0.1 port=5432 user=qg dbname=quotagate'}",
-			config.Ledger{Driver: "postgres", DSN: "host=127.0.0.1 port=5432 user=qg dbname=quotagate", Heartbeat: hb, LeaseExpiry: exp}, ""},
+			config.Ledger{Driver: "postgres", DSN: "host=127.0.0.1 port=5432 user=qg dbname=quotagate"}, ""},
 		{"PostgresSocket", "ledger: {driver: postgres, dsn: 'host=/var/run/postgresql user=qg dbname=quotagate', heartbeat: 1s, lease_expiry: 4s}",
 			config.Ledger{Driver: "postgres", DSN: "host=/var/run/postgresql user=qg dbname=quotagate", Heartbeat: time.Second, LeaseExpiry: 4 * time.Second}, ""},
 		{"ExpiryTooShort", "ledger: {driver: postgres, dsn: 'host=x', heartbeat: 5s, lease_expiry: 6s}", config.Ledger{}, "at least twice ledger.heartbeat"},
+		// Left out, the lease times are the ledger's defaults (the postgres
+		// store applies them), and a heartbeat is checked against them.
+		{"HeartbeatOverDefaultExpiry", "ledger: {driver: postgres, dsn: 'host=x', heartbeat: 15s}", config.Ledger{}, "lease_expiry 20s: at least twice ledger.heartbeat (15s)"},
 		{"PostgresNoDSN", "ledger: {driver: postgres}", config.Ledger{}, "ledger.dsn: the postgres driver needs a DSN"},
 		{"SQLiteWithDSN", "ledger: {driver: sqlite, dsn: 'host=x'}", config.Ledger{}, "only the postgres driver takes a DSN"},
 		{"UnknownDriver", "ledger: {driver: mysql}", config.Ledger{}, `ledger.driver "mysql"`},

@@ -21,7 +21,10 @@ type namedUnits struct {
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // Validate refuses a configuration that could not be enforced as written.
-// Every message names the field and says what would be accepted.
+// Every message names the field and says what would be accepted. It checks
+// what the file says: a key left out (zero) is its package's default, and
+// a rule between a written value and a default is that package's to check
+// when the server builds it (quota.Options.Validate, for one).
 func (c *Config) Validate() error {
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
@@ -163,7 +166,7 @@ func (c *Config) validateUpstreams() error {
 			}
 			models[m] = u.Name
 		}
-		if u.MaxConcurrent < 1 || u.MaxConcurrent > 10_000 {
+		if u.MaxConcurrent < 0 || u.MaxConcurrent > 10_000 { // 0: gate.DefaultMaxConcurrent
 			return fmt.Errorf("%s: max_concurrent must be between 1 and 10000", where)
 		}
 		if u.Queue.MaxWaiters < 0 || u.Queue.MaxWaiters > 100_000 {
@@ -189,28 +192,28 @@ func (q *Quota) validate(where string) error {
 			return fmt.Errorf("%s", ledger.ErrorMessage(err))
 		}
 	}
-	if q.SmallBuffer >= q.DailyCap {
-		return fmt.Errorf("%s: quota.small_buffer (%d) must be below daily_cap (%d)", where, q.SmallBuffer, q.DailyCap)
-	}
 	if _, err := time.LoadLocation(q.Timezone); err != nil {
 		return fmt.Errorf("%s: quota.timezone %q is not a known time zone", where, q.Timezone)
 	}
-	if q.SyncEvery < time.Minute || q.SyncEveryLow < time.Minute {
+	if (q.SyncEvery != 0 && q.SyncEvery < time.Minute) || (q.SyncEveryLow != 0 && q.SyncEveryLow < time.Minute) {
 		return fmt.Errorf("%s: quota sync intervals must be at least 1m", where)
 	}
-	if q.MinLag < 0 || q.MaxLag > 2*time.Hour || q.MinLag > q.MaxLag || q.Lag < q.MinLag || q.Lag > q.MaxLag {
-		return fmt.Errorf("%s: quota lags must satisfy 0 ≤ min_lag ≤ lag ≤ max_lag ≤ 2h (got %s, %s, %s)",
-			where, q.MinLag, q.Lag, q.MaxLag)
+	// Their order with the defaults of those left out is quota.Options.Validate's.
+	for _, lag := range []time.Duration{q.MinLag, q.Lag, q.MaxLag} {
+		if lag < 0 || lag > 2*time.Hour {
+			return fmt.Errorf("%s: quota lags must satisfy 0 ≤ min_lag ≤ lag ≤ max_lag ≤ 2h (got %s, %s, %s)",
+				where, q.MinLag, q.Lag, q.MaxLag)
+		}
 	}
 	if q.ExpiryHorizon < 0 || q.ExpiryHorizon > 24*time.Hour {
 		return fmt.Errorf("%s: quota.expiry_horizon must be between 0 and 24h", where)
 	}
-	if _, err := time.Parse("15:04", q.TopUp.At); err != nil {
+	if _, err := time.Parse("15:04", q.TopUp.At); q.TopUp.At != "" && err != nil {
 		return fmt.Errorf("%s: quota.top_up.at %q: want HH:MM", where, q.TopUp.At)
 	}
 	b := q.Balance
 	switch b.Kind {
-	case "manual":
+	case "", "manual":
 	case "volcengine":
 		if b.AccessKey == "" || b.SecretKey == "" {
 			return fmt.Errorf("%s: quota.balance kind volcengine needs access_key and secret_key", where)
@@ -229,8 +232,10 @@ func (q *Quota) validate(where string) error {
 	return nil
 }
 
+// validate checks the limits written; zero is the gateway's or the meter's
+// default.
 func (l Limits) validate() error {
-	if l.RequestBytesMax < 1024 || l.RequestBytesMax > 1<<30 {
+	if l.RequestBytesMax != 0 && (l.RequestBytesMax < 1024 || l.RequestBytesMax > 1<<30) {
 		return fmt.Errorf("limits.request_bytes_max must be between 1024 and 1073741824")
 	}
 	for _, f := range []namedUnits{{"default_output_units", l.DefaultOutputUnits},
@@ -239,13 +244,13 @@ func (l Limits) validate() error {
 			return fmt.Errorf("%s", ledger.ErrorMessage(err))
 		}
 	}
-	if l.StreamQueueEvents < 1 || l.StreamQueueEvents > 4096 {
+	if l.StreamQueueEvents < 0 || l.StreamQueueEvents > 4096 {
 		return fmt.Errorf("limits.stream_queue_events must be between 1 and 4096")
 	}
-	if l.WriteTimeout < time.Second || l.UpstreamTimeout < time.Second {
+	if underSecond(l.WriteTimeout) || underSecond(l.UpstreamTimeout) {
 		return fmt.Errorf("limits.write_timeout and limits.upstream_timeout must be at least 1s")
 	}
-	if l.BodyTimeout < time.Second {
+	if underSecond(l.BodyTimeout) {
 		return fmt.Errorf("limits.body_timeout must be at least 1s")
 	}
 	if l.FinishGrace != GraceOff && (l.FinishGrace < 0 || l.FinishGrace > Grace(time.Minute)) {
@@ -253,3 +258,6 @@ func (l Limits) validate() error {
 	}
 	return nil
 }
+
+// underSecond reports a timeout written below 1s (0 is the default).
+func underSecond(d time.Duration) bool { return d != 0 && d < time.Second }

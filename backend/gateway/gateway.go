@@ -18,7 +18,8 @@ import (
 	"github.com/quotagate/quotagate/backend/scrub"
 )
 
-// Defaults for Options.
+// Defaults for Options, applied by New to a field left zero (the config's
+// limits left out of the file).
 const (
 	DefaultRequestBytesMax   = 4 << 20 // the config's documented request_bytes_max (README)
 	DefaultStreamQueueEvents = 8
@@ -27,9 +28,13 @@ const (
 	DefaultKeepAlive         = 15 * time.Second  // ": keepalive" during an upstream gap
 	DefaultResponseBytesMax  = 64 << 20          // a non-streaming upstream body
 	DefaultTenantRefresh     = 2 * time.Second
-	DefaultBodyTimeout       = 30 * time.Second // a body that trickles in (issue 12: 30 stalled bodies cost 245 MB)
-	DefaultFinishGrace       = 5 * time.Second  // issue 12 item 9: usage comes ~300 ms after the last content
+	DefaultBodyTimeout       = 30 * time.Second // a body that trickles in: 30 stalled bodies once held 245 MB
+	DefaultFinishGrace       = 5 * time.Second  // usage comes ~300 ms after the last content
 )
+
+// Off switches off a duration of Options that has a default (KeepAlive,
+// FinishGrace): zero is the default, Off (or any negative) is none.
+const Off time.Duration = -1
 
 // Options configures a Gateway. Store, Meter and Upstreams are required; a
 // nil RateLimiter, Gate or Quota means that control is off.
@@ -44,9 +49,9 @@ type Options struct {
 	StreamQueueEvents int           // per-stream event queue between upstream reader and client writer; default 8
 	WriteTimeout      time.Duration // per write to the client; a client that stops reading is cut after it; default 30s
 	UpstreamTimeout   time.Duration // longest silence from a streaming upstream before the run is cut; default 120s
-	KeepAlive         time.Duration // SSE comment sent to the client during an upstream gap; default 15s, <0 off
+	KeepAlive         time.Duration // SSE comment sent to the client during an upstream gap; default 15s; Off: none
 	BodyTimeout       time.Duration // longest wait for the request body (408 after it); default 30s
-	FinishGrace       time.Duration // after finish_reason, how long a stream whose client left is still read for usage; default 5s, <0 off
+	FinishGrace       time.Duration // after finish_reason, how long a stream whose client left is still read for usage; default 5s; Off: none
 	MaxEventBytes     int           // one upstream SSE event; default openai.DefaultMaxEventBytes
 	// ForwardHeaders are request headers copied to the upstream (e.g.
 	// "X-Demo-Plan" for the demo upstream); nothing else is forwarded.
@@ -91,12 +96,20 @@ type Gateway struct {
 	pendingEnds atomic.Int64 // decided run ends being retried (runRecord.retry)
 }
 
-// New returns a gateway; it panics on a missing Store, Meter or upstream,
-// which is a wiring bug.
+// New returns a gateway, with the defaults of the options left zero; it
+// panics on a missing Store, Meter or upstream, which is a wiring bug.
 func New(opts Options) *Gateway {
 	if opts.Store == nil || opts.Meter == nil || len(opts.Upstreams) == 0 {
 		panic("gateway.New: Store, Meter and at least one upstream are required")
 	}
+	opts = opts.withDefaults()
+	g := &Gateway{opts: opts, log: opts.Logger, runs: make(map[ledger.RunID]*call)}
+	g.mux = g.routes()
+	return g
+}
+
+// withDefaults fills the options left zero with the package's defaults.
+func (opts Options) withDefaults() Options {
 	if opts.RequestBytesMax <= 0 {
 		opts.RequestBytesMax = DefaultRequestBytesMax
 	}
@@ -124,10 +137,14 @@ func New(opts Options) *Gateway {
 	if opts.NewRunID == nil {
 		opts.NewRunID = newRunID
 	}
-	g := &Gateway{opts: opts, log: opts.Logger, runs: make(map[ledger.RunID]*call)}
+	return opts
+}
+
+// routes is the /v1 surface.
+func (g *Gateway) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", g.serveDoor(chatDoor{}))
-	mux.HandleFunc("POST /v1/responses", g.serveDoor(responsesDoor{log: opts.Logger}))
+	mux.HandleFunc("POST /v1/responses", g.serveDoor(responsesDoor{log: g.log}))
 	mux.HandleFunc("GET /v1/responses", serveResponsesUpgrade)
 	mux.HandleFunc("POST /v1/messages", g.serveDoor(messagesDoor{}))
 	mux.HandleFunc("POST /v1/messages/count_tokens", g.countTokens)
@@ -138,8 +155,7 @@ func New(opts Options) *Gateway {
 	mux.HandleFunc("GET /v1/models/{id}", g.model)
 	mux.HandleFunc("GET /v1/runs", g.listRuns)
 	mux.HandleFunc(catchAll, g.unknownRoute)
-	g.mux = mux
-	return g
+	return mux
 }
 
 // ServeHTTP implements http.Handler.

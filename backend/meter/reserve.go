@@ -4,8 +4,8 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Defaults of the reserve policy; the config fills limits.default_output_units,
-// reasoning_floor_units and image_units from them.
+// Defaults of the reserve policy (the config's limits.default_output_units,
+// reasoning_floor_units and image_units), applied by WithDefaults.
 const (
 	DefaultOutputUnits         ledger.Units = 4096
 	DefaultReasoningFloorUnits ledger.Units = 4096 // seed 002: a reasoning model's hidden output
@@ -28,18 +28,22 @@ type ReservePolicy struct {
 	ReasoningModels []string
 }
 
-// Check reports a policy figure that is negative or too large, as a
-// *ledger.Error with CodeInvalidRequest (for config validation).
-func (p ReservePolicy) Check() error {
-	for _, f := range []struct {
-		what string
-		u    ledger.Units
-	}{{"default output units", p.DefaultOutputUnits}, {"reasoning floor units", p.ReasoningFloorUnits}, {"image units", p.ImageUnits}} {
-		if err := ledger.CheckUnits(f.what, f.u); err != nil {
-			return err
-		}
+// WithDefaults is p with its figures left zero set to the defaults. The
+// zero policy itself is meaningful, input only (count_tokens measures with
+// it), so Reserve does not apply them: the server does, once, for the
+// gateway's policy. The bound of every figure is ledger.CheckUnits's, which
+// the config checks.
+func (p ReservePolicy) WithDefaults() ReservePolicy {
+	if p.DefaultOutputUnits == 0 {
+		p.DefaultOutputUnits = DefaultOutputUnits
 	}
-	return nil
+	if p.ReasoningFloorUnits == 0 {
+		p.ReasoningFloorUnits = DefaultReasoningFloorUnits
+	}
+	if p.ImageUnits == 0 {
+		p.ImageUnits = DefaultImageUnits
+	}
+	return p
 }
 
 // IsReasoning reports whether model is one of p.ReasoningModels.

@@ -102,13 +102,13 @@ func TestIsReasoning(t *testing.T) {
 	}
 }
 
-func TestReservePolicyCheck(t *testing.T) {
-	if err := (ReservePolicy{DefaultOutputUnits: 1000, ReasoningFloorUnits: 4096, ImageUnits: 85}).Check(); err != nil {
-		t.Errorf("valid policy: %v", err)
-	}
-	for _, p := range []ReservePolicy{{DefaultOutputUnits: -1}, {ReasoningFloorUnits: ledger.MaxUnits + 1}, {ImageUnits: -5}} {
-		if err := p.Check(); ledger.ErrorCode(err) != ledger.CodeInvalidRequest {
-			t.Errorf("%+v: %v", p, err)
-		}
+// WithDefaults fills the figures left zero and keeps those given; the
+// bound of each figure is the config's (TestParseRefuses there).
+func TestReservePolicyWithDefaults(t *testing.T) {
+	got := ReservePolicy{ImageUnits: 85, ReasoningModels: []string{"o3"}}.WithDefaults()
+	want := ReservePolicy{DefaultOutputUnits: DefaultOutputUnits, ReasoningFloorUnits: DefaultReasoningFloorUnits, ImageUnits: 85}
+	if got.DefaultOutputUnits != want.DefaultOutputUnits || got.ReasoningFloorUnits != want.ReasoningFloorUnits ||
+		got.ImageUnits != want.ImageUnits || len(got.ReasoningModels) != 1 {
+		t.Errorf("WithDefaults = %+v", got)
 	}
 }

@@ -14,14 +14,6 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Lease defaults: an instance renews its lease every DefaultHeartbeat; one
-// not renewed for DefaultLeaseExpiry is dead, and another instance ends its
-// open runs interrupted (their slots freed, their money held).
-const (
-	DefaultHeartbeat   = 5 * time.Second
-	DefaultLeaseExpiry = 20 * time.Second
-)
-
 // dbNow is the database's clock in Unix nanoseconds: leases compare times
 // written by different machines, so they all use the database's.
 const dbNow = `(extract(epoch from clock_timestamp()) * 1e9)::bigint`
@@ -39,8 +31,8 @@ type Instance struct {
 // LeaseOptions tune TakeLease.
 type LeaseOptions struct {
 	Addr      string        // where this gateway answers, shown to the others
-	Heartbeat time.Duration // default DefaultHeartbeat
-	Expiry    time.Duration // default DefaultLeaseExpiry
+	Heartbeat time.Duration // 0 or less: ledger.DefaultHeartbeat
+	Expiry    time.Duration // 0 or less: ledger.DefaultLeaseExpiry
 	Logger    *slog.Logger
 }
 
@@ -60,10 +52,10 @@ type lease struct {
 // live twin's runs. Close gives the lease up.
 func (s *Store) TakeLease(ctx context.Context, o LeaseOptions) error {
 	if o.Heartbeat <= 0 {
-		o.Heartbeat = DefaultHeartbeat
+		o.Heartbeat = ledger.DefaultHeartbeat
 	}
 	if o.Expiry <= 0 {
-		o.Expiry = DefaultLeaseExpiry
+		o.Expiry = ledger.DefaultLeaseExpiry
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

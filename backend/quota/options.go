@@ -107,6 +107,9 @@ func (o Options) Validate() (Options, error) {
 			return o, err
 		}
 	}
+	if o.SmallBuffer >= o.DailyCap {
+		return o, ledger.Errorf(ledger.CodeInvalidRequest, "quota.small_buffer (%d) must be below daily_cap (%d)", o.SmallBuffer, o.DailyCap)
+	}
 	if _, err := o.Location(); err != nil {
 		return o, err
 	}

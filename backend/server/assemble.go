@@ -47,77 +47,80 @@ func assemble(p parts) (_ *assembly, err error) {
 	if err != nil {
 		return nil, err
 	}
-	reserve := meter.ReservePolicy{
-		DefaultOutputUnits:  cfg.Limits.DefaultOutputUnits,
-		ReasoningFloorUnits: cfg.Limits.ReasoningFloorUnits,
-		ImageUnits:          cfg.Limits.ImageUnits,
+	reserve := reservePolicy(cfg)
+	ups, forward, err := a.upstreams(cfg, m)
+	if err != nil {
+		return nil, err
 	}
-	var forward []string
-	ups := make([]gateway.Upstream, 0, len(cfg.Upstreams))
-	for _, u := range cfg.Upstreams {
-		reserve.ReasoningModels = append(reserve.ReasoningModels, u.ReasoningModels...)
-		baseURL, key := u.BaseURL, u.APIKey
-		if u.Kind == config.KindDemo {
-			d, err := demo.Start(demoOptions(u, m))
-			if err != nil {
-				return nil, fmt.Errorf("start demo upstream %s: %w", u.Name, err)
-			}
-			a.demos[u.Name] = d
-			baseURL = d.URL()
-			forward = []string{demo.PlanHeader} // lets a caller script the demo's faults
-		}
-		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: key, Models: u.Models, Protocols: u.Protocols, ReasoningSwitch: u.ReasoningSwitch,
-			// a non-streaming reasoning call sends its headers only when done
-			ResponseHeaderTimeout: cfg.Limits.UpstreamTimeout})
-		if err != nil {
-			return nil, fmt.Errorf("upstream %s: %w", u.Name, err)
-		}
-		ups = append(ups, c)
-	}
-
 	a.limiter = ratelimit.New(ratelimit.Options{})
 	a.limiter.Replace(rateLimits(cfg.Tenants))
 	if err := metrics.Register(p.Registry, p.Gates, a.limiter); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
-
-	var guard gateway.QuotaGuard
-	if a.guard, err = newGuard(p); err != nil {
+	guard, err := a.startGuard(p, m, reserve)
+	if err != nil {
 		return nil, err
 	}
-	if a.guard != nil {
-		guard = a.guard
-		top, err := newTopUp(p, a.guard, m, reserve)
-		if err != nil {
-			return nil, err
-		}
-		ctx, stop := context.WithCancel(context.Background())
-		a.stop = stop
-		go a.guard.Run(ctx)
-		go top.Run(ctx)
-	}
-
-	a.gateway = gateway.New(gateway.Options{
-		Store:             p.Fence.wrap(p.Store),
-		Meter:             m,
-		Reserve:           reserve,
-		Upstreams:         ups,
-		RequestBytesMax:   cfg.Limits.RequestBytesMax,
-		StreamQueueEvents: cfg.Limits.StreamQueueEvents,
-		WriteTimeout:      cfg.Limits.WriteTimeout,
-		UpstreamTimeout:   cfg.Limits.UpstreamTimeout,
-		BodyTimeout:       cfg.Limits.BodyTimeout,
-		FinishGrace:       cfg.Limits.FinishGrace.Duration(),
-		ForwardHeaders:    forward,
-		RateLimiter:       a.limiter,
-		Gate:              gateway.FromGates(p.Gates),
-		Retry:             gate.DefaultRetryPolicy,
-		Quota:             guard,
-		Elsewhere:         elsewhere(p.Store),
-		Logger:            p.Logger,
-		Scrub:             p.Scrub,
-	})
+	a.gateway = gateway.New(gatewayLimits(gateway.Options{
+		Store:          p.Fence.wrap(p.Store),
+		Meter:          m,
+		Reserve:        reserve,
+		Upstreams:      ups,
+		ForwardHeaders: forward,
+		RateLimiter:    a.limiter,
+		Gate:           gateway.FromGates(p.Gates),
+		Retry:          gate.DefaultRetryPolicy,
+		Quota:          guard,
+		Elsewhere:      elsewhere(p.Store),
+		Logger:         p.Logger,
+		Scrub:          p.Scrub,
+	}, cfg.Limits))
 	return a, nil
+}
+
+// upstreams are the clients of the configured upstreams, in config order,
+// with the built-in demo started on its own loopback listener; forward
+// names the request headers the gateway passes on (the demo's fault plan).
+func (a *assembly) upstreams(cfg *config.Config, m meter.Meter) (ups []gateway.Upstream, forward []string, err error) {
+	for _, u := range cfg.Upstreams {
+		baseURL := u.BaseURL
+		if u.Kind == config.KindDemo {
+			d, err := demo.Start(demoOptions(u, m))
+			if err != nil {
+				return nil, nil, fmt.Errorf("start demo upstream %s: %w", u.Name, err)
+			}
+			a.demos[u.Name] = d
+			baseURL = d.URL()
+			forward = []string{demo.PlanHeader} // lets a caller script the demo's faults
+		}
+		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: u.APIKey, Models: u.Models, Protocols: u.Protocols, ReasoningSwitch: u.ReasoningSwitch,
+			// a non-streaming reasoning call sends its headers only when done
+			ResponseHeaderTimeout: upstreamTimeout(cfg.Limits)})
+		if err != nil {
+			return nil, nil, fmt.Errorf("upstream %s: %w", u.Name, err)
+		}
+		ups = append(ups, c)
+	}
+	return ups, forward, nil
+}
+
+// startGuard builds the quota guard and its nightly top-up and starts both,
+// until close; nil (no guard) when no model is guarded.
+func (a *assembly) startGuard(p parts, m meter.Meter, reserve meter.ReservePolicy) (gateway.QuotaGuard, error) {
+	g, err := newGuard(p)
+	if err != nil || g == nil {
+		return nil, err
+	}
+	a.guard = g
+	top, err := newTopUp(p, g, m, reserve)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	a.stop = stop
+	go g.Run(ctx)
+	go top.Run(ctx)
+	return g, nil
 }
 
 // demoOptions makes the demo report usage in the configured meter's own
@@ -152,11 +155,11 @@ func newGuard(p parts) (*quota.Guard, error) {
 		if q == nil {
 			continue
 		}
-		o := q.GuardOptions()
+		o := guardOptions(q)
 		for _, m := range u.Models {
 			models = append(models, quota.ModelOptions{Upstream: u.Name, Model: m, Options: o})
 		}
-		src, err := balance.New(q.Balance.SourceConfig(), nil)
+		src, err := balance.New(balanceConfig(q.Balance), nil)
 		if err != nil {
 			return nil, fmt.Errorf("balance source of upstream %s: %w", u.Name, err)
 		}
@@ -245,7 +248,7 @@ func (a *assembly) close() {
 }
 
 // scrubbedSource masks secrets in a balance source's errors: the guard shows
-// them in /admin/api/state (issue 12 item 6).
+// them in /admin/api/state, and a provider's error may echo a key.
 func scrubbedSource(src quota.BalanceSource, s *scrub.Scrubber) quota.BalanceSource {
 	b := scrubBalance{src: src, s: s}
 	if e, ok := src.(quota.ExpirySource); ok {

@@ -166,7 +166,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		return nil, fmt.Errorf("apply configured tenants: %w", err)
 	}
 	for _, u := range cfg.Upstreams {
-		s.gates.Set(u.Name, gate.Options{MaxConcurrent: u.MaxConcurrent, MaxWaiters: u.Queue.MaxWaiters, MaxWait: u.Queue.MaxWait})
+		s.gates.Set(u.Name, gateOptions(u))
 	}
 	s.registry = newRegistry(s)
 

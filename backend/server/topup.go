@@ -55,7 +55,7 @@ func (s *Server) addTopUpTenant() error {
 // quota guard like a user's call; quota.FillerCaller does the rest.
 func newFillerCaller(p parts, m meter.Meter, reserve meter.ReservePolicy, prompts map[string]string) (quota.Caller, error) {
 	c, err := upstream.New(upstream.Options{Name: "quotagate-topup", BaseURL: p.URL + "/v1", APIKey: p.TopUpKey,
-		ResponseHeaderTimeout: p.Config.Limits.UpstreamTimeout + time.Minute}) // non-streaming: headers come at the end
+		ResponseHeaderTimeout: upstreamTimeout(p.Config.Limits) + time.Minute}) // non-streaming: headers come at the end
 	if err != nil {
 		return nil, fmt.Errorf("top-up client: %w", err)
 	}

@@ -1,0 +1,37 @@
+package depcheck
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Allow fails t when pkg imports, directly or transitively, a package of
+// this module that allowed does not list, or imports directly anything
+// outside the standard library that allowed does not list: an allow-list,
+// so a new arrow must be argued for here rather than slip in. The values
+// say why each import is allowed.
+func Allow(t *testing.T, pkg string, allowed map[string]string) {
+	t.Helper()
+	for _, dep := range deps(t, pkg) {
+		if _, ok := allowed[dep]; !ok && (dep == Module || strings.HasPrefix(dep, Module+"/")) {
+			t.Errorf("%s imports %s: not on its allow-list", pkg, dep)
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		if _, ok := allowed[imp]; !ok && !standard(imp) {
+			t.Errorf("%s imports %s: not on its allow-list", pkg, imp)
+		}
+	}
+}
+
+// standard reports whether path is a standard library package: its first
+// element has no dot (a module path starts with a domain name).
+func standard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}

@@ -1,0 +1,87 @@
+package server
+
+import (
+	"cmp"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/gate"
+	"github.com/quotagate/quotagate/backend/gateway"
+	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/quota"
+	"github.com/quotagate/quotagate/backend/upstream/balance"
+)
+
+// The config is data: these turn its sections into each package's options.
+// A key the file left out stays zero here, and the package fills its own
+// default (gateway.New, gate, meter.ReservePolicy.WithDefaults,
+// quota.Options.Validate, postgres.Store.TakeLease).
+
+// reservePolicy is the gateway's reserve policy: the configured figures,
+// the meter's defaults for those left out, and every upstream's reasoning
+// models.
+func reservePolicy(cfg *config.Config) meter.ReservePolicy {
+	p := meter.ReservePolicy{
+		DefaultOutputUnits:  cfg.Limits.DefaultOutputUnits,
+		ReasoningFloorUnits: cfg.Limits.ReasoningFloorUnits,
+		ImageUnits:          cfg.Limits.ImageUnits,
+	}
+	for _, u := range cfg.Upstreams {
+		p.ReasoningModels = append(p.ReasoningModels, u.ReasoningModels...)
+	}
+	return p.WithDefaults()
+}
+
+// gatewayLimits sets the gateway's bounds from limits; the rest of o is
+// the assembly's.
+func gatewayLimits(o gateway.Options, l config.Limits) gateway.Options {
+	o.RequestBytesMax = l.RequestBytesMax
+	o.StreamQueueEvents = l.StreamQueueEvents
+	o.WriteTimeout = l.WriteTimeout
+	o.UpstreamTimeout = l.UpstreamTimeout
+	o.BodyTimeout = l.BodyTimeout
+	o.FinishGrace = finishGrace(l.FinishGrace)
+	return o
+}
+
+// finishGrace is limits.finish_grace as the gateway reads it: absent is
+// zero (its default), `off` is gateway.Off.
+func finishGrace(g config.Grace) time.Duration {
+	if g == config.GraceOff {
+		return gateway.Off
+	}
+	return time.Duration(g)
+}
+
+// upstreamTimeout is limits.upstream_timeout, or the gateway's default: the
+// upstream clients wait as long for a non-streaming answer's headers.
+func upstreamTimeout(l config.Limits) time.Duration {
+	return cmp.Or(l.UpstreamTimeout, gateway.DefaultUpstreamTimeout)
+}
+
+// gateOptions are an upstream's gate: max_concurrent and its queue.
+func gateOptions(u config.Upstream) gate.Options {
+	return gate.Options{MaxConcurrent: u.MaxConcurrent, MaxWaiters: u.Queue.MaxWaiters, MaxWait: u.Queue.MaxWait}
+}
+
+// guardOptions are the quota guard's options of one model.
+func guardOptions(q *config.Quota) quota.Options {
+	var at time.Duration
+	if t, err := time.Parse("15:04", q.TopUp.At); err == nil { // validated by config.Validate; empty: the default
+		at = time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute
+	}
+	return quota.Options{
+		DailyCap: q.DailyCap, SmallBuffer: q.SmallBuffer, UsageWall: q.UsageWall, BalanceWall: q.BalanceWall,
+		Timezone: q.Timezone, SyncEvery: q.SyncEvery, SyncEveryLow: q.SyncEveryLow, LowBalance: q.LowBalance,
+		BurstSync: q.BurstSync, DefaultLag: q.Lag, MinLag: q.MinLag, MaxLag: q.MaxLag,
+		ExpiryHorizon: q.ExpiryHorizon,
+		TopUp:         quota.TopUpOptions{Enabled: q.TopUp.Enabled, At: at},
+	}
+}
+
+// balanceConfig is where a guarded model's provider balance is read.
+func balanceConfig(b config.Balance) balance.Config {
+	return balance.Config{Kind: b.Kind, AccessKey: b.AccessKey, SecretKey: b.SecretKey,
+		BaseURL: b.BaseURL, Region: b.Region, Product: b.Product, ResourceType: b.ResourceType,
+		ModelField: b.ModelField, URL: b.URL, Field: b.Field, Token: b.Token}
+}

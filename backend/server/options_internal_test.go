@@ -1,0 +1,88 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/gateway"
+	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/quota"
+)
+
+func parse(t *testing.T, yaml string) *config.Config {
+	t.Helper()
+	c, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// limits.finish_grace reaches the gateway as it reads it: absent is its
+// default (5s), `off` is gateway.Off.
+func TestFinishGrace(t *testing.T) {
+	for yaml, want := range map[string]time.Duration{
+		"meter: utf8-bytes-v1\n":             0,
+		"limits: {finish_grace: 800ms}\n":    800 * time.Millisecond,
+		"limits: {finish_grace: off}\n":      gateway.Off,
+		"limits:\n  finish_grace: \"off\"\n": gateway.Off,
+	} {
+		if got := finishGrace(parse(t, yaml).Limits.FinishGrace); got != want {
+			t.Errorf("%q: finish grace %v, want %v", yaml, got, want)
+		}
+	}
+	if gateway.DefaultFinishGrace != 5*time.Second {
+		t.Errorf("the gateway's default finish grace is %v, the README says 5s", gateway.DefaultFinishGrace)
+	}
+}
+
+// The limits left out are the packages' defaults, applied by them.
+func TestLimitsLeftOut(t *testing.T) {
+	c := parse(t, "upstreams:\n  - {name: x, kind: demo, models: [m], reasoning_models: [m]}\n")
+	p := reservePolicy(c)
+	if p.DefaultOutputUnits != meter.DefaultOutputUnits || p.ReasoningFloorUnits != meter.DefaultReasoningFloorUnits ||
+		p.ImageUnits != meter.DefaultImageUnits || !p.IsReasoning("m") {
+		t.Errorf("reserve policy = %+v", p)
+	}
+	if upstreamTimeout(c.Limits) != gateway.DefaultUpstreamTimeout {
+		t.Errorf("upstream timeout = %v", upstreamTimeout(c.Limits))
+	}
+	o := gateOptions(c.Upstreams[0])
+	if o.MaxConcurrent != 0 || o.MaxWaiters != 0 || o.MaxWait != 0 {
+		t.Errorf("gate options = %+v, want zero for the gate's defaults", o)
+	}
+	q, err := guardOptions(&config.Quota{}).Validate()
+	if err != nil || q.DefaultLag != quota.DefaultLag || q.TopUp.At != quota.DefaultTopUpAt {
+		t.Errorf("quota options = %+v, %v", q, err)
+	}
+}
+
+// A quota section the config accepts as written can still disagree with the
+// guard's defaults or itself; the guard refuses it when the server builds it.
+func TestGuardOptionsRefuse(t *testing.T) {
+	tests := []struct{ name, quota, want string }{
+		{"BufferOverCap", "{daily_cap: 10, small_buffer: 10}", "below daily_cap"},
+		{"BufferOverDefaultCap", "{small_buffer: 3000000}", "below daily_cap (2000000)"},
+		{"LagOutsideBounds", "{lag: 50m, max_lag: 45m}", "min"},
+		{"LagOverDefaultMax", "{lag: 50m}", "min"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := parse(t, "upstreams:\n  - {name: x, kind: demo, models: [m], quota: "+tt.quota+"}\n")
+			_, err := guardOptions(c.Upstreams[0].Quota).Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// top_up.at reaches the guard as the time of day; absent is its default.
+func TestTopUpAt(t *testing.T) {
+	o := guardOptions(&config.Quota{TopUp: config.TopUp{Enabled: true, At: "06:30"}})
+	if !o.TopUp.Enabled || o.TopUp.At != 6*time.Hour+30*time.Minute {
+		t.Errorf("top-up = %+v", o.TopUp)
+	}
+}

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ago, duration, fraction, known, millis, percent, shortID, time, units } from './format';
+import { ago, duration, fraction, known, millis, percent, runLabel, runLabels, time, units } from './format';
 import { setLang } from './i18n';
 
 afterEach(() => setLang('en'));
@@ -94,10 +94,14 @@ describe('fraction and percent', () => {
   });
 });
 
-describe('shortID', () => {
-  it('keeps short ids and cuts long ones', () => {
-    expect(shortID('run_1')).toBe('run_1');
-    expect(shortID('run_01JQ7ACTIVE0000000000000')).toBe('run_01JQ…');
+describe('run labels', () => {
+  it('show the tail of a long id, short ids whole', () => {
+    expect(runLabel('run_1')).toBe('run_1');
+    expect(runLabel('run_019ad3c2e5f1a4b7c0bddf42')).toBe('…bddf42');
+  });
+  it('ids shown together never read alike: a shared tail grows until it differs', () => {
+    const labels = runLabels(['run_019ad3c2e5f1a4b7c0bddf42', 'run_019ad3c2e5f2ffffc0bddf42', 'run_019ad3c2e5f3000000000001']);
+    expect([...labels.values()]).toEqual(['…7c0bddf42', '…fc0bddf42', '…000001']);
   });
 });
 

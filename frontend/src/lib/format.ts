@@ -136,7 +136,26 @@ function pct(f: number, digits: number): string {
   return new Intl.NumberFormat(lang(), { style: 'percent', maximumFractionDigits: digits }).format(f);
 }
 
-/** shortID keeps run ids readable in narrow tables: the first 8 characters. */
-export function shortID(id: string): string {
-  return id.length > 10 ? `${id.slice(0, 8)}…` : id;
+/** The characters of a run id's tail shown in tables: ids are time-ordered, so their heads are alike. */
+const TAIL = 6;
+
+/** runLabel is a run id as tables show it: its distinct tail, "…c0bddf"; short ids whole. */
+export function runLabel(id: string, tail = TAIL): string {
+  return id.length > tail + 4 ? `…${id.slice(-tail)}` : id;
+}
+
+/**
+ * runLabels labels the ids shown together: each the shortest tail, from
+ * TAIL characters up, that no other id shown shares, so two rows never read
+ * alike even when random tails collide.
+ */
+export function runLabels(ids: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const unique = [...new Set(ids)];
+  for (const id of unique) {
+    let n = TAIL;
+    while (n < id.length && unique.some((o) => o !== id && o.endsWith(id.slice(-n)))) n++;
+    out.set(id, runLabel(id, n));
+  }
+  return out;
 }

@@ -164,6 +164,7 @@ export const en = {
   'runs.usage': 'usage',
   'runs.started': 'started',
   'runs.cancel': 'Cancel',
+  'runs.copyID': 'run {run}: click to copy the whole id',
   'runs.cancelAsk': 'Cancel run {run}? The upstream call is closed; its reserve of {reserve} stays held until you reconcile it.',
   'runs.cancelYes': 'Cancel the run',
   'runs.cancelNo': 'Keep running',

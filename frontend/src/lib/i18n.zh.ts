@@ -158,6 +158,7 @@ export const zhCN: Record<keyof typeof en, string> = {
   'runs.usage': '用量',
   'runs.started': '开始',
   'runs.cancel': '取消',
+  'runs.copyID': '调用 {run}：点击复制完整 ID',
   'runs.cancelAsk': '取消调用 {run}？上游连接会被关闭；其预留的 {reserve} 在对账前保持占用。',
   'runs.cancelYes': '取消调用',
   'runs.cancelNo': '继续运行',

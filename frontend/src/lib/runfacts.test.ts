@@ -35,7 +35,7 @@ describe('retry groups', () => {
       [r1.id, [r1.id, r2.id, r3.id]],
     ]);
     const g = gs[1];
-    expect([r1, r2, r3].map((r) => retryText(r, g))).toEqual(['first attempt', 'retry #1 of run run_01AA…', 'retry #2 of run run_01BB…']);
+    expect([r1, r2, r3].map((r) => retryText(r, g))).toEqual(['first attempt', 'retry #1 of run …AAAAAA', 'retry #2 of run …BBBBBB']);
     expect(retryText(solo, gs[0])).toBe('');
   });
 
@@ -51,7 +51,7 @@ describe('retry groups', () => {
     const [g] = retryGroups([keyed]);
     expect(g.root).toBe('run_01GONE0000');
     setLang('zh-CN');
-    expect(retryText(keyed, g)).toBe('重试调用 run_01GO…');
+    expect(retryText(keyed, g)).toBe('重试调用 …NE0000');
   });
 
   it('a cycle (a damaged chain) ends instead of looping', () => {

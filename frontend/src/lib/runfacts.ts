@@ -2,7 +2,7 @@
 // door it came in by, the protocol it was relayed in, the cached part of its
 // prompt, and the retry group one user call made when the SDK retried it. Pure, so the tables and their tests share it.
 import type { Run } from './types';
-import { shortID } from './format';
+import { runLabel } from './format';
 import { t } from './i18n';
 
 /** doorText: "messages" when relayed natively, "messages → chat" when translated; "—" for runs recorded before doors were kept. */
@@ -56,9 +56,9 @@ export function retryGroups(runs: Run[], known: Run[] = []): RetryGroup[] {
   return [...groups.values()];
 }
 
-/** retryText says where a run sits in its group: "retry 2 of run 01JQ…", "first attempt", or "" for a call made once. */
+/** retryText says where a run sits in its group: "retry #2 of run …c0bddf", "first attempt", or "" for a call made once. */
 export function retryText(r: Run, g: RetryGroup): string {
-  if (r.retry_of) return (r.retry_count ?? 0) > 0 ? t('holds.retryOfN', { run: shortID(r.retry_of), n: r.retry_count! }) : t('holds.retryOf', { run: shortID(r.retry_of) });
+  if (r.retry_of) return (r.retry_count ?? 0) > 0 ? t('holds.retryOfN', { run: runLabel(r.retry_of), n: r.retry_count! }) : t('holds.retryOf', { run: runLabel(r.retry_of) });
   if (g.runs.length > 1) return t('holds.firstAttempt');
   return '';
 }

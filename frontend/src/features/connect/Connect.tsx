@@ -1,30 +1,9 @@
 import { useState } from 'preact/hooks';
 import { snippet, toolNames, tools, type Tool } from '../../lib/snippets';
+import { copyText } from '../../lib/clipboard';
 import { t, type Key } from '../../lib/i18n';
 import { noteText } from '../../state/notes';
 import { shallow, useView } from '../../state/use';
-
-async function copyText(text: string): Promise<boolean> {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    // Older webviews: a hidden textarea and execCommand.
-    try {
-      const ta = document.createElement('textarea');
-      ta.value = text;
-      ta.style.position = 'fixed';
-      ta.style.opacity = '0';
-      document.body.appendChild(ta);
-      ta.select();
-      const ok = document.execCommand('copy');
-      ta.remove();
-      return ok;
-    } catch {
-      return false;
-    }
-  }
-}
 
 function CopyButton(props: { text: string; testid: string }) {
   const [said, setSaid] = useState<string | null>(null);

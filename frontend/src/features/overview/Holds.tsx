@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Run } from '../../lib/types';
 import { noteText } from '../../state/notes';
 import { useStore, useView } from '../../state/use';
-import { fullTime, shortID, units } from '../../lib/format';
+import { fullTime, runLabel, runLabels, units } from '../../lib/format';
 import { Since } from '../../ui/Ago';
 import { retryGroups, retryText } from '../../lib/runfacts';
 import { t } from '../../lib/i18n';
@@ -24,6 +24,7 @@ export function Holds() {
   const busy = useView((v) => v.busy);
   const groups = retryGroups(held.filter(isHeld), recent);
   const holds = groups.flatMap((g) => g.runs);
+  const labels = runLabels(holds.map((r) => r.id));
   const [open, setOpen] = useState<string[] | null>(null); // run ids of the open dialog
   const [opened, setOpened] = useState(0); // a fresh form each time the dialog opens
   const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
@@ -89,7 +90,7 @@ export function Holds() {
               <td colSpan={columns.length - 1} class="small">
                 {t('holds.group', {
                   n: g.runs.length,
-                  run: shortID(g.root),
+                  run: runLabel(g.root),
                   reserve: units(g.runs.reduce((a, r) => a + r.reserve_units, 0)),
                 })}
               </td>
@@ -106,7 +107,7 @@ export function Holds() {
                 onChange={() => toggle(r.id)}
               />
             </td>
-            <RunCells run={r} />
+            <RunCells run={r} label={labels.get(r.id)} />
             <td class="why" data-testid={`hold-why-${r.id}`}>
               {reasonSentence(r)}
               {r.evidence && <div class="muted small">{t('reason.evidence', { evidence: r.evidence })}</div>}

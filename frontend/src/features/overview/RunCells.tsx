@@ -1,21 +1,25 @@
 import type { Run } from '../../lib/types';
-import { shortID } from '../../lib/format';
 import { t } from '../../lib/i18n';
 import type { Column } from '../../ui/TablePanel';
 import { doorText, doorTitle } from '../../lib/runfacts';
+import { RunID } from '../../ui/RunID';
 
 /** The columns every run table starts with, matching RunCells. */
 export function runColumns(): Column[] {
   return [{ label: t('holds.run') }, { label: t('holds.tenant') }, { label: t('holds.model') }, { label: t('holds.door') }];
 }
 
-/** RunCells are the cells that identify a run: id, tenant, model, door (and the protocol when translated). */
-export function RunCells(props: { run: Run }) {
+/**
+ * RunCells are the cells that identify a run: id, tenant, model, door (and
+ * the protocol when translated). label is the id as its table shows it
+ * (runLabels over the table's ids).
+ */
+export function RunCells(props: { run: Run; label?: string }) {
   const r = props.run;
   return (
     <>
-      <td class="mono" title={r.id}>
-        {shortID(r.id)}
+      <td class="mono" title={r.id} data-testid={`run-id-${r.id}`}>
+        <RunID id={r.id} label={props.label} />
       </td>
       <td>{r.tenant}</td>
       <td>

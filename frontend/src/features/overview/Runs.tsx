@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Run } from '../../lib/types';
-import { fullTime, units } from '../../lib/format';
+import { fullTime, runLabels, units } from '../../lib/format';
 import { useStore, useView } from '../../state/use';
 import { Since, When } from '../../ui/Ago';
 import { t } from '../../lib/i18n';
@@ -25,6 +25,7 @@ export function Runs() {
   const store = useStore();
   const runs = useView((v) => v.state?.runs ?? none);
   const busy = useView((v) => v.busy);
+  const labels = runLabels(runs.map((r) => r.id));
   const [asking, setAsking] = useState<Run | null>(null);
   const columns: Column[] = [
     ...runColumns(),
@@ -44,7 +45,7 @@ export function Runs() {
       <TablePanel title={t('runs.title')} note={t('runs.note')} testid="runs-table" columns={columns} empty={t('runs.empty')} isEmpty={runs.length === 0}>
         {ordered(runs).map((r) => (
           <tr key={r.id} data-testid={`run-row-${r.id}`} class={live.has(r.status) ? 'live' : ''}>
-            <RunCells run={r} />
+            <RunCells run={r} label={labels.get(r.id)} />
             <td>
               <StatusBadge value={r.status} />
             </td>

@@ -54,9 +54,9 @@ describe('Holds retry groups', () => {
     show([other, r2, r1]);
     const rows = [...root.querySelectorAll('tbody tr')].map((tr) => tr.getAttribute('data-testid'));
     expect(rows).toEqual(['hold-row-run_01OTHER000', `hold-group-${r1.id}`, `hold-row-${r1.id}`, `hold-row-${r2.id}`]);
-    expect(q(`hold-group-${r1.id}`)!.textContent).toBe('One call, 2 attempts held (first: run run_01FI…); 204 units reserved in all');
+    expect(q(`hold-group-${r1.id}`)!.textContent).toBe('One call, 2 attempts held (first: run …RST000); 204 units reserved in all');
     expect(q(`hold-retry-${r1.id}`)!.textContent).toBe('first attempt');
-    expect(q(`hold-retry-${r2.id}`)!.textContent).toBe('retry #1 of run run_01FI…');
+    expect(q(`hold-retry-${r2.id}`)!.textContent).toBe('retry #1 of run …RST000');
     expect(q('hold-retry-run_01OTHER000')!.textContent).toBe('—');
     expect(q('door-run_01OTHER000')!.textContent).toBe('messages → chat');
   });
@@ -73,7 +73,23 @@ describe('Holds retry groups', () => {
   it('in Chinese', () => {
     setLang('zh-CN');
     show([r2, r1]);
-    expect(q(`hold-group-${r1.id}`)!.textContent).toBe('同一次调用的 2 次尝试均有占用（首次：调用 run_01FI…）；共预留 204 单位');
-    expect(q(`hold-retry-${r2.id}`)!.textContent).toBe('第 1 次重试，原调用 run_01FI…');
+    expect(q(`hold-group-${r1.id}`)!.textContent).toBe('同一次调用的 2 次尝试均有占用（首次：调用 …RST000）；共预留 204 单位');
+    expect(q(`hold-retry-${r2.id}`)!.textContent).toBe('第 1 次重试，原调用 …RST000');
+  });
+});
+
+describe('run ids', () => {
+  it('ten consecutive runs read as ten different labels; the whole id is the tooltip', () => {
+    // As the gateway makes them: 12 hex digits of milliseconds, then 12 random ones.
+    const ms = (1_795_000_000_000).toString(16).padStart(12, '0');
+    const tails = ['3f09a1c0bddf', '77e2c4c0bddf', '0a1b2c3d4e5f', 'ffee01020304', '9a8b7c6d5e4f', '112233445566', 'abcdefabcdef', '0f0f0f0f0f0f', 'deadbeef0001', 'deadbeef0002'];
+    const runs = tails.map((x, i) => held(`run_${ms}${x}`, String(10 + i).padStart(2, '0'), { status: 'completed', usage: 'trusted', held_units: 0 }));
+    act(() => render(<InStore store={testStore({ ...state, runs })}><Runs /></InStore>, root));
+    const cells = runs.map((r) => q(`run-id-${r.id}`)!);
+    const labels = cells.map((c) => c.textContent!);
+    expect(new Set(labels).size).toBe(10);
+    expect(labels.every((l) => l.startsWith('…') && l.length <= 14)).toBe(true);
+    expect(cells.map((c) => c.getAttribute('title'))).toEqual(runs.map((r) => r.id));
+    expect(labels.slice(0, 2)).toEqual(['…1c0bddf', '…4c0bddf']); // their last six characters alike, each reads one more
   });
 });

@@ -105,6 +105,23 @@ describe('run labels', () => {
   });
 });
 
+describe('percent at the ends', () => {
+  it.each([
+    [0, '0%'],
+    [0.00002, '<0.1%'], // 0.02 % spent is not "0%"
+    [0.0004, '<0.1%'],
+    [0.001, '0.1%'],
+    [0.5, '50%'],
+    [0.95, '95%'],
+    [0.954, '95.4%'],
+    [0.9994, '99.9%'],
+    [0.9998, '>99.9%'], // the rest of a 0.02 % spend is not "100%"
+    [1, '100%'],
+  ])('%s → %s', (f, want) => {
+    expect(percent(f)).toBe(want);
+  });
+});
+
 describe('zh-CN', () => {
   const now = new Date('2026-11-29T11:02:00Z');
   it('numbers keep their separators', () => {

@@ -123,13 +123,18 @@ export function fraction(part: number, whole: number): number {
 }
 
 /**
- * percent formats a fraction: whole percent from 10 % up, one decimal below
- * (so a 0.4 % hold reads "0.4%", not "0%"), "<0.1%" for a tiny non-zero part.
+ * percent formats a fraction: whole percent from 10 % to 90 %, one decimal
+ * nearer the ends (so a 0.4 % hold reads "0.4%", not "0%"). A share that is
+ * not zero never reads "0%" and one that is not whole never reads "100%":
+ * those read "<0.1%" and ">99.9%".
  */
 export function percent(f: number): string {
   if (!Number.isFinite(f)) return dash;
-  if (f > 0 && f < 0.001) return `<${pct(0.001, 1)}`;
-  return pct(f, Math.abs(f) < 0.1 ? 1 : 0);
+  const digits = Math.abs(f) < 0.1 || (f > 0.9 && f < 1) ? 1 : 0;
+  const s = pct(f, digits);
+  if (f > 0 && (f < 0.001 || s === pct(0, digits))) return `<${pct(0.001, 1)}`;
+  if (f < 1 && f > 0.9 && s === pct(1, digits)) return `>${pct(0.999, 1)}`;
+  return s;
 }
 
 function pct(f: number, digits: number): string {

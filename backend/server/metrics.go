@@ -53,8 +53,8 @@ func metricsHandler(r *prometheus.Registry) http.Handler {
 }
 
 // metrics serves /metrics: everything to the admin token, and without it
-// nothing that names a tenant (issue 12: /metrics named tenants to anyone
-// on the machine).
+// nothing that names a tenant: any process on the machine can read it, and
+// tenant names are the operator's business.
 func (s *Server) metrics() http.Handler {
 	full := metricsHandler(s.registry)
 	public := promhttp.HandlerFor(withoutLabel{s.registry, "tenant"}, promhttp.HandlerOpts{Registry: s.registry})

@@ -7,7 +7,7 @@ import (
 )
 
 // TestMetricsTenantLabels: /metrics without the admin token names no
-// tenant (issue 12); with it — the scheme in any case — it does.
+// tenant; with it — the scheme in any case — it does.
 func TestMetricsTenantLabels(t *testing.T) {
 	s := openYAML(t, `
 tenants:

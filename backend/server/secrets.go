@@ -95,7 +95,7 @@ func tenantKey(tenant string) func() string {
 // secrets lists every secret this server knows in clear: the admin token,
 // tenant keys (configured and generated), upstream keys and balance-source
 // credentials. None may reach a tenant, the ledger or the dashboard through
-// an upstream's echo (issue 12 item 6).
+// an upstream's echo (a provider's error that quotes the key it was sent).
 func (s *Server) secrets() []string {
 	out := []string{s.token, s.topUpKey}
 	for _, k := range s.keys {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,17 +101,14 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	addr := cfg.Addr
-	if o.Addr != "" {
-		addr = o.Addr
-	}
+	addr := cmp.Or(o.Addr, cfg.Addr)
 	if err := checkLoopback(addr); err != nil {
 		return nil, err
 	}
 	s := &Server{fence: newTenantFence(),
 		opts:    o,
 		cfg:     cfg,
-		log:     o.Logger,
+		log:     cmp.Or(o.Logger, slog.New(slog.DiscardHandler)),
 		started: time.Now().UTC(),
 		keys:    map[string]string{},
 		hub:     live.NewHub(0),
@@ -118,14 +116,11 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		served:  make(chan struct{}),
 		tenants: append([]config.Tenant(nil), cfg.Tenants...),
 	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
 	if err := prepareDataDir(o.DataDir); err != nil {
 		return nil, err
 	}
 	// Before anything in the data dir is read or written: a second process
-	// must not recover (interrupt) the first one's live runs (issue 12).
+	// must not recover (interrupt) the first one's live runs.
 	if s.lock, err = datadir.Acquire(o.DataDir); err != nil {
 		return nil, err
 	}
@@ -134,56 +129,89 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 			s.lock.Release()
 		}
 	}()
-	if s.token = cfg.AdminToken; s.token == "" {
-		if s.token, err = loadOrCreateSecret(filepath.Join(o.DataDir, AdminTokenFile), func() string { return randomSecret(32) }); err != nil {
-			return nil, fmt.Errorf("admin token: %w", err)
-		}
-	}
-	if err := s.ensureTenantKeys(); err != nil {
+	if err := s.prepareSecrets(); err != nil {
 		return nil, err
-	}
-	if topUpSpends(cfg) {
-		if err := s.addTopUpTenant(); err != nil {
-			return nil, err
-		}
 	}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
-	if s.store, err = configuredLedger(cfg, addr, s.log)(ctx, o.DataDir); err != nil {
-		return nil, fmt.Errorf("open ledger: %w", err)
+	if err := s.openLedger(ctx, addr); err != nil {
+		return nil, err
+	}
+	if s.ln, err = listen(addr); err != nil {
+		return nil, err
+	}
+	if err := s.lock.Announce(s.URL()); err != nil {
+		s.log.Warn("data dir lock: record the URL", "err", err)
+	}
+	if err := s.start(ctx, addr); err != nil {
+		return nil, err
+	}
+	s.log.Info("quotagate listening", "url", s.URL(), "data_dir", o.DataDir, "version", o.Version)
+	return s, nil
+}
+
+// prepareSecrets loads (or creates) the admin token and the keys of keyless
+// tenants, and adds the top-up's tenant when its job spends.
+func (s *Server) prepareSecrets() (err error) {
+	if s.token = s.cfg.AdminToken; s.token == "" {
+		if s.token, err = loadOrCreateSecret(filepath.Join(s.opts.DataDir, AdminTokenFile), func() string { return randomSecret(32) }); err != nil {
+			return fmt.Errorf("admin token: %w", err)
+		}
+	}
+	if err := s.ensureTenantKeys(); err != nil {
+		return err
+	}
+	if topUpSpends(s.cfg) {
+		return s.addTopUpTenant()
+	}
+	return nil
+}
+
+// openLedger opens the configured ledger, recovers the runs the last exit
+// interrupted, applies the configured tenants and sets the upstreams' gates.
+func (s *Server) openLedger(ctx context.Context, addr string) (err error) {
+	if s.store, err = configuredLedger(s.cfg, addr, s.log)(ctx, s.opts.DataDir); err != nil {
+		return fmt.Errorf("open ledger: %w", err)
 	}
 	s.commits = &commits{hub: s.hub, log: s.log}
 	s.store.OnCommit(s.commits.committed)
 	if n, err := s.store.RecoverInterrupted(ctx, ledger.ActorRecovery); err != nil {
-		return nil, fmt.Errorf("recover runs interrupted by the last exit: %w", err)
+		return fmt.Errorf("recover runs interrupted by the last exit: %w", err)
 	} else if n > 0 {
 		s.log.Warn("runs interrupted by the last exit keep their holds; reconcile them on the dashboard", "runs", n)
 	}
 	if err := s.store.ApplyTenants(ctx, tenantsForLedger(s.tenants), ledger.ActorConfig); err != nil {
-		return nil, fmt.Errorf("apply configured tenants: %w", err)
+		return fmt.Errorf("apply configured tenants: %w", err)
 	}
-	for _, u := range cfg.Upstreams {
+	for _, u := range s.cfg.Upstreams {
 		s.gates.Set(u.Name, gateOptions(u))
 	}
 	s.registry = newRegistry(s)
+	return nil
+}
 
-	s.ln, err = net.Listen("tcp", addr)
+// listen takes addr, saying so when another process holds it.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("listen on %s: the address is in use (another quotagate?); pick another with --addr: %w", addr, err)
+	}
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("listen on %s: the address is in use (another quotagate?); pick another with --addr: %w", addr, err)
-		}
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	return ln, nil
+}
+
+// start assembles the gateway, joins the other gateways of a shared ledger,
+// builds the admin API and serves on s.ln.
+func (s *Server) start(ctx context.Context, addr string) (err error) {
 	port := s.ln.Addr().(*net.TCPAddr).Port
-	if err := s.lock.Announce(s.URL()); err != nil {
-		s.log.Warn("data dir lock: record the URL", "err", err)
-	}
-	if s.assembly, err = assemble(parts{Config: cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry,
+	if s.assembly, err = assemble(parts{Config: s.cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry,
 		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey, Scrub: scrub.New(s.secrets()...), Fence: s.fence}); err != nil {
-		return nil, fmt.Errorf("gateway: %w", err)
+		return fmt.Errorf("gateway: %w", err)
 	}
 	var quotaActions admin.Quota = unguarded{}
 	if g := s.assembly.guard; g != nil {
@@ -191,7 +219,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		s.commits.setGuard(g)
 	}
 	if err := s.joinPeers(ctx); err != nil {
-		return nil, fmt.Errorf("join the other gateways: %w", err)
+		return fmt.Errorf("join the other gateways: %w", err)
 	}
 	s.admin = admin.New(admin.Options{
 		Token:     s.token,
@@ -219,8 +247,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 			s.log.Error("http server stopped", "err", err)
 		}
 	}()
-	s.log.Info("quotagate listening", "url", s.URL(), "data_dir", o.DataDir, "version", o.Version)
-	return s, nil
+	return nil
 }
 
 func (s *Server) routes(gw http.Handler) http.Handler {

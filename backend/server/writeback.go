@@ -152,25 +152,9 @@ var (
 // scalar). Tenants of file missing from now (deleted on the dashboard) are
 // removed. notes say what became of rotated keys and removed tenants.
 func RewriteTenants(data []byte, file, now []config.Tenant) ([]byte, []admin.WriteBackNote, error) {
-	masked := envRefText.ReplaceAll(data, []byte("QgEnV${1}VnEgQ"))
-	var doc yaml.Node
-	if err := yaml.Unmarshal(masked, &doc); err != nil {
-		return nil, nil, fmt.Errorf("parse YAML: %w", err)
-	}
-	if doc.Kind == 0 { // an empty file
-		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode}}}
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return nil, nil, fmt.Errorf("the file is not a YAML mapping")
-	}
-	seq := mapGet(root, "tenants")
-	if seq == nil {
-		seq = &yaml.Node{Kind: yaml.SequenceNode}
-		mapSet(root, "tenants", seq)
-	}
-	if seq.Kind != yaml.SequenceNode {
-		return nil, nil, fmt.Errorf("tenants is not a list")
+	doc, seq, err := tenantsNode(envRefText.ReplaceAll(data, []byte("QgEnV${1}VnEgQ")))
+	if err != nil {
+		return nil, nil, err
 	}
 	var notes []admin.WriteBackNote
 	for _, f := range file { // deleted on the dashboard: out of the file
@@ -191,70 +175,108 @@ func RewriteTenants(data []byte, file, now []config.Tenant) ([]byte, []admin.Wri
 			}
 		}
 		i := slices.IndexFunc(file, func(f config.Tenant) bool { return f.ID == t.ID })
-		var f config.Tenant
+		f := config.Tenant{ID: t.ID, BudgetUnits: -1} // a new tenant: every field differs
 		if item == nil || i < 0 {
 			item = &yaml.Node{Kind: yaml.MappingNode}
 			mapSet(item, "id", str(t.ID))
 			seq.Content = append(seq.Content, item)
-			f = config.Tenant{ID: t.ID, BudgetUnits: -1} // every field differs
 		} else {
 			f = file[i]
 		}
-		if f.BudgetUnits != t.BudgetUnits {
-			mapSet(item, "budget_units", num(int64(t.BudgetUnits)))
-		}
-		if f.MaxConcurrent != t.MaxConcurrent {
-			mapSet(item, "max_concurrent", num(int64(t.MaxConcurrent)))
-		}
-		if f.RateLimits != t.RateLimits {
-			rl := mapGet(item, "rate_limits")
-			if rl == nil || rl.Kind != yaml.MappingNode {
-				rl = &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
-				mapSet(item, "rate_limits", rl)
-			}
-			mapSet(rl, "per_minute", num(int64(t.RateLimits.PerMinute)))
-			mapSet(rl, "per_hour", num(int64(t.RateLimits.PerHour)))
-		}
-		if !slices.Equal(f.AllowedModels, t.AllowedModels) || (i < 0 && len(t.AllowedModels) > 0) {
-			if len(t.AllowedModels) == 0 {
-				mapDel(item, "allowed_models")
-			} else {
-				list := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-				for _, m := range t.AllowedModels {
-					list.Content = append(list.Content, str(m))
-				}
-				mapSet(item, "allowed_models", list)
-			}
-		}
-		if !slices.Equal(f.KeyHashes, t.KeyHashes) {
-			had := mapGet(item, "key") != nil || mapGet(item, "keys") != nil
-			mapDel(item, "key")
-			mapDel(item, "keys")
-			hs := &yaml.Node{Kind: yaml.SequenceNode}
-			for _, h := range t.KeyHashes {
-				hs.Content = append(hs.Content, str(h))
-			}
-			mapSet(item, "key_hashes", hs)
-			switch {
-			case i < 0:
-				notes = append(notes, note(admin.NoteKeyHashOnly, t.ID, "tenant %s: its key is in the file only as its SHA-256 (key_hashes); the key itself was shown once and is written nowhere", t.ID))
-			case had:
-				notes = append(notes, note(admin.NoteKeyReplaced, t.ID, "tenant %s: the file's key was replaced by the rotated key's SHA-256 (key_hashes); the old key (and any ${ENV} it came from) no longer opens quotagate", t.ID))
-			default:
-				notes = append(notes, note(admin.NoteRotatedHash, t.ID, "tenant %s: the rotated key is in the file as its SHA-256 (key_hashes); the generated key in the data dir no longer applies", t.ID))
-			}
+		writePolicy(item, f, t, i < 0)
+		if n, ok := writeKeyHashes(item, f, t, i < 0); ok {
+			notes = append(notes, n)
 		}
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return nil, nil, fmt.Errorf("encode YAML: %w", err)
 	}
 	if err := enc.Close(); err != nil {
 		return nil, nil, fmt.Errorf("encode YAML: %w", err)
 	}
 	return envRefMark.ReplaceAll(buf.Bytes(), []byte("$${${1}}")), notes, nil
+}
+
+// tenantsNode parses the (masked) file and returns its document and its
+// tenants list, added when the file has none.
+func tenantsNode(masked []byte) (doc, seq *yaml.Node, err error) {
+	doc = &yaml.Node{}
+	if err := yaml.Unmarshal(masked, doc); err != nil {
+		return nil, nil, fmt.Errorf("parse YAML: %w", err)
+	}
+	if doc.Kind == 0 { // an empty file
+		doc = &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode}}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, nil, fmt.Errorf("the file is not a YAML mapping")
+	}
+	seq = mapGet(root, "tenants")
+	if seq == nil {
+		seq = &yaml.Node{Kind: yaml.SequenceNode}
+		mapSet(root, "tenants", seq)
+	}
+	if seq.Kind != yaml.SequenceNode {
+		return nil, nil, fmt.Errorf("tenants is not a list")
+	}
+	return doc, seq, nil
+}
+
+// writePolicy sets the policy fields of t in item where they differ from
+// f, the file's values (all of them for a tenant new to the file).
+func writePolicy(item *yaml.Node, f, t config.Tenant, added bool) {
+	if f.BudgetUnits != t.BudgetUnits {
+		mapSet(item, "budget_units", num(int64(t.BudgetUnits)))
+	}
+	if f.MaxConcurrent != t.MaxConcurrent {
+		mapSet(item, "max_concurrent", num(int64(t.MaxConcurrent)))
+	}
+	if f.RateLimits != t.RateLimits {
+		rl := mapGet(item, "rate_limits")
+		if rl == nil || rl.Kind != yaml.MappingNode {
+			rl = &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+			mapSet(item, "rate_limits", rl)
+		}
+		mapSet(rl, "per_minute", num(int64(t.RateLimits.PerMinute)))
+		mapSet(rl, "per_hour", num(int64(t.RateLimits.PerHour)))
+	}
+	if !slices.Equal(f.AllowedModels, t.AllowedModels) || (added && len(t.AllowedModels) > 0) {
+		if len(t.AllowedModels) == 0 {
+			mapDel(item, "allowed_models")
+		} else {
+			list := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, m := range t.AllowedModels {
+				list.Content = append(list.Content, str(m))
+			}
+			mapSet(item, "allowed_models", list)
+		}
+	}
+}
+
+// writeKeyHashes writes t's key hashes in place of the file's keys when
+// they differ from f's, with the note that says what became of the key.
+func writeKeyHashes(item *yaml.Node, f, t config.Tenant, added bool) (admin.WriteBackNote, bool) {
+	if slices.Equal(f.KeyHashes, t.KeyHashes) {
+		return admin.WriteBackNote{}, false
+	}
+	had := mapGet(item, "key") != nil || mapGet(item, "keys") != nil
+	mapDel(item, "key")
+	mapDel(item, "keys")
+	hs := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, h := range t.KeyHashes {
+		hs.Content = append(hs.Content, str(h))
+	}
+	mapSet(item, "key_hashes", hs)
+	switch {
+	case added:
+		return note(admin.NoteKeyHashOnly, t.ID, "tenant %s: its key is in the file only as its SHA-256 (key_hashes); the key itself was shown once and is written nowhere", t.ID), true
+	case had:
+		return note(admin.NoteKeyReplaced, t.ID, "tenant %s: the file's key was replaced by the rotated key's SHA-256 (key_hashes); the old key (and any ${ENV} it came from) no longer opens quotagate", t.ID), true
+	}
+	return note(admin.NoteRotatedHash, t.ID, "tenant %s: the rotated key is in the file as its SHA-256 (key_hashes); the generated key in the data dir no longer applies", t.ID), true
 }
 
 func str(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }

@@ -130,7 +130,7 @@ type step struct {
 	// finish: the event carries the answer's finish reason. Once the client
 	// has it, it has the whole answer: a client that leaves then (many stop
 	// reading at finish_reason) does not cancel the upstream, which is read
-	// for its usage a little longer (Options.FinishGrace; issue 12 item 9).
+	// for its usage a little longer (Options.FinishGrace).
 	finish bool
 	// more: the answer goes on after an earlier finish (a Responses item
 	// added after every earlier one was done): the client has it whole

@@ -47,7 +47,7 @@ func FuzzHasFinishReason(f *testing.F) {
 
 // The native Responses answer marks its finish on the output_item.done that
 // leaves no item open, and says the answer goes on when another item is
-// added after it (issue 12 item 3): a client that left at the first finish
+// added after it: a client that left at the first finish
 // then does not have the whole answer.
 func TestNativeResponsesFinish(t *testing.T) {
 	a := &nativeResponsesAnswer{}

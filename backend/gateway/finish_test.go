@@ -19,8 +19,9 @@ import (
 // done (a finish: no item open) and that then goes on with a second one. A
 // client that reads to the end settles; one that leaves at the first finish
 // does not have the whole answer, so the run ends cancelled with its hold
-// although the upstream goes on to a trusted response.completed — issue 12
-// item 2's rule kept under item 3's finish. The upstream sends the second
+// although the upstream goes on to a trusted response.completed: trusted
+// usage is charged only for an answer the client received whole, finish
+// or not. The upstream sends the second
 // item only once the gateway is reading on in the finish grace.
 func TestFinishThenMoreItems(t *testing.T) {
 	proceed := make(chan struct{})

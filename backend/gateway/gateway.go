@@ -165,7 +165,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.Serv
 // bytes) then 6 random bytes. Ids that grow with time are appended at the end
 // of the ledger's indexes on run ids (the runs table's key, the audit rows'
 // run_id); random ids dirtied a random page of each per call, so the cost of
-// a call grew with the ledger (issue 15).
+// a call grew with the ledger.
 func newRunID() ledger.RunID {
 	var b [12]byte
 	ms := uint64(time.Now().UnixMilli())

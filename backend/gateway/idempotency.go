@@ -10,7 +10,9 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Request headers of the retry group (issue 12 item 8). The Stainless-made
+// Request headers of the retry group: an SDK's automatic retries of one
+// user call are labelled as such, and an Idempotency-Key refuses a second
+// run of the same call instead of taking a second hold. The Stainless-made
 // SDKs (openai, @anthropic-ai/sdk, openai-go) send X-Stainless-Retry-Count
 // on every attempt (0 on the first); an Idempotency-Key only when the caller
 // sets one (none of the pinned SDKs does by itself).

@@ -26,7 +26,7 @@ var doors = []struct {
 	{"Messages", "/v1/messages", `{"model":"demo-chat","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`, true},
 }
 
-// TestDuplicateRequest is issue 12 item 8 at every door: a request carrying
+// TestDuplicateRequest is the Idempotency-Key rule at every door: a request carrying
 // the Idempotency-Key of the tenant's earlier run is answered 409
 // duplicate_request in the door's error shape, naming that run (also in
 // X-Run-Id), with x-should-retry: false, nothing reserved and nothing sent

@@ -168,7 +168,8 @@ func (a *nativeMessages) event(ev openai.Event) step {
 		o.End = true
 		return step{observe: true, obs: o, final: bytes.Clone(ev.Raw)}
 	}
-	// message_delta carries the stop_reason: the finish (issue 12 items 3, 9).
+	// message_delta carries the stop_reason: the finish, after which a
+	// client that leaves is read on for the usage.
 	return step{observe: true, obs: o, relay: bytes.Clone(ev.Raw), finish: typ == anthropic.EventMessageDelta && err == nil}
 }
 

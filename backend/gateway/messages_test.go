@@ -295,7 +295,7 @@ func TestMessagesRefusalsAreAnthropicShaped(t *testing.T) {
 		{"Accounting", "key-a", `{"model":"demo-chat","max_tokens":5,"usage":{},"messages":[{"role":"user","content":"x"}]}`, "", 400, "invalid_request_error", "invalid_request"},
 		{"UnknownModel", "key-a", `{"model":"claude-opus-5","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, "", 404, "not_found_error", "model_not_found"},
 		{"Budget", "key-a", `{"model":"demo-chat","max_tokens":32000,"messages":[{"role":"user","content":"x"}]}`, "", 402, "billing_error", "insufficient_budget"},
-		{"UpstreamRefused", "key-a", `{"model":"demo-chat","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, "kind=error&status=400", 400, "api_error", "demo_error"}, // an upstream 4xx passes through (issue 12 item 7)
+		{"UpstreamRefused", "key-a", `{"model":"demo-chat","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`, "kind=error&status=400", 400, "api_error", "demo_error"}, // an upstream 4xx passes through, so SDKs decide as against the provider
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 )
 
 // responsesDoor is POST /v1/responses: the OpenAI Responses API (Codex CLI,
-// the Agents SDK), issue 10. Relayed byte for byte to base_url +
+// the Agents SDK). Relayed byte for byte to base_url +
 // "/responses" when the upstream speaks it, else translated to chat
 // completions and the answer translated back into Responses events. Errors
 // are OpenAI-shaped, as at the chat door.
@@ -135,7 +135,8 @@ func newResponseID() string {
 // response.completed (or response.incomplete) is the settlement evidence and
 // that event the terminal marker, held back until the outcome is on disk.
 // response.failed and error events are relayed and keep the hold. The
-// output_item.done that leaves no item open is the finish (issue 12 item 3).
+// output_item.done that leaves no item open is the finish: the client has
+// every item whole then.
 type nativeResponsesAnswer struct {
 	rd responses.Reader
 }

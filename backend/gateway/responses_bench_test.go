@@ -16,7 +16,7 @@ import (
 // TestFirstEventTime measures the time from sending a streaming request to
 // reading its first data event, for the same demo answer through the chat
 // door and through the Responses door (native and translated), and logs the
-// medians: the added time to first event of a Responses stream (issue 10).
+// medians: the added time to first event of a Responses stream.
 // QUOTAGATE_FIRST_EVENT_N sets the rounds (default 30):
 //
 //	QUOTAGATE_FIRST_EVENT_N=300 go test -run TestFirstEventTime -v ./backend/gateway/

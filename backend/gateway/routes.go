@@ -149,7 +149,7 @@ func bearerKey(auth string) (string, bool) {
 
 // readBody reads a request body of at most RequestBytesMax bytes within
 // BodyTimeout: a body that trickles in is cut with 408 instead of holding
-// a goroutine and its buffer (issue 12: 30 stalled bodies cost 245 MB).
+// a goroutine and its buffer (30 stalled bodies once cost 245 MB).
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(g.opts.BodyTimeout))

@@ -37,7 +37,7 @@ type sdkRetryCase struct {
 }
 
 // sdkRetryCases: with x-should-retry obeyed one attempt is made either way
-// (before issue 12 item 8 the cut took 3 attempts and 3 holds);
+// (without it the cut took 3 attempts and 3 holds);
 // deaf, the key is what keeps a cut call to one hold (2 × 409 instead of 2
 // more holds); a call the provider refused before any output (hold released)
 // is retried with the same key and succeeds, in the first run's retry group;
@@ -88,7 +88,7 @@ func equalInts(a, b []int) bool {
 }
 
 // TestOpenAIGoSDKRetriesWithKey measures holds per failed user call with the
-// real openai Go SDK (issue 12 item 8).
+// real openai Go SDK: SDK retries must not multiply the holds a failure keeps.
 func TestOpenAIGoSDKRetriesWithKey(t *testing.T) {
 	for _, tc := range sdkRetryCases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,6 +26,7 @@ const tenantSettings = {
 const auditRows: AuditRow[] = [
   { seq: 9, at: '2026-11-29T11:00:00Z', kind: 'sync', actor: 'volcengine', units: 0, balance: 1726526, available_before: 0, available_after: 0 },
   { seq: 8, at: '2026-11-29T10:40:12Z', kind: 'hold', tenant: 'local', run: 'run_01JQ7UNKNOWN000000000000', units: 1002, available_before: 745904, available_after: 745904, reason: 'stream cut before [DONE]' },
+  { seq: 7, at: '2026-11-29T10:40:10Z', kind: 'admit', tenant: 'local', run: 'run_01JQ7UNKNOWN000000000000', actor: 'tenant:local', units: 1002, available_before: 746906, available_after: 745904 },
 ];
 
 const state = fixture as unknown as State;
@@ -276,6 +277,18 @@ describe('dashboard from the fixture', () => {
     await type('tenant-budget', '5,000');
     await click('tenant-save');
     expect(calls).toContainEqual(['saveTenant', expect.objectContaining({ id: 'local', budget_units: 5000, max_concurrent: 4 })]);
+  });
+});
+
+describe('audit actors', () => {
+  it('are shown as the server wrote them, a typed one marked by its kind', async () => {
+    mount(api(), state, 'audit');
+    await flush();
+    const typed = $('audit-row-7')!.querySelector<HTMLElement>('.actor')!;
+    expect(typed.textContent).toBe('tenant:local');
+    expect(typed.dataset.kind).toBe('tenant');
+    expect(text('audit-row-9')).toContain('volcengine'); // an actor from before they were typed
+    expect($('audit-row-9')!.querySelector('.actor')).toBeNull();
   });
 });
 

@@ -1,6 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { fullTime, units } from '../../lib/format';
-import { t } from '../../lib/i18n';
+import { t, type Key } from '../../lib/i18n';
+import { actorKind } from '../../lib/actor';
 import { auditKinds } from '../../lib/auditkinds';
 import { auditQuery, type AuditFilter } from '../../state/audit';
 import { noteText } from '../../state/notes';
@@ -114,7 +115,9 @@ export function Audit() {
                 <td>{r.kind}</td>
                 <td>{r.tenant ?? ''}</td>
                 <td class="mono small">{r.run ?? ''}</td>
-                <td>{r.actor ?? ''}</td>
+                <td>
+                  <Actor actor={r.actor} />
+                </td>
                 <td class="num">{r.balance !== undefined && r.balance !== null ? '' : units(r.units)}</td>
                 <td class="num">{r.balance !== undefined && r.balance !== null ? units(r.balance) : ''}</td>
                 <td class="num">{units(r.available_before)}</td>
@@ -139,5 +142,16 @@ export function Audit() {
         </button>
       </div>
     </section>
+  );
+}
+
+/** Actor shows who made a row as the server wrote it, marked by its kind (tenant, operator, system) when it has one. */
+function Actor(props: { actor: string | undefined }) {
+  const kind = actorKind(props.actor);
+  if (!kind) return <>{props.actor ?? ''}</>;
+  return (
+    <span class={`actor actor-${kind}`} data-kind={kind} title={t(`audit.actorKind.${kind}` as Key)}>
+      {props.actor}
+    </span>
   );
 }

@@ -12,7 +12,8 @@ import (
 //
 // Under utf8-bytes-v1 the meter counts Text (and media): the UTF-8 bytes of
 // system text, of every message's text blocks and of tool_result text —
-// tools and thinking are not counted (issue 11). Under tiktoken it also
+// tools and thinking are not counted, since each provider counts those its
+// own way. Under tiktoken it also
 // counts each turn's role and framing, Calls and ToolsJSON.
 type Turn struct {
 	Role string // "system" for the system prompt and role-system turns
@@ -61,7 +62,7 @@ func flatten(role string, blocks []Block) Turn {
 			}
 		case BlockToolUse:
 			calls.WriteString(b.Name)
-			calls.Write(compactJSON(b.Input))
+			calls.Write(CompactJSON(b.Input))
 		case BlockThinking:
 			calls.WriteString(b.Text)
 		case BlockRedactedThinking:
@@ -84,7 +85,7 @@ func (r *Request) ToolsJSON() []byte {
 	}
 	raws := make([]json.RawMessage, len(r.Tools))
 	for i, t := range r.Tools {
-		raws[i] = compactJSON(t.Raw)
+		raws[i] = CompactJSON(t.Raw)
 	}
 	b, _ := json.Marshal(raws)
 	return b

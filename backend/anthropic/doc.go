@@ -1,6 +1,6 @@
 // Package anthropic is the Anthropic Messages API wire format, for the
-// gateway's Messages door (issue 11). It is pure: no I/O, and of quotagate
-// only ledger's types.
+// gateway's Messages door. It is a leaf: the standard library and
+// backend/wire, no I/O.
 //
 //   - ParseRequest / ParseCountTokens: a POST /v1/messages (or
 //     /v1/messages/count_tokens) body — system as a string or text blocks,
@@ -11,11 +11,12 @@
 //     Accounting fields and case twins are refused as in the chat door.
 //   - Request.Turns, Request.ToolsJSON: the input in the meter's shape — what
 //     both the reserve and count_tokens count, so they are equal.
-//   - Request.ChatBody, MessageFromChat, StreamTranslator: translation to
-//     chat completions and back, in Anthropic's event order.
+//   - AnswerMessage, Event, StopEvent: the shapes of an answer, which
+//     backend/translate fills from a chat-completions answer.
 //   - Tally, ParseMessage: the evidence of a native answer.
-//   - ErrorBody, ErrorEvent: refusals and stream failures in Anthropic's
-//     shape, with quotagate's code in the message.
+//   - ErrorBody, ErrorEvent, ErrorMessage: refusals and stream failures in
+//     Anthropic's shape (backend/translate says which type each of
+//     quotagate's codes is, and puts the code in the message).
 //
 // # Trusted usage
 //

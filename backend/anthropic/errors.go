@@ -3,11 +3,10 @@ package anthropic
 import (
 	"encoding/json"
 	"strings"
-
-	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Anthropic error types (the SDK's ErrorType).
+// Anthropic error types (the SDK's ErrorType); backend/translate says which
+// one each of quotagate's codes is.
 const (
 	ErrInvalidRequest  = "invalid_request_error"
 	ErrAuthentication  = "authentication_error"
@@ -20,31 +19,6 @@ const (
 	ErrOverloaded      = "overloaded_error"
 	ErrAPI             = "api_error"
 )
-
-// ErrorType is the Anthropic error type for one of quotagate's codes.
-func ErrorType(code string) string {
-	switch code {
-	case ledger.CodeInvalidRequest, ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict, ledger.CodeDuplicateRequest:
-		return ErrInvalidRequest
-	case ledger.CodeInvalidAPIKey:
-		return ErrAuthentication
-	case ledger.CodeInsufficientBudget:
-		return ErrBilling
-	case ledger.CodeForbidden:
-		return ErrPermission
-	case ledger.CodeModelNotFound, ledger.CodeRunNotFound:
-		return ErrNotFound
-	case ledger.CodeRequestTooLarge:
-		return ErrRequestTooLarge
-	case ledger.CodeConcurrencyLimit, ledger.CodeRateLimited, ledger.CodeQuotaGuard:
-		return ErrRateLimit
-	case ledger.CodeUpstreamBusy, ledger.CodeLedgerUnavailable:
-		return ErrOverloaded
-	case ledger.CodeUpstreamTimeout:
-		return ErrTimeout
-	}
-	return ErrAPI // upstream_error, upstream_interrupted, internal
-}
 
 type errorBody struct {
 	Type  string `json:"type"`
@@ -67,20 +41,12 @@ func ErrorMessage(code, message string) string {
 	return message + " (quotagate: " + code + ")"
 }
 
-// ErrorBody is the Anthropic-shaped body for err:
-// {"type":"error","error":{"type":…,"message":"… (quotagate: code)"}}.
-// The HTTP status, Retry-After and x-should-retry are the door's.
-func ErrorBody(err error) []byte {
-	code := ledger.ErrorCode(err)
-	b, _ := marshal(errorJSON(ErrorType(code), ErrorMessage(code, ledger.ErrorMessage(err))))
+// ErrorBody is the Anthropic-shaped error body,
+// {"type":"error","error":{"type":typ,"message":message}}. The HTTP status,
+// Retry-After and x-should-retry are the door's.
+func ErrorBody(typ, message string) []byte {
+	b, _ := Marshal(errorJSON(typ, message))
 	return b
-}
-
-// ErrorEventFor is the in-stream error event for err (a cut stream:
-// api_error with upstream_interrupted in the message).
-func ErrorEventFor(err error) []byte {
-	code := ledger.ErrorCode(err)
-	return ErrorEvent(ErrorType(code), ErrorMessage(code, ledger.ErrorMessage(err)))
 }
 
 // UpstreamErrorMessage is the message of an Anthropic-shaped (or

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // Usage is the evidence of a Messages answer. InputTokens leaves cached
@@ -36,10 +38,10 @@ type wireUsageIn struct {
 
 // optCount reads an optional count: absent or null is (0, false).
 func optCount(name string, raw json.RawMessage) (int64, bool, error) {
-	if len(raw) == 0 || isNull(raw) {
+	if len(raw) == 0 || wire.IsNull(raw) {
 		return 0, false, nil
 	}
-	n, err := count(raw)
+	n, err := wire.Count(raw)
 	if err != nil {
 		return 0, false, fmt.Errorf("%w: %s: %v", ErrBadUsage, name, err)
 	}
@@ -154,111 +156,153 @@ func (t *Tally) Observe(name string, data []byte) (string, error) {
 	if t.blocks == nil {
 		t.blocks = map[int]bool{}
 	}
+	var err error
 	switch e.Type {
-	case EventPing:
 	case EventError:
-		msg := "(no message)"
-		if e.Error != nil && e.Error.Message != "" {
-			msg = e.Error.Message
-		}
-		t.UpstreamError = msg
-		return e.Type, t.fail("the upstream sent an error event: %s", msg)
+		err = t.upstreamError(&e)
 	case EventMessageStart:
-		if t.started {
-			return e.Type, t.fail("a second message_start")
-		}
-		t.started = true
-		if e.Message == nil || e.Message.Usage == nil {
-			return e.Type, nil // no usage: the verdict says so
-		}
-		u, _, err := e.Message.Usage.input(true)
-		if err != nil {
-			return e.Type, t.fail("message_start: %v", err)
-		}
-		t.startUsage = &u
+		err = t.messageStart(&e)
 	case EventContentBlockStart:
-		if !t.started || e.Index == nil || e.ContentBlock == nil {
-			return e.Type, t.fail("content_block_start before message_start or without index and block")
-		}
-		if _, seen := t.blocks[*e.Index]; seen {
-			return e.Type, t.fail("content block %d started twice", *e.Index)
-		}
-		t.blocks[*e.Index] = true
-		cb := e.ContentBlock
-		switch {
-		case cb.Text != nil:
-			t.text.WriteString(*cb.Text)
-		case cb.Thinking != nil:
-			t.text.WriteString(*cb.Thinking)
-		}
-		t.text.WriteString(cb.Name) // a tool_use's name is generated text
+		err = t.blockStart(&e)
 	case EventContentBlockDelta:
-		if e.Index == nil || !t.blocks[*e.Index] || e.Delta == nil {
-			return e.Type, t.fail("a delta for a content block that is not open")
-		}
-		for _, s := range []*string{e.Delta.Text, e.Delta.Thinking, e.Delta.PartialJSON} {
-			if s != nil {
-				t.text.WriteString(*s)
-			}
-		}
+		err = t.blockDelta(&e)
 	case EventContentBlockStop:
 		if e.Index == nil || !t.blocks[*e.Index] {
-			return e.Type, t.fail("content_block_stop for a block that is not open")
+			err = t.fail("content_block_stop for a block that is not open")
+		} else {
+			t.blocks[*e.Index] = false
 		}
-		t.blocks[*e.Index] = false
 	case EventMessageDelta:
-		if !t.started {
-			return e.Type, t.fail("message_delta before message_start")
-		}
-		if e.Delta != nil && e.Delta.StopReason != nil {
-			t.StopReason = *e.Delta.StopReason
-		}
-		if e.Usage == nil {
-			return e.Type, t.fail("message_delta without usage")
-		}
-		out, haveOut, err := optCount("output_tokens", e.Usage.OutputTokens)
-		if err == nil && !haveOut {
-			err = fmt.Errorf("%w: output_tokens is missing", ErrBadUsage)
-		}
-		if err != nil {
-			return e.Type, t.fail("message_delta: %v", err)
-		}
-		if t.deltas > 0 && out < t.output {
-			return e.Type, t.fail("message_delta's cumulative output_tokens went down from %d to %d", t.output, out)
-		}
-		in, have, err := e.Usage.input(false)
-		if err != nil {
-			return e.Type, t.fail("message_delta: %v", err)
-		}
-		if t.startUsage != nil {
-			// Input figures are cumulative too: a message_delta may repeat
-			// them or raise them (server tools read more; a translating
-			// gateway learns the prompt only at the end), never lower them.
-			s := t.startUsage
-			for i, pair := range [3][2]*int64{{&in.InputTokens, &s.InputTokens},
-				{&in.CacheCreationInputTokens, &s.CacheCreationInputTokens}, {&in.CacheReadInputTokens, &s.CacheReadInputTokens}} {
-				if have[i] && *pair[0] < *pair[1] {
-					return e.Type, t.fail("message_delta's input figures (%d, %d, %d) contradict message_start's (%d, %d, %d)",
-						in.InputTokens, in.CacheCreationInputTokens, in.CacheReadInputTokens,
-						s.InputTokens, s.CacheCreationInputTokens, s.CacheReadInputTokens)
-				}
-			}
-			for i, pair := range [3][2]*int64{{&in.InputTokens, &s.InputTokens},
-				{&in.CacheCreationInputTokens, &s.CacheCreationInputTokens}, {&in.CacheReadInputTokens, &s.CacheReadInputTokens}} {
-				if have[i] {
-					*pair[1] = *pair[0]
-				}
-			}
-		}
-		t.output = out
-		t.deltas++
+		err = t.messageDelta(&e)
 	case EventMessageStop:
 		if !t.started {
-			return e.Type, t.fail("message_stop before message_start")
+			err = t.fail("message_stop before message_start")
 		}
-		t.stopped = true
+		t.stopped = err == nil
 	}
-	return e.Type, nil
+	return e.Type, err
+}
+
+func (t *Tally) upstreamError(e *wireEvent) error {
+	msg := "(no message)"
+	if e.Error != nil && e.Error.Message != "" {
+		msg = e.Error.Message
+	}
+	t.UpstreamError = msg
+	return t.fail("the upstream sent an error event: %s", msg)
+}
+
+func (t *Tally) messageStart(e *wireEvent) error {
+	if t.started {
+		return t.fail("a second message_start")
+	}
+	t.started = true
+	if e.Message == nil || e.Message.Usage == nil {
+		return nil // no usage: the verdict says so
+	}
+	u, _, err := e.Message.Usage.input(true)
+	if err != nil {
+		return t.fail("message_start: %v", err)
+	}
+	t.startUsage = &u
+	return nil
+}
+
+func (t *Tally) blockStart(e *wireEvent) error {
+	if !t.started || e.Index == nil || e.ContentBlock == nil {
+		return t.fail("content_block_start before message_start or without index and block")
+	}
+	if _, seen := t.blocks[*e.Index]; seen {
+		return t.fail("content block %d started twice", *e.Index)
+	}
+	t.blocks[*e.Index] = true
+	cb := e.ContentBlock
+	switch {
+	case cb.Text != nil:
+		t.text.WriteString(*cb.Text)
+	case cb.Thinking != nil:
+		t.text.WriteString(*cb.Thinking)
+	}
+	t.text.WriteString(cb.Name) // a tool_use's name is generated text
+	return nil
+}
+
+func (t *Tally) blockDelta(e *wireEvent) error {
+	if e.Index == nil || !t.blocks[*e.Index] || e.Delta == nil {
+		return t.fail("a delta for a content block that is not open")
+	}
+	for _, s := range []*string{e.Delta.Text, e.Delta.Thinking, e.Delta.PartialJSON} {
+		if s != nil {
+			t.text.WriteString(*s)
+		}
+	}
+	return nil
+}
+
+// messageDelta takes the stop reason and the cumulative usage: the output
+// may only grow, and the input figures may only be repeated or raised.
+func (t *Tally) messageDelta(e *wireEvent) error {
+	if !t.started {
+		return t.fail("message_delta before message_start")
+	}
+	if e.Delta != nil && e.Delta.StopReason != nil {
+		t.StopReason = *e.Delta.StopReason
+	}
+	if e.Usage == nil {
+		return t.fail("message_delta without usage")
+	}
+	out, err := requiredOutput(e.Usage)
+	if err != nil {
+		return t.fail("message_delta: %v", err)
+	}
+	if t.deltas > 0 && out < t.output {
+		return t.fail("message_delta's cumulative output_tokens went down from %d to %d", t.output, out)
+	}
+	in, have, err := e.Usage.input(false)
+	if err != nil {
+		return t.fail("message_delta: %v", err)
+	}
+	if err := t.raiseInput(in, have); err != nil {
+		return err
+	}
+	t.output = out
+	t.deltas++
+	return nil
+}
+
+// raiseInput takes the input figures a message_delta repeats. They are
+// cumulative too: a message_delta may repeat them or raise them (server
+// tools read more; a translating gateway learns the prompt only at the
+// end), never lower them.
+func (t *Tally) raiseInput(in Usage, have [3]bool) error {
+	s := t.startUsage
+	if s == nil {
+		return nil
+	}
+	pairs := [3][2]*int64{{&in.InputTokens, &s.InputTokens},
+		{&in.CacheCreationInputTokens, &s.CacheCreationInputTokens}, {&in.CacheReadInputTokens, &s.CacheReadInputTokens}}
+	for i, pair := range pairs {
+		if have[i] && *pair[0] < *pair[1] {
+			return t.fail("message_delta's input figures (%d, %d, %d) contradict message_start's (%d, %d, %d)",
+				in.InputTokens, in.CacheCreationInputTokens, in.CacheReadInputTokens,
+				s.InputTokens, s.CacheCreationInputTokens, s.CacheReadInputTokens)
+		}
+	}
+	for i, pair := range pairs {
+		if have[i] {
+			*pair[1] = *pair[0]
+		}
+	}
+	return nil
+}
+
+// requiredOutput is a usage object's output_tokens, which must be given.
+func requiredOutput(w *wireUsageIn) (int64, error) {
+	out, have, err := optCount("output_tokens", w.OutputTokens)
+	if err == nil && !have {
+		err = fmt.Errorf("%w: output_tokens is missing", ErrBadUsage)
+	}
+	return out, err
 }
 
 func (t *Tally) fail(format string, args ...any) error {
@@ -337,7 +381,7 @@ func ParseMessage(body []byte) (Answer, error) {
 		}
 		if c.Type == BlockToolUse {
 			text.WriteString(c.Name)
-			text.Write(compactJSON(c.Input))
+			text.Write(CompactJSON(c.Input))
 		}
 	}
 	a.Text = text.String()
@@ -351,14 +395,9 @@ func ParseMessage(body []byte) (Answer, error) {
 	if err != nil {
 		return a, err
 	}
-	out, have, err := optCount("output_tokens", w.Usage.OutputTokens)
-	if err == nil && !have {
-		err = fmt.Errorf("%w: output_tokens is missing", ErrBadUsage)
-	}
-	if err != nil {
+	if u.OutputTokens, err = requiredOutput(w.Usage); err != nil {
 		return a, err
 	}
-	u.OutputTokens = out
 	a.Usage = &u
 	return a, nil
 }

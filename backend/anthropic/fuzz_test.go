@@ -2,20 +2,21 @@ package anthropic_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/anthropic"
-	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // FuzzMessagesRequest: the parser never panics; what it accepts counts
-// the same for the reserve and for count_tokens, never negative, and
-// translates into valid JSON.
+// the same for the reserve and for count_tokens, never negative
+// (translate's FuzzMessagesToChat translates what it accepts).
 func FuzzMessagesRequest(f *testing.F) {
-	files, _ := filepath.Glob("testdata/requests/*.json")
+	files, _ := filepath.Glob("../translate/testdata/messages/requests/*.json")
 	for _, p := range files {
 		if b, err := os.ReadFile(p); err == nil && !strings.HasSuffix(p, ".chat.json") {
 			f.Add(b)
@@ -25,7 +26,7 @@ func FuzzMessagesRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r, err := anthropic.ParseRequest(body)
 		if err != nil {
-			if ledger.ErrorCode(err) != ledger.CodeInvalidRequest {
+			if !errors.As(err, new(*wire.RequestError)) {
 				t.Fatalf("error without invalid_request: %v", err)
 			}
 			return
@@ -36,13 +37,6 @@ func FuzzMessagesRequest(f *testing.F) {
 		}
 		if tj := r.ToolsJSON(); tj != nil && !json.Valid(tj) {
 			t.Fatalf("tools JSON %s", tj)
-		}
-		chat, err := r.ChatBody(anthropic.ChatOptions{Reasoning: anthropic.ReasoningEffort})
-		if err != nil {
-			t.Fatalf("translate an accepted body: %v", err)
-		}
-		if !json.Valid(chat) {
-			t.Fatalf("translation is not JSON: %s", chat)
 		}
 		if string(r.Raw()) != string(body) {
 			t.Fatal("raw body changed")
@@ -71,29 +65,6 @@ func FuzzMessagesEvents(f *testing.F) {
 		}
 		if u, ok := tl.Usage(); ok && (u.InputTokens < 0 || u.CacheCreationInputTokens < 0 || u.CacheReadInputTokens < 0 || u.OutputTokens < 0) {
 			t.Fatalf("negative usage %+v", u)
-		}
-	})
-}
-
-// FuzzChatStream: translating any chat stream never panics and never
-// writes a message_stop of its own.
-func FuzzChatStream(f *testing.F) {
-	files, _ := filepath.Glob("testdata/answers/*.chat.sse")
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
-	}
-	f.Fuzz(func(t *testing.T, stream []byte) {
-		tr := anthropic.NewStreamTranslator("msg", "m", true)
-		out := string(tr.Start())
-		for _, ev := range splitSSE(string(stream)) {
-			b, _ := tr.Chunk([]byte(ev.Data))
-			out += string(b)
-		}
-		out += string(tr.End())
-		if strings.Contains(out, "event: message_stop") {
-			t.Fatal("the translator wrote message_stop itself")
 		}
 	})
 }

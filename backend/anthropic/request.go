@@ -2,9 +2,8 @@ package anthropic
 
 import (
 	"encoding/json"
-	"unicode/utf8"
 
-	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // Request is what the gateway needs from a Messages API body
@@ -123,22 +122,22 @@ type Thinking struct {
 // On reports whether the client asked the model to think.
 func (t *Thinking) On() bool { return t != nil && (t.Type == "enabled" || t.Type == "adaptive") }
 
-// forbiddenFields are refused at the top level (ledger.ForbiddenRequestFields).
-// Client metadata is allowed here.
-var forbiddenFields = ledger.ForbiddenRequestFields
-
-// knownFields are the members this parser reads; a member that differs
-// from one only in letter case is refused (a case-insensitive upstream
-// could read it where the gateway did not).
-var knownFields = map[string]bool{
-	"model": true, "messages": true, "max_tokens": true, "stream": true, "system": true,
-	"tools": true, "tool_choice": true, "thinking": true, "stop_sequences": true,
-	"temperature": true, "top_p": true, "top_k": true, "metadata": true,
-	"output_config": true, "context_management": true,
+// messagesBody is how a Messages body's top level is read (client
+// metadata is allowed at this door): a member that differs from a known
+// one only in letter case is refused, since a case-insensitive upstream
+// could read it where the gateway did not.
+var messagesBody = wire.Body{
+	Known: map[string]bool{
+		"model": true, "messages": true, "max_tokens": true, "stream": true, "system": true,
+		"tools": true, "tool_choice": true, "thinking": true, "stop_sequences": true,
+		"temperature": true, "top_p": true, "top_k": true, "metadata": true,
+		"output_config": true, "context_management": true,
+	},
+	Required: []string{"model", "messages", "max_tokens"},
 }
 
 // ParseRequest parses and checks a POST /v1/messages body. Every error is a
-// *ledger.Error with CodeInvalidRequest and a message for a person.
+// *wire.RequestError with a message for a person.
 func ParseRequest(body []byte) (*Request, error) { return parse(body, true) }
 
 // ParseCountTokens parses a POST /v1/messages/count_tokens body: the same
@@ -146,106 +145,25 @@ func ParseRequest(body []byte) (*Request, error) { return parse(body, true) }
 func ParseCountTokens(body []byte) (*Request, error) { return parse(body, false) }
 
 func parse(body []byte, create bool) (*Request, error) {
-	// encoding/json would quietly turn invalid bytes into U+FFFD while the
-	// raw body goes upstream as sent: the gateway would meter another text.
-	if !utf8.Valid(body) {
-		return nil, invalid("the request body is not valid UTF-8")
-	}
-	fields, err := objectFields(body)
-	if err != nil {
-		return nil, invalid("the request body is not a JSON object: %v", err)
-	}
 	req := &Request{raw: body}
-	seen := make(map[string]string, len(fields))
 	var haveModel, haveMessages, haveMax bool
 	var systemTurns []Block
-	for _, f := range fields {
-		lower := foldKey(f.key)
-		if prev, dup := seen[lower]; dup {
-			return nil, invalid("the field %q appears twice (also as %q); send it once", f.key, prev)
-		}
-		seen[lower] = f.key
-		if why, bad := forbiddenFields[lower]; bad {
-			return nil, invalid("the field %q is not allowed: %s", f.key, why)
-		}
-		if knownFields[lower] && f.key != lower {
-			return nil, invalid("the field %q must be spelled %q", f.key, lower)
-		}
-		if isNull(f.val) && f.key != "model" && f.key != "messages" && f.key != "max_tokens" {
-			continue // null means "not given" for optional members
-		}
-		switch f.key {
+	_, err := messagesBody.Read(body, func(f wire.Field) (err error) {
+		switch f.Key {
 		case "model":
-			if err := json.Unmarshal(f.val, &req.Model); err != nil || req.Model == "" {
-				return nil, invalid("model must be a non-empty string")
-			}
 			haveModel = true
 		case "messages":
-			if req.Messages, systemTurns, err = parseMessages(f.val); err != nil {
-				return nil, err
-			}
 			haveMessages = true
+			req.Messages, systemTurns, err = parseMessages(f.Val)
+			return err
 		case "max_tokens":
-			n, err := count(f.val)
-			if err != nil {
-				return nil, invalid("max_tokens must be a positive integer: %v", err)
-			}
-			if n < 1 {
-				return nil, invalid("max_tokens must be at least 1 (got %d)", n)
-			}
-			req.MaxTokens, haveMax = n, true
-		case "stream":
-			if err := json.Unmarshal(f.val, &req.Stream); err != nil {
-				return nil, invalid("stream must be true or false")
-			}
-		case "system":
-			if req.System, err = parseSystem(f.val); err != nil {
-				return nil, err
-			}
-		case "tools":
-			if req.Tools, err = parseTools(f.val); err != nil {
-				return nil, err
-			}
-		case "tool_choice":
-			if req.ToolChoice, err = parseToolChoice(f.val); err != nil {
-				return nil, err
-			}
-		case "thinking":
-			if req.Thinking, err = parseThinking(f.val); err != nil {
-				return nil, err
-			}
-		case "stop_sequences":
-			if err := json.Unmarshal(f.val, &req.StopSequences); err != nil {
-				return nil, invalid("stop_sequences must be an array of strings")
-			}
-		case "temperature", "top_p", "top_k":
-			var n float64
-			if err := json.Unmarshal(f.val, &n); err != nil {
-				return nil, invalid("%s must be a number", f.key)
-			}
-			switch f.key {
-			case "temperature":
-				req.Temperature = f.val
-			case "top_p":
-				req.TopP = f.val
-			default:
-				req.TopK = f.val
-			}
-		case "metadata", "output_config", "context_management":
-			if !isObject(f.val) {
-				return nil, invalid("%s must be an object", f.key)
-			}
-			switch f.key {
-			case "metadata":
-				req.Metadata = f.val
-			case "output_config":
-				req.OutputConfig = f.val
-			default:
-				req.ContextManagement = f.val
-			}
+			haveMax = true
 		}
-	}
+		return req.member(f)
+	})
 	switch {
+	case err != nil:
+		return nil, err
 	case !haveModel:
 		return nil, invalid("model is required")
 	case !haveMessages:
@@ -258,6 +176,79 @@ func parse(body []byte, create bool) (*Request, error) {
 	}
 	req.System = append(req.System, systemTurns...)
 	return req, nil
+}
+
+// member reads one top-level member but messages into r: the model, the
+// cap and the conversation's parts here, the settings forwarded as the
+// client wrote them in setting.
+func (r *Request) member(f wire.Field) (err error) {
+	switch f.Key {
+	case "model":
+		if err := json.Unmarshal(f.Val, &r.Model); err != nil || r.Model == "" {
+			return invalid("model must be a non-empty string")
+		}
+	case "max_tokens":
+		n, err := wire.Count(f.Val)
+		if err != nil {
+			return invalid("max_tokens must be a positive integer: %v", err)
+		}
+		if n < 1 {
+			return invalid("max_tokens must be at least 1 (got %d)", n)
+		}
+		r.MaxTokens = n
+	case "stream":
+		if err := json.Unmarshal(f.Val, &r.Stream); err != nil {
+			return invalid("stream must be true or false")
+		}
+	case "system":
+		r.System, err = parseSystem(f.Val)
+	case "tools":
+		r.Tools, err = parseTools(f.Val)
+	case "tool_choice":
+		r.ToolChoice, err = parseToolChoice(f.Val)
+	case "thinking":
+		r.Thinking, err = parseThinking(f.Val)
+	default:
+		return r.setting(f)
+	}
+	return err
+}
+
+// setting checks a member that is kept raw: sampling numbers, stop
+// sequences, and the objects a native upstream reads.
+func (r *Request) setting(f wire.Field) error {
+	switch f.Key {
+	case "stop_sequences":
+		if err := json.Unmarshal(f.Val, &r.StopSequences); err != nil {
+			return invalid("stop_sequences must be an array of strings")
+		}
+	case "temperature", "top_p", "top_k":
+		var n float64
+		if err := json.Unmarshal(f.Val, &n); err != nil {
+			return invalid("%s must be a number", f.Key)
+		}
+		switch f.Key {
+		case "temperature":
+			r.Temperature = f.Val
+		case "top_p":
+			r.TopP = f.Val
+		default:
+			r.TopK = f.Val
+		}
+	case "metadata", "output_config", "context_management":
+		if !wire.IsObject(f.Val) {
+			return invalid("%s must be an object", f.Key)
+		}
+		switch f.Key {
+		case "metadata":
+			r.Metadata = f.Val
+		case "output_config":
+			r.OutputConfig = f.Val
+		default:
+			r.ContextManagement = f.Val
+		}
+	}
+	return nil
 }
 
 func parseSystem(raw json.RawMessage) ([]Block, error) {
@@ -281,7 +272,7 @@ func parseSystem(raw json.RawMessage) ([]Block, error) {
 }
 
 func parseMessages(raw json.RawMessage) (turns []Message, system []Block, err error) {
-	items, err := arrayItems(raw)
+	items, err := wire.Items(raw)
 	if err != nil {
 		return nil, nil, invalid("messages must be an array of message objects")
 	}
@@ -291,7 +282,7 @@ func parseMessages(raw json.RawMessage) (turns []Message, system []Block, err er
 	for i, item := range items {
 		m, err := parseMessage(item)
 		if err != nil {
-			return nil, nil, invalid("messages[%d]: %s", i, ledger.ErrorMessage(err))
+			return nil, nil, invalid("messages[%d]: %s", i, wire.Reason(err))
 		}
 		if m.Role == "system" {
 			system = append(system, m.Content...)
@@ -304,34 +295,34 @@ func parseMessages(raw json.RawMessage) (turns []Message, system []Block, err er
 
 func parseMessage(raw json.RawMessage) (Message, error) {
 	var m Message
-	fields, err := objectFields(raw)
+	fields, err := wire.Fields(raw)
 	if err != nil {
 		return m, invalid("a message must be an object")
 	}
 	seen := make(map[string]bool, len(fields))
 	haveContent := false
 	for _, f := range fields {
-		lower := foldKey(f.key)
+		lower := wire.FoldKey(f.Key)
 		if seen[lower] {
-			return m, invalid("the field %q appears twice", f.key)
+			return m, invalid("the field %q appears twice", f.Key)
 		}
 		seen[lower] = true
 		switch lower {
 		case "role":
-			if err := json.Unmarshal(f.val, &m.Role); err != nil {
+			if err := json.Unmarshal(f.Val, &m.Role); err != nil {
 				return m, invalid("role must be a string")
 			}
 		case "content":
 			haveContent = true
-			if len(f.val) > 0 && f.val[0] == '"' {
+			if len(f.Val) > 0 && f.Val[0] == '"' {
 				var s string
-				if err := json.Unmarshal(f.val, &s); err != nil {
+				if err := json.Unmarshal(f.Val, &s); err != nil {
 					return m, invalid("content must be a string or an array of content blocks")
 				}
 				m.Content = []Block{{Type: BlockText, Text: s}}
 				continue
 			}
-			if m.Content, err = parseBlocks(f.val, "content"); err != nil {
+			if m.Content, err = parseBlocks(f.Val, "content"); err != nil {
 				return m, err
 			}
 		}
@@ -350,7 +341,7 @@ func parseMessage(raw json.RawMessage) (Message, error) {
 }
 
 func parseBlocks(raw json.RawMessage, where string) ([]Block, error) {
-	items, err := arrayItems(raw)
+	items, err := wire.Items(raw)
 	if err != nil {
 		return nil, invalid("%s must be a string or an array of content blocks", where)
 	}
@@ -358,7 +349,7 @@ func parseBlocks(raw json.RawMessage, where string) ([]Block, error) {
 	for i, item := range items {
 		b, err := parseBlock(item)
 		if err != nil {
-			return nil, invalid("%s[%d]: %s", where, i, ledger.ErrorMessage(err))
+			return nil, invalid("%s[%d]: %s", where, i, wire.Reason(err))
 		}
 		out = append(out, b)
 	}
@@ -381,7 +372,7 @@ type wireBlock struct {
 }
 
 func parseBlock(raw json.RawMessage) (Block, error) {
-	if !isObject(raw) {
+	if !wire.IsObject(raw) {
 		return Block{}, invalid("a content block must be an object")
 	}
 	var w wireBlock
@@ -408,36 +399,12 @@ func parseBlock(raw json.RawMessage) (Block, error) {
 		if w.ID == nil || *w.ID == "" || w.Name == nil || *w.Name == "" {
 			return b, invalid("a tool_use block needs an id and a name")
 		}
-		if !isObject(w.Input) {
+		if !wire.IsObject(w.Input) {
 			return b, invalid("a tool_use block's input must be an object")
 		}
 		b.ID, b.Name, b.Input = *w.ID, *w.Name, w.Input
 	case BlockToolResult:
-		if w.ToolUseID == nil || *w.ToolUseID == "" {
-			return b, invalid("a tool_result block needs a tool_use_id")
-		}
-		b.ToolUseID = *w.ToolUseID
-		if w.IsError != nil {
-			b.IsError = *w.IsError
-		}
-		if len(w.Content) > 0 && !isNull(w.Content) {
-			if w.Content[0] == '"' {
-				if err := json.Unmarshal(w.Content, &b.Text); err != nil {
-					return b, invalid("a tool_result's content must be a string or an array of blocks")
-				}
-			} else {
-				inner, err := parseBlocks(w.Content, "tool_result content")
-				if err != nil {
-					return b, err
-				}
-				for _, c := range inner {
-					if c.Type == BlockText {
-						b.Text += c.Text
-					}
-				}
-				b.Content = inner
-			}
-		}
+		return b, b.readToolResult(&w)
 	case BlockThinking:
 		if w.Thinking == nil {
 			return b, invalid("a thinking block needs thinking")
@@ -454,6 +421,38 @@ func parseBlock(raw json.RawMessage) (Block, error) {
 	return b, nil
 }
 
+// readToolResult reads a tool_result block: its tool_use_id, is_error, and
+// content (a string, or blocks whose text is its Text).
+func (b *Block) readToolResult(w *wireBlock) error {
+	if w.ToolUseID == nil || *w.ToolUseID == "" {
+		return invalid("a tool_result block needs a tool_use_id")
+	}
+	b.ToolUseID = *w.ToolUseID
+	if w.IsError != nil {
+		b.IsError = *w.IsError
+	}
+	if len(w.Content) == 0 || wire.IsNull(w.Content) {
+		return nil
+	}
+	if w.Content[0] == '"' {
+		if err := json.Unmarshal(w.Content, &b.Text); err != nil {
+			return invalid("a tool_result's content must be a string or an array of blocks")
+		}
+		return nil
+	}
+	inner, err := parseBlocks(w.Content, "tool_result content")
+	if err != nil {
+		return err
+	}
+	for _, c := range inner {
+		if c.Type == BlockText {
+			b.Text += c.Text
+		}
+	}
+	b.Content = inner
+	return nil
+}
+
 func parseImageSource(raw json.RawMessage) (*ImageSource, error) {
 	var s struct {
 		Type      string `json:"type"`
@@ -462,7 +461,7 @@ func parseImageSource(raw json.RawMessage) (*ImageSource, error) {
 		URL       string `json:"url"`
 		FileID    string `json:"file_id"`
 	}
-	if !isObject(raw) || json.Unmarshal(raw, &s) != nil {
+	if !wire.IsObject(raw) || json.Unmarshal(raw, &s) != nil {
 		return nil, invalid("an image block needs a source object")
 	}
 	switch s.Type {
@@ -485,7 +484,7 @@ func parseImageSource(raw json.RawMessage) (*ImageSource, error) {
 }
 
 func parseTools(raw json.RawMessage) ([]Tool, error) {
-	items, err := arrayItems(raw)
+	items, err := wire.Items(raw)
 	if err != nil {
 		return nil, invalid("tools must be an array of tool objects")
 	}
@@ -497,7 +496,7 @@ func parseTools(raw json.RawMessage) ([]Tool, error) {
 			Description *string         `json:"description"`
 			InputSchema json.RawMessage `json:"input_schema"`
 		}
-		if !isObject(item) || json.Unmarshal(item, &w) != nil {
+		if !wire.IsObject(item) || json.Unmarshal(item, &w) != nil {
 			return nil, invalid("tools[%d] must be a tool object", i)
 		}
 		t := Tool{Raw: item}
@@ -510,8 +509,8 @@ func parseTools(raw json.RawMessage) ([]Tool, error) {
 		if w.Description != nil {
 			t.Description = *w.Description
 		}
-		if len(w.InputSchema) > 0 && !isNull(w.InputSchema) {
-			if !isObject(w.InputSchema) {
+		if len(w.InputSchema) > 0 && !wire.IsNull(w.InputSchema) {
+			if !wire.IsObject(w.InputSchema) {
 				return nil, invalid("tools[%d].input_schema must be an object", i)
 			}
 			t.InputSchema = w.InputSchema
@@ -530,7 +529,7 @@ func parseToolChoice(raw json.RawMessage) (*ToolChoice, error) {
 		Name                   string `json:"name"`
 		DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
 	}
-	if !isObject(raw) || json.Unmarshal(raw, &w) != nil {
+	if !wire.IsObject(raw) || json.Unmarshal(raw, &w) != nil {
 		return nil, invalid("tool_choice must be an object")
 	}
 	switch w.Type {
@@ -546,20 +545,20 @@ func parseToolChoice(raw json.RawMessage) (*ToolChoice, error) {
 }
 
 func parseThinking(raw json.RawMessage) (*Thinking, error) {
-	fields, err := objectFields(raw)
+	fields, err := wire.Fields(raw)
 	if err != nil {
 		return nil, invalid("thinking must be an object")
 	}
 	t := &Thinking{}
 	haveBudget := false
 	for _, f := range fields {
-		switch f.key {
+		switch f.Key {
 		case "type":
-			if err := json.Unmarshal(f.val, &t.Type); err != nil {
+			if err := json.Unmarshal(f.Val, &t.Type); err != nil {
 				return nil, invalid("thinking.type must be a string")
 			}
 		case "budget_tokens":
-			if t.BudgetTokens, err = count(f.val); err != nil {
+			if t.BudgetTokens, err = wire.Count(f.Val); err != nil {
 				return nil, invalid("thinking.budget_tokens must be a non-negative integer: %v", err)
 			}
 			haveBudget = true

@@ -1,12 +1,12 @@
 package anthropic_test
 
 import (
-	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/anthropic"
-	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 func TestParseRequestErrors(t *testing.T) {
@@ -46,7 +46,7 @@ func TestParseRequestErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			if ledger.ErrorCode(err) != ledger.CodeInvalidRequest || !strings.Contains(err.Error(), c.want) {
+			if !errors.As(err, new(*wire.RequestError)) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want invalid_request with %q", err, c.want)
 			}
 		})
@@ -119,51 +119,5 @@ func TestTurns(t *testing.T) {
 	}
 	if tj := string(r.ToolsJSON()); tj != `[{"name":"f","input_schema":{"type":"object"},"defer_loading":true}]` {
 		t.Errorf("tools %s", tj)
-	}
-}
-
-// TestTranslatedBytesMatch: the chat body a translation sends carries
-// exactly the bytes counted (no separators added), so a utf8-bytes-v1
-// upstream's usage can agree with the gateway.
-func TestTranslatedBytesMatch(t *testing.T) {
-	body := `{"model":"m","max_tokens":5,"system":[{"type":"text","text":"a"},{"type":"text","text":"bc"}],
-	 "messages":[{"role":"system","content":"d"},{"role":"user","content":[{"type":"text","text":"ef"},{"type":"text","text":"g"}]},
-	 {"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},
-	 {"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"hij"}]}]}`
-	r, err := anthropic.ParseRequest([]byte(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	chat, err := r.ChatBody(anthropic.ChatOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c struct {
-		Messages []struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(chat, &c); err != nil {
-		t.Fatal(err)
-	}
-	var total int
-	for _, m := range c.Messages {
-		var s string
-		if json.Unmarshal(m.Content, &s) == nil {
-			total += len(s)
-			continue
-		}
-		var parts []struct{ Text string }
-		_ = json.Unmarshal(m.Content, &parts)
-		for _, p := range parts {
-			total += len(p.Text)
-		}
-	}
-	counted := 0
-	for _, turn := range r.Turns() {
-		counted += len(turn.Text)
-	}
-	if counted != total || total != 10 {
-		t.Errorf("chat body carries %d bytes of text, the turns %d (want 10)", total, counted)
 	}
 }

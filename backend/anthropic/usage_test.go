@@ -33,7 +33,7 @@ func delta(usage string) string {
 	return `message_delta|{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":` + usage + `}`
 }
 
-// TestUsageCases: what counts, and what keeps the hold (issue 11).
+// TestUsageCases: what counts, and what keeps the hold.
 func TestUsageCases(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -9,6 +9,7 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
 	"github.com/quotagate/quotagate/backend/openai"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // chatDoor is POST /v1/chat/completions: OpenAI's chat completions, the
@@ -20,7 +21,7 @@ func (chatDoor) protocol() Protocol { return ProtocolChat }
 func (chatDoor) parse(body []byte) (doorRequest, error) {
 	req, err := openai.ParseChatRequest(body)
 	if err != nil {
-		return nil, err
+		return nil, invalidRequest(err)
 	}
 	return chatRequest{req}, nil
 }
@@ -114,7 +115,7 @@ func hasFinishReason(data []byte) bool {
 
 func (chatAnswer) body(b []byte) (meter.Observation, []byte) {
 	c, err := openai.ParseCompletion(b)
-	o := meter.Observation{Text: c.Text(), Usage: c.Usage}
+	o := meter.Observation{Text: c.Text(), Usage: (*meter.Usage)(c.Usage)}
 	switch {
 	case errors.Is(err, openai.ErrBadUsage):
 		o.Usage, o.Problem = nil, err.Error()
@@ -133,11 +134,17 @@ func chatObservation(data []byte) (openai.Chunk, meter.Observation) {
 	if err != nil && !errors.Is(err, openai.ErrBadUsage) {
 		return c, meter.Observation{Unreadable: true, Problem: "a data event did not parse: " + err.Error()}
 	}
-	o := meter.Observation{Text: c.Text(), Usage: c.Usage, End: c.Done, UpstreamError: c.Error}
+	o := meter.Observation{Text: c.Text(), Usage: (*meter.Usage)(c.Usage), End: c.Done, UpstreamError: c.Error}
 	if err != nil {
 		o.Usage, o.Problem = nil, err.Error()
 	}
 	return c, o
+}
+
+// invalidRequest is a format's refusal of a body (a *wire.RequestError) as
+// quotagate's invalid_request: the wire packages know no error codes.
+func invalidRequest(err error) error {
+	return ledger.Errorf(ledger.CodeInvalidRequest, "%s", wire.Reason(err))
 }
 
 // typeOf is the OpenAI error "type" of a code.

@@ -12,6 +12,7 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
 	"github.com/quotagate/quotagate/backend/openai"
+	"github.com/quotagate/quotagate/backend/translate"
 	"github.com/quotagate/quotagate/backend/upstream"
 )
 
@@ -28,7 +29,7 @@ func (messagesDoor) protocol() Protocol { return ProtocolMessages }
 func (messagesDoor) parse(body []byte) (doorRequest, error) {
 	req, err := anthropic.ParseRequest(body)
 	if err != nil {
-		return nil, err
+		return nil, invalidRequest(err)
 	}
 	return &messagesRequest{req: req, id: newMessageID()}, nil
 }
@@ -37,7 +38,7 @@ func (messagesDoor) writeError(w http.ResponseWriter, err error) { writeAnthropi
 
 // streamError ends a stream that cannot finish with one error event and no
 // message_stop (a cut upstream: api_error, upstream_interrupted).
-func (messagesDoor) streamError(err error) []byte { return anthropic.ErrorEventFor(err) }
+func (messagesDoor) streamError(err error) []byte { return translate.MessagesErrorEvent(err) }
 
 // writeAnthropicError renders a refusal in Anthropic's shape, with the
 // status and Retry-After of errorHeaders, and x-should-retry: false when a
@@ -51,7 +52,7 @@ func writeAnthropicError(w http.ResponseWriter, err error) {
 		w.Header().Set("X-Should-Retry", "false")
 	}
 	w.WriteHeader(status)
-	_, _ = w.Write(anthropic.ErrorBody(err))
+	_, _ = w.Write(translate.MessagesErrorBody(err))
 }
 
 // anthropicVersion is sent to a native upstream when the client gave none.
@@ -79,7 +80,7 @@ func (m *messagesRequest) upstream(to target) (string, []byte, error) {
 	if to.native {
 		return messagesPath, m.req.Raw(), nil
 	}
-	b, err := m.req.ChatBody(anthropic.ChatOptions{Reasoning: to.reasoningSwitch})
+	b, err := translate.MessagesToChat(m.req, translate.ChatOptions{Reasoning: to.reasoningSwitch})
 	return chatPath, b, err
 }
 
@@ -105,7 +106,7 @@ func (m *messagesRequest) answer(native bool) answer {
 	if native {
 		return &nativeMessages{}
 	}
-	return &translatedMessages{tr: anthropic.NewStreamTranslator(m.id, m.req.Model, m.req.Thinking.On()),
+	return &translatedMessages{tr: translate.NewMessagesStream(m.id, m.req.Model, m.req.Thinking.On()),
 		id: m.id, model: m.req.Model, thinking: m.req.Thinking.On()}
 }
 
@@ -200,7 +201,7 @@ func messagesUsage(u anthropic.Usage) *ledger.Usage {
 // speak Messages) and renders it as Anthropic's events or message. The
 // evidence is chat's: the usage chunk and [DONE].
 type translatedMessages struct {
-	tr       *anthropic.StreamTranslator
+	tr       *translate.MessagesStream
 	started  bool
 	id       string
 	model    string
@@ -233,10 +234,10 @@ func (a *translatedMessages) event(ev openai.Event) step {
 
 func (a *translatedMessages) body(b []byte) (meter.Observation, []byte) {
 	o, _ := chatAnswer{}.body(b)
-	out, err := anthropic.MessageFromChat(b, a.id, a.model, a.thinking)
+	out, err := translate.MessageFromChat(b, a.id, a.model, a.thinking)
 	if err != nil {
 		o = meter.Observation{Unreadable: true}
-		out = anthropic.ErrorBody(ledger.Errorf(ledger.CodeUpstreamError, "the upstream's answer could not be translated: %v", err))
+		out = translate.MessagesErrorBody(ledger.Errorf(ledger.CodeUpstreamError, "the upstream's answer could not be translated: %v", err))
 	}
 	return o, out
 }
@@ -256,7 +257,7 @@ func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := anthropic.ParseCountTokens(body)
 	if err != nil {
-		writeAnthropicError(w, err)
+		writeAnthropicError(w, invalidRequest(err))
 		return
 	}
 	if g.upstreamFor(req.Model) == nil || !t.AllowsModel(req.Model) {

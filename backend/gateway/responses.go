@@ -14,6 +14,7 @@ import (
 	"github.com/quotagate/quotagate/backend/meter"
 	"github.com/quotagate/quotagate/backend/openai"
 	"github.com/quotagate/quotagate/backend/responses"
+	"github.com/quotagate/quotagate/backend/translate"
 )
 
 // responsesDoor is POST /v1/responses: the OpenAI Responses API (Codex CLI,
@@ -31,7 +32,7 @@ func (responsesDoor) protocol() Protocol { return ProtocolResponses }
 func (d responsesDoor) parse(body []byte) (doorRequest, error) {
 	req, err := responses.ParseRequest(body)
 	if err != nil {
-		return nil, err
+		return nil, invalidRequest(err)
 	}
 	return &responsesRequest{req: req, log: d.log}, nil
 }
@@ -106,7 +107,7 @@ func (r *responsesRequest) upstream(to target) (string, []byte, error) {
 	if to.native {
 		return responsesPath, r.req.Raw(), nil
 	}
-	body, notes, err := r.req.ChatBody()
+	body, notes, err := translate.ResponsesToChat(r.req)
 	if err != nil {
 		return "", nil, err
 	}
@@ -121,7 +122,7 @@ func (r *responsesRequest) answer(native bool) answer {
 		return &nativeResponsesAnswer{}
 	}
 	meta := responses.Meta{ResponseID: newResponseID(), CreatedAt: time.Now().Unix(), Model: r.req.Model, Request: r.req}
-	return &translatedAnswer{meta: meta, tr: responses.NewTranslator(meta)}
+	return &translatedAnswer{meta: meta, tr: translate.NewResponsesStream(meta)}
 }
 
 func newResponseID() string {
@@ -211,7 +212,7 @@ func meterUsage(u *responses.Usage) *meter.Usage {
 // response.completed as the terminal event in place of [DONE].
 type translatedAnswer struct {
 	meta    responses.Meta
-	tr      *responses.Translator
+	tr      *translate.ResponsesStream
 	started bool
 }
 
@@ -262,7 +263,7 @@ func (a *translatedAnswer) body(b []byte) (meter.Observation, []byte) {
 	if o.Unreadable {
 		return o, b
 	}
-	out, err := responses.FromChatCompletion(a.meta, b)
+	out, err := translate.ResponseFromChat(a.meta, b)
 	if err != nil {
 		return meter.Observation{Unreadable: true, Problem: err.Error()}, b
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/openai"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // The seed corpora live in testdata/fuzz/<Target>/; plain `go test` runs
@@ -22,9 +23,9 @@ func FuzzChatRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r, err := openai.ParseChatRequest(body)
 		if err != nil {
-			var le *ledger.Error
-			if !errors.As(err, &le) || le.Code != ledger.CodeInvalidRequest || le.Message == "" {
-				t.Fatalf("error %v is not an invalid_request ledger.Error", err)
+			var le *wire.RequestError
+			if !errors.As(err, &le) || le.Message == "" {
+				t.Fatalf("error %v is not a *wire.RequestError (the door's invalid_request)", err)
 			}
 			return
 		}
@@ -68,10 +69,10 @@ func FuzzUsage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The chunk and completion parsers never panic on anything.
 		if c, err := openai.ParseChunk(data); err == nil && c.Usage != nil {
-			checkUsage(t, c.Usage)
+			checkUsage(t, (*Usage)(c.Usage))
 		}
 		if c, err := openai.ParseCompletion(data); err == nil && c.Usage != nil {
-			checkUsage(t, c.Usage)
+			checkUsage(t, (*Usage)(c.Usage))
 		}
 		u, err := openai.ParseUsage(data)
 		if err != nil {
@@ -83,7 +84,7 @@ func FuzzUsage(f *testing.F) {
 		if u == nil {
 			return
 		}
-		checkUsage(t, u)
+		checkUsage(t, (*Usage)(u))
 		// Round trip through the wire form.
 		wire := fmt.Sprintf(`{"prompt_tokens":%d,"completion_tokens":%d}`, u.PromptTokens, u.CompletionTokens)
 		if u2, err := openai.ParseUsage([]byte(wire)); err != nil || u2.PromptTokens != u.PromptTokens || u2.CompletionTokens != u.CompletionTokens {
@@ -91,7 +92,7 @@ func FuzzUsage(f *testing.F) {
 		}
 		for _, m := range []Meter{utf8m, tk} {
 			v := Judge(Judgement{Meter: m, Model: "gpt-4o", InputUnits: ledger.Units(u.PromptTokens), Output: "x",
-				Usage: u, Complete: true, Band: DefaultPromptBand})
+				Usage: (*Usage)(u), Complete: true, Band: DefaultPromptBand})
 			if v.SpendUnits < 0 || v.SpendUnits > ledger.MaxUnits || (!v.Trusted && v.SpendUnits != 0) {
 				t.Fatalf("%s verdict %+v for %+v", m.Name(), v, u)
 			}

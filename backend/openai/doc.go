@@ -7,11 +7,13 @@
 //   - SSE framing (SSEReader), which hands back each event's exact bytes
 //     (the same framing carries the Responses and Messages streams);
 //   - chunk, completion and usage parsing (ParseChunk, ParseCompletion,
-//     ParseUsage); the usage object is ledger.Usage;
+//     ParseUsage); Usage has the ledger's fields, so a door converts it;
+//   - the answer as it travels (ChunkJSON, CompletionJSON), declared once
+//     for the translations and the demo upstream;
 //   - the error body (ErrorBody), declared once for every surface that
 //     speaks it.
 //
 // Text that looks like usage JSON is text: only the usage member of a chunk
 // object is evidence. Metering (units, reserve, verdict) is backend/meter;
-// wire packages import nothing of quotagate's but backend/ledger.
+// wire packages are leaves: the standard library and backend/wire.
 package openai

@@ -5,12 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
 
-	"github.com/quotagate/quotagate/backend/internal/jsonobj"
-	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // ChatRequest is what the gateway needs from an OpenAI chat-completions
@@ -36,7 +32,7 @@ type ChatRequest struct {
 	ToolsJSON []byte
 
 	raw    []byte
-	fields []field // top-level members in body order, for UpstreamBody
+	fields []wire.Field // top-level members in body order, for UpstreamBody
 }
 
 // Message is one chat message with its text flattened.
@@ -74,114 +70,34 @@ func (r *ChatRequest) OutputCap() (int64, bool) {
 	return 0, false
 }
 
-type field struct {
-	key string
-	val json.RawMessage
+// chatBody is how a chat-completions body's top level is read. Another
+// member whose name differs from a known one only in letter case is
+// refused: a case-insensitive upstream could read it where the gateway did
+// not.
+var chatBody = wire.Body{
+	Known: map[string]bool{
+		"model": true, "messages": true, "stream": true, "stream_options": true,
+		"max_tokens": true, "max_completion_tokens": true, "n": true, "tools": true,
+	},
+	Required: []string{"model", "messages"},
 }
 
-// forbiddenFields are refused at the top level of a request body
-// (ledger.ForbiddenRequestFields, the same at every door).
-var forbiddenFields = ledger.ForbiddenRequestFields
-
-// knownFields are the members this parser reads. Another member whose name
-// differs from one of these only in letter case is refused: a
-// case-insensitive upstream could read it where the gateway did not.
-var knownFields = map[string]bool{
-	"model": true, "messages": true, "stream": true, "stream_options": true,
-	"max_tokens": true, "max_completion_tokens": true, "n": true, "tools": true,
-}
-
-// foldKey is the form under which encoding/json — and so any upstream
-// written in Go — matches a member name to a field: case-insensitively,
-// with Unicode folding ("ſ" is "s", the Kelvin sign "K" is "k").
-func foldKey(k string) string { return strings.ToLower(strings.ToUpper(k)) }
-
-func invalid(format string, args ...any) error {
-	return ledger.Errorf(ledger.CodeInvalidRequest, format, args...)
-}
+var invalid = wire.Invalidf
 
 // ParseChatRequest parses and checks an OpenAI chat-completions body. Every
-// error is a *ledger.Error with CodeInvalidRequest and a message for a person.
+// error is a *wire.RequestError with a message for a person.
 func ParseChatRequest(body []byte) (*ChatRequest, error) {
-	// JSON is UTF-8 (RFC 8259). encoding/json would quietly turn invalid bytes
-	// into U+FFFD while the raw body goes upstream as sent, so the gateway
-	// would meter one text and forward another.
-	if !utf8.Valid(body) {
-		return nil, invalid("the request body is not valid UTF-8")
-	}
-	fields, err := objectFields(body)
-	if err != nil {
-		return nil, invalid("the request body is not a JSON object: %v", err)
-	}
-	req := &ChatRequest{raw: body, fields: fields, N: 1}
-	seen := make(map[string]string, len(fields))
+	req := &ChatRequest{raw: body, N: 1}
 	var haveModel, haveMessages bool
-	for _, f := range fields {
-		lower := foldKey(f.key)
-		if prev, dup := seen[lower]; dup {
-			return nil, invalid("the field %q appears twice (also as %q); send it once", f.key, prev)
-		}
-		seen[lower] = f.key
-		if why, bad := forbiddenFields[lower]; bad {
-			return nil, invalid("the field %q is not allowed: %s", f.key, why)
-		}
-		if knownFields[lower] && f.key != lower {
-			return nil, invalid("the field %q must be spelled %q", f.key, lower)
-		}
-		if isNull(f.val) && f.key != "model" && f.key != "messages" {
-			continue // null means "not given" for optional members
-		}
-		switch f.key {
-		case "model":
-			if err := json.Unmarshal(f.val, &req.Model); err != nil || req.Model == "" {
-				return nil, invalid("model must be a non-empty string")
-			}
-			haveModel = true
-		case "messages":
-			if req.Messages, err = parseMessages(f.val); err != nil {
-				return nil, err
-			}
-			haveMessages = true
-		case "stream":
-			if err := json.Unmarshal(f.val, &req.Stream); err != nil {
-				return nil, invalid("stream must be true or false")
-			}
-		case "stream_options":
-			so, err := objectFields(f.val)
-			if err != nil {
-				return nil, invalid("stream_options must be an object")
-			}
-			for _, o := range so {
-				if o.key == "include_usage" && !isNull(o.val) {
-					if err := json.Unmarshal(o.val, &req.IncludeUsage); err != nil {
-						return nil, invalid("stream_options.include_usage must be true or false")
-					}
-				}
-			}
-		case "max_tokens":
-			if req.MaxTokens, err = parseOutputCap("max_tokens", f.val); err != nil {
-				return nil, err
-			}
-		case "max_completion_tokens":
-			if req.MaxCompletionTokens, err = parseOutputCap("max_completion_tokens", f.val); err != nil {
-				return nil, err
-			}
-		case "n":
-			n, err := parseCount("n", f.val)
-			if err != nil {
-				return nil, err
-			}
-			if *n < 1 {
-				return nil, invalid("n must be at least 1 (got %d)", *n)
-			}
-			req.N = *n
-		case "tools":
-			if len(f.val) == 0 || f.val[0] != '[' {
-				return nil, invalid("tools must be an array")
-			}
-			req.ToolsJSON = f.val
-		}
+	fields, err := chatBody.Read(body, func(f wire.Field) error {
+		haveModel = haveModel || f.Key == "model"
+		haveMessages = haveMessages || f.Key == "messages"
+		return req.member(f)
+	})
+	if err != nil {
+		return nil, err
 	}
+	req.fields = fields
 	if !haveModel {
 		return nil, invalid("model is required")
 	}
@@ -194,9 +110,68 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 	return req, nil
 }
 
-// parseCount reads a non-negative integer no larger than ledger.MaxUnits.
+// member reads one top-level member of the body into r.
+func (r *ChatRequest) member(f wire.Field) (err error) {
+	switch f.Key {
+	case "model":
+		if err := json.Unmarshal(f.Val, &r.Model); err != nil || r.Model == "" {
+			return invalid("model must be a non-empty string")
+		}
+	case "messages":
+		r.Messages, err = parseMessages(f.Val)
+	case "stream":
+		if err := json.Unmarshal(f.Val, &r.Stream); err != nil {
+			return invalid("stream must be true or false")
+		}
+	case "stream_options":
+		r.IncludeUsage, err = parseIncludeUsage(f.Val)
+	case "max_tokens":
+		r.MaxTokens, err = parseOutputCap("max_tokens", f.Val)
+	case "max_completion_tokens":
+		r.MaxCompletionTokens, err = parseOutputCap("max_completion_tokens", f.Val)
+	case "n":
+		r.N, err = parseChoices(f.Val)
+	case "tools":
+		if len(f.Val) == 0 || f.Val[0] != '[' {
+			return invalid("tools must be an array")
+		}
+		r.ToolsJSON = f.Val
+	}
+	return err
+}
+
+// parseIncludeUsage reads stream_options.include_usage.
+func parseIncludeUsage(raw json.RawMessage) (bool, error) {
+	so, err := wire.Fields(raw)
+	if err != nil {
+		return false, invalid("stream_options must be an object")
+	}
+	var include bool
+	for _, o := range so {
+		if o.Key == "include_usage" && !wire.IsNull(o.Val) {
+			if err := json.Unmarshal(o.Val, &include); err != nil {
+				return false, invalid("stream_options.include_usage must be true or false")
+			}
+		}
+	}
+	return include, nil
+}
+
+// parseChoices reads n, the number of choices: at least 1.
+func parseChoices(raw json.RawMessage) (int64, error) {
+	n, err := parseCount("n", raw)
+	if err != nil {
+		return 0, err
+	}
+	if *n < 1 {
+		return 0, invalid("n must be at least 1 (got %d)", *n)
+	}
+	return *n, nil
+}
+
+// parseCount reads a non-negative integer no larger than wire.MaxCount.
 func parseCount(name string, raw json.RawMessage) (*int64, error) {
-	v, err := parseUnitsNumber(raw)
+	v, err := wire.Count(raw)
 	if err != nil {
 		return nil, invalid("%s must be a non-negative integer: %v", name, err)
 	}
@@ -214,40 +189,19 @@ func parseOutputCap(name string, raw json.RawMessage) (*int64, error) {
 }
 
 func parseMessages(raw json.RawMessage) ([]Message, error) {
-	notArray := invalid("messages must be an array of message objects")
-	// raw is a value objectFields took, so valid JSON: it can be scanned.
-	if items, ok := scanArray(raw); ok {
-		var msgs []Message
-		for _, item := range items {
-			m, err := parseMessage(item)
-			if err != nil {
-				return nil, invalid("messages[%d]: %s", len(msgs), ledger.ErrorMessage(err))
-			}
-			msgs = append(msgs, m)
-		}
-		if len(msgs) == 0 {
-			return nil, invalid("messages must not be empty")
-		}
-		return msgs, nil
+	// raw is a member of a body wire.Fields read, so valid JSON: it can be
+	// scanned without validating it again.
+	items, ok := wire.ScanArray(raw)
+	if !ok {
+		return nil, invalid("messages must be an array of message objects")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, notArray
-	}
-	var msgs []Message
-	for dec.More() {
-		var item json.RawMessage
-		if err := dec.Decode(&item); err != nil {
-			return nil, notArray
-		}
+	msgs := make([]Message, 0, len(items))
+	for _, item := range items {
 		m, err := parseMessage(item)
 		if err != nil {
-			return nil, invalid("messages[%d]: %s", len(msgs), ledger.ErrorMessage(err))
+			return nil, invalid("messages[%d]: %s", len(msgs), wire.Reason(err))
 		}
 		msgs = append(msgs, m)
-	}
-	if _, err := dec.Token(); err != nil { // closing ']'
-		return nil, notArray
 	}
 	if len(msgs) == 0 {
 		return nil, invalid("messages must not be empty")
@@ -255,161 +209,40 @@ func parseMessages(raw json.RawMessage) ([]Message, error) {
 	return msgs, nil
 }
 
-// jsonString decodes a JSON string exactly as json.Unmarshal does, for
-// any raw (FuzzJSONString).
-func jsonString(raw []byte, s *string) error {
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && literalInside(raw[1:n-1]) {
-		return bodyString(raw, s)
-	}
-	return json.Unmarshal(raw, s)
-}
-
-// bodyString is jsonString for a value of a body that passed
-// ParseChatRequest's checks — valid UTF-8 and valid JSON — so a string is
-// unescaped in one pass (issue 15: json.Unmarshal validated every message
-// content a second time, half of the parse of a 600 KB conversation).
-func bodyString(raw []byte, s *string) error {
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
-		if v, ok := unquote(raw[1 : n-1]); ok {
-			*s = v
-			return nil
-		}
-	}
-	return json.Unmarshal(raw, s)
-}
-
-// literalInside reports whether b is valid UTF-8 with no control byte and
-// no quote that is not escaped: the inside of a string literal, as far as
-// unquote needs (it declines a malformed escape itself).
-func literalInside(b []byte) bool {
-	ascii := true
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case c < 0x20 || c == '"':
-			return false
-		case c == '\\':
-			i++ // the escaped byte; unquote checks the escape
-		case c >= 0x80:
-			ascii = false
-		}
-	}
-	return ascii || utf8.Valid(b)
-}
-
-// unquote unescapes the inside of a JSON string literal that is valid JSON
-// and valid UTF-8, as encoding/json does (a lone or broken surrogate escape
-// is U+FFFD); ok is false for a malformed escape, which the caller leaves
-// to encoding/json. FuzzUnquote holds it to json.Unmarshal.
-func unquote(body []byte) (string, bool) {
-	esc := bytes.IndexByte(body, '\\')
-	if esc < 0 {
-		return string(body), true
-	}
-	out := make([]byte, 0, len(body))
-	for i := 0; ; {
-		if esc < 0 {
-			return string(append(out, body[i:]...)), true
-		}
-		out = append(out, body[i:i+esc]...)
-		i += esc
-		if i+1 >= len(body) {
-			return "", false
-		}
-		switch c := body[i+1]; c {
-		case '"', '\\', '/':
-			out = append(out, c)
-			i += 2
-		case 'b':
-			out, i = append(out, '\b'), i+2
-		case 'f':
-			out, i = append(out, '\f'), i+2
-		case 'n':
-			out, i = append(out, '\n'), i+2
-		case 'r':
-			out, i = append(out, '\r'), i+2
-		case 't':
-			out, i = append(out, '\t'), i+2
-		case 'u':
-			r := hex4(body[i+2:])
-			if r < 0 {
-				return "", false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' {
-					r2 = hex4(body[i+2:])
-				}
-				if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
-					r, i = dec, i+6
-				} else {
-					r = unicode.ReplacementChar
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default:
-			return "", false
-		}
-		esc = bytes.IndexByte(body[i:], '\\')
-	}
-}
-
-// hex4 reads the four hex digits of a \u escape, or returns -1.
-func hex4(b []byte) rune {
-	if len(b) < 4 {
-		return -1
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
-
 func parseMessage(raw json.RawMessage) (Message, error) {
 	var m Message
-	fields, ok := scanObject(raw) // raw is an element of a valid array
+	fields, ok := wire.ScanObject(raw) // raw is an element of a valid array
 	if !ok {
 		var err error
-		if fields, err = objectFields(raw); err != nil {
+		if fields, err = wire.Fields(raw); err != nil {
 			return m, invalid("a message must be an object")
 		}
 	}
 	seen := make(map[string]bool, len(fields))
 	for _, f := range fields {
-		lower := foldKey(f.key)
+		lower := wire.FoldKey(f.Key)
 		if seen[lower] {
-			return m, invalid("the field %q appears twice", f.key)
+			return m, invalid("the field %q appears twice", f.Key)
 		}
 		seen[lower] = true
-		if isNull(f.val) {
+		if wire.IsNull(f.Val) {
 			continue
 		}
 		switch lower {
 		case "role":
-			if err := bodyString(f.val, &m.Role); err != nil {
+			if err := wire.BodyString(f.Val, &m.Role); err != nil {
 				return m, invalid("role must be a string")
 			}
 		case "name":
-			if err := bodyString(f.val, &m.Name); err != nil {
+			if err := wire.BodyString(f.Val, &m.Name); err != nil {
 				return m, invalid("name must be a string")
 			}
 		case "content":
-			if err := parseContent(f.val, &m); err != nil {
+			if err := parseContent(f.Val, &m); err != nil {
 				return m, err
 			}
 		case "tool_calls":
-			if err := parseToolCalls(f.val, &m); err != nil {
+			if err := parseToolCalls(f.Val, &m); err != nil {
 				return m, err
 			}
 		}
@@ -422,7 +255,7 @@ func parseMessage(raw json.RawMessage) (Message, error) {
 
 func parseContent(raw json.RawMessage, m *Message) error {
 	if raw[0] == '"' {
-		if err := bodyString(raw, &m.Text); err != nil {
+		if err := wire.BodyString(raw, &m.Text); err != nil {
 			return invalid("content must be a string or an array of parts")
 		}
 		return nil
@@ -496,14 +329,14 @@ func (r *ChatRequest) UpstreamBody() ([]byte, error) {
 			b.WriteByte(',')
 		}
 		wrote = true
-		key, _ := json.Marshal(f.key)
+		key, _ := json.Marshal(f.Key)
 		b.Write(key)
 		b.WriteByte(':')
-		if f.key != "stream_options" {
-			b.Write(f.val)
+		if f.Key != "stream_options" {
+			b.Write(f.Val)
 			continue
 		}
-		opts, err := withIncludeUsage(f.val)
+		opts, err := withIncludeUsage(f.Val)
 		if err != nil {
 			return nil, err
 		}
@@ -521,8 +354,8 @@ func (r *ChatRequest) UpstreamBody() ([]byte, error) {
 
 func (r *ChatRequest) field(key string) (json.RawMessage, bool) {
 	for _, f := range r.fields {
-		if f.key == key {
-			return f.val, true
+		if f.Key == key {
+			return f.Val, true
 		}
 	}
 	return nil, false
@@ -531,164 +364,25 @@ func (r *ChatRequest) field(key string) (json.RawMessage, bool) {
 // withIncludeUsage rewrites a stream_options object (or null) so that
 // include_usage is true, keeping its other members in order.
 func withIncludeUsage(raw json.RawMessage) ([]byte, error) {
-	if isNull(raw) {
+	if wire.IsNull(raw) {
 		return []byte(`{"include_usage":true}`), nil
 	}
-	fields, err := objectFields(raw)
+	fields, err := wire.Fields(raw)
 	if err != nil {
 		return nil, fmt.Errorf("openai: rewrite stream_options: %w", err)
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for _, f := range fields {
-		if f.key == "include_usage" {
+		if f.Key == "include_usage" {
 			continue
 		}
-		key, _ := json.Marshal(f.key)
+		key, _ := json.Marshal(f.Key)
 		b.Write(key)
 		b.WriteByte(':')
-		b.Write(f.val)
+		b.Write(f.Val)
 		b.WriteByte(',')
 	}
 	b.WriteString(`"include_usage":true}`)
 	return b.Bytes(), nil
-}
-
-func isNull(raw json.RawMessage) bool { return jsonobj.IsNull(raw) }
-
-// objectFields decodes one JSON object into its members in order
-// (jsonobj.Fields: duplicate and differently-cased keys are seen).
-func objectFields(data []byte) ([]field, error) {
-	if jsonobj.Valid(data) {
-		if out, ok := scanObject(data); ok {
-			return out, nil
-		}
-	}
-	return decodeObjectFields(data) // says what is wrong, or reads what the scan did not take
-}
-
-// scanObject splits a valid JSON object into its members without decoding
-// or copying the values (issue 15: a 600 KB conversation took three
-// json.Decoder passes, each copying every message). ok is false when data is
-// not an object or a key needs unescaping: the decoder then takes it.
-func scanObject(data []byte) (out []field, ok bool) {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return nil, false
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return nil, true
-	}
-	for i < len(data) {
-		if data[i] != '"' {
-			return nil, false
-		}
-		end := skipValue(data, i)
-		key := data[i+1 : end-1]
-		// An escape, or bytes that are not UTF-8 (the decoder makes them
-		// U+FFFD): the decoder's reading of the key is the one to take.
-		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) {
-			return nil, false
-		}
-		i = skipSpace(data, end)
-		i = skipSpace(data, i+1) // the ':'
-		vend := skipValue(data, i)
-		out = append(out, field{key: string(key), val: json.RawMessage(data[i:vend])})
-		i = skipSpace(data, vend)
-		if i < len(data) && data[i] == '}' {
-			return out, true
-		}
-		i = skipSpace(data, i+1) // the ','
-	}
-	return nil, false
-}
-
-// scanArray splits a valid JSON array into its elements, like scanObject.
-func scanArray(data []byte) (out []json.RawMessage, ok bool) {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '[' {
-		return nil, false
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == ']' {
-		return nil, true
-	}
-	for i < len(data) {
-		end := skipValue(data, i)
-		out = append(out, json.RawMessage(data[i:end]))
-		i = skipSpace(data, end)
-		if i < len(data) && data[i] == ']' {
-			return out, true
-		}
-		i = skipSpace(data, i+1)
-	}
-	return nil, false
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the end of the valid JSON value that starts at data[i].
-func skipValue(data []byte, i int) int {
-	switch data[i] {
-	case '"':
-		// The next quote not escaped by an odd run of backslashes;
-		// IndexByte scans long contents many bytes at a time.
-		for j := i + 1; j < len(data); {
-			q := bytes.IndexByte(data[j:], '"')
-			if q < 0 {
-				return len(data)
-			}
-			j += q
-			k := j - 1
-			for k > i && data[k] == '\\' {
-				k--
-			}
-			if (j-1-k)%2 == 0 {
-				return j + 1
-			}
-			j++
-		}
-		return len(data)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(data); j++ {
-			switch data[j] {
-			case '"':
-				j = skipValue(data, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(data)
-	}
-	j := i
-	for ; j < len(data); j++ {
-		switch data[j] {
-		case ' ', '\t', '\r', '\n', ',', ']', '}':
-			return j
-		}
-	}
-	return j
-}
-
-// decodeObjectFields is objectFields by encoding/json, for what the scan
-// does not take; its errors say what is malformed.
-func decodeObjectFields(data []byte) ([]field, error) {
-	fs, err := jsonobj.Fields(data)
-	out := make([]field, len(fs))
-	for i, f := range fs {
-		out[i] = field{key: f.Key, val: f.Val}
-	}
-	return out, err
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 func TestParseChatRequestAccepts(t *testing.T) {
@@ -156,9 +156,9 @@ func TestParseChatRequestRefuses(t *testing.T) {
 			if err == nil {
 				t.Fatalf("accepted: %+v", r)
 			}
-			var le *ledger.Error
-			if !errors.As(err, &le) || le.Code != ledger.CodeInvalidRequest {
-				t.Fatalf("error %v is not a ledger.Error with %s", err, ledger.CodeInvalidRequest)
+			var le *wire.RequestError
+			if !errors.As(err, &le) {
+				t.Fatalf("error %v is not a *wire.RequestError (the door's invalid_request)", err)
 			}
 			if !strings.Contains(le.Message, tc.wantInMessage) {
 				t.Errorf("message %q does not say %q", le.Message, tc.wantInMessage)

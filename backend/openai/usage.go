@@ -5,16 +5,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
-	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
-// Usage is the chat-completions usage object as evidence
-// (prompt_tokens, completion_tokens, total_tokens and
-// completion_tokens_details.reasoning_tokens), in the ledger's own form.
-type Usage = ledger.Usage
+// Usage is the chat-completions usage object as evidence: prompt_tokens,
+// completion_tokens, total_tokens, completion_tokens_details.reasoning_tokens
+// and prompt_tokens_details.cached_tokens. Its fields are the ledger's
+// Usage, field for field, so a door converts one into the other
+// (ledger.Usage(u)); Anthropic's cache-creation figure stays zero here.
+type Usage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	TotalTokens         int64 `json:"total_tokens"`
+	HasTotal            bool  `json:"-"` // total_tokens was present
+	ReasoningTokens     int64 `json:"reasoning_tokens,omitempty"`
+	CachedTokens        int64 `json:"cached_tokens,omitempty"`
+	CacheCreationTokens int64 `json:"cache_creation_tokens,omitempty"`
+}
 
 // ErrBadUsage marks a usage object that is present but unusable as
 // evidence: a missing count, a negative, fractional, non-numeric or
@@ -25,10 +34,10 @@ var ErrBadUsage = errors.New("usage object is not valid evidence")
 // prompt_tokens and completion_tokens are required; total_tokens is
 // optional (HasTotal says whether it was given).
 func ParseUsage(raw []byte) (*Usage, error) {
-	if len(bytes.TrimSpace(raw)) == 0 || isNull(raw) {
+	if len(bytes.TrimSpace(raw)) == 0 || wire.IsNull(raw) {
 		return nil, nil
 	}
-	fields, err := objectFields(raw)
+	fields, err := wire.Fields(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadUsage, err)
 	}
@@ -36,33 +45,33 @@ func ParseUsage(raw []byte) (*Usage, error) {
 	var havePrompt, haveCompletion bool
 	seen := make(map[string]bool, len(fields))
 	for _, f := range fields {
-		if seen[f.key] {
-			return nil, fmt.Errorf("%w: %q appears twice", ErrBadUsage, f.key)
+		if seen[f.Key] {
+			return nil, fmt.Errorf("%w: %q appears twice", ErrBadUsage, f.Key)
 		}
-		seen[f.key] = true
-		switch f.key {
+		seen[f.Key] = true
+		switch f.Key {
 		case "prompt_tokens":
-			if u.PromptTokens, err = usageNumber(f.key, f.val); err != nil {
+			if u.PromptTokens, err = usageNumber(f.Key, f.Val); err != nil {
 				return nil, err
 			}
 			havePrompt = true
 		case "completion_tokens":
-			if u.CompletionTokens, err = usageNumber(f.key, f.val); err != nil {
+			if u.CompletionTokens, err = usageNumber(f.Key, f.Val); err != nil {
 				return nil, err
 			}
 			haveCompletion = true
 		case "total_tokens":
-			if isNull(f.val) {
+			if wire.IsNull(f.Val) {
 				continue
 			}
-			if u.TotalTokens, err = usageNumber(f.key, f.val); err != nil {
+			if u.TotalTokens, err = usageNumber(f.Key, f.Val); err != nil {
 				return nil, err
 			}
 			u.HasTotal = true
 		case "prompt_tokens_details":
-			u.CachedTokens = cachedTokens(f.val)
+			u.CachedTokens = cachedTokens(f.Val)
 		case "completion_tokens_details":
-			if u.ReasoningTokens, err = reasoningTokens(f.val); err != nil {
+			if u.ReasoningTokens, err = reasoningTokens(f.Val); err != nil {
 				return nil, err
 			}
 		}
@@ -74,24 +83,24 @@ func ParseUsage(raw []byte) (*Usage, error) {
 }
 
 func reasoningTokens(raw json.RawMessage) (int64, error) {
-	if isNull(raw) {
+	if wire.IsNull(raw) {
 		return 0, nil
 	}
-	fields, err := objectFields(raw)
+	fields, err := wire.Fields(raw)
 	if err != nil {
 		return 0, fmt.Errorf("%w: completion_tokens_details: %v", ErrBadUsage, err)
 	}
 	var n int64
 	seen := false
 	for _, f := range fields {
-		if f.key != "reasoning_tokens" || isNull(f.val) {
+		if f.Key != "reasoning_tokens" || wire.IsNull(f.Val) {
 			continue
 		}
 		if seen {
 			return 0, fmt.Errorf("%w: reasoning_tokens appears twice", ErrBadUsage)
 		}
 		seen = true
-		if n, err = usageNumber("completion_tokens_details.reasoning_tokens", f.val); err != nil {
+		if n, err = usageNumber("completion_tokens_details.reasoning_tokens", f.Val); err != nil {
 			return 0, err
 		}
 	}
@@ -105,10 +114,10 @@ func cachedTokens(raw json.RawMessage) int64 {
 	var d struct {
 		CachedTokens json.RawMessage `json:"cached_tokens"`
 	}
-	if isNull(raw) || json.Unmarshal(raw, &d) != nil || d.CachedTokens == nil {
+	if wire.IsNull(raw) || json.Unmarshal(raw, &d) != nil || d.CachedTokens == nil {
 		return 0
 	}
-	n, err := parseUnitsNumber(d.CachedTokens)
+	n, err := wire.Count(d.CachedTokens)
 	if err != nil {
 		return 0
 	}
@@ -116,38 +125,9 @@ func cachedTokens(raw json.RawMessage) int64 {
 }
 
 func usageNumber(name string, raw json.RawMessage) (int64, error) {
-	v, err := parseUnitsNumber(raw)
+	v, err := wire.Count(raw)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s: %v", ErrBadUsage, name, err)
-	}
-	return v, nil
-}
-
-// parseUnitsNumber reads a JSON integer in [0, ledger.MaxUnits]. Fractions,
-// exponents, strings and negatives are refused rather than rounded: a count
-// that needs interpreting is not evidence.
-func parseUnitsNumber(raw json.RawMessage) (int64, error) {
-	s := string(bytes.TrimSpace(raw))
-	if s == "" {
-		return 0, errors.New("empty")
-	}
-	if s[0] == '-' {
-		return 0, fmt.Errorf("negative number %s", s)
-	}
-	if strings.ContainsAny(s, ".eE") {
-		return 0, fmt.Errorf("not an integer: %s", s)
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Errorf("not a number: %.40s", s)
-		}
-	}
-	if len(s) > 1 && s[0] == '0' {
-		return 0, fmt.Errorf("not a JSON number: %s", s)
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v > int64(ledger.MaxUnits) {
-		return 0, fmt.Errorf("too large: %.40s (at most %d)", s, ledger.MaxUnits)
 	}
 	return v, nil
 }
@@ -267,7 +247,7 @@ func parseBody(d []byte, message bool) (Chunk, error) {
 		}
 	}
 	c.Content, c.Reasoning, c.ToolArguments = content.String(), reasoning.String(), tools.String()
-	if len(w.Error) > 0 && !isNull(w.Error) {
+	if len(w.Error) > 0 && !wire.IsNull(w.Error) {
 		if c.Error = objectMessage(w.Error); c.Error == "" {
 			c.Error = string(w.Error)
 		}

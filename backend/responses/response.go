@@ -38,15 +38,15 @@ const (
 	StatusFailed     = "failed"
 )
 
-// responseJSON is a Response object with OpenAI's members in OpenAI's order.
-type responseJSON struct {
+// ResponseJSON is a Response object with OpenAI's members in OpenAI's order.
+type ResponseJSON struct {
 	ID                 string            `json:"id"`
 	Object             string            `json:"object"`
 	CreatedAt          int64             `json:"created_at"`
 	Status             string            `json:"status"`
 	Background         bool              `json:"background"`
-	Error              *errorObjectJSON  `json:"error"`
-	IncompleteDetails  *incompleteJSON   `json:"incomplete_details"`
+	Error              *ErrorObjectJSON  `json:"error"`
+	IncompleteDetails  *IncompleteJSON   `json:"incomplete_details"`
 	Instructions       *string           `json:"instructions"`
 	MaxOutputTokens    *int64            `json:"max_output_tokens"`
 	Model              string            `json:"model"`
@@ -66,18 +66,20 @@ type responseJSON struct {
 	Metadata           json.RawMessage   `json:"metadata"`
 }
 
-type errorObjectJSON struct {
+// ErrorObjectJSON is a failed response's error.
+type ErrorObjectJSON struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
 
-type incompleteJSON struct {
+// IncompleteJSON says why a response is incomplete.
+type IncompleteJSON struct {
 	Reason string `json:"reason"`
 }
 
-// response builds the object for status with output and usage.
-func (m Meta) response(status string, output []json.RawMessage, u *Usage) responseJSON {
-	r := responseJSON{ID: m.ResponseID, Object: "response", CreatedAt: m.CreatedAt, Status: status,
+// Response builds the object for status with output and usage.
+func (m Meta) Response(status string, output []json.RawMessage, u *Usage) ResponseJSON {
+	r := ResponseJSON{ID: m.ResponseID, Object: "response", CreatedAt: m.CreatedAt, Status: status,
 		Model: m.Model, Output: output, ParallelToolCalls: true, Truncation: "disabled",
 		Reasoning: json.RawMessage(`{"effort":null,"summary":null}`), Temperature: json.RawMessage("1.0"),
 		TopP: json.RawMessage("1.0"), Text: json.RawMessage(`{"format":{"type":"text"}}`),
@@ -95,7 +97,7 @@ func (m Meta) response(status string, output []json.RawMessage, u *Usage) respon
 			r.ParallelToolCalls = *q.ParallelToolCalls
 		}
 		if q.ReasoningEffort != "" {
-			r.Reasoning = mustJSON(map[string]any{"effort": q.ReasoningEffort, "summary": nil})
+			r.Reasoning = Encode(map[string]any{"effort": q.ReasoningEffort, "summary": nil})
 		}
 		r.Store = q.Store != nil && *q.Store
 		for _, f := range []struct {
@@ -113,7 +115,9 @@ func (m Meta) response(status string, output []json.RawMessage, u *Usage) respon
 	return r
 }
 
-func mustJSON(v any) json.RawMessage {
+// Encode is v as OpenAI writes JSON (no HTML escaping); only quotagate's
+// own shapes are encoded, so a failure is a bug and panics.
+func Encode(v any) json.RawMessage {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -123,31 +127,48 @@ func mustJSON(v any) json.RawMessage {
 	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
-// Output items and parts, members in OpenAI's order.
-type messageItemJSON struct {
+// MessageItemJSON is a message output item; items and parts keep their
+// members in OpenAI's order.
+type MessageItemJSON struct {
 	ID      string     `json:"id"`
 	Type    string     `json:"type"`
 	Status  string     `json:"status"`
-	Content []partJSON `json:"content"`
+	Content []PartJSON `json:"content"`
 	Role    string     `json:"role"`
 }
 
-type partJSON struct {
+// PartJSON is an output_text part.
+type PartJSON struct {
 	Type        string            `json:"type"`
 	Annotations []json.RawMessage `json:"annotations"`
 	Logprobs    []json.RawMessage `json:"logprobs"`
 	Text        string            `json:"text"`
 }
 
-func textPart(text string) partJSON {
-	return partJSON{Type: "output_text", Annotations: []json.RawMessage{}, Logprobs: []json.RawMessage{}, Text: text}
+// TextPart is an output_text part of text.
+func TextPart(text string) PartJSON {
+	return PartJSON{Type: "output_text", Annotations: []json.RawMessage{}, Logprobs: []json.RawMessage{}, Text: text}
 }
 
-type callItemJSON struct {
+// CallItemJSON is a function_call output item.
+type CallItemJSON struct {
 	ID        string `json:"id"`
 	Type      string `json:"type"`
 	Status    string `json:"status"`
 	Arguments string `json:"arguments"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
+}
+
+// ErrorEvent is the `error` event that ends a stream after a failure; seq is
+// its sequence_number (the stream's next).
+func ErrorEvent(seq int, code, message string) Event {
+	data := Encode(struct {
+		Type           string  `json:"type"`
+		Code           string  `json:"code"`
+		Message        string  `json:"message"`
+		Param          *string `json:"param"`
+		SequenceNumber int     `json:"sequence_number"`
+	}{"error", code, message, nil, seq})
+	return Event{Type: "error", Data: data}
 }

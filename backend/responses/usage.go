@@ -1,10 +1,10 @@
 package responses
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
+
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // Usage is the usage object of a final Responses event.
@@ -52,7 +52,7 @@ func ParseUsage(raw json.RawMessage) (*Usage, error) {
 	if u.TotalTokens, err = count("total_tokens", w.TotalTokens, false); err != nil {
 		return nil, err
 	}
-	if len(w.TotalTokens) > 0 && !isNull(w.TotalTokens) && u.TotalTokens != u.InputTokens+u.OutputTokens {
+	if len(w.TotalTokens) > 0 && !wire.IsNull(w.TotalTokens) && u.TotalTokens != u.InputTokens+u.OutputTokens {
 		return nil, fmt.Errorf("usage total_tokens %d is not input_tokens %d + output_tokens %d", u.TotalTokens, u.InputTokens, u.OutputTokens)
 	}
 	u.TotalTokens = u.InputTokens + u.OutputTokens
@@ -73,18 +73,15 @@ func ParseUsage(raw json.RawMessage) (*Usage, error) {
 	return &u, nil
 }
 
-// maxCount keeps sums of counts far from overflow (2^53 − 1, as ledger.MaxUnits).
-const maxCount = 1<<53 - 1
-
 func count(name string, raw json.RawMessage, required bool) (int64, error) {
-	if len(raw) == 0 || isNull(raw) {
+	if len(raw) == 0 || wire.IsNull(raw) {
 		if required {
 			return 0, fmt.Errorf("usage has no %s", name)
 		}
 		return 0, nil
 	}
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
-	if err != nil || n < 0 || n > maxCount {
+	n, err := wire.Count(raw)
+	if err != nil {
 		return 0, fmt.Errorf("usage %s %s is not a non-negative integer", name, raw)
 	}
 	return n, nil

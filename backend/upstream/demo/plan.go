@@ -24,7 +24,7 @@ const (
 	// (chat: a data {"error":…} object; Responses: an `error` event;
 	// Messages: an `error` event) whose message is Body, by default one that
 	// echoes the key the request carried, as a provider's "Incorrect API key
-	// provided: sk-…" does (issue 12); then the stream ends, no usage, no end
+	// provided: sk-…" does, so a test sees what reaches the client); then the stream ends, no usage, no end
 	// marker. Not streaming: a 200 whose JSON body is that error object.
 	KindErrorMid Kind = "error-mid"
 )
@@ -43,7 +43,7 @@ type Plan struct {
 	Chunks     int           // number of parts Text is split into (0: one part per word)
 	Repeat     int           // send the part sequence this many times (0 or 1: once)
 	ChunkDelay time.Duration // pause before each part
-	UsageDelay time.Duration // pause after the finish_reason chunk, before the usage chunk and [DONE] (issue 12: ~300 ms); Responses: after the last output_item.done, before response.completed; Messages: after message_delta (its usage), before message_stop
+	UsageDelay time.Duration // pause after the finish_reason chunk, before the usage chunk and [DONE] (real providers take ~300 ms); Responses: after the last output_item.done, before response.completed; Messages: after message_delta (its usage), before message_stop
 	LatencyMin time.Duration // pause before the response headers, drawn from [LatencyMin, LatencyMax]
 	LatencyMax time.Duration
 	CutAfter   int    // KindCut: parts sent before the connection is closed

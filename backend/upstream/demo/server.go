@@ -38,7 +38,7 @@ type Options struct {
 	// function outputs (what utf8-bytes-v1 measures).
 	ResponsesPromptUnits func(body []byte) int64
 	// MessagesPromptUnits counts the input of a /v1/messages body; the
-	// default is what utf8-bytes-v1 measures there (issue 11: the bytes of
+	// default is what utf8-bytes-v1 measures there (the bytes of
 	// system text, text blocks and tool_result text).
 	MessagesPromptUnits func(body []byte) int64
 	// KeepRequests bounds the request records kept for Stats (the newest are

@@ -1,4 +1,4 @@
-package openai
+package wire
 
 import (
 	"encoding/json"
@@ -44,4 +44,19 @@ func FuzzUnquote(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) { checkUnquote(t, body) })
+}
+
+// FuzzJSONString: the fast path of String agrees with json.Unmarshal.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{`"hi"`, `"问题"`, `"a\"b"`, `"\u00e9"`, "\"\xff\"", "\"tab\there\"", `""`, `"a`, `"\/"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var want, got string
+		werr := json.Unmarshal(raw, &want)
+		gerr := String(raw, &got)
+		if (werr == nil) != (gerr == nil) || got != want {
+			t.Fatalf("String(%q) = %q, %v; json.Unmarshal = %q, %v", raw, got, gerr, want, werr)
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package jsonobj
+package wire
 
 // maxDepth is encoding/json's nesting limit: json.Valid refuses deeper
 // input, and so does Valid.
@@ -6,9 +6,9 @@ const maxDepth = 10000
 
 // Valid reports whether data is one valid JSON value, exactly as
 // json.Valid does (FuzzValid holds the two together), in one pass that
-// skips over string contents without a per-byte state machine (issue 15:
-// json.Valid was a quarter of the parse of a 600 KB conversation). Like
-// json.Valid it does not check UTF-8.
+// skips over string contents without a per-byte state machine (json.Valid
+// was a quarter of the parse of a 600 KB conversation). Like json.Valid it
+// does not check UTF-8.
 func Valid(data []byte) bool {
 	v := validator{data: data}
 	i, ok := v.value(v.space(0), 0)
@@ -39,67 +39,9 @@ func (v *validator) value(i, depth int) (int, bool) {
 	case c == '"':
 		return v.str(i)
 	case c == '{':
-		if depth+1 > maxDepth {
-			return i, false
-		}
-		i = v.space(i + 1)
-		if i < len(d) && d[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(d) || d[i] != '"' {
-				return i, false
-			}
-			var ok bool
-			if i, ok = v.str(i); !ok {
-				return i, false
-			}
-			i = v.space(i)
-			if i >= len(d) || d[i] != ':' {
-				return i, false
-			}
-			if i, ok = v.value(v.space(i+1), depth+1); !ok {
-				return i, false
-			}
-			i = v.space(i)
-			if i >= len(d) {
-				return i, false
-			}
-			switch d[i] {
-			case ',':
-				i = v.space(i + 1)
-			case '}':
-				return i + 1, true
-			default:
-				return i, false
-			}
-		}
+		return v.object(i, depth+1)
 	case c == '[':
-		if depth+1 > maxDepth {
-			return i, false
-		}
-		i = v.space(i + 1)
-		if i < len(d) && d[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i, ok = v.value(i, depth+1); !ok {
-				return i, false
-			}
-			i = v.space(i)
-			if i >= len(d) {
-				return i, false
-			}
-			switch d[i] {
-			case ',':
-				i = v.space(i + 1)
-			case ']':
-				return i + 1, true
-			default:
-				return i, false
-			}
-		}
+		return v.array(i, depth+1)
 	case c == '-' || ('0' <= c && c <= '9'):
 		return v.number(i)
 	case c == 't':
@@ -110,6 +52,76 @@ func (v *validator) value(i, depth int) (int, bool) {
 		return v.literal(i, "null")
 	}
 	return i, false
+}
+
+// object checks the object at data[i] (a '{') at nesting depth.
+func (v *validator) object(i, depth int) (int, bool) {
+	d := v.data
+	if depth > maxDepth {
+		return i, false
+	}
+	i = v.space(i + 1)
+	if i < len(d) && d[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(d) || d[i] != '"' {
+			return i, false
+		}
+		var ok bool
+		if i, ok = v.str(i); !ok {
+			return i, false
+		}
+		i = v.space(i)
+		if i >= len(d) || d[i] != ':' {
+			return i, false
+		}
+		if i, ok = v.value(v.space(i+1), depth); !ok {
+			return i, false
+		}
+		var more bool
+		if i, more, ok = v.after(i, '}'); !more {
+			return i, ok
+		}
+	}
+}
+
+// array checks the array at data[i] (a '[') at nesting depth.
+func (v *validator) array(i, depth int) (int, bool) {
+	d := v.data
+	if depth > maxDepth {
+		return i, false
+	}
+	i = v.space(i + 1)
+	if i < len(d) && d[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if i, ok = v.value(i, depth); !ok {
+			return i, false
+		}
+		var more bool
+		if i, more, ok = v.after(i, ']'); !more {
+			return i, ok
+		}
+	}
+}
+
+// after reads what follows a member or an element at data[i]: a comma
+// (more: i is then the next one's start) or the closing byte (i is then
+// the index after it).
+func (v *validator) after(i int, closing byte) (next int, more, ok bool) {
+	i = v.space(i)
+	switch {
+	case i >= len(v.data):
+		return i, false, false
+	case v.data[i] == ',':
+		return v.space(i + 1), true, true
+	case v.data[i] == closing:
+		return i + 1, false, true
+	}
+	return i, false, false
 }
 
 func (v *validator) literal(i int, lit string) (int, bool) {

@@ -1,11 +1,11 @@
-package jsonobj_test
+package wire_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/quotagate/quotagate/backend/internal/jsonobj"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 var validCases = []string{
@@ -20,7 +20,7 @@ var validCases = []string{
 
 func TestValidEqualsEncodingJSON(t *testing.T) {
 	for _, c := range validCases {
-		if got, want := jsonobj.Valid([]byte(c)), json.Valid([]byte(c)); got != want {
+		if got, want := wire.Valid([]byte(c)), json.Valid([]byte(c)); got != want {
 			t.Errorf("Valid(%.40q) = %v, json.Valid %v", c, got, want)
 		}
 	}
@@ -32,7 +32,7 @@ func FuzzValid(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if got, want := jsonobj.Valid(data), json.Valid(data); got != want {
+		if got, want := wire.Valid(data), json.Valid(data); got != want {
 			t.Fatalf("Valid(%q) = %v, json.Valid %v", data, got, want)
 		}
 	})

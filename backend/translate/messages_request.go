@@ -1,9 +1,11 @@
-package anthropic
+package translate
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/quotagate/quotagate/backend/anthropic"
 )
 
 // Reasoning switches a chat-completions upstream may have, for `thinking`.
@@ -22,21 +24,21 @@ type ChatOptions struct {
 
 // Chat-completions wire shapes, only as far as the translation writes them.
 type (
-	chatBody struct {
-		Model             string          `json:"model"`
-		Messages          []chatMessage   `json:"messages"`
-		MaxTokens         int64           `json:"max_tokens,omitempty"`
-		Stream            bool            `json:"stream,omitempty"`
-		StreamOptions     *streamOptions  `json:"stream_options,omitempty"`
-		Tools             []chatTool      `json:"tools,omitempty"`
-		ToolChoice        any             `json:"tool_choice,omitempty"`
-		ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
-		Stop              []string        `json:"stop,omitempty"`
-		Temperature       json.RawMessage `json:"temperature,omitempty"`
-		TopP              json.RawMessage `json:"top_p,omitempty"`
-		ReasoningEffort   string          `json:"reasoning_effort,omitempty"`
-		Thinking          *chatThinking   `json:"thinking,omitempty"`
-		ResponseFormat    json.RawMessage `json:"response_format,omitempty"`
+	messagesChat struct {
+		Model             string                `json:"model"`
+		Messages          []messagesChatMessage `json:"messages"`
+		MaxTokens         int64                 `json:"max_tokens,omitempty"`
+		Stream            bool                  `json:"stream,omitempty"`
+		StreamOptions     *streamOptions        `json:"stream_options,omitempty"`
+		Tools             []messagesChatTool    `json:"tools,omitempty"`
+		ToolChoice        any                   `json:"tool_choice,omitempty"`
+		ParallelToolCalls *bool                 `json:"parallel_tool_calls,omitempty"`
+		Stop              []string              `json:"stop,omitempty"`
+		Temperature       json.RawMessage       `json:"temperature,omitempty"`
+		TopP              json.RawMessage       `json:"top_p,omitempty"`
+		ReasoningEffort   string                `json:"reasoning_effort,omitempty"`
+		Thinking          *chatThinking         `json:"thinking,omitempty"`
+		ResponseFormat    json.RawMessage       `json:"response_format,omitempty"`
 	}
 	streamOptions struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -44,13 +46,13 @@ type (
 	chatThinking struct {
 		Type string `json:"type"`
 	}
-	chatMessage struct {
+	messagesChatMessage struct {
 		Role       string     `json:"role"`
-		Content    any        `json:"content"` // string, []chatPart or nil (an assistant turn of tool calls only)
+		Content    any        `json:"content"` // string, []messagesChatPart or nil (an assistant turn of tool calls only)
 		ToolCalls  []chatCall `json:"tool_calls,omitempty"`
 		ToolCallID string     `json:"tool_call_id,omitempty"`
 	}
-	chatPart struct {
+	messagesChatPart struct {
 		Type     string    `json:"type"`
 		Text     *string   `json:"text,omitempty"`
 		ImageURL *imageURL `json:"image_url,omitempty"`
@@ -67,7 +69,7 @@ type (
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	}
-	chatTool struct {
+	messagesChatTool struct {
 		Type     string       `json:"type"`
 		Function chatToolFunc `json:"function"`
 	}
@@ -78,7 +80,7 @@ type (
 	}
 )
 
-// ChatBody translates the request into a chat-completions body for an
+// MessagesToChat translates a Messages request into a chat-completions body for an
 // upstream that does not speak Messages. What has no chat equivalent is
 // dropped: cache_control, unknown tool keys (defer_loading, …) and server
 // tools, thinking blocks of earlier turns, top_k, metadata,
@@ -87,21 +89,21 @@ type (
 // text parts, so the chat body carries exactly the bytes Segments counts.
 // A streaming request always asks for the usage chunk, the settlement
 // evidence.
-func (r *Request) ChatBody(o ChatOptions) ([]byte, error) {
-	b := chatBody{Model: r.Model, MaxTokens: r.MaxTokens, Stream: r.Stream,
+func MessagesToChat(r *anthropic.Request, o ChatOptions) ([]byte, error) {
+	b := messagesChat{Model: r.Model, MaxTokens: r.MaxTokens, Stream: r.Stream,
 		Stop: r.StopSequences, Temperature: r.Temperature, TopP: r.TopP}
 	if r.Stream {
 		b.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
 	if len(r.System) > 0 {
-		b.Messages = append(b.Messages, chatMessage{Role: "system", Content: textContent(r.System)})
+		b.Messages = append(b.Messages, messagesChatMessage{Role: "system", Content: textContent(r.System)})
 	}
 	for _, m := range r.Messages {
 		b.Messages = append(b.Messages, chatTurn(m)...)
 	}
 	for _, t := range r.Tools {
 		if t.Custom() {
-			b.Tools = append(b.Tools, chatTool{Type: "function",
+			b.Tools = append(b.Tools, messagesChatTool{Type: "function",
 				Function: chatToolFunc{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}})
 		}
 	}
@@ -149,7 +151,7 @@ func (r *Request) ChatBody(o ChatOptions) ([]byte, error) {
 }
 
 // effort maps a thinking budget onto OpenAI's three efforts.
-func effort(t *Thinking) string {
+func effort(t *anthropic.Thinking) string {
 	switch {
 	case t.Type == "adaptive":
 		return "medium"
@@ -185,11 +187,11 @@ func responseFormat(raw json.RawMessage) (json.RawMessage, error) {
 }
 
 // textContent is one text block as a string, several as text parts.
-func textContent(blocks []Block) any {
-	if len(blocks) == 1 && blocks[0].Type == BlockText {
+func textContent(blocks []anthropic.Block) any {
+	if len(blocks) == 1 && blocks[0].Type == anthropic.BlockText {
 		return blocks[0].Text
 	}
-	parts := make([]chatPart, 0, len(blocks))
+	parts := make([]messagesChatPart, 0, len(blocks))
 	for _, b := range blocks {
 		if p, ok := chatPartOf(b); ok {
 			parts = append(parts, p)
@@ -198,78 +200,70 @@ func textContent(blocks []Block) any {
 	return parts
 }
 
-func chatPartOf(b Block) (chatPart, bool) {
+func chatPartOf(b anthropic.Block) (messagesChatPart, bool) {
 	switch b.Type {
-	case BlockText:
+	case anthropic.BlockText:
 		t := b.Text
-		return chatPart{Type: "text", Text: &t}, true
-	case BlockImage:
+		return messagesChatPart{Type: "text", Text: &t}, true
+	case anthropic.BlockImage:
 		switch b.Source.Type {
 		case "base64":
-			return chatPart{Type: "image_url", ImageURL: &imageURL{URL: "data:" + b.Source.MediaType + ";base64," + b.Source.Data}}, true
+			return messagesChatPart{Type: "image_url", ImageURL: &imageURL{URL: "data:" + b.Source.MediaType + ";base64," + b.Source.Data}}, true
 		case "url":
-			return chatPart{Type: "image_url", ImageURL: &imageURL{URL: b.Source.URL}}, true
+			return messagesChatPart{Type: "image_url", ImageURL: &imageURL{URL: b.Source.URL}}, true
 		}
 	}
-	return chatPart{}, false
+	return messagesChatPart{}, false
 }
 
 // chatTurn translates one turn. A user turn's tool_result blocks become
 // "tool" messages first (chat wants them right after the assistant's
 // calls), then the rest of the turn as a user message; an assistant turn's
 // tool_use blocks become its tool_calls.
-func chatTurn(m Message) []chatMessage {
-	var out []chatMessage
-	var rest []Block
+func chatTurn(m anthropic.Message) []messagesChatMessage {
+	var out []messagesChatMessage
+	var rest []anthropic.Block
 	var calls []chatCall
 	for _, b := range m.Content {
 		switch {
-		case b.Type == BlockToolResult && m.Role == "user":
+		case b.Type == anthropic.BlockToolResult && m.Role == "user":
 			var content any = b.Text
 			if texts := textBlocks(b.Content); len(texts) > 1 {
 				content = textContent(texts)
 			}
-			out = append(out, chatMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: content})
+			out = append(out, messagesChatMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: content})
 			// Images a tool returned follow as the user's, which chat allows.
 			for _, c := range b.Content {
-				if c.Type == BlockImage {
+				if c.Type == anthropic.BlockImage {
 					rest = append(rest, c)
 				}
 			}
-		case b.Type == BlockToolUse && m.Role == "assistant":
+		case b.Type == anthropic.BlockToolUse && m.Role == "assistant":
 			calls = append(calls, chatCall{ID: b.ID, Type: "function",
-				Function: chatFunction{Name: b.Name, Arguments: string(compactJSON(b.Input))}})
-		case b.Type == BlockText, b.Type == BlockImage:
+				Function: chatFunction{Name: b.Name, Arguments: string(anthropic.CompactJSON(b.Input))}})
+		case b.Type == anthropic.BlockText, b.Type == anthropic.BlockImage:
 			rest = append(rest, b)
 		}
 	}
 	if len(rest) == 0 && len(calls) == 0 {
 		if len(out) == 0 { // a turn of nothing translatable still takes its place
-			out = append(out, chatMessage{Role: m.Role, Content: ""})
+			out = append(out, messagesChatMessage{Role: m.Role, Content: ""})
 		}
 		return out
 	}
-	msg := chatMessage{Role: m.Role, ToolCalls: calls}
+	msg := messagesChatMessage{Role: m.Role, ToolCalls: calls}
 	if len(rest) > 0 {
 		msg.Content = textContent(rest)
 	}
 	return append(out, msg)
 }
 
-func textBlocks(bs []Block) []Block {
-	var out []Block
+func textBlocks(bs []anthropic.Block) []anthropic.Block {
+	var out []anthropic.Block
 	for _, b := range bs {
-		if b.Type == BlockText {
+		if b.Type == anthropic.BlockText {
 			out = append(out, b)
 		}
 	}
 	return out
-}
-
-func compactJSON(raw json.RawMessage) []byte {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
 }

@@ -1,69 +1,29 @@
-package responses
+package translate
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/quotagate/quotagate/backend/responses"
 )
 
-// ChatBody translates the request into a chat-completions body for an
-// upstream that does not speak the Responses API. Notes say what was left
-// out (for the log): tools other than functions (Codex's namespace and
-// web_search), reasoning items, and members chat has no place for.
-// previous_response_id is refused: only the provider keeps that state.
-func (r *Request) ChatBody() (body []byte, notes []string, err error) {
+// ResponsesToChat translates a Responses request into a chat-completions
+// body for an upstream that does not speak the Responses API. Notes say
+// what was left out (for the log): tools other than functions (Codex's
+// namespace and web_search), reasoning items, and members chat has no
+// place for. previous_response_id is refused: only the provider keeps that
+// state.
+func ResponsesToChat(r *responses.Request) (body []byte, notes []string, err error) {
 	if r.PreviousResponseID != "" {
 		return nil, nil, invalid("previous_response_id needs the provider's stored responses, and this model's upstream speaks only chat completions; send the whole conversation in input instead")
 	}
 	note := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
-	var msgs []chatMessage
-	if r.Instructions != "" {
-		msgs = append(msgs, chatMessage{Role: "system", Content: textContent(r.Instructions)})
+	msgs, err := responsesChatMessages(r, note)
+	if err != nil {
+		return nil, nil, err
 	}
-	// lastAssistant is the index of an assistant message that later
-	// function_call items join, as one chat assistant turn with tool_calls.
-	lastAssistant := -1
-	dropped := map[string]int{}
-	for _, it := range r.Input {
-		switch {
-		case it.Type == "message":
-			m, err := chatMessageFrom(it)
-			if err != nil {
-				return nil, nil, err
-			}
-			msgs = append(msgs, m)
-			lastAssistant = -1
-			if m.Role == "assistant" {
-				lastAssistant = len(msgs) - 1
-			}
-		case it.Type == "function_call" || it.Type == "custom_tool_call":
-			// A custom (freeform) call becomes a function call whose
-			// arguments are its input: the text the reserve counted.
-			if lastAssistant < 0 {
-				msgs = append(msgs, chatMessage{Role: "assistant", Content: json.RawMessage("null")})
-				lastAssistant = len(msgs) - 1
-			}
-			name := it.Name
-			if it.Namespace != "" {
-				name = it.Namespace + "." + it.Name
-			}
-			tc := chatToolCall{ID: it.CallID, Type: "function"}
-			tc.Function.Name, tc.Function.Arguments = name, it.Arguments
-			msgs[lastAssistant].ToolCalls = append(msgs[lastAssistant].ToolCalls, tc)
-		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
-			msgs = append(msgs, chatMessage{Role: "tool", ToolCallID: it.CallID, Content: textContent(it.Output)})
-			lastAssistant = -1
-		default:
-			dropped[it.Type]++
-		}
-	}
-	for t, n := range dropped {
-		note("left out %d %s input item(s): chat completions has no such item", n, t)
-	}
-	if len(msgs) == 0 {
-		return nil, nil, invalid("input has no message or function output that chat completions can carry")
-	}
-	out := chatRequest{Model: r.Model, Messages: msgs, Stream: r.Stream,
+	out := responsesChat{Model: r.Model, Messages: msgs, Stream: r.Stream,
 		Temperature: r.Temperature, TopP: r.TopP, User: r.User,
 		ReasoningEffort: r.ReasoningEffort, ParallelToolCalls: r.ParallelToolCalls}
 	if r.Stream {
@@ -73,44 +33,13 @@ func (r *Request) ChatBody() (body []byte, notes []string, err error) {
 		// max_tokens is the cap every chat server knows.
 		out.MaxTokens = r.MaxOutputTokens
 	}
-	var functions int
-	for _, t := range r.Tools {
-		if t.Type != "function" {
-			what := t.Type + " tool"
-			if t.Name != "" {
-				what += fmt.Sprintf(" %q", t.Name)
-			}
-			note("left out the %s: chat completions has only function tools", what)
-			continue
-		}
-		var f struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description,omitempty"`
-			Parameters  json.RawMessage `json:"parameters,omitempty"`
-			Strict      *bool           `json:"strict,omitempty"`
-		}
-		if err := json.Unmarshal(t.raw, &f); err != nil {
-			return nil, nil, invalid("tool %q: %v", t.Name, err)
-		}
-		out.Tools = append(out.Tools, chatTool{Type: "function", Function: f})
-		functions++
-	}
-	if len(r.ToolChoice) > 0 && functions > 0 {
-		tc, err := chatToolChoice(r.ToolChoice)
-		if err != nil {
-			return nil, nil, err
-		}
-		out.ToolChoice = tc
-	}
-	if functions == 0 {
-		out.ParallelToolCalls = nil // only valid alongside tools
+	if err := out.setTools(r, note); err != nil {
+		return nil, nil, err
 	}
 	if len(r.Text) > 0 {
-		rf, err := chatResponseFormat(r.Text)
-		if err != nil {
+		if out.ResponseFormat, err = chatResponseFormat(r.Text); err != nil {
 			return nil, nil, err
 		}
-		out.ResponseFormat = rf
 	}
 	for _, skipped := range []struct {
 		given bool
@@ -132,12 +61,109 @@ func (r *Request) ChatBody() (body []byte, notes []string, err error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), notes, nil
 }
 
-func chatMessageFrom(it Item) (chatMessage, error) {
+// responsesChatMessages is the instructions and the input as chat
+// messages; note says which items were left out.
+func responsesChatMessages(r *responses.Request, note func(string, ...any)) ([]responsesChatMessage, error) {
+	var msgs []responsesChatMessage
+	if r.Instructions != "" {
+		msgs = append(msgs, responsesChatMessage{Role: "system", Content: stringJSON(r.Instructions)})
+	}
+	// lastAssistant is the index of an assistant message that later
+	// function_call items join, as one chat assistant turn with tool_calls.
+	lastAssistant := -1
+	dropped := map[string]int{}
+	for _, it := range r.Input {
+		switch {
+		case it.Type == "message":
+			m, err := chatMessageFrom(it)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, m)
+			lastAssistant = -1
+			if m.Role == "assistant" {
+				lastAssistant = len(msgs) - 1
+			}
+		case it.Type == "function_call" || it.Type == "custom_tool_call":
+			// A custom (freeform) call becomes a function call whose
+			// arguments are its input: the text the reserve counted.
+			if lastAssistant < 0 {
+				msgs = append(msgs, responsesChatMessage{Role: "assistant", Content: json.RawMessage("null")})
+				lastAssistant = len(msgs) - 1
+			}
+			msgs[lastAssistant].ToolCalls = append(msgs[lastAssistant].ToolCalls, chatCallOf(it))
+		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
+			msgs = append(msgs, responsesChatMessage{Role: "tool", ToolCallID: it.CallID, Content: stringJSON(it.Output)})
+			lastAssistant = -1
+		default:
+			dropped[it.Type]++
+		}
+	}
+	for t, n := range dropped {
+		note("left out %d %s input item(s): chat completions has no such item", n, t)
+	}
+	if len(msgs) == 0 {
+		return nil, invalid("input has no message or function output that chat completions can carry")
+	}
+	return msgs, nil
+}
+
+// chatCallOf is a function_call (or custom_tool_call) item as a chat tool
+// call; a namespaced call's name is namespace.name.
+func chatCallOf(it responses.Item) chatToolCall {
+	name := it.Name
+	if it.Namespace != "" {
+		name = it.Namespace + "." + it.Name
+	}
+	tc := chatToolCall{ID: it.CallID, Type: "function"}
+	tc.Function.Name, tc.Function.Arguments = name, it.Arguments
+	return tc
+}
+
+// setTools gives the chat body the request's function tools and its
+// tool_choice; note says which other tools were left out.
+func (out *responsesChat) setTools(r *responses.Request, note func(string, ...any)) error {
+	var functions int
+	for _, t := range r.Tools {
+		if t.Type != "function" {
+			what := t.Type + " tool"
+			if t.Name != "" {
+				what += fmt.Sprintf(" %q", t.Name)
+			}
+			note("left out the %s: chat completions has only function tools", what)
+			continue
+		}
+		var f struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Parameters  json.RawMessage `json:"parameters,omitempty"`
+			Strict      *bool           `json:"strict,omitempty"`
+		}
+		if err := json.Unmarshal(t.Raw(), &f); err != nil {
+			return invalid("tool %q: %v", t.Name, err)
+		}
+		out.Tools = append(out.Tools, responsesChatTool{Type: "function", Function: f})
+		functions++
+	}
+	if len(r.ToolChoice) > 0 && functions > 0 {
+		tc, err := chatToolChoice(r.ToolChoice)
+		if err != nil {
+			return err
+		}
+		out.ToolChoice = tc
+	}
+	if functions == 0 {
+		out.ParallelToolCalls = nil // only valid alongside tools
+	}
+	return nil
+}
+
+func chatMessageFrom(it responses.Item) (responsesChatMessage, error) {
 	role := it.Role
 	if role == "developer" {
 		role = "system" // most chat servers know no developer role
 	}
-	m := chatMessage{Role: role}
+	m := responsesChatMessage{Role: role}
 	plain := true
 	for _, p := range it.Parts {
 		if !p.IsText() {
@@ -146,17 +172,17 @@ func chatMessageFrom(it Item) (chatMessage, error) {
 	}
 	if plain || role != "user" {
 		// Only a user turn can carry images in chat; other roles get text.
-		m.Content = textContent(it.Text())
+		m.Content = stringJSON(it.Text())
 		return m, nil
 	}
-	var parts []chatPart
+	var parts []responsesChatPart
 	for _, p := range it.Parts {
 		switch {
 		case p.IsText():
-			parts = append(parts, chatPart{Type: "text", Text: p.Text})
+			parts = append(parts, responsesChatPart{Type: "text", Text: p.Text})
 		case p.Type == "input_image" && p.ImageURL != "":
 			img := &chatImage{URL: p.ImageURL, Detail: p.Detail}
-			parts = append(parts, chatPart{Type: "image_url", ImageURL: img})
+			parts = append(parts, responsesChatPart{Type: "image_url", ImageURL: img})
 		default:
 			return m, invalid("a %s part needs the provider's file storage, and this model's upstream speaks only chat completions", p.Type)
 		}
@@ -166,7 +192,8 @@ func chatMessageFrom(it Item) (chatMessage, error) {
 	return m, nil
 }
 
-func textContent(s string) json.RawMessage {
+// stringJSON is s as a JSON string, HTML characters as they are.
+func stringJSON(s string) json.RawMessage {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -187,7 +214,7 @@ func chatToolChoice(raw json.RawMessage) (json.RawMessage, error) {
 		type fn struct {
 			Name string `json:"name"`
 		}
-		return mustJSON(struct {
+		return responses.Encode(struct {
 			Type     string `json:"type"`
 			Function fn     `json:"function"`
 		}{"function", fn{o.Name}}), nil
@@ -229,34 +256,31 @@ func chatResponseFormat(raw json.RawMessage) (json.RawMessage, error) {
 	return nil, invalid("text.format type %q has no chat-completions form", t.Format.Type)
 }
 
-type chatRequest struct {
-	Model             string          `json:"model"`
-	Messages          []chatMessage   `json:"messages"`
-	Stream            bool            `json:"stream,omitempty"`
-	StreamOptions     *streamOptions  `json:"stream_options,omitempty"`
-	MaxTokens         *int64          `json:"max_tokens,omitempty"`
-	Temperature       json.RawMessage `json:"temperature,omitempty"`
-	TopP              json.RawMessage `json:"top_p,omitempty"`
-	Tools             []chatTool      `json:"tools,omitempty"`
-	ToolChoice        json.RawMessage `json:"tool_choice,omitempty"`
-	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
-	ResponseFormat    json.RawMessage `json:"response_format,omitempty"`
-	ReasoningEffort   string          `json:"reasoning_effort,omitempty"`
-	User              string          `json:"user,omitempty"`
+// responsesChat is the chat-completions body a Responses request becomes.
+type responsesChat struct {
+	Model             string                 `json:"model"`
+	Messages          []responsesChatMessage `json:"messages"`
+	Stream            bool                   `json:"stream,omitempty"`
+	StreamOptions     *streamOptions         `json:"stream_options,omitempty"`
+	MaxTokens         *int64                 `json:"max_tokens,omitempty"`
+	Temperature       json.RawMessage        `json:"temperature,omitempty"`
+	TopP              json.RawMessage        `json:"top_p,omitempty"`
+	Tools             []responsesChatTool    `json:"tools,omitempty"`
+	ToolChoice        json.RawMessage        `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool                  `json:"parallel_tool_calls,omitempty"`
+	ResponseFormat    json.RawMessage        `json:"response_format,omitempty"`
+	ReasoningEffort   string                 `json:"reasoning_effort,omitempty"`
+	User              string                 `json:"user,omitempty"`
 }
 
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
-type chatMessage struct {
+type responsesChatMessage struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"`
 	ToolCalls  []chatToolCall  `json:"tool_calls,omitempty"`
 	ToolCallID string          `json:"tool_call_id,omitempty"`
 }
 
-type chatPart struct {
+type responsesChatPart struct {
 	Type     string     `json:"type"`
 	Text     string     `json:"text,omitempty"`
 	ImageURL *chatImage `json:"image_url,omitempty"`
@@ -276,7 +300,7 @@ type chatToolCall struct {
 	} `json:"function"`
 }
 
-type chatTool struct {
+type responsesChatTool struct {
 	Type     string `json:"type"`
 	Function any    `json:"function"`
 }

@@ -1,4 +1,4 @@
-package openai
+package wire
 
 import (
 	"bytes"
@@ -18,8 +18,8 @@ func FuzzScanObject(f *testing.F) {
 		if !json.Valid(data) {
 			return
 		}
-		if got, ok := scanObject(data); ok {
-			want, err := decodeObjectFields(data)
+		if got, ok := ScanObject(data); ok {
+			want, err := decodeFields(data)
 			if err != nil {
 				t.Fatalf("scan took %q, the decoder refused it: %v", data, err)
 			}
@@ -27,12 +27,12 @@ func FuzzScanObject(f *testing.F) {
 				t.Fatalf("%q: scan %d members, decoder %d", data, len(got), len(want))
 			}
 			for i := range got {
-				if got[i].key != want[i].key || !bytes.Equal(got[i].val, want[i].val) {
-					t.Fatalf("%q member %d: scan %q=%s, decoder %q=%s", data, i, got[i].key, got[i].val, want[i].key, want[i].val)
+				if got[i].Key != want[i].Key || !bytes.Equal(got[i].Val, want[i].Val) {
+					t.Fatalf("%q member %d: scan %q=%s, decoder %q=%s", data, i, got[i].Key, got[i].Val, want[i].Key, want[i].Val)
 				}
 			}
 		}
-		if got, ok := scanArray(data); ok {
+		if got, ok := ScanArray(data); ok {
 			var want []json.RawMessage
 			if err := json.Unmarshal(data, &want); err != nil {
 				t.Fatalf("scan took %q, the decoder refused it: %v", data, err)

@@ -1,4 +1,4 @@
-package jsonobj_test
+package wire_test
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/quotagate/quotagate/backend/internal/jsonobj"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 func TestFields(t *testing.T) {
@@ -23,7 +23,7 @@ func TestFields(t *testing.T) {
 		{"Unclosed", `{"a":1`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs, err := jsonobj.Fields([]byte(tc.in))
+			fs, err := wire.Fields([]byte(tc.in))
 			if tc.keys == nil {
 				if err == nil {
 					t.Fatalf("Fields(%s) = %v, want an error", tc.in, fs)
@@ -39,7 +39,7 @@ func TestFields(t *testing.T) {
 			}
 		})
 	}
-	if !jsonobj.IsNull(json.RawMessage(" null ")) || jsonobj.IsNull(json.RawMessage(`"null"`)) {
+	if !wire.IsNull(json.RawMessage(" null ")) || wire.IsNull(json.RawMessage(`"null"`)) {
 		t.Fatal("IsNull")
 	}
 }
@@ -51,7 +51,7 @@ func FuzzFields(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fs, err := jsonobj.Fields(data)
+		fs, err := wire.Fields(data)
 		if err != nil {
 			return
 		}
@@ -67,7 +67,7 @@ func FuzzFields(f *testing.F) {
 			b.Write(fl.Val)
 		}
 		b.WriteByte('}')
-		again, err := jsonobj.Fields(b.Bytes())
+		again, err := wire.Fields(b.Bytes())
 		if err != nil || len(again) != len(fs) {
 			t.Fatalf("%s read back as %v (%v)", b.Bytes(), again, err)
 		}

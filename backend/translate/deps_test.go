@@ -1,0 +1,38 @@
+package translate_test
+
+import (
+	"testing"
+
+	"github.com/quotagate/quotagate/backend/internal/depcheck"
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/wire"
+)
+
+// TestDependencies keeps translate beside the formats: it reads and writes
+// them and knows quotagate's error codes, and does nothing else (no I/O,
+// no metering, no gateway).
+func TestDependencies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	depcheck.Allow(t, ".", map[string]string{
+		"backend/openai":    "the chat side of every translation",
+		"backend/responses": "the Responses side",
+		"backend/anthropic": "the Messages side",
+		"backend/wire":      "the formats' shared reader",
+		"backend/ledger":    "quotagate's error codes, which a translation answers with",
+		"bytes":             "byte-level work",
+		"encoding/json":     "the formats are JSON",
+		"fmt":               "error context",
+		"strconv":           "tool ids",
+		"strings":           "text assembly",
+	})
+}
+
+// TestWireBoundsAreTheLedgers: the formats bound counts and refuse
+// accounting fields without importing ledger; the bound is its MaxUnits.
+func TestWireBoundsAreTheLedgers(t *testing.T) {
+	if wire.MaxCount != int64(ledger.MaxUnits) {
+		t.Fatalf("wire.MaxCount %d, ledger.MaxUnits %d", int64(wire.MaxCount), ledger.MaxUnits)
+	}
+}

@@ -28,6 +28,7 @@ var thin = []struct {
 		"backend/autostart": "the login entry's own launch",
 		"backend/instance":  "a second launch shows the running window",
 		"backend/postgres":  "the migrate verb (SQLite → PostgreSQL)",
+		"backend/price":     "the prices update verb (replace the price table offline)",
 		"frontend":          "the embedded dashboard",
 	}},
 }

@@ -14,7 +14,9 @@ func TestDependencies(t *testing.T) {
 		t.Skip("runs go list")
 	}
 	depcheck.Allow(t, ".", map[string]string{
-		"backend/wire":  "the strict object reader, the integer check and the member scanner every format shares",
+		depcheck.Module + "/backend/wire": "the strict object reader, the integer check and the member scanner every format shares",
+	})
+	depcheck.AllowStandard(t, ".", map[string]string{
 		"bufio":         "SSE framing reads what it is handed",
 		"bytes":         "byte-level parsing",
 		"encoding/json": "the wire format is JSON",

@@ -15,7 +15,9 @@ func TestDependencies(t *testing.T) {
 		t.Skip("runs go list")
 	}
 	depcheck.Allow(t, ".", map[string]string{
-		"backend/wire":  "the strict object reader, the integer check and the member scanner every format shares",
+		depcheck.Module + "/backend/wire": "the strict object reader, the integer check and the member scanner every format shares",
+	})
+	depcheck.AllowStandard(t, ".", map[string]string{
 		"bytes":         "byte-level parsing",
 		"encoding/json": "the wire format is JSON",
 		"fmt":           "error context",

@@ -16,16 +16,18 @@ func TestDependencies(t *testing.T) {
 		t.Skip("runs go list")
 	}
 	depcheck.Allow(t, ".", map[string]string{
-		"backend/openai":    "the chat side of every translation",
-		"backend/responses": "the Responses side",
-		"backend/anthropic": "the Messages side",
-		"backend/wire":      "the formats' shared reader",
-		"backend/ledger":    "quotagate's error codes, which a translation answers with",
-		"bytes":             "byte-level work",
-		"encoding/json":     "the formats are JSON",
-		"fmt":               "error context",
-		"strconv":           "tool ids",
-		"strings":           "text assembly",
+		depcheck.Module + "/backend/openai":    "the chat side of every translation",
+		depcheck.Module + "/backend/responses": "the Responses side",
+		depcheck.Module + "/backend/anthropic": "the Messages side",
+		depcheck.Module + "/backend/wire":      "the formats' shared reader",
+		depcheck.Module + "/backend/ledger":    "quotagate's error codes, which a translation answers with",
+	})
+	depcheck.AllowStandard(t, ".", map[string]string{
+		"bytes":         "byte-level work",
+		"encoding/json": "the formats are JSON",
+		"fmt":           "error context",
+		"strconv":       "tool ids",
+		"strings":       "text assembly",
 	})
 }
 

@@ -29,6 +29,23 @@ func Allow(t *testing.T, pkg string, allowed map[string]string) {
 	}
 }
 
+// AllowStandard fails t when pkg imports directly a standard library
+// package that allowed does not list: with Allow, the whole list of what a
+// leaf may use, so that a wire format cannot start doing I/O (net/http, os)
+// without someone writing down why.
+func AllowStandard(t *testing.T, pkg string, allowed map[string]string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	for _, imp := range strings.Fields(string(out)) {
+		if _, ok := allowed[imp]; !ok && standard(imp) {
+			t.Errorf("%s imports %s: not on its standard library allow-list", pkg, imp)
+		}
+	}
+}
+
 // standard reports whether path is a standard library package: its first
 // element has no dot (a module path starts with a domain name).
 func standard(path string) bool {

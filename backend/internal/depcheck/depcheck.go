@@ -1,6 +1,6 @@
 // Package depcheck keeps the arrows of STYLE.md §2 pointing inward: a test in
 // an inner package lists what it must never import (Forbid), or everything
-// it may import (Allow), with the reason.
+// it may import (Allow, AllowStandard), with the reason.
 package depcheck
 
 import (
@@ -38,42 +38,6 @@ func ForbidImports(t *testing.T, pkg string, forbidden map[string]string) {
 	for _, imp := range strings.Fields(string(out)) {
 		if why, bad := forbidden[imp]; bad {
 			t.Errorf("%s imports %s: %s", pkg, imp, why)
-		}
-	}
-}
-
-// Allow fails t unless everything pkg imports directly is a key of
-// allowed, and everything it imports transitively outside the standard
-// library is too: the list says what the package may use and why, so a new
-// import is a decision someone writes down. A key is an import path, or a
-// path inside this module relative to Module ("backend/wire").
-func Allow(t *testing.T, pkg string, allowed map[string]string) {
-	t.Helper()
-	ok := func(imp string) bool {
-		_, full := allowed[imp]
-		_, ours := allowed[strings.TrimPrefix(imp, Module+"/")]
-		return full || ours
-	}
-	out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list %s: %v", pkg, err)
-	}
-	for _, imp := range strings.Fields(string(out)) {
-		if !ok(imp) {
-			t.Errorf("%s imports %s, which its allow-list does not name", pkg, imp)
-		}
-	}
-	out, err = exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list -deps %s: %v", pkg, err)
-	}
-	self, err := exec.Command("go", "list", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list %s: %v", pkg, err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if dep != strings.TrimSpace(string(self)) && !ok(dep) {
-			t.Errorf("%s imports %s (indirectly), which its allow-list does not name", pkg, dep)
 		}
 	}
 }

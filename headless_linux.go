@@ -14,16 +14,22 @@ import (
 // execHeadless runs `quotagate serve` from the build without a window that
 // `make build` and the packages install beside this one (quotagate-headless):
 // this binary links WebKitGTK and GTK, about 170 shared libraries whose
-// loading alone costs a headless gateway ~50 MB of RSS it never uses
-// (issue 15's memory target: 87 MB idle here against 31 MB). It replaces the
-// process (same pid, arguments and environment) and returns only when there
-// is no such binary, it is not this version, or the exec fails; serve then
-// runs in this process. QUOTAGATE_IN_PROCESS=1 keeps it here.
+// loading alone costs a headless gateway ~50 MB of RSS it never uses (87 MB
+// idle here against 31 MB). It returns when args are not `serve`, or as
+// execHeadlessServe does.
 func execHeadless(args []string) {
-	if os.Getenv("QUOTAGATE_IN_PROCESS") != "" {
+	if c, err := parse(args, io.Discard); err != nil || c.command != "serve" {
 		return
 	}
-	if c, err := parse(args, io.Discard); err != nil || c.command != "serve" {
+	execHeadlessServe(args)
+}
+
+// execHeadlessServe replaces the process (same pid and environment) with the
+// headless build running args, a `serve` command line. It returns only when
+// there is no such binary, it is not this version, or the exec fails; serve
+// then runs in this process. QUOTAGATE_IN_PROCESS=1 keeps it here.
+func execHeadlessServe(args []string) {
+	if os.Getenv("QUOTAGATE_IN_PROCESS") != "" {
 		return
 	}
 	self, err := os.Executable()

@@ -2,6 +2,7 @@
 
 package main
 
-// execHeadless: only the Linux desktop build has a headless sibling to hand
-// `serve` to (see headless_linux.go); everywhere else serve runs here.
-func execHeadless([]string) {}
+// Only the Linux desktop build has a headless sibling to hand `serve` to
+// (see headless_linux.go); everywhere else serve runs here.
+func execHeadless([]string)      {}
+func execHeadlessServe([]string) {}

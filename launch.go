@@ -16,7 +16,8 @@ import (
 // When another quotagate holds the data dir, it is asked to show its
 // dashboard (its window comes forward), or — a headless serve — a window is
 // opened onto it; no second gateway starts and the ledger is not touched.
-func launch(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logger) int {
+// args is the command line c was parsed from (flags only).
+func launch(ctx context.Context, c cli, args []string, stdout, stderr io.Writer, log *slog.Logger) int {
 	o, err := c.options(log)
 	if err != nil {
 		fmt.Fprintf(stderr, "quotagate: %v\n", err)
@@ -28,13 +29,19 @@ func launch(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logg
 		return 1
 	}
 	if !held {
-		return window(ctx, c, stdout, stderr, log)
+		return window(ctx, c, args, stdout, stderr, log)
 	}
 	if running.Window {
 		fmt.Fprintf(stdout, "quotagate is already running (pid %d, %s); brought its window forward\n", running.PID, running.URL)
 		return 0
 	}
 	return attach(ctx, running, stdout, stderr, log)
+}
+
+// serveArgs is the command line that serves what launch's args would have
+// opened a window on: the same flags after `serve`.
+func serveArgs(launchArgs []string) []string {
+	return append([]string{"serve"}, launchArgs...)
 }
 
 // service installs or removes the start-at-login registration.

@@ -54,6 +54,8 @@ Flags:
   --config FILE   YAML config (default: built in — tenant "local", the demo upstream)
   --from, --to    migrate's source (sqlite:PATH) and target (postgres:DSN);
                   --from is also prices update's FILE
+  --log-level L   what the terminal shows: debug, info (default), warn or error;
+                  debug adds routine events such as each dashboard connecting
   --pprof ADDR    serve: also serve Go's profiler (net/http/pprof) on ADDR,
                   loopback only, e.g. 127.0.0.1:6060 (off by default)
   --version       print the version
@@ -67,6 +69,20 @@ type cli struct {
 	command, action, addr, data, config string
 	from, to                            string // migrate
 	pprof                               string // serve: profiler address, "" = off
+	logLevel                            string // --log-level: debug, info, warn or error; "" = info
+}
+
+// logLevels are --log-level's values (unset: info, slog's zero Level). The
+// start-up lines and warnings are at info and above; routine events (a
+// dashboard connecting or leaving) at debug, so the terminal stays quiet
+// unless asked.
+var logLevels = map[string]slog.Level{
+	"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError,
+}
+
+// logger writes to w at the --log-level.
+func (c cli) logger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevels[c.logLevel]}))
 }
 
 // headlessBinary is the build without the window installed beside the
@@ -92,7 +108,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "quotagate: %v\n\n%s", err, usage)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := c.logger(stderr)
 	switch c.command {
 	case "version":
 		fmt.Fprintln(stdout, "quotagate", version)
@@ -111,7 +127,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "prices":
 		return prices(c, stdout, stderr)
 	case "":
-		return launch(ctx, c, stdout, stderr, log)
+		return launch(ctx, c, args, stdout, stderr, log)
 	}
 	fmt.Fprintf(stderr, "quotagate: unknown command %q\n\n%s", c.command, usage)
 	return 2
@@ -129,6 +145,7 @@ func parse(args []string, stderr io.Writer) (cli, error) {
 	fs.StringVar(&c.from, "from", "", "")
 	fs.StringVar(&c.to, "to", "", "")
 	fs.StringVar(&c.pprof, "pprof", "", "")
+	fs.StringVar(&c.logLevel, "log-level", "", "")
 	fs.BoolVar(&showVersion, "version", false, "")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -150,6 +167,9 @@ func parse(args []string, stderr io.Writer) (cli, error) {
 	}
 	if showVersion {
 		c.command = "version"
+	}
+	if _, ok := logLevels[c.logLevel]; !ok && c.logLevel != "" {
+		return c, fmt.Errorf("--log-level is debug, info, warn or error, not %q", c.logLevel)
 	}
 	if c.pprof != "" {
 		if err := loopbackOnly(c.pprof); err != nil {

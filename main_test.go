@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -30,6 +31,7 @@ func TestParse(t *testing.T) {
 		{"SingleDash", []string{"-addr=127.0.0.1:1", "serve"}, cli{command: "serve", addr: "127.0.0.1:1", data: "/xdg/quotagate"}},
 		{"VersionFlag", []string{"--version"}, cli{command: "version", data: "/xdg/quotagate"}},
 		{"Pprof", []string{"serve", "--pprof", "127.0.0.1:6060"}, cli{command: "serve", pprof: "127.0.0.1:6060", data: "/xdg/quotagate"}},
+		{"LogLevel", []string{"--log-level", "debug", "serve"}, cli{command: "serve", logLevel: "debug", data: "/xdg/quotagate"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parse(tc.args, io.Discard)
@@ -54,6 +56,8 @@ func TestRunExitCodes(t *testing.T) {
 	}{
 		{[]string{"--help"}, 0, "Commands:", ""},
 		{[]string{"help"}, 0, "--config FILE", ""},
+		{[]string{"help"}, 0, "--log-level", ""},
+		{[]string{"serve", "--log-level", "loud"}, 2, "", `--log-level is debug, info, warn or error, not "loud"`},
 		{[]string{"version"}, 0, "quotagate dev", ""},
 		{[]string{"bogus"}, 2, "", `unknown command "bogus"`},
 		{[]string{"serve", "extra"}, 2, "", `unexpected argument "extra"`},
@@ -75,6 +79,52 @@ func TestRunExitCodes(t *testing.T) {
 		if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.stderrIn) {
 			t.Errorf("run(%q) = %d\nstdout %q\nstderr %q\nwant %d, stdout ∋ %q, stderr ∋ %q", tc.args, code, out.String(), errb.String(), tc.code, tc.stdout, tc.stderrIn)
 		}
+	}
+}
+
+// TestLogLevel: the terminal shows info and above unless --log-level says
+// otherwise; routine events (a dashboard connecting) are at debug.
+func TestLogLevel(t *testing.T) {
+	for _, tc := range []struct {
+		flag        string
+		lowestShown slog.Level
+	}{
+		{"", slog.LevelInfo},
+		{"debug", slog.LevelDebug},
+		{"info", slog.LevelInfo},
+		{"warn", slog.LevelWarn},
+		{"error", slog.LevelError},
+	} {
+		var args []string
+		if tc.flag != "" {
+			args = []string{"--log-level", tc.flag}
+		}
+		c, err := parse(args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := c.logger(io.Discard)
+		for _, l := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
+			if got, want := log.Enabled(context.Background(), l), l >= tc.lowestShown; got != want {
+				t.Errorf("--log-level %q: %v shown = %v, want %v", tc.flag, l, got, want)
+			}
+		}
+	}
+}
+
+// TestServeArgs: without a display the window serves instead, from the
+// headless build when there is one; the command line handed to it is serve
+// with every flag the launch had.
+func TestServeArgs(t *testing.T) {
+	launch := []string{"--data", "/d", "--addr", "127.0.0.1:9", "--config", "c.yaml", "--log-level", "warn"}
+	got, err := parse(serveArgs(launch), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := parse(launch, io.Discard)
+	want.command = "serve"
+	if got != want {
+		t.Fatalf("parse(serveArgs(%q)) = %+v, want %+v", launch, got, want)
 	}
 }
 

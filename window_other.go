@@ -13,7 +13,7 @@ import (
 
 // window: a build without the desktop tag (plain `go build`, tests) has no
 // window, so it serves headless.
-func window(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logger) int {
+func window(ctx context.Context, c cli, _ []string, stdout, stderr io.Writer, log *slog.Logger) int {
 	fmt.Fprintln(stdout, "quotagate: this build has no window (built without -tags desktop), running `quotagate serve` instead")
 	return serve(ctx, c, stdout, stderr, log)
 }

@@ -41,7 +41,7 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	h.conns.Add(1)
 	defer h.conns.Done()
 	s := &wsSession{h: h, conn: conn, origin: r.Header.Get("Origin")}
-	h.log.Info("admin ws connected", "origin", s.origin, "remote", r.RemoteAddr)
+	h.log.Debug("admin ws connected", "origin", s.origin, "remote", r.RemoteAddr)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -91,7 +91,7 @@ func (s *wsSession) read() <-chan struct{} {
 			alive()
 			if m.Type == "rendered" && !told {
 				told = true // the page painted a pushed state (the desktop smoke waits for this)
-				s.h.log.Info("admin ws page rendered the state", "origin", s.origin, "lang", m.Lang)
+				s.h.log.Debug("admin ws page rendered the state", "origin", s.origin, "lang", m.Lang)
 			}
 		}
 	}()
@@ -157,19 +157,19 @@ func (s *wsSession) push(ctx context.Context, sub *live.Subscription, gone <-cha
 			}
 		case <-ping.C:
 			if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(wsWriteTimeout)); err != nil {
-				h.log.Info("admin ws closed", "origin", s.origin, "err", err)
+				h.log.Debug("admin ws closed", "origin", s.origin, "err", err)
 				return
 			}
 			continue
 		case <-gone:
-			h.log.Info("admin ws disconnected", "origin", s.origin)
+			h.log.Debug("admin ws disconnected", "origin", s.origin)
 			return
 		case <-h.closing:
 			s.closeWith(websocket.CloseGoingAway, "server shutting down")
 			return
 		}
 		if err := s.send(ctx); err != nil {
-			h.log.Info("admin ws closed", "origin", s.origin, "err", err)
+			h.log.Debug("admin ws closed", "origin", s.origin, "err", err)
 			return
 		}
 		last = time.Now()

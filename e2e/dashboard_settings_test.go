@@ -38,10 +38,10 @@ func TestDashboardDeleteTenantByClicking(t *testing.T) {
 	key := s.GeneratedKeys()["local"]
 	bg := context.Background()
 	st := s.Store()
-	if _, err := st.Admit(bg, ledger.AdmitRequest{RunID: "run_del", TenantID: "local", Upstream: "demo", Model: "demo-chat", ReserveUnits: 102, Actor: "e2e"}); err != nil {
+	if _, err := st.Admit(bg, ledger.AdmitRequest{RunID: "run_del", TenantID: "local", Upstream: "demo", Model: "demo-chat", ReserveUnits: 102, Actor: ledger.System("e2e")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.KeepHold(bg, "run_del", ledger.RunInterrupted, "stream cut before [DONE]", "system:test"); err != nil {
+	if _, err := st.KeepHold(bg, "run_del", ledger.RunInterrupted, "stream cut before [DONE]", ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
 	s.Hub().Publish(live.Change{Kind: live.KindLedger, RunID: "run_del", TenantID: "local"})

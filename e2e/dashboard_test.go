@@ -74,10 +74,10 @@ func TestDashboardLive(t *testing.T) {
 	// Change 2: a run whose stream was cut keeps its 102-unit hold (seed 000).
 	st := s.Store()
 	bg := context.Background()
-	if _, err := st.Admit(bg, ledger.AdmitRequest{RunID: "run_e2e", TenantID: "local", Upstream: "demo", Model: "demo-chat", ReserveUnits: 102, Actor: "e2e"}); err != nil {
+	if _, err := st.Admit(bg, ledger.AdmitRequest{RunID: "run_e2e", TenantID: "local", Upstream: "demo", Model: "demo-chat", ReserveUnits: 102, Actor: ledger.System("e2e")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.KeepHold(bg, "run_e2e", ledger.RunInterrupted, "stream cut before [DONE]", "system:test"); err != nil {
+	if _, err := st.KeepHold(bg, "run_e2e", ledger.RunInterrupted, "stream cut before [DONE]", ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
 	s.Hub().Publish(live.Change{Kind: live.KindLedger, RunID: "run_e2e", TenantID: "local"})

@@ -68,7 +68,7 @@ type Options struct {
 }
 
 // Actor is recorded in the audit trail for changes made through this API.
-const Actor = ledger.ActorAdmin
+var Actor = ledger.ActorAdmin
 
 // Handler serves /admin/api/* and /admin/ws.
 type Handler struct {

@@ -74,7 +74,7 @@ func (q Query) Matches(e ledger.AuditEntry) bool {
 		return false
 	}
 	if q.Text != "" {
-		hay := strings.ToLower(strings.Join([]string{e.Reason, e.Evidence, e.Detail, e.Actor, string(e.RunID)}, "\x00"))
+		hay := strings.ToLower(strings.Join([]string{e.Reason, e.Evidence, e.Detail, e.Actor.String(), string(e.RunID)}, "\x00"))
 		if !strings.Contains(hay, strings.ToLower(q.Text)) {
 			return false
 		}
@@ -161,7 +161,7 @@ func Record(e ledger.AuditEntry, loc *time.Location) []string {
 		Field(string(e.Kind)),
 		Field(e.TenantID),
 		Field(string(e.RunID)),
-		Field(e.Actor),
+		Field(e.Actor.String()),
 		Field(e.Reason),
 		units,
 		balance,

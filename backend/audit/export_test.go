@@ -41,14 +41,14 @@ var shanghai = time.FixedZone("CST", 8*3600)
 
 func sample() trail {
 	return trail{
-		{Seq: 1, At: t0, Kind: ledger.AuditConfig, TenantID: "tenant-a", Actor: "config", Units: 110, AvailableBefore: 0, AvailableAfter: 110, Detail: "budget_units 0 → 110"},
-		{Seq: 2, At: t0.Add(time.Second), Kind: ledger.AuditAdmit, TenantID: "tenant-a", RunID: "run_1", Actor: "gateway", Units: 102, AvailableBefore: 110, AvailableAfter: 8, Detail: "demo/demo-chat"},
-		{Seq: 3, At: t0.Add(2 * time.Second), Kind: ledger.AuditReject, TenantID: "tenant-a", Actor: "gateway", Reason: "insufficient_budget", Units: 102, AvailableBefore: 8, AvailableAfter: 8, Count: 3, LastAt: t0.Add(50 * time.Second)},
-		{Seq: 4, At: t0.Add(3 * time.Second), Kind: ledger.AuditHold, TenantID: "tenant-a", RunID: "run_1", Actor: "gateway", Reason: "upstream_interrupted", Units: 102, AvailableBefore: 8, AvailableAfter: 8},
-		{Seq: 5, At: t0.Add(24 * time.Hour), Kind: ledger.AuditReconcile, TenantID: "tenant-a", RunID: "run_1", Actor: "admin", Evidence: "=HYPERLINK(\"http://evil.example\",\"bill\")", Units: 15, AvailableBefore: 8, AvailableAfter: 95, Detail: "console, \"line\" 2\nsecond line"},
-		{Seq: 6, At: t0.Add(24*time.Hour + time.Second), Kind: ledger.AuditSettle, TenantID: "tenant-b", RunID: "run_2", Actor: "gateway", Evidence: "@SUM(A1)", Units: 6, AvailableBefore: 22, AvailableAfter: 16, Detail: "-1+2"},
-		{Seq: 7, At: t0.Add(25 * time.Hour), Kind: ledger.AuditSync, Actor: "volcengine", Units: 1726526, Detail: "ark/deepseek-v4-flash balance=1726526"},
-		{Seq: 8, At: t0.Add(26 * time.Hour), Kind: ledger.AuditReconcile, TenantID: "tenant-b", RunID: "run_3", Actor: "admin", Evidence: "a\rb 账单\r\n\u200B=1", Units: 0, AvailableBefore: 16, AvailableAfter: 22},
+		{Seq: 1, At: t0, Kind: ledger.AuditConfig, TenantID: "tenant-a", Actor: ledger.ActorConfig, Units: 110, AvailableBefore: 0, AvailableAfter: 110, Detail: "budget_units 0 → 110"},
+		{Seq: 2, At: t0.Add(time.Second), Kind: ledger.AuditAdmit, TenantID: "tenant-a", RunID: "run_1", Actor: ledger.TenantActor("tenant-a"), Units: 102, AvailableBefore: 110, AvailableAfter: 8, Detail: "demo/demo-chat"},
+		{Seq: 3, At: t0.Add(2 * time.Second), Kind: ledger.AuditReject, TenantID: "tenant-a", Actor: ledger.TenantActor("tenant-a"), Reason: "insufficient_budget", Units: 102, AvailableBefore: 8, AvailableAfter: 8, Count: 3, LastAt: t0.Add(50 * time.Second)},
+		{Seq: 4, At: t0.Add(3 * time.Second), Kind: ledger.AuditHold, TenantID: "tenant-a", RunID: "run_1", Actor: ledger.TenantActor("tenant-a"), Reason: "upstream_interrupted", Units: 102, AvailableBefore: 8, AvailableAfter: 8},
+		{Seq: 5, At: t0.Add(24 * time.Hour), Kind: ledger.AuditReconcile, TenantID: "tenant-a", RunID: "run_1", Actor: ledger.ActorAdmin, Evidence: "=HYPERLINK(\"http://evil.example\",\"bill\")", Units: 15, AvailableBefore: 8, AvailableAfter: 95, Detail: "console, \"line\" 2\nsecond line"},
+		{Seq: 6, At: t0.Add(24*time.Hour + time.Second), Kind: ledger.AuditSettle, TenantID: "tenant-b", RunID: "run_2", Actor: ledger.TenantActor("tenant-b"), Evidence: "@SUM(A1)", Units: 6, AvailableBefore: 22, AvailableAfter: 16, Detail: "-1+2"},
+		{Seq: 7, At: t0.Add(25 * time.Hour), Kind: ledger.AuditSync, Actor: ledger.SourceActor("volcengine"), Units: 1726526, Detail: "ark/deepseek-v4-flash balance=1726526"},
+		{Seq: 8, At: t0.Add(26 * time.Hour), Kind: ledger.AuditReconcile, TenantID: "tenant-b", RunID: "run_3", Actor: ledger.ActorAdmin, Evidence: "a\rb 账单\r\n\u200B=1", Units: 0, AvailableBefore: 16, AvailableAfter: 22},
 	}
 }
 

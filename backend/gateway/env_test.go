@@ -62,7 +62,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	if err := store.ApplyTenants(context.Background(), o.tenants, "test"); err != nil {
+	if err := store.ApplyTenants(context.Background(), o.tenants, ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
 	m, err := meter.New(o.meter)

@@ -64,14 +64,14 @@ func (l *lifeline) cancelBy(actor ledger.Actor) {
 	l.abort(errCancelOperator)
 }
 
-// operator is who cancelled the run when the operator did, else "".
+// operator is who cancelled the run when the operator did, else no actor.
 func (l *lifeline) operator() ledger.Actor {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.by != "" && errors.Is(l.reason, errCancelOperator) {
+	if !l.by.IsZero() && errors.Is(l.reason, errCancelOperator) {
 		return l.by
 	}
-	return ""
+	return ledger.Actor{}
 }
 
 // cause says why the upstream context ended, or nil while it runs. Without

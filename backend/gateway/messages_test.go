@@ -253,7 +253,7 @@ func TestMessagesCutStream(t *testing.T) {
 			if run.Status != ledger.RunInterrupted || run.Usage != ledger.UsageUnknown || run.HeldUnits != run.ReserveUnits {
 				t.Fatalf("run %+v", run)
 			}
-			r, err := e.store.Reconcile(ctxT(t), id, 5, "provider console: 5", "operator")
+			r, err := e.store.Reconcile(ctxT(t), id, 5, "provider console: 5", ledger.ActorAdmin)
 			if err != nil || r.Usage != ledger.UsageReconciled || r.HeldUnits != 0 || r.SpentUnits != 5 {
 				t.Errorf("reconcile: %+v %v", r, err)
 			}

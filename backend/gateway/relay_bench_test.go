@@ -45,7 +45,7 @@ func newBenchEnv(tb testing.TB, plan demo.Plan) *benchEnv {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { store.Close() })
-	if err := store.ApplyTenants(context.Background(), []ledger.Tenant{tenant("a", ledger.MaxUnits, 100_000)}, "bench"); err != nil {
+	if err := store.ApplyTenants(context.Background(), []ledger.Tenant{tenant("a", ledger.MaxUnits, 100_000)}, ledger.System("bench")); err != nil {
 		tb.Fatal(err)
 	}
 	d, err := demo.Start(demo.Options{Plan: plan})

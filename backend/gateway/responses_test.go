@@ -209,7 +209,7 @@ func TestResponsesCutAndNoUsageHold(t *testing.T) {
 			if run.Status != ledger.RunInterrupted || run.HeldUnits != 22 || run.Usage != ledger.UsageUnknown {
 				t.Fatalf("run %+v, want interrupted with 22 held", run)
 			}
-			if _, err := e.store.Reconcile(context.Background(), id, 6, "demo plan: hi in, part out", "operator"); err != nil {
+			if _, err := e.store.Reconcile(context.Background(), id, 6, "demo plan: hi in, part out", ledger.ActorAdmin); err != nil {
 				t.Fatal(err)
 			}
 			if b := e.balance("a"); b.SpentUnits != 6 || b.HeldUnits != 0 || b.AvailableUnits != 104 {

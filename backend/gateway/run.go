@@ -207,7 +207,7 @@ func (g *Gateway) refuse(ctx context.Context, tenantID, up, model string, err er
 		detail = up + "/" + model
 	}
 	aerr := g.opts.Store.AppendAudit(context.WithoutCancel(ctx), ledger.AuditEntry{
-		Kind: ledger.AuditReject, TenantID: tenantID, Actor: string(ledger.TenantActor(tenantID)), Reason: code,
+		Kind: ledger.AuditReject, TenantID: tenantID, Actor: ledger.TenantActor(tenantID), Reason: code,
 		Evidence: ledger.ErrorMessage(err), Detail: detail,
 	})
 	if aerr != nil {

@@ -109,7 +109,7 @@ func TestSeed000CutStreamHolds22(t *testing.T) {
 	}
 
 	// Only evidence releases it: "hi" (2) + "part" (4) = 6.
-	if _, err := e.store.Reconcile(context.Background(), id, 6, "demo plan: 2 bytes in + part out", "operator"); err != nil {
+	if _, err := e.store.Reconcile(context.Background(), id, 6, "demo plan: 2 bytes in + part out", ledger.ActorAdmin); err != nil {
 		t.Fatal(err)
 	}
 	if b := e.balance("a"); b.BudgetUnits != 110 || b.SpentUnits != 6 || b.HeldUnits != 0 || b.AvailableUnits != 104 || b.Active != 0 {

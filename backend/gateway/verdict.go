@@ -129,7 +129,7 @@ func (rec *runRecord) start(ctx context.Context) error {
 
 // actor is who ends the run: the operator who cancelled it, else its tenant.
 func (rec *runRecord) actor() ledger.Actor {
-	if by := rec.line.operator(); by != "" {
+	if by := rec.line.operator(); !by.IsZero() {
 		return by
 	}
 	return rec.tenant

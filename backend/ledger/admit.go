@@ -28,7 +28,7 @@ func (req AdmitRequest) Validated() (AdmitRequest, error) {
 	if err := req.validate(); err != nil {
 		return req, err
 	}
-	if req.Actor == "" {
+	if req.Actor.IsZero() {
 		req.Actor = TenantActor(req.TenantID)
 	}
 	return req, nil
@@ -144,7 +144,7 @@ func AdmitAudit(run Run, actor Actor, availableAfter Units) AuditEntry {
 	if run.Status == RunQueued {
 		d += " queued"
 	}
-	return AuditEntry{Kind: AuditAdmit, TenantID: run.TenantID, RunID: run.ID, Actor: string(actor),
+	return AuditEntry{Kind: AuditAdmit, TenantID: run.TenantID, RunID: run.ID, Actor: actor,
 		Units: run.ReserveUnits, AvailableBefore: availableAfter + run.ReserveUnits, AvailableAfter: availableAfter,
 		Detail: d + RunFacts(run)}
 }
@@ -165,7 +165,7 @@ func RejectChange(c Change, req AdmitRequest) Change {
 // position (known: the tenant exists; a refusal moves nothing, so its
 // available figures are the position's). It moves a balance only when known.
 func RejectAudit(req AdmitRequest, refusal error, p Position, known bool) AuditEntry {
-	e := AuditEntry{Kind: AuditReject, TenantID: req.TenantID, RunID: req.RunID, Actor: string(req.Actor),
+	e := AuditEntry{Kind: AuditReject, TenantID: req.TenantID, RunID: req.RunID, Actor: req.Actor,
 		Reason: ErrorCode(refusal), Units: req.ReserveUnits,
 		Detail: req.Upstream + "/" + req.Model + ": " + ErrorMessage(refusal)}
 	if known {

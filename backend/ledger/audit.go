@@ -28,7 +28,7 @@ type AuditEntry struct {
 	Kind            AuditKind `json:"kind"`
 	TenantID        string    `json:"tenant,omitempty"`
 	RunID           RunID     `json:"run,omitempty"`
-	Actor           string    `json:"actor,omitempty"`
+	Actor           Actor     `json:"actor,omitzero"`
 	Reason          string    `json:"reason,omitempty"` // error code of a reject, or a short why
 	Evidence        string    `json:"evidence,omitempty"`
 	Units           Units     `json:"units"`            // the units the change moved (reserve, spent, …)

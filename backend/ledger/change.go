@@ -1,42 +1,6 @@
 package ledger
 
-import (
-	"context"
-	"strings"
-)
-
-// Actor names who made a state change; every transition records one in its
-// audit row (the CSV's actor column). Three shapes: a tenant's own call is
-// the tenant id (TenantActor), an operator's action is "operator:<how>"
-// (Operator: the dashboard, the config file), and quotagate's own work is
-// "system:<job>" (System: recovery at start, the quota guard, the top-up).
-type Actor string
-
-// TenantActor is the actor of a change made by tenant id's own call.
-func TenantActor(id string) Actor { return Actor(id) }
-
-// Operator is the actor of an operator's change, made through how (for
-// example "admin" for the admin API and dashboard, "config" for the config file).
-func Operator(how string) Actor { return Actor("operator:" + how) }
-
-// System is the actor of quotagate's own work: job is "recovery", "quota", …
-func System(job string) Actor { return Actor("system:" + job) }
-
-// Actors of quotagate's own fixed jobs.
-const (
-	ActorRecovery Actor = "system:recovery" // RecoverInterrupted at start
-	ActorConfig   Actor = "operator:config" // tenants applied from the config file
-	ActorAdmin    Actor = "operator:admin"  // the admin API and the dashboard
-)
-
-// CheckActor reports CodeInvalidRequest when a is empty. Stores call it on
-// every transition so that no audit row goes without its actor.
-func CheckActor(a Actor) error {
-	if strings.TrimSpace(string(a)) == "" {
-		return Errorf(CodeInvalidRequest, "a change needs an actor (a tenant id, operator:<how> or system:<job>)")
-	}
-	return nil
-}
+import "context"
 
 // Change is one thing a committed transaction changed: one audit row, and
 // the run, tenant and quota day it moved. The commit hook receives them.

@@ -108,7 +108,7 @@ type AdmitRequest struct {
 	ReserveUnits Units
 	Queued       bool        // start as RunQueued (waiting at the gate) instead of RunActive
 	Quota        *QuotaCheck // nil: the model is not guarded
-	Actor        Actor       // who asked, for the audit row; "" means the tenant itself
+	Actor        Actor       // who asked, for the audit row; the zero Actor means the tenant itself
 
 	// Door and UpstreamProtocol are recorded on the run as they are.
 	Door             string

@@ -12,9 +12,11 @@ import (
 //
 // # Actors
 //
-// Every transition takes the Actor that made it (a tenant id, operator:<how>,
-// system:<job>) and records it in its audit row; an empty actor is
-// CodeInvalidRequest and changes nothing.
+// Every transition takes the Actor that made it (tenant:<id>, operator:<how>,
+// system:<part>) and records it in its audit row as that text; an actor
+// that is none of the three is CodeInvalidRequest and changes nothing.
+// Reading a row applies ReadActor, so rows written before actors had a
+// kind read as the actor that wrote them.
 //
 // # The commit hook
 //

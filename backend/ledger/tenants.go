@@ -100,7 +100,7 @@ func PlanTenants(stored []StoredTenant, tenants []Tenant, actor Actor) (TenantPl
 		}
 		if revoked[old.ID] > 0 && !configured {
 			avail := old.available()
-			p.Audit = append(p.Audit, AuditEntry{Kind: AuditConfig, TenantID: old.ID, Actor: string(actor),
+			p.Audit = append(p.Audit, AuditEntry{Kind: AuditConfig, TenantID: old.ID, Actor: actor,
 				Reason: "tenant no longer configured", AvailableBefore: avail, AvailableAfter: avail,
 				Detail: fmt.Sprintf("keys -%d", revoked[old.ID])})
 		}
@@ -143,7 +143,7 @@ func PlanTenants(stored []StoredTenant, tenants []Tenant, actor Actor) (TenantPl
 		if len(diff) == 0 {
 			continue
 		}
-		p.Audit = append(p.Audit, AuditEntry{Kind: AuditConfig, TenantID: t.ID, Actor: string(actor),
+		p.Audit = append(p.Audit, AuditEntry{Kind: AuditConfig, TenantID: t.ID, Actor: actor,
 			Units: t.BudgetUnits - old.BudgetUnits, AvailableBefore: before,
 			AvailableAfter: t.BudgetUnits - old.SpentUnits - old.HeldUnits, Detail: strings.Join(diff, "; ")})
 	}

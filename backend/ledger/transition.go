@@ -55,7 +55,7 @@ func (m Moves) QuotaMoves(before Run) bool {
 func (t Transition) Audit(before Run, actor Actor, availableAfter Units) AuditEntry {
 	m := t.Moves(before)
 	return AuditEntry{Kind: t.Kind, TenantID: before.TenantID, RunID: before.ID,
-		Actor: string(actor), Reason: t.Reason, Evidence: t.Evidence, Units: t.Units,
+		Actor: actor, Reason: t.Reason, Evidence: t.Evidence, Units: t.Units,
 		AvailableBefore: availableAfter + m.Spent + m.Held, AvailableAfter: availableAfter,
 		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, t.After.Status, t.After.Usage)}
 }

@@ -96,8 +96,8 @@ func TestRules(t *testing.T) {
 			if a.HeldUnits != 0 && a.Usage.Holding() != true || a.Usage.Holding() && a.HeldUnits != a.ReserveUnits {
 				t.Fatalf("held %d with usage %s", a.HeldUnits, a.Usage)
 			}
-			e := tr.Audit(tc.run, "operator:test", 500)
-			if e.AvailableBefore != 500+tc.moves.Spent+tc.moves.Held || e.Actor != "operator:test" || e.Kind != tc.kind {
+			e := tr.Audit(tc.run, ledger.Operator("test"), 500)
+			if e.AvailableBefore != 500+tc.moves.Spent+tc.moves.Held || e.Actor != ledger.Operator("test") || e.Kind != tc.kind {
 				t.Fatalf("audit %+v", e)
 			}
 		})

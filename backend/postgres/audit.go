@@ -38,12 +38,12 @@ func insertAuditIn(w *wtx, e ledger.AuditEntry, balance bool, instance string) *
 	if at.IsZero() {
 		at = w.now
 	}
-	w.changes = append(w.changes, ledger.Change{Kind: e.Kind, Actor: ledger.Actor(e.Actor), TenantID: e.TenantID, RunID: e.RunID})
+	w.changes = append(w.changes, ledger.Change{Kind: e.Kind, Actor: e.Actor, TenantID: e.TenantID, RunID: e.RunID})
 	i := len(w.changes) - 1
 	w.queue(`INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
 		available_before, available_after, detail, balance, instance, count, last_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $1) RETURNING seq`,
-		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason, e.Evidence, int64(e.Units),
+		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor.String(), e.Reason, e.Evidence, int64(e.Units),
 		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, balance, instance).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&w.changes[i].Seq) })
 	return &w.changes[i]
@@ -55,7 +55,7 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	if strings.TrimSpace(string(e.Kind)) == "" {
 		return ledger.Errorf(ledger.CodeInvalidRequest, "an audit entry needs a kind")
 	}
-	if err := ledger.CheckActor(ledger.Actor(e.Actor)); err != nil {
+	if err := ledger.CheckActor(e.Actor); err != nil {
 		return fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}
 	err := s.write(ctx, func(w *wtx) error { return s.insertAudit(ctx, w, e, false) })
@@ -103,10 +103,11 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.AuditEntry, error) {
 		var e ledger.AuditEntry
 		var at, lastAt int64
-		var kind, run string
-		err := r.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &e.Actor, &e.Reason, &e.Evidence,
+		var kind, run, actor string
+		err := r.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &actor, &e.Reason, &e.Evidence,
 			&e.Units, &e.AvailableBefore, &e.AvailableAfter, &e.Detail, &e.Count, &lastAt)
 		e.At, e.Kind, e.RunID, e.LastAt = fromNanos(at), ledger.AuditKind(kind), ledger.RunID(run), fromNanos(lastAt)
+		e.Actor = ledger.ReadActor(actor, e.Kind, e.TenantID)
 		return e, err
 	})
 	if err != nil {
@@ -134,7 +135,7 @@ func countRefusal(ctx context.Context, w *wtx, e ledger.AuditEntry) (bool, error
 		nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval))).Scan(&seq)
 	switch {
 	case err == nil:
-		w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor), TenantID: e.TenantID, RunID: e.RunID})
+		w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: e.Actor, TenantID: e.TenantID, RunID: e.RunID})
 		return true, nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return false, nil

@@ -55,7 +55,7 @@ func (s *Store) ClaimConfig(ctx context.Context, version int64, fingerprint stri
 		if err != nil {
 			return fmt.Errorf("record config version: %w", err)
 		}
-		return s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditConfig, Actor: string(ledger.ActorConfig),
+		return s.insertAudit(ctx, w, ledger.AuditEntry{Kind: ledger.AuditConfig, Actor: ledger.ActorConfig,
 			Reason: "shared definitions", Detail: fmt.Sprintf("ledger.version %d fingerprint %s from instance %s (was %s)",
 				version, fingerprint, s.opts.Instance, describeRow(row, ok))}, false)
 	})

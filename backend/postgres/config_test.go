@@ -51,11 +51,11 @@ func TestClaimConfig(t *testing.T) {
 	}
 	// a claimed version 1 (aaaa) before c's version 2: a's tenants must not
 	// replace c's now.
-	err := a.ApplyTenants(ctx, []ledger.Tenant{ledgertest.Tenant("t", 10, 1)}, "config")
+	err := a.ApplyTenants(ctx, []ledger.Tenant{ledgertest.Tenant("t", 10, 1)}, ledger.ActorConfig)
 	if err == nil || !strings.Contains(err.Error(), "instance gw-c (ledger.version 2, fingerprint cccc)") {
 		t.Fatalf("stale ApplyTenants: err = %v, want a refusal naming gw-c's version 2", err)
 	}
-	if err := c.ApplyTenants(ctx, []ledger.Tenant{ledgertest.Tenant("t", 10, 1)}, "config"); err != nil {
+	if err := c.ApplyTenants(ctx, []ledger.Tenant{ledgertest.Tenant("t", 10, 1)}, ledger.ActorConfig); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -54,7 +54,7 @@ func TestCommitHook(t *testing.T) {
 		}
 	}
 	ledgertest.MustApply(t, a, ledgertest.Tenant("t", 100, 1))
-	run := ledgertest.MustAdmit(t, a, ledger.AdmitRequest{RunID: "r1", TenantID: "t", ReserveUnits: 60, Actor: "t"})
+	run := ledgertest.MustAdmit(t, a, ledger.AdmitRequest{RunID: "r1", TenantID: "t", ReserveUnits: 60, Actor: ledger.TenantActor("t")})
 	calls := ha.snapshot() // no wait: the write returned after the hook saw it
 	if len(calls) != 2 || len(calls[1]) != 1 {
 		t.Fatalf("a's hook calls = %+v, want the config and the admission", calls)
@@ -62,7 +62,7 @@ func TestCommitHook(t *testing.T) {
 	c := calls[1][0]
 	audit, _ := a.Audit(ctx, ledger.AuditFilter{TenantID: "t"})
 	if c.Kind != ledger.AuditAdmit || c.RunID != run.ID || c.Status != ledger.RunActive || c.Usage != ledger.UsagePending ||
-		c.Actor != "t" || c.TenantID != "t" || c.Seq != audit[len(audit)-1].Seq || c.Upstream != "demo" {
+		c.Actor != ledger.TenantActor("t") || c.TenantID != "t" || c.Seq != audit[len(audit)-1].Seq || c.Upstream != "demo" {
 		t.Fatalf("admission change = %+v (last audit seq %d)", c, audit[len(audit)-1].Seq)
 	}
 	// b hears of both of a's commits, in order.
@@ -79,7 +79,7 @@ func TestCommitHook(t *testing.T) {
 		t.Fatalf("b's hook = %+v, want a's config then %+v", got, c)
 	}
 	// A refusal on b: its reject row reaches a (ledger.RejectChange).
-	_, err := b.Admit(ctx, ledger.AdmitRequest{RunID: "r2", TenantID: "t", Upstream: "demo", Model: "m", ReserveUnits: 60, Actor: "t"})
+	_, err := b.Admit(ctx, ledger.AdmitRequest{RunID: "r2", TenantID: "t", Upstream: "demo", Model: "m", ReserveUnits: 60, Actor: ledger.TenantActor("t")})
 	ledgertest.WantCode(t, err, ledger.CodeInsufficientBudget)
 	for {
 		calls := ha.snapshot()

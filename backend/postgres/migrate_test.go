@@ -32,7 +32,7 @@ func TestMigrateSQLite(t *testing.T) {
 		}
 	}
 	ledgertest.MustApply(t, src, ledgertest.Tenant("open", 500, 2))
-	ledgertest.MustAdmit(t, src, ledger.AdmitRequest{RunID: "left-open", TenantID: "open", ReserveUnits: 40, Actor: "gateway"})
+	ledgertest.MustAdmit(t, src, ledger.AdmitRequest{RunID: "left-open", TenantID: "open", ReserveUnits: 40, Actor: ledger.System("gateway")})
 	if _, err := src.SaveSnapshot(ctx, ledger.Snapshot{Upstream: "ark", Model: "m", Day: "2026-12-01", BalanceUnits: 9, Source: "manual"}); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestMigrateSQLite(t *testing.T) {
 		t.Fatalf("runs: %d copied, %d in the source", len(gotRuns), len(wantRuns))
 	}
 	// New rows continue the sequence.
-	ledgertest.MustAdmit(t, dst, ledger.AdmitRequest{RunID: "after", TenantID: "open", ReserveUnits: 1, Actor: "gateway"})
+	ledgertest.MustAdmit(t, dst, ledger.AdmitRequest{RunID: "after", TenantID: "open", ReserveUnits: 1, Actor: ledger.System("gateway")})
 	ledgertest.WantVerified(t, dst)
 
 	_, err = postgres.MigrateSQLite(ctx, path, dsn)

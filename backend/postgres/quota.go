@@ -82,7 +82,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, snap ledger.Snapshot) (ledger.
 		if err != nil {
 			return fmt.Errorf("insert snapshot: %w", err)
 		}
-		c := insertAuditIn(w, ledger.AuditEntry{Kind: ledger.AuditSync, Actor: out.Source,
+		c := insertAuditIn(w, ledger.AuditEntry{Kind: ledger.AuditSync, Actor: ledger.SourceActor(out.Source),
 			Units: out.BalanceUnits, Detail: fmt.Sprintf("%s/%s day=%s balance=%d usage_at_sync=%d limit=%d limit_v6=%d b0=%d",
 				out.Upstream, out.Model, out.Day, out.BalanceUnits, out.UsageAtSync, out.LimitUnits,
 				out.LimitV6Units, out.B0Units)}, false, s.opts.Instance)

@@ -458,7 +458,7 @@ func (g *Guard) announce(ctx context.Context, m *model, t *transition) error {
 	}
 	// The audit row's commit reaches the hub through the commit hook; only
 	// an unwritten row is published here (the state changed all the same).
-	if err := g.store.AppendAudit(ctx, ledger.AuditEntry{At: g.now().UTC(), Kind: t.kind, Actor: "quota",
+	if err := g.store.AppendAudit(ctx, ledger.AuditEntry{At: g.now().UTC(), Kind: t.kind, Actor: ledger.ActorQuotaGuard,
 		Reason: t.reason, Units: t.usage, Detail: t.detail}); err != nil {
 		g.publish(PublishKind)
 		return fmt.Errorf("audit %s of %s/%s: %w", t.kind, m.key.upstream, m.key.model, err)

@@ -101,10 +101,10 @@ func spend(t *testing.T, st ledger.Store, g *quota.Guard, units ledger.Units) {
 	}
 	id := ledger.RunID(fmt.Sprintf("r%d", runSeq.Add(1)))
 	if _, err := st.Admit(ctx, ledger.AdmitRequest{RunID: id, TenantID: "team", Upstream: ark, Model: flash,
-		ReserveUnits: units, Quota: qc, Actor: "test"}); err != nil {
+		ReserveUnits: units, Quota: qc, Actor: ledger.System("test")}); err != nil {
 		t.Fatalf("admit %d: %v", units, err)
 	}
-	if _, err := st.Settle(ctx, id, units, "test usage", "system:test"); err != nil {
+	if _, err := st.Settle(ctx, id, units, "test usage", ledger.System("test")); err != nil {
 		t.Fatalf("settle: %v", err)
 	}
 	if err := g.Observe(ctx, ark, flash); err != nil {
@@ -161,7 +161,7 @@ func TestConcurrentAdmitsStopAtLimit(t *testing.T) {
 				t.Errorf("limit = %d, want 1,950,000", qc.LimitUnits)
 			}
 			_, err = st.Admit(ctx, ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprintf("c%d", i)), TenantID: "team",
-				Upstream: ark, Model: flash, ReserveUnits: 10_000, Quota: qc, Actor: "test"})
+				Upstream: ark, Model: flash, ReserveUnits: 10_000, Quota: qc, Actor: ledger.System("test")})
 			switch ledger.ErrorCode(err) {
 			case "":
 				admitted.Add(1)
@@ -269,7 +269,7 @@ func TestGuardSyncEvictRollover(t *testing.T) {
 	if len(evicts) != 2 { // the fail-closed start, then the usage wall
 		t.Fatalf("evict audits %+v", evicts)
 	}
-	if last := evicts[len(evicts)-1]; last.Units != 1_956_135 || last.Actor != "quota" {
+	if last := evicts[len(evicts)-1]; last.Units != 1_956_135 || last.Actor != ledger.ActorQuotaGuard {
 		t.Fatalf("evict audit %+v", last)
 	}
 	rows, err := g.State(ctx)
@@ -556,10 +556,10 @@ func TestStateNeverWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := st.Admit(ctx, ledger.AdmitRequest{RunID: "past-wall", TenantID: "team", Upstream: ark, Model: flash,
-		ReserveUnits: 1_960_000, Quota: qc, Actor: "test"}); err != nil {
+		ReserveUnits: 1_960_000, Quota: qc, Actor: ledger.System("test")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Settle(ctx, "past-wall", 1_960_000, "test usage", "system:test"); err != nil {
+	if _, err := st.Settle(ctx, "past-wall", 1_960_000, "test usage", ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
 	before, err := st.Audit(ctx, ledger.AuditFilter{})

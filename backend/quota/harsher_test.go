@@ -23,13 +23,13 @@ func admitAt(t *testing.T, st ledger.Store, g *quota.Guard, id ledger.RunID, res
 		return 0, err
 	}
 	_, err = st.Admit(context.Background(), ledger.AdmitRequest{RunID: id, TenantID: "team", Upstream: ark, Model: flash,
-		ReserveUnits: reserve, Quota: qc, Actor: "test"})
+		ReserveUnits: reserve, Quota: qc, Actor: ledger.System("test")})
 	return qc.LimitUnits, err
 }
 
 func settleAt(t *testing.T, st ledger.Store, g *quota.Guard, id ledger.RunID, units ledger.Units) {
 	t.Helper()
-	if _, err := st.Settle(context.Background(), id, units, "test usage", "system:test"); err != nil {
+	if _, err := st.Settle(context.Background(), id, units, "test usage", ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Observe(context.Background(), ark, flash); err != nil {
@@ -377,7 +377,7 @@ func TestOverrunReserves(t *testing.T) {
 		for _, r := range rowsAudit {
 			if r.Reason == quota.ReasonOverrunLearned {
 				n++
-				if r.Units != 4000 || r.Actor != "quota" {
+				if r.Units != 4000 || r.Actor != ledger.ActorQuotaGuard {
 					t.Fatalf("overrun audit %+v", r)
 				}
 			}

@@ -96,7 +96,7 @@ func (v *Overrun) Bound() (kMilli int64, tail ledger.Units) {
 	return k, tail
 }
 
-// ReasonOverrunLearned is the audit reason (kind AuditSync, actor "quota")
+// ReasonOverrunLearned is the audit reason (kind AuditSync, actor ledger.ActorQuotaGuard)
 // of a rise of a model's learned overrun.
 const ReasonOverrunLearned = "overrun_learned"
 
@@ -207,7 +207,7 @@ func (g *Guard) learnOverrun(ctx context.Context, m *model, now time.Time) error
 		}
 	}
 	if learned > k {
-		if err := g.store.AppendAudit(ctx, ledger.AuditEntry{At: g.now().UTC(), Kind: ledger.AuditSync, Actor: "quota",
+		if err := g.store.AppendAudit(ctx, ledger.AuditEntry{At: g.now().UTC(), Kind: ledger.AuditSync, Actor: ledger.ActorQuotaGuard,
 			Reason: ReasonOverrunLearned, Units: ledger.Units(learned),
 			Detail: fmt.Sprintf("%s%s: reserves now count up to ×%.3f (%s)", prefix, overrunDetail(learned), float64(learned)/noOverrun, from)}); err != nil {
 			return fmt.Errorf("audit the overrun of %s/%s: %w", m.key.upstream, m.key.model, err) // re-read next time

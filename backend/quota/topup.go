@@ -40,13 +40,15 @@ const (
 	DefaultTopUpRetry                     = 5 * time.Minute
 )
 
+// TopUpActor is the actor of the top-up's audit rows.
+var TopUpActor = ledger.ActorTopUp
+
 // Audit reasons of the top-up (kind AuditSync, actor TopUpActor, tenant the
 // system tenant, detail starting "<upstream>/<model> day=<day> "). A
 // topup_run row is written before the first call and makes the day's run
 // taken, so that a restart — even one after a crash mid-run — never runs it
 // twice.
 const (
-	TopUpActor          = "quota-topup"
 	ReasonTopUpRun      = "topup_run"
 	ReasonTopUpDone     = "topup_done"
 	ReasonTopUpDryRun   = "topup_dry_run"

@@ -32,7 +32,7 @@ func openLedger(tb testing.TB, path string, now func() time.Time) *sqlite.Store 
 	tb.Cleanup(func() { _ = st.Close() })
 	err = st.ApplyTenants(context.Background(), []ledger.Tenant{
 		{ID: "team", BudgetUnits: 1 << 40, MaxConcurrent: 1000, KeyHashes: []string{ledger.HashKey("k")}},
-		{ID: topUpTenant, BudgetUnits: 1 << 40, MaxConcurrent: 1}}, "test")
+		{ID: topUpTenant, BudgetUnits: 1 << 40, MaxConcurrent: 1}}, ledger.System("test"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -94,10 +94,10 @@ func (r *topUpRig) userSpends(units ledger.Units) bool {
 	}
 	id := ledger.RunID(fmt.Sprintf("u%d", runSeq.Add(1)))
 	if _, err := r.st.Admit(ctx, ledger.AdmitRequest{RunID: id, TenantID: "team", Upstream: ark, Model: flash,
-		ReserveUnits: units, Quota: qc, Actor: "test"}); err != nil {
+		ReserveUnits: units, Quota: qc, Actor: ledger.System("test")}); err != nil {
 		return false
 	}
-	if _, err := r.st.Settle(ctx, id, units, "user usage", "system:test"); err != nil {
+	if _, err := r.st.Settle(ctx, id, units, "user usage", ledger.System("test")); err != nil {
 		r.t.Errorf("settle: %v", err)
 	}
 	if err := r.g.Observe(ctx, ark, flash); err != nil {
@@ -175,7 +175,7 @@ func (f *fillerCaller) Call(ctx context.Context, upstream, model string, bound l
 	}
 	id := ledger.RunID(fmt.Sprintf("topup%d", runSeq.Add(1)))
 	if _, err := r.st.Admit(ctx, ledger.AdmitRequest{RunID: id, TenantID: topUpTenant, Upstream: ark, Model: flash,
-		ReserveUnits: bound, Quota: &ledger.QuotaCheck{Day: day, LimitUnits: ledger.MaxUnits}, Actor: "topup"}); err != nil {
+		ReserveUnits: bound, Quota: &ledger.QuotaCheck{Day: day, LimitUnits: ledger.MaxUnits}, Actor: ledger.System("topup")}); err != nil {
 		return 0, err
 	}
 	if f.during != nil {
@@ -185,7 +185,7 @@ func (f *fillerCaller) Call(ctx context.Context, upstream, model string, bound l
 	if f.spend != nil {
 		spent = f.spend(call, bound)
 	}
-	if _, err := r.st.Settle(context.WithoutCancel(ctx), id, min(spent, bound), "filler usage", "system:test"); err != nil {
+	if _, err := r.st.Settle(context.WithoutCancel(ctx), id, min(spent, bound), "filler usage", ledger.System("test")); err != nil {
 		return 0, err
 	}
 	f.mu.Lock()
@@ -256,7 +256,7 @@ func TestTopUpClampsHoldWhileUsageMoves(t *testing.T) {
 				}
 				held = "long-user-run"
 				if _, err := r.st.Admit(ctx, ledger.AdmitRequest{RunID: held, TenantID: "team", Upstream: ark, Model: flash,
-					ReserveUnits: tc.held, Quota: qc, Actor: "test"}); err != nil {
+					ReserveUnits: tc.held, Quota: qc, Actor: ledger.System("test")}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -280,7 +280,7 @@ func TestTopUpClampsHoldWhileUsageMoves(t *testing.T) {
 				t.Fatalf("clamps broken:\n%s", strings.Join(r.caller.violations, "\n"))
 			}
 			if held != "" { // the long run ends using all it reserved: it still fits
-				if _, err := r.st.Settle(ctx, held, tc.held, "user usage", "system:test"); err != nil {
+				if _, err := r.st.Settle(ctx, held, tc.held, "user usage", ledger.System("test")); err != nil {
 					t.Fatal(err)
 				}
 				userSpent += tc.held

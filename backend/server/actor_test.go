@@ -69,8 +69,8 @@ func waitStatus(t *testing.T, s *server.Server, status ledger.RunStatus) ledger.
 
 // Every audit row of every transition of a run names its actor, read back
 // through the CSV export: the tenant for its own call (admit, start, settle,
-// hold, release), the operator for a cancel and a reconcile from the
-// dashboard, the config for tenants applied at start.
+// hold, release) as tenant:<id>, the operator for a cancel and a reconcile
+// from the dashboard, the config for tenants applied at start.
 func TestAuditNamesEveryActor(t *testing.T) {
 	s := openYAML(t, `
 meter: utf8-bytes-v1
@@ -129,9 +129,9 @@ upstreams:
 		got[r[runCol]][r[kindCol]] = r[actorCol]
 	}
 	want := map[string]map[string]string{
-		string(stallID):  {"admit": "a", "cancel": "operator:admin"},
-		string(queuedID): {"admit": "a", "start": "a", "settle": "a"},
-		cutID:            {"admit": "a", "hold": "a", "reconcile": "operator:admin"},
+		string(stallID):  {"admit": "tenant:a", "cancel": "operator:admin"},
+		string(queuedID): {"admit": "tenant:a", "start": "tenant:a", "settle": "tenant:a"},
+		cutID:            {"admit": "tenant:a", "hold": "tenant:a", "reconcile": "operator:admin"},
 	}
 	for run, kinds := range want {
 		for kind, actor := range kinds {
@@ -142,7 +142,7 @@ upstreams:
 	}
 	released := 0
 	for run, kinds := range got {
-		if kinds["release"] == "a" && kinds["admit"] == "a" {
+		if kinds["release"] == "tenant:a" && kinds["admit"] == "tenant:a" {
 			released++
 			if _, ok := want[run]; ok {
 				t.Errorf("run %s released", run)

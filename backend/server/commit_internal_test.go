@@ -124,7 +124,7 @@ func TestCommitReachesHubAndGuardOnce(t *testing.T) {
 		{"QuotaSync", func() error {
 			_, err := st.SaveSnapshot(ctx, ledger.Snapshot{Upstream: "ark", Model: "flash", Day: day, BalanceUnits: 900, Source: "manual"})
 			return err
-		}, want{ledger.AuditSync, "manual", "", "", ""}, true},
+		}, want{ledger.AuditSync, ledger.SourceActor("manual"), "", "", ""}, true},
 		// (ObserveSync: the guard skips a snapshot it writes itself)
 	}
 	var lastSeq int64
@@ -189,7 +189,7 @@ func TestHookMayWriteWithItsContext(t *testing.T) {
 			kinds = append(kinds, c.Kind)
 			mu.Unlock()
 			if c.Kind == ledger.AuditSync {
-				_ = st.AppendAudit(ctx, ledger.AuditEntry{Kind: ledger.AuditEvict, Actor: "system:quota", Reason: "usage_wall"})
+				_ = st.AppendAudit(ctx, ledger.AuditEntry{Kind: ledger.AuditEvict, Actor: ledger.ActorQuotaGuard, Reason: "usage_wall"})
 			}
 		}
 	})
@@ -198,7 +198,7 @@ func TestHookMayWriteWithItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A later write's delivery comes after the eviction's: commit order.
-	if err := st.AppendAudit(ctx, ledger.AuditEntry{Kind: ledger.AuditRestore, Actor: "system:quota"}); err != nil {
+	if err := st.AppendAudit(ctx, ledger.AuditEntry{Kind: ledger.AuditRestore, Actor: ledger.ActorQuotaGuard}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

@@ -35,10 +35,10 @@ func TestReconcileAndAudit(t *testing.T) {
 	s := open(t, dir, nil)
 	ctx := context.Background()
 	st := s.Store()
-	if _, err := st.Admit(ctx, ledger.AdmitRequest{RunID: "run_1", TenantID: "local", Upstream: "demo", Model: "demo-chat", ReserveUnits: 102, Actor: "test"}); err != nil {
+	if _, err := st.Admit(ctx, ledger.AdmitRequest{RunID: "run_1", TenantID: "local", Upstream: "demo", Model: "demo-chat", ReserveUnits: 102, Actor: ledger.System("test")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.KeepHold(ctx, "run_1", ledger.RunInterrupted, "stream cut before [DONE]", "system:test"); err != nil {
+	if _, err := st.KeepHold(ctx, "run_1", ledger.RunInterrupted, "stream cut before [DONE]", ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
 	state, err := s.State(ctx)

@@ -138,7 +138,7 @@ func TestSettingsApplyAtOnce(t *testing.T) {
 	}
 	var admins int
 	for _, r := range rows {
-		if r.Kind == ledger.AuditConfig && r.Actor == string(ledger.ActorAdmin) {
+		if r.Kind == ledger.AuditConfig && r.Actor == ledger.ActorAdmin {
 			admins++
 		}
 	}

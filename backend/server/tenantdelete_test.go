@@ -72,7 +72,7 @@ func TestSettingsDeleteTenant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := rows[len(rows)-1]; last.Kind != ledger.AuditConfig || last.Actor != string(ledger.ActorAdmin) || last.Reason != "tenant no longer configured" {
+	if last := rows[len(rows)-1]; last.Kind != ledger.AuditConfig || last.Actor != ledger.ActorAdmin || last.Reason != "tenant no longer configured" {
 		t.Errorf("last audit row of team: %+v, want the operator's removal", last)
 	}
 	if code, b := del("team"); code != http.StatusBadRequest || !strings.Contains(b, `no tenant \"team\"`) ||

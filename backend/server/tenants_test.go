@@ -51,7 +51,7 @@ func TestTenantSettings(t *testing.T) {
 		t.Fatalf("ledger budget %+v %v", b, err)
 	}
 	rows, err := s.Store().Audit(context.Background(), ledger.AuditFilter{TenantID: "local"})
-	if err != nil || len(rows) == 0 || rows[len(rows)-1].Actor != string(ledger.ActorAdmin) {
+	if err != nil || len(rows) == 0 || rows[len(rows)-1].Actor != ledger.ActorAdmin {
 		t.Fatalf("last audit row of local: %+v %v", rows[len(rows)-1:], err)
 	}
 

@@ -38,7 +38,7 @@ func BenchmarkAdmit(b *testing.B) {
 func benchAdmit(b *testing.B, opts sqlite.Options, callers int) {
 	st := MustOpenStore(b, opts)
 	ctx := context.Background()
-	if err := st.ApplyTenants(ctx, []ledger.Tenant{{ID: "t", BudgetUnits: ledger.MaxUnits, MaxConcurrent: 1 << 30}}, "bench"); err != nil {
+	if err := st.ApplyTenants(ctx, []ledger.Tenant{{ID: "t", BudgetUnits: ledger.MaxUnits, MaxConcurrent: 1 << 30}}, ledger.System("bench")); err != nil {
 		b.Fatal(err)
 	}
 	var next atomic.Int64
@@ -58,7 +58,7 @@ func benchAdmit(b *testing.B, opts sqlite.Options, callers int) {
 				}
 				t0 := time.Now()
 				_, err := st.Admit(ctx, ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprint("r", i)), TenantID: "t",
-					Upstream: "demo", Model: "demo-model", ReserveUnits: 102, Actor: "bench"})
+					Upstream: "demo", Model: "demo-model", ReserveUnits: 102, Actor: ledger.System("bench")})
 				lat[c] = append(lat[c], time.Since(t0))
 				if err != nil {
 					b.Error(err)

@@ -48,7 +48,7 @@ func insertAuditChange(ctx context.Context, w *wtx, e ledger.AuditEntry, balance
 		err := w.queryRow(ctx, refusalCountQuery, nanos(at), e.TenantID, e.Reason, nanos(at.Truncate(ledger.RefusalInterval))).Scan(&seq)
 		switch {
 		case err == nil:
-			w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor),
+			w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: e.Actor,
 				TenantID: e.TenantID, RunID: e.RunID})
 			return &w.changes[len(w.changes)-1], nil
 		case !errors.Is(err, sql.ErrNoRows):
@@ -61,7 +61,7 @@ func insertAuditChange(ctx context.Context, w *wtx, e ledger.AuditEntry, balance
 	}
 	e.Seq = seq
 	w.books.audit = append(w.books.audit, auditRow{entry: e, balance: balance})
-	w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: ledger.Actor(e.Actor),
+	w.changes = append(w.changes, ledger.Change{Seq: seq, Kind: e.Kind, Actor: e.Actor,
 		TenantID: e.TenantID, RunID: e.RunID})
 	return &w.changes[len(w.changes)-1], nil
 }
@@ -119,7 +119,7 @@ func (w *wtx) flushAudit(ctx context.Context) error {
 			if r.balance {
 				b = 1
 			}
-			args = append(args, e.Seq, nanos(e.At), string(e.Kind), e.TenantID, string(e.RunID), e.Actor, e.Reason,
+			args = append(args, e.Seq, nanos(e.At), string(e.Kind), e.TenantID, string(e.RunID), e.Actor.String(), e.Reason,
 				e.Evidence, int64(e.Units), int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b, nanos(e.At))
 		}
 		if _, err := w.exec(ctx, q, args...); err != nil {
@@ -137,7 +137,7 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	if strings.TrimSpace(string(e.Kind)) == "" {
 		return ledger.Errorf(ledger.CodeInvalidRequest, "an audit entry needs a kind")
 	}
-	if err := ledger.CheckActor(ledger.Actor(e.Actor)); err != nil {
+	if err := ledger.CheckActor(e.Actor); err != nil {
 		return fmt.Errorf("append audit %s: %w", e.Kind, err)
 	}
 	err := s.writeAside(ctx, func(w *wtx) error { return insertAudit(ctx, w, e, false) })
@@ -187,15 +187,16 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 	for rows.Next() {
 		var e ledger.AuditEntry
 		var at, lastAt int64
-		var kind, run string
+		var kind, run, actor string
 		var units, before, after int64
-		if err := rows.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &e.Actor, &e.Reason, &e.Evidence,
+		if err := rows.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &actor, &e.Reason, &e.Evidence,
 			&units, &before, &after, &e.Detail, &e.Count, &lastAt); err != nil {
 			return nil, fmt.Errorf("read audit: %w", err)
 		}
 		e.At, e.LastAt = fromNanos(at), fromNanos(lastAt)
 		e.Kind = ledger.AuditKind(kind)
 		e.RunID = ledger.RunID(run)
+		e.Actor = ledger.ReadActor(actor, e.Kind, e.TenantID)
 		e.Units, e.AvailableBefore, e.AvailableAfter = ledger.Units(units), ledger.Units(before), ledger.Units(after)
 		out = append(out, e)
 	}

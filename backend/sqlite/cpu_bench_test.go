@@ -152,7 +152,7 @@ func buildBenchLedger(tb testing.TB, path string, n int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	err = st.ApplyTenants(context.Background(), []ledger.Tenant{{ID: "t", BudgetUnits: ledger.MaxUnits, MaxConcurrent: 1 << 30}}, "bench")
+	err = st.ApplyTenants(context.Background(), []ledger.Tenant{{ID: "t", BudgetUnits: ledger.MaxUnits, MaxConcurrent: 1 << 30}}, ledger.System("bench"))
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}

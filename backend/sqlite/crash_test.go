@@ -245,7 +245,7 @@ func crashChild(path string) {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(3)
 	}
-	if err := st.ApplyTenants(ctx, []ledger.Tenant{{ID: "crash", BudgetUnits: 1 << 40, MaxConcurrent: 64}}, "crash"); err != nil {
+	if err := st.ApplyTenants(ctx, []ledger.Tenant{{ID: "crash", BudgetUnits: 1 << 40, MaxConcurrent: 64}}, ledger.System("crash")); err != nil {
 		fmt.Fprintln(os.Stderr, "apply:", err)
 		os.Exit(3)
 	}
@@ -275,25 +275,25 @@ func crashChild(path string) {
 				id := ledger.RunID(fmt.Sprintf("c%s-g%d-%d", round, g, i))
 				reserve := ledger.Units(1 + rng.IntN(500))
 				if _, err := st.Admit(ctx, ledger.AdmitRequest{RunID: id, TenantID: "crash", Upstream: "demo",
-					Model: "demo-model", ReserveUnits: reserve, Actor: "crash"}); err != nil {
+					Model: "demo-model", ReserveUnits: reserve, Actor: ledger.System("crash")}); err != nil {
 					fail(err)
 				}
 				ack("admit %s %d", id, reserve)
 				switch rng.IntN(4) {
 				case 0, 1:
 					units := ledger.Units(rng.Int64N(int64(reserve) + 1))
-					if _, err := st.Settle(ctx, id, units, "usage", "system:test"); err != nil {
+					if _, err := st.Settle(ctx, id, units, "usage", ledger.System("test")); err != nil {
 						fail(err)
 					}
 					ack("settle %s %d", id, units)
 				case 2:
-					if _, err := st.KeepHold(ctx, id, ledger.RunInterrupted, "no usage", "system:test"); err != nil {
+					if _, err := st.KeepHold(ctx, id, ledger.RunInterrupted, "no usage", ledger.System("test")); err != nil {
 						fail(err)
 					}
 					ack("hold %s 0", id)
 				case 3:
 					if rng.IntN(2) == 0 {
-						if _, err := st.ReleaseHold(ctx, id, ledger.RunFailed, "HTTP 503 before output", "system:test"); err != nil {
+						if _, err := st.ReleaseHold(ctx, id, ledger.RunFailed, "HTTP 503 before output", ledger.System("test")); err != nil {
 							fail(err)
 						}
 						ack("release %s 0", id)

@@ -31,7 +31,7 @@ func TestGroupCommitIsolatesOps(t *testing.T) {
 	st := MustOpenStore(t, sqlite.Options{})
 	ledgertest.MustApply(t, st, ledgertest.Tenant("t", 100, 3))
 	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "held", TenantID: "t", ReserveUnits: 10})
-	if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut", "system:test"); err != nil {
+	if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut", ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
 	release := st.BlockWriter()
@@ -50,9 +50,9 @@ func TestGroupCommitIsolatesOps(t *testing.T) {
 		{"admit a", "", func() error { _, err := st.Admit(ctx, req("a", 30)); return err }},
 		{"admit a again", ledger.CodeConflict, func() error { _, err := st.Admit(ctx, req("a", 30)); return err }},
 		{"admit too big", ledger.CodeInsufficientBudget, func() error { _, err := st.Admit(ctx, req("big", 91)); return err }},
-		{"reconcile over reserve", ledger.CodeInvalidRequest, func() error { _, err := st.Reconcile(ctx, "held", 11, "bill", "op"); return err }},
-		{"reconcile", "", func() error { _, err := st.Reconcile(ctx, "held", 4, "bill", "op"); return err }},
-		{"reconcile again", ledger.CodeNotHeld, func() error { _, err := st.Reconcile(ctx, "held", 4, "bill", "op"); return err }},
+		{"reconcile over reserve", ledger.CodeInvalidRequest, func() error { _, err := st.Reconcile(ctx, "held", 11, "bill", ledger.ActorAdmin); return err }},
+		{"reconcile", "", func() error { _, err := st.Reconcile(ctx, "held", 4, "bill", ledger.ActorAdmin); return err }},
+		{"reconcile again", ledger.CodeNotHeld, func() error { _, err := st.Reconcile(ctx, "held", 4, "bill", ledger.ActorAdmin); return err }},
 		{"admit b", "", func() error { _, err := st.Admit(ctx, req("b", 20)); return err }},
 	}
 	for i, op := range ops {
@@ -108,7 +108,7 @@ func TestCancelledCallerIsNotApplied(t *testing.T) {
 }
 
 func req(id ledger.RunID, reserve ledger.Units) ledger.AdmitRequest {
-	return ledger.AdmitRequest{RunID: id, TenantID: "t", Upstream: "demo", Model: "demo-model", ReserveUnits: reserve, Actor: "test"}
+	return ledger.AdmitRequest{RunID: id, TenantID: "t", Upstream: "demo", Model: "demo-model", ReserveUnits: reserve, Actor: ledger.System("test")}
 }
 
 func mustAudit(t *testing.T, st ledger.Store) []ledger.AuditEntry {

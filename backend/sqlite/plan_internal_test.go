@@ -45,7 +45,7 @@ func TestWriterPlans(t *testing.T) {
 			t.Fatalf("want a refusal, got %v", err)
 		}
 	}
-	if err := st.ApplyTenants(ctx, []ledger.Tenant{{ID: "t", BudgetUnits: 1000, MaxConcurrent: 8}}, "system:test"); err != nil {
+	if err := st.ApplyTenants(ctx, []ledger.Tenant{{ID: "t", BudgetUnits: 1000, MaxConcurrent: 8}}, ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
 	quota := &ledger.QuotaCheck{Day: "2026-12-01", LimitUnits: 10000}
@@ -60,12 +60,12 @@ func TestWriterPlans(t *testing.T) {
 	refused(admit("r1", "", "", 0))      // the id is taken
 	refused(admit("r5", "key-1", "", 0)) // the key is in use
 	refused(admit("r5", "key-1", "", 0)) // counted on the first refusal's row
-	must(st.Settle(ctx, "r1", 40, "usage", "t"))
-	must(st.KeepHold(ctx, "r2", ledger.RunInterrupted, "cut", "t"))
-	must(st.Reconcile(ctx, "r2", 30, "provider bill", "operator:test"))
-	must(st.ReleaseHold(ctx, "r3", ledger.RunFailed, "HTTP 500 before any output", "t"))
-	must(st.RecoverInterrupted(ctx, "system:test"))
-	if err := st.AppendAudit(ctx, ledger.AuditEntry{Kind: ledger.AuditSync, Actor: "system:test"}); err != nil {
+	must(st.Settle(ctx, "r1", 40, "usage", ledger.TenantActor("t")))
+	must(st.KeepHold(ctx, "r2", ledger.RunInterrupted, "cut", ledger.TenantActor("t")))
+	must(st.Reconcile(ctx, "r2", 30, "provider bill", ledger.Operator("test")))
+	must(st.ReleaseHold(ctx, "r3", ledger.RunFailed, "HTTP 500 before any output", ledger.TenantActor("t")))
+	must(st.RecoverInterrupted(ctx, ledger.System("test")))
+	if err := st.AppendAudit(ctx, ledger.AuditEntry{Kind: ledger.AuditSync, Actor: ledger.System("test")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

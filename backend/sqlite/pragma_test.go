@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
@@ -90,7 +91,7 @@ func TestOddPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ApplyTenants(context.Background(), nil, "test"); err != nil {
+	if err := st.ApplyTenants(context.Background(), nil, ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

@@ -86,7 +86,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, snap ledger.Snapshot) (ledger.
 		if err != nil {
 			return fmt.Errorf("insert snapshot: %w", err)
 		}
-		c, err := insertAuditChange(ctx, w, ledger.AuditEntry{Kind: ledger.AuditSync, Actor: snap.Source,
+		c, err := insertAuditChange(ctx, w, ledger.AuditEntry{Kind: ledger.AuditSync, Actor: ledger.SourceActor(snap.Source),
 			Units: snap.BalanceUnits, Detail: fmt.Sprintf("%s/%s day=%s balance=%d usage_at_sync=%d limit=%d limit_v6=%d b0=%d",
 				snap.Upstream, snap.Model, snap.Day, snap.BalanceUnits, snap.UsageAtSync, snap.LimitUnits,
 				snap.LimitV6Units, snap.B0Units)}, false)

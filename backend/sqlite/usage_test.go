@@ -37,7 +37,7 @@ func TestUsageSeries(t *testing.T) {
 		t.Helper()
 		clock.Set(at)
 		ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: id, TenantID: "t", Upstream: "ark", Model: "m", ReserveUnits: 1000, Quota: q})
-		if _, err := st.Settle(ctx, id, units, "usage", "system:test"); err != nil {
+		if _, err := st.Settle(ctx, id, units, "usage", ledger.System("test")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,10 +46,10 @@ func TestUsageSeries(t *testing.T) {
 	settleAt("c", t0.Add(time.Minute), 7)     // 08:01
 	clock.Set(t0.Add(2 * time.Minute))
 	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "d", TenantID: "t", Upstream: "ark", Model: "m", ReserveUnits: 1000, Quota: q})
-	if _, err := st.KeepHold(ctx, "d", ledger.RunInterrupted, "cut", "system:test"); err != nil {
+	if _, err := st.KeepHold(ctx, "d", ledger.RunInterrupted, "cut", ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Reconcile(ctx, "d", 3, "console", "op"); err != nil { // 08:02
+	if _, err := st.Reconcile(ctx, "d", 3, "console", ledger.ActorAdmin); err != nil { // 08:02
 		t.Fatal(err)
 	}
 	m0 := t0.Truncate(time.Minute)

@@ -69,10 +69,10 @@ func tamperLedger(t *testing.T) string {
 	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "held", TenantID: "t", ReserveUnits: 22})
 	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "active", TenantID: "t", ReserveUnits: 20,
 		Quota: &ledger.QuotaCheck{Day: "2026-11-29", LimitUnits: 1000}})
-	if _, err := st.Settle(ctx, "settled", 7, "usage", "system:test"); err != nil {
+	if _, err := st.Settle(ctx, "settled", 7, "usage", ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut", "system:test"); err != nil {
+	if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut", ledger.System("test")); err != nil {
 		t.Fatal(err)
 	}
 	ledgertest.WantVerified(t, st)

@@ -48,7 +48,7 @@ func BenchmarkAdmit(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			st := open[name](b)
 			defer st.Close()
-			if err := st.ApplyTenants(ctx, []ledger.Tenant{{ID: "t", BudgetUnits: ledger.MaxUnits, MaxConcurrent: 1 << 20}}, "bench"); err != nil {
+			if err := st.ApplyTenants(ctx, []ledger.Tenant{{ID: "t", BudgetUnits: ledger.MaxUnits, MaxConcurrent: 1 << 20}}, ledger.System("bench")); err != nil {
 				b.Fatal(err)
 			}
 			b.SetParallelism(8)
@@ -62,7 +62,7 @@ func BenchmarkAdmit(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					if _, err := st.Settle(ctx, id, 7, "bench", "system:test"); err != nil {
+					if _, err := st.Settle(ctx, id, 7, "bench", ledger.System("test")); err != nil {
 						b.Error(err)
 						return
 					}

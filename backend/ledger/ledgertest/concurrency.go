@@ -100,7 +100,7 @@ func RunConcurrency(t *testing.T, open Opener) {
 						_, err = st.ReleaseHold(ctx, id, ledger.RunFailed, "HTTP 502 before output", by)
 					case 3:
 						if _, err = st.KeepHold(ctx, id, ledger.RunInterrupted, "cut", by); err == nil && rng.IntN(2) == 0 {
-							_, err = st.Reconcile(ctx, id, ledger.Units(rng.Int64N(int64(reserve)+1)), "bill", "op")
+							_, err = st.Reconcile(ctx, id, ledger.Units(rng.Int64N(int64(reserve)+1)), "bill", ledger.ActorAdmin)
 						}
 					}
 					if err != nil {
@@ -141,7 +141,7 @@ func burst(t *testing.T, st ledger.Store, tenant string, n int, reserve ledger.U
 			defer wg.Done()
 			<-start
 			_, err := st.Admit(context.Background(), ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprint("burst-", i)),
-				TenantID: tenant, Upstream: "demo", Model: "demo-model", ReserveUnits: reserve, Actor: "client"})
+				TenantID: tenant, Upstream: "demo", Model: "demo-model", ReserveUnits: reserve, Actor: ledger.TenantActor(tenant)})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -51,7 +51,7 @@ func Tenant(id string, budget ledger.Units, maxConcurrent int) ledger.Tenant {
 // MustApply applies tenants or fails tb.
 func MustApply(tb testing.TB, st ledger.Store, tenants ...ledger.Tenant) {
 	tb.Helper()
-	if err := st.ApplyTenants(context.Background(), tenants, "test"); err != nil {
+	if err := st.ApplyTenants(context.Background(), tenants, ledger.Operator("test")); err != nil {
 		tb.Fatalf("apply tenants: %v", err)
 	}
 }
@@ -145,13 +145,13 @@ func testSeed000(t *testing.T, st ledger.Store) {
 
 	// §15.2: "hi" with output cap 100 reserves 102; while it is held the 102
 	// cannot back another call.
-	big := MustAdmit(t, st, ledger.AdmitRequest{RunID: "r-102", TenantID: "tenant-a", ReserveUnits: 102, Actor: "gateway"})
+	big := MustAdmit(t, st, ledger.AdmitRequest{RunID: "r-102", TenantID: "tenant-a", ReserveUnits: 102, Actor: gateway})
 	WantBalance(t, st, ledger.Balance{TenantID: "tenant-a", BudgetUnits: 110, HeldUnits: 102, AvailableUnits: 8, Active: 1})
 	if _, err := st.Settle(ctx, big.ID, 0, "usage 0", by); err != nil {
 		t.Fatal(err)
 	}
 
-	run := MustAdmit(t, st, ledger.AdmitRequest{RunID: "r-22", TenantID: "tenant-a", ReserveUnits: 22, Actor: "gateway"})
+	run := MustAdmit(t, st, ledger.AdmitRequest{RunID: "r-22", TenantID: "tenant-a", ReserveUnits: 22, Actor: gateway})
 	if run.Status != ledger.RunActive || run.Usage != ledger.UsagePending || run.HeldUnits != 22 {
 		t.Fatalf("admitted run = %+v", run)
 	}
@@ -165,7 +165,7 @@ func testSeed000(t *testing.T, st ledger.Store) {
 	held := ledger.Balance{TenantID: "tenant-a", BudgetUnits: 110, SpentUnits: 0, HeldUnits: 22, AvailableUnits: 88, Active: 0}
 	WantBalance(t, st, held)
 
-	run, err = st.Reconcile(ctx, "r-22", 6, "demo plan: input hi 2 bytes + output part 4 bytes", "operator")
+	run, err = st.Reconcile(ctx, "r-22", 6, "demo plan: input hi 2 bytes + output part 4 bytes", ledger.ActorAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,13 +175,13 @@ func testSeed000(t *testing.T, st ledger.Store) {
 	after := ledger.Balance{TenantID: "tenant-a", BudgetUnits: 110, SpentUnits: 6, HeldUnits: 0, AvailableUnits: 104, Active: 0}
 	WantBalance(t, st, after)
 	e := lastAudit(t, st, "tenant-a")
-	if e.Kind != ledger.AuditReconcile || e.Units != 6 || e.Actor != "operator" || e.Evidence == "" ||
+	if e.Kind != ledger.AuditReconcile || e.Units != 6 || e.Actor != ledger.ActorAdmin || e.Evidence == "" ||
 		e.AvailableBefore != 88 || e.AvailableAfter != 104 || e.RunID != "r-22" {
 		t.Fatalf("reconcile audit row = %+v", e)
 	}
 	rows := len(tenantAudit(t, st, "tenant-a"))
 
-	_, err = st.Reconcile(ctx, "r-22", 6, "the same bill again", "operator")
+	_, err = st.Reconcile(ctx, "r-22", 6, "the same bill again", ledger.ActorAdmin)
 	WantCode(t, err, ledger.CodeNotHeld)
 	WantBalance(t, st, after)
 	if got := len(tenantAudit(t, st, "tenant-a")); got != rows {
@@ -219,7 +219,7 @@ func testReconcileBounds(t *testing.T, st ledger.Store) {
 		{"StillRunning", "running", 6, "bill", ledger.CodeNotHeld},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := st.Reconcile(ctx, tc.id, tc.units, tc.evidence, "operator")
+			_, err := st.Reconcile(ctx, tc.id, tc.units, tc.evidence, ledger.ActorAdmin)
 			WantCode(t, err, tc.code)
 			WantBalance(t, st, want)
 			if got := len(tenantAudit(t, st, "t")); got != rows {
@@ -235,10 +235,10 @@ func testReconcileBounds(t *testing.T, st ledger.Store) {
 	if _, err := st.KeepHold(ctx, "held2", ledger.RunCancelled, "client went away", by); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Reconcile(ctx, "held", 22, "bill: whole reserve", "op"); err != nil {
+	if _, err := st.Reconcile(ctx, "held", 22, "bill: whole reserve", ledger.ActorAdmin); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Reconcile(ctx, "held2", 0, "provider says no charge", "op"); err != nil {
+	if _, err := st.Reconcile(ctx, "held2", 0, "provider says no charge", ledger.ActorAdmin); err != nil {
 		t.Fatal(err)
 	}
 	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 110, SpentUnits: 22, HeldUnits: 10, AvailableUnits: 78, Active: 1})
@@ -307,7 +307,7 @@ func testAdmitRefusals(t *testing.T, open Opener) {
 				t.Fatal(err)
 			}
 			rows := tenantAudit(t, st, tc.req.TenantID)
-			tc.req.Upstream, tc.req.Model, tc.req.Actor = "demo", "demo-model", "gateway"
+			tc.req.Upstream, tc.req.Model, tc.req.Actor = "demo", "demo-model", gateway
 			run, err := st.Admit(ctx, tc.req)
 			if tc.code == "" {
 				if err != nil {
@@ -339,7 +339,7 @@ func testAdmitRefusals(t *testing.T, open Opener) {
 			}
 			e := after[len(after)-1]
 			if e.Kind != ledger.AuditReject || e.Reason != tc.code || e.RunID != tc.req.RunID ||
-				e.Units != tc.req.ReserveUnits || e.Actor != "gateway" || e.AvailableBefore != e.AvailableAfter {
+				e.Units != tc.req.ReserveUnits || e.Actor != gateway || e.AvailableBefore != e.AvailableAfter {
 				t.Fatalf("reject audit row = %+v", e)
 			}
 			if tc.req.TenantID == "t" && e.AvailableAfter != before.AvailableUnits {
@@ -539,7 +539,7 @@ func testReleaseHold(t *testing.T, st ledger.Store) {
 		t.Fatalf("release audit row = %+v", e)
 	}
 	// A released run holds nothing to reconcile.
-	_, err = st.Reconcile(ctx, "r", 1, "bill", "op")
+	_, err = st.Reconcile(ctx, "r", 1, "bill", ledger.ActorAdmin)
 	WantCode(t, err, ledger.CodeNotHeld)
 	WantVerified(t, st)
 }
@@ -568,7 +568,7 @@ func testRecoverInterrupted(t *testing.T, st ledger.Store) {
 	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, SpentUnits: 7, HeldUnits: 10, AvailableUnits: 983})
 	kinds := map[ledger.AuditKind]int{}
 	for _, e := range tenantAudit(t, st, "t") {
-		if e.Actor == string(ledger.ActorRecovery) {
+		if e.Actor == ledger.ActorRecovery {
 			kinds[e.Kind]++
 		}
 	}
@@ -625,7 +625,7 @@ func testApplyTenants(t *testing.T, st ledger.Store) {
 	a.BudgetUnits, a.KeyHashes = 200, append(a.KeyHashes, ledger.HashKey("key-a2"))
 	MustApply(t, st, a) // b is left out: kept, but its key revoked
 	e := lastAudit(t, st, "a")
-	if e.Kind != ledger.AuditConfig || e.Units != 90 || e.AvailableBefore != 10 || e.AvailableAfter != 100 || e.Actor != "test" {
+	if e.Kind != ledger.AuditConfig || e.Units != 90 || e.AvailableBefore != 10 || e.AvailableAfter != 100 || e.Actor != ledger.Operator("test") {
 		t.Fatalf("budget change audit row = %+v", e)
 	}
 	WantBalance(t, st, ledger.Balance{TenantID: "a", BudgetUnits: 200, HeldUnits: 100, AvailableUnits: 100, Active: 1})
@@ -635,7 +635,7 @@ func testApplyTenants(t *testing.T, st ledger.Store) {
 	}
 	// A key shared by two tenants is refused and nothing changes.
 	c := ledger.Tenant{ID: "c", BudgetUnits: 1, MaxConcurrent: 1, KeyHashes: []string{ledger.HashKey("key-a")}}
-	err = st.ApplyTenants(ctx, []ledger.Tenant{a, c}, "test")
+	err = st.ApplyTenants(ctx, []ledger.Tenant{a, c}, ledger.Operator("test"))
 	WantCode(t, err, ledger.CodeInvalidRequest)
 	if ts, _ := st.Tenants(ctx); len(ts) != 2 {
 		t.Fatalf("refused config created a tenant: %+v", ts)
@@ -655,7 +655,7 @@ func testApplyTenants(t *testing.T, st ledger.Store) {
 		{ID: "x", BudgetUnits: 1, MaxConcurrent: -1},
 		{ID: "x", BudgetUnits: 1, KeyHashes: []string{"plaintext-key"}},
 	} {
-		WantCode(t, st.ApplyTenants(ctx, []ledger.Tenant{bad}, "test"), ledger.CodeInvalidRequest)
+		WantCode(t, st.ApplyTenants(ctx, []ledger.Tenant{bad}, ledger.Operator("test")), ledger.CodeInvalidRequest)
 	}
 	WantVerified(t, st)
 }
@@ -666,7 +666,7 @@ func testBudgetBelowCommitted(t *testing.T, st ledger.Store) {
 	for i := range 9 {
 		MustAdmit(t, st, ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprint("r", i)), TenantID: "t", ReserveUnits: 100})
 	}
-	err := st.ApplyTenants(ctx, []ledger.Tenant{Tenant("t", 500, 10)}, "test")
+	err := st.ApplyTenants(ctx, []ledger.Tenant{Tenant("t", 500, 10)}, ledger.Operator("test"))
 	WantCode(t, err, ledger.CodeInvalidRequest)
 	WantBalance(t, st, ledger.Balance{TenantID: "t", BudgetUnits: 1000, HeldUnits: 900, AvailableUnits: 100, Active: 9})
 	MustApply(t, st, Tenant("t", 900, 10)) // down to exactly what is held: allowed, nothing available
@@ -708,7 +708,7 @@ func testQuota(t *testing.T, st ledger.Store) {
 		t.Fatal(err)
 	}
 	want(700, 2800)
-	if _, err := st.Reconcile(ctx, "h", 1500, "console", "op"); err != nil {
+	if _, err := st.Reconcile(ctx, "h", 1500, "console", ledger.ActorAdmin); err != nil {
 		t.Fatal(err)
 	}
 	want(2200, 800)
@@ -796,7 +796,7 @@ func testAuditFilter(t *testing.T, st ledger.Store) {
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "ra", TenantID: "a", ReserveUnits: 1})
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "rb", TenantID: "b", ReserveUnits: 1})
 	if err := st.AppendAudit(ctx, ledger.AuditEntry{Kind: ledger.AuditReject, TenantID: "a", Reason: ledger.CodeRateLimited,
-		Actor: "gateway"}); err != nil {
+		Actor: gateway}); err != nil {
 		t.Fatal(err)
 	}
 	err := st.AppendAudit(ctx, ledger.AuditEntry{})
@@ -888,7 +888,10 @@ func testRunsFilter(t *testing.T, st ledger.Store) {
 }
 
 // by is the actor of the suite's own transitions.
-const by = ledger.Actor("system:ledgertest")
+var by = ledger.System("ledgertest")
+
+// gateway is the actor the suite admits and refuses as.
+var gateway = ledger.System("gateway")
 
 // testRefusalsAggregate: repeated refusals of one tenant with one code
 // within ledger.RefusalInterval share one audit row with their count and
@@ -901,7 +904,7 @@ func testRefusalsAggregate(t *testing.T, st ledger.Store) {
 	reject := func(tenant, code string, at time.Duration) {
 		t.Helper()
 		if err := st.AppendAudit(ctx, ledger.AuditEntry{At: base.Add(at), Kind: ledger.AuditReject, TenantID: tenant,
-			Actor: "gateway", Reason: code, Evidence: "too many requests"}); err != nil {
+			Actor: gateway, Reason: code, Evidence: "too many requests"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -936,7 +939,7 @@ func testRefusalsAggregate(t *testing.T, st ledger.Store) {
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r1", TenantID: "t", ReserveUnits: 10})
 	for i := range 4 {
 		_, err := st.Admit(ctx, ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprintf("x%d", i)), TenantID: "t",
-			Upstream: "demo", Model: "demo-model", ReserveUnits: 10, Actor: "t"})
+			Upstream: "demo", Model: "demo-model", ReserveUnits: 10, Actor: ledger.TenantActor("t")})
 		WantCode(t, err, ledger.CodeConcurrencyLimit)
 	}
 	if _, err := st.Settle(ctx, "r1", 4, "usage", by); err != nil {

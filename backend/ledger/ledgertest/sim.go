@@ -116,7 +116,7 @@ func (m *Machine) Run(prog []byte) error {
 		m.tenants = append(m.tenants, t)
 	}
 	m.quota.limit = ledger.Units(100 + int(m.next())%300)
-	if err := m.Store.ApplyTenants(ctx, m.policy(), "sim"); err != nil {
+	if err := m.Store.ApplyTenants(ctx, m.policy(), ledger.Operator("sim")); err != nil {
 		return fmt.Errorf("apply tenants: %w", err)
 	}
 	if err := m.check(nil); err != nil {
@@ -316,7 +316,7 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 			evidence = ""
 		}
 		m.logf("reconcile %s %d %q", r.id, units, evidence)
-		run, err := m.Store.Reconcile(ctx, r.id, units, evidence, "operator")
+		run, err := m.Store.Reconcile(ctx, r.id, units, evidence, ledger.ActorAdmin)
 		want := ""
 		switch {
 		case evidence == "":
@@ -343,7 +343,7 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 		m.logf("budget %s %d (committed %d) max %d", t.id, budget, committed, maxConc)
 		old := *t
 		t.budget, t.max = budget, maxConc
-		err := m.Store.ApplyTenants(ctx, m.policy(), "sim")
+		err := m.Store.ApplyTenants(ctx, m.policy(), ledger.Operator("sim"))
 		want := ""
 		if budget < committed {
 			want = ledger.CodeInvalidRequest
@@ -416,7 +416,7 @@ func (m *Machine) admit(ctx context.Context) error {
 		id = ledger.RunID(fmt.Sprintf("%s-r%d", m.Prefix, m.nextRun))
 	}
 	req := ledger.AdmitRequest{RunID: id, TenantID: tenantID, Upstream: m.upstream(), Model: "m",
-		ReserveUnits: reserve, Queued: queued, Actor: "sim"}
+		ReserveUnits: reserve, Queued: queued, Actor: ledger.System("sim")}
 	if guarded {
 		req.Quota = &ledger.QuotaCheck{Day: quotaDay, LimitUnits: m.quota.limit}
 	}

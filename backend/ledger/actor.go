@@ -1,0 +1,154 @@
+package ledger
+
+import "strings"
+
+// ActorKind is an Actor's shape: who is answerable for a change.
+type ActorKind string
+
+const (
+	ActorTenant   ActorKind = "tenant"   // a tenant's own call; Name is the tenant id
+	ActorOperator ActorKind = "operator" // a person running quotagate; Name is the way in (admin, config)
+	ActorSystem   ActorKind = "system"   // quotagate's own work; Name is the part (recovery, quota-guard, …)
+)
+
+// Actor names who made a state change; every transition records one in its
+// audit row (the CSV's actor column, the admin API's "actor"). Its text is
+// "<kind>:<name>" — tenant:a, operator:admin, system:quota-guard — so that a
+// tenant named like one of quotagate's parts (a tenant "quota") can never
+// read as that part. The zero Actor is no actor, which no store accepts.
+type Actor struct {
+	Kind ActorKind
+	Name string
+}
+
+// TenantActor is the actor of a change made by tenant id's own call.
+func TenantActor(id string) Actor { return Actor{ActorTenant, id} }
+
+// Operator is the actor of an operator's change, made through how (for
+// example "admin" for the admin API and dashboard, "config" for the config file).
+func Operator(how string) Actor { return Actor{ActorOperator, how} }
+
+// System is the actor of quotagate's own work, done by part.
+func System(part string) Actor { return Actor{ActorSystem, part} }
+
+// Actors of quotagate's fixed ways in and fixed jobs.
+var (
+	ActorConfig     = Operator("config")    // tenants applied from the config file
+	ActorAdmin      = Operator("admin")     // the admin API and the dashboard
+	ActorRecovery   = System("recovery")    // RecoverInterrupted at start
+	ActorQuotaGuard = System("quota-guard") // the quota guard's evictions, restores and learned overrun
+	ActorTopUp      = System("quota-topup") // the nightly top-up of a guarded model's free quota
+)
+
+// SourceActor is the actor of a balance snapshot's sync row: the balance
+// source that produced the reading (volcengine, http-json, manual, …).
+func SourceActor(source string) Actor { return System(source) }
+
+// IsZero reports whether a is no actor.
+func (a Actor) IsZero() bool { return a == Actor{} }
+
+// String is a's text, "<kind>:<name>"; "" for no actor.
+func (a Actor) String() string {
+	if a.IsZero() {
+		return ""
+	}
+	return string(a.Kind) + ":" + a.Name
+}
+
+// MarshalText writes a's text, so that JSON shows an actor as one string.
+func (a Actor) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// UnmarshalText reads an actor's text (ParseActor); "" is no actor.
+func (a *Actor) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*a = Actor{}
+		return nil
+	}
+	p, err := ParseActor(string(b))
+	if err != nil {
+		return err
+	}
+	*a = p
+	return nil
+}
+
+// ParseActor reads an actor's text: one of the three shapes with a
+// non-empty name.
+func ParseActor(s string) (Actor, error) {
+	kind, name, ok := strings.Cut(s, ":")
+	a := Actor{ActorKind(kind), name}
+	if !ok || name == "" || strings.TrimSpace(name) != name || !a.Kind.known() {
+		return Actor{}, Errorf(CodeInvalidRequest, "actor %q is not tenant:<id>, operator:<how> or system:<part>", s)
+	}
+	return a, nil
+}
+
+func (k ActorKind) known() bool {
+	switch k {
+	case ActorTenant, ActorOperator, ActorSystem:
+		return true
+	}
+	return false
+}
+
+// CheckActor reports CodeInvalidRequest unless a is one of the three
+// shapes with a name. Stores call it on every transition so that no audit
+// row goes without its actor.
+func CheckActor(a Actor) error {
+	if !a.Kind.known() || strings.TrimSpace(a.Name) == "" || strings.TrimSpace(a.Name) != a.Name {
+		return Errorf(CodeInvalidRequest, "a change needs an actor (tenant:<id>, operator:<how> or system:<part>), not %q", a.String())
+	}
+	return nil
+}
+
+// ReadActor is the reading rule for an audit row's stored actor text,
+// given the row's kind and tenant. Rows written since actors were typed
+// hold "<kind>:<name>" and read as such. Older rows hold a bare word, which
+// the row itself disambiguates (a tenant id never contains ':'):
+//   - the row's own tenant id, on a row of a tenant's call (admit, reject,
+//     start, settle, hold, release, cancel): that tenant;
+//   - the names quotagate's parts wrote: "quota" (the quota guard),
+//     "quota-topup", "recovery", "gateway" as system parts; "admin" and
+//     "config" as operators;
+//   - anything else: the system part of that name (a balance source such
+//     as "volcengine" on a sync row).
+//
+// The rule reads old rows rather than rewriting them because the audit log
+// is append-only evidence, kept byte for byte as written, and because a
+// shared PostgreSQL ledger may still receive rows from a gateway of the
+// previous version while the others already run this one.
+func ReadActor(stored string, kind AuditKind, tenantID string) Actor {
+	if stored == "" {
+		return Actor{}
+	}
+	if a, err := ParseActor(stored); err == nil {
+		return a
+	}
+	if stored == tenantID && tenantCallKind(kind) {
+		return TenantActor(stored)
+	}
+	if a, ok := legacyActors[stored]; ok {
+		return a
+	}
+	return System(stored)
+}
+
+// legacyActors are the bare names quotagate's own parts wrote before
+// actors had a kind.
+var legacyActors = map[string]Actor{
+	"quota":       ActorQuotaGuard,
+	"quota-topup": ActorTopUp,
+	"recovery":    ActorRecovery,
+	"gateway":     System("gateway"),
+	"admin":       ActorAdmin,
+	"config":      ActorConfig,
+}
+
+// tenantCallKind reports the kinds of row a tenant's own call writes.
+func tenantCallKind(k AuditKind) bool {
+	switch k {
+	case AuditAdmit, AuditReject, AuditStart, AuditSettle, AuditHold, AuditRelease, AuditCancel:
+		return true
+	}
+	return false
+}

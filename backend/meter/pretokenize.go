@@ -5,9 +5,9 @@ import (
 	"unicode/utf8"
 )
 
-// The pre-tokenizers of cl100k_base and o200k_base, written out (issue 15:
-// regexp2, a backtracking engine over []rune, was ~70 % of counting a
-// conversation's first send). Each follows its pattern (patternCL100k,
+// The pre-tokenizers of cl100k_base and o200k_base, written out: regexp2,
+// a backtracking engine over []rune, was ~70 % of counting a
+// conversation's first send. Each follows its pattern (patternCL100k,
 // patternO200k) alternative by alternative, in the pattern's order, with
 // the backtracking the pattern implies spelled out; FuzzPretokenize holds
 // the pieces to regexp2's matches of the same pattern, and the BPE tests to
@@ -95,7 +95,8 @@ func (p *pretokenizer) other(i int) bool {
 	return i < len(p.rs) && p.cl[i]&(clL|clN|clS) == 0
 }
 
-// next returns the end of the piece that starts at rune i.
+// next returns the end of the piece that starts at rune i: the pattern's
+// alternatives in its order — a word, a number, punctuation, whitespace.
 func (p *pretokenizer) next(i int) int {
 	n, c, r := len(p.rs), p.cl[i], p.rs[i]
 	// [^\r\n\p{L}\p{N}]: the one-rune prefix of a word.
@@ -156,9 +157,14 @@ func (p *pretokenizer) next(i int) int {
 		}
 		return e
 	}
-	// What is left starts with whitespace: the run to its last newline
-	// (\s*[\r\n]+); else the run but its last rune when more follows
-	// (\s+(?!\S)); else the one rune (\s+).
+	return p.spaces(i)
+}
+
+// spaces matches what is left, which starts with whitespace: the run to
+// its last newline (\s*[\r\n]+); else the run but its last rune when more
+// follows (\s+(?!\S)); else the one rune (\s+).
+func (p *pretokenizer) spaces(i int) int {
+	n := len(p.rs)
 	w, lastNL := i, -1
 	for w < n && p.cl[w]&clS != 0 {
 		if p.cl[w]&clNL != 0 {

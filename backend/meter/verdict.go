@@ -173,50 +173,76 @@ func Judge(j Judgement) Verdict {
 		}
 	}
 	v.MeasuredUnits = addUnits(j.InputUnits, out)
-	u := j.Usage
+	if held, ok := j.unusable(v); ok {
+		return held
+	}
+	v, held := j.spend(v, out, slack)
+	if held {
+		return v
+	}
+	return j.trust(v)
+}
 
-	// Evidence present and complete?
+// unusable holds v when the evidence is absent, incomplete or
+// inconsistent in itself, whatever the meter.
+func (j *Judgement) unusable(v Verdict) (Verdict, bool) {
+	u := j.Usage
 	switch {
 	case !j.Stream && !j.Complete:
-		return v.hold(ReasonIncomplete, "the response body did not arrive complete")
+		return v.hold(ReasonIncomplete, "the response body did not arrive complete"), true
 	case j.UsageProblem != "":
-		return v.hold(ReasonBadEvidence, "the upstream's evidence is not usable: %s", j.UsageProblem)
+		return v.hold(ReasonBadEvidence, "the upstream's evidence is not usable: %s", j.UsageProblem), true
 	case u == nil:
-		return v.hold(ReasonNoUsage, "the upstream sent no usage object")
+		return v.hold(ReasonNoUsage, "the upstream sent no usage object"), true
 	case j.Stream && !j.SawDone:
-		return v.hold(ReasonNoDone, "the stream ended without %s", j.endMarker())
+		return v.hold(ReasonNoDone, "the stream ended without %s", j.endMarker()), true
 	case u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 || u.ReasoningTokens < 0:
-		return v.hold(ReasonBadEvidence, "the usage has a negative count")
+		return v.hold(ReasonBadEvidence, "the usage has a negative count"), true
 	case u.PromptTokens > int64(ledger.MaxUnits) || u.CompletionTokens > int64(ledger.MaxUnits)-u.PromptTokens:
-		return v.hold(ReasonBadEvidence, "the usage counts are too large")
+		return v.hold(ReasonBadEvidence, "the usage counts are too large"), true
 	case u.HasTotal && u.TotalTokens != u.PromptTokens+u.CompletionTokens:
 		return v.hold(ReasonInconsistent, "total_tokens %d ≠ prompt_tokens %d + completion_tokens %d",
-			u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+			u.TotalTokens, u.PromptTokens, u.CompletionTokens), true
 	case u.ReasoningTokens > u.CompletionTokens:
 		return v.hold(ReasonInconsistent, "reasoning_tokens %d exceed completion_tokens %d",
-			u.ReasoningTokens, u.CompletionTokens)
+			u.ReasoningTokens, u.CompletionTokens), true
 	}
+	return v, false
+}
 
+// spend applies the meter's own rule to usable evidence: it sets v's
+// spend, or holds v when the usage contradicts the gateway's measure (out
+// relayed units, slack of them possibly added by a forced cut).
+func (j *Judgement) spend(v Verdict, out, slack ledger.Units) (Verdict, bool) {
+	u := j.Usage
 	switch j.Meter.Name() {
 	case NameUTF8Bytes:
 		if u.PromptTokens != int64(j.InputUnits) || u.CompletionTokens != int64(out) {
 			return v.hold(ReasonMismatch, "usage says %d in + %d out, the gateway measured %d in + %d out bytes",
-				u.PromptTokens, u.CompletionTokens, j.InputUnits, out)
+				u.PromptTokens, u.CompletionTokens, j.InputUnits, out), true
 		}
 		v.SpendUnits = v.MeasuredUnits
 	case NameTiktoken:
 		if floor := j.Band.OutputFloor(out) - slack; u.CompletionTokens < int64(floor) {
 			return v.hold(ReasonMismatch, "completion_tokens %d are fewer than the %d the gateway's count of the relayed text (%d) allows",
-				u.CompletionTokens, floor, out)
+				u.CompletionTokens, floor, out), true
 		}
 		if !j.Band.Allows(j.InputUnits, j.UncertainUnits, u.PromptTokens) {
 			return v.hold(ReasonPromptOutOfBand, "prompt_tokens %d are outside the band around the gateway's count %d",
-				u.PromptTokens, j.InputUnits)
+				u.PromptTokens, j.InputUnits), true
 		}
 		v.SpendUnits = ledger.Units(u.PromptTokens + u.CompletionTokens)
 	default:
-		return v.hold(ReasonUnknownMeter, "no settlement rule for meter %q", j.Meter.Name())
+		return v.hold(ReasonUnknownMeter, "no settlement rule for meter %q", j.Meter.Name()), true
 	}
+	return v, false
+}
+
+// trust makes v, whose spend is set, the trusted verdict: its detail names
+// the usage, the cache figures within the prompt, and a spend above the
+// reserve.
+func (j *Judgement) trust(v Verdict) Verdict {
+	u := j.Usage
 	v.Trusted = true
 	v.Reason = ReasonTrusted
 	v.Detail = fmt.Sprintf("usage %d in + %d out under %s", u.PromptTokens, u.CompletionTokens, j.Meter.Name())

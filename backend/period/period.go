@@ -17,7 +17,7 @@ const (
 
 // Calendar cuts time into one tenant's periods. The zero Calendar is None.
 type Calendar struct {
-	Kind Kind
+	Kind Kind // from ParseKind: At panics on a kind it does not know
 	// Zone is the tenant's time zone (PickZone); nil is the machine's.
 	Zone *time.Location
 	// WeekStarts is the first day of a Week period (time.Monday from config).

@@ -94,7 +94,9 @@ func RedactDSNError(err error) string {
 
 // Fingerprint is a digest of what several gateways sharing one ledger must
 // agree on: the tenants (ids, budgets, limits, models, key hashes) and the
-// upstreams (names, URLs, models, gates, quotas — never their secrets).
+// upstreams (names, URLs, models, gates, quotas — never their secrets), as
+// c holds them. The server hashes a copy whose keys left out hold their
+// packages' defaults, so that an absent key and its default agree.
 func (c *Config) Fingerprint() string {
 	type upstream struct {
 		Name, Kind, BaseURL     string

@@ -38,7 +38,7 @@ func configuredLedger(cfg *config.Config, addr string, log *slog.Logger) func(ct
 		if err != nil {
 			return nil, err
 		}
-		if err := st.ClaimConfig(ctx, cfg.Ledger.Version, cfg.Fingerprint()); err != nil {
+		if err := st.ClaimConfig(ctx, cfg.Ledger.Version, fingerprint(cfg)); err != nil {
 			st.Close()
 			return nil, err
 		}

@@ -86,3 +86,31 @@ func TestTopUpAt(t *testing.T) {
 		t.Errorf("top-up = %+v", o.TopUp)
 	}
 }
+
+// The fingerprint counts a gate or quota key left out as its default: the
+// same digest as the file with every default written out, which is what
+// builds that filled the config before hashing it recorded.
+func TestFingerprintOfDefaults(t *testing.T) {
+	const tenants = "tenants: [{id: a, key: key-one-1, budget_units: 100}]\n"
+	short := parse(t, tenants+"upstreams:\n  - {name: p, kind: demo, models: [m], quota: {}}\n")
+	long := parse(t, tenants+`upstreams:
+  - name: p
+    kind: demo
+    models: [m]
+    max_concurrent: 2
+    queue: {max_waiters: 4, max_wait: 8s}
+    quota: {daily_cap: 2000000, small_buffer: 50000, usage_wall: 1950000, balance_wall: 100000,
+      timezone: Asia/Shanghai, sync_every: 30m, sync_every_low: 5m, burst_sync: 100000, low_balance: 300000,
+      lag: 15m, min_lag: 1m, max_lag: 45m, expiry_horizon: 15m, top_up: {at: "23:20"}, balance: {kind: manual}}
+`)
+	if a, b := fingerprint(short), fingerprint(long); a != b || a != long.Fingerprint() {
+		t.Errorf("fingerprint %s with the keys left out, %s written out (%s as written)", a, b, long.Fingerprint())
+	}
+	// What the build before config stopped filling defaults recorded.
+	if got := fingerprint(short); got != "08adbc7fa9fb10a3" {
+		t.Errorf("fingerprint = %s, want 08adbc7fa9fb10a3 as recorded in shared ledgers", got)
+	}
+	if fingerprint(parse(t, tenants+"upstreams:\n  - {name: p, kind: demo, models: [m], max_concurrent: 3, quota: {}}\n")) == fingerprint(short) {
+		t.Error("the fingerprint ignores a gate's max_concurrent")
+	}
+}

@@ -161,13 +161,30 @@ func skipSpace(data []byte, i int) int {
 func skipValue(data []byte, i int) int {
 	switch data[i] {
 	case '"':
-		return skipString(data, i)
+		// The next quote not escaped by an odd run of backslashes;
+		// IndexByte scans long contents many bytes at a time.
+		for j := i + 1; j < len(data); {
+			q := bytes.IndexByte(data[j:], '"')
+			if q < 0 {
+				return len(data)
+			}
+			j += q
+			k := j - 1
+			for k > i && data[k] == '\\' {
+				k--
+			}
+			if (j-1-k)%2 == 0 {
+				return j + 1
+			}
+			j++
+		}
+		return len(data)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(data); j++ {
 			switch data[j] {
 			case '"':
-				j = skipString(data, j) - 1
+				j = skipValue(data, j) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -187,26 +204,4 @@ func skipValue(data []byte, i int) int {
 		}
 	}
 	return j
-}
-
-// skipString returns the end of the string literal at data[i]: past the
-// next quote not escaped by an odd run of backslashes. IndexByte scans long
-// contents many bytes at a time.
-func skipString(data []byte, i int) int {
-	for j := i + 1; j < len(data); {
-		q := bytes.IndexByte(data[j:], '"')
-		if q < 0 {
-			return len(data)
-		}
-		j += q
-		k := j - 1
-		for k > i && data[k] == '\\' {
-			k--
-		}
-		if (j-1-k)%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
-	return len(data)
 }

@@ -79,9 +79,17 @@ func (v *validator) object(i, depth int) (int, bool) {
 		if i, ok = v.value(v.space(i+1), depth); !ok {
 			return i, false
 		}
-		var more bool
-		if i, more, ok = v.after(i, '}'); !more {
-			return i, ok
+		i = v.space(i)
+		if i >= len(d) {
+			return i, false
+		}
+		switch d[i] {
+		case ',':
+			i = v.space(i + 1)
+		case '}':
+			return i + 1, true
+		default:
+			return i, false
 		}
 	}
 }
@@ -101,27 +109,19 @@ func (v *validator) array(i, depth int) (int, bool) {
 		if i, ok = v.value(i, depth); !ok {
 			return i, false
 		}
-		var more bool
-		if i, more, ok = v.after(i, ']'); !more {
-			return i, ok
+		i = v.space(i)
+		if i >= len(d) {
+			return i, false
+		}
+		switch d[i] {
+		case ',':
+			i = v.space(i + 1)
+		case ']':
+			return i + 1, true
+		default:
+			return i, false
 		}
 	}
-}
-
-// after reads what follows a member or an element at data[i]: a comma
-// (more: i is then the next one's start) or the closing byte (i is then
-// the index after it).
-func (v *validator) after(i int, closing byte) (next int, more, ok bool) {
-	i = v.space(i)
-	switch {
-	case i >= len(v.data):
-		return i, false, false
-	case v.data[i] == ',':
-		return v.space(i + 1), true, true
-	case v.data[i] == closing:
-		return i + 1, false, true
-	}
-	return i, false, false
 }
 
 func (v *validator) literal(i int, lit string) (int, bool) {

@@ -199,6 +199,10 @@ func (x *exchange) finalUsage() any {
 	return x.respUsage()
 }
 
+// respSend writes one Responses event of type typ with the members kv
+// (key, value pairs) and the stream's next sequence_number.
+type respSend func(typ string, content bool, kv ...any) bool
+
 func (x *exchange) responsesStream() {
 	h := x.w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -219,56 +223,64 @@ func (x *exchange) responsesStream() {
 		!send("response.in_progress", false, "response", x.responseObject("in_progress", created, nil, nil)) {
 		return
 	}
-	var item map[string]any
+	streamItem := x.streamMessageItem
 	if x.calling() {
-		id := x.callItem("", "")["id"]
-		if !send("response.output_item.added", false, "output_index", 0, "item", x.callItem("in_progress", "")) {
-			return
-		}
-		for i, part := range x.argParts() {
-			if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
-				panic(http.ErrAbortHandler)
-			}
-			if !x.pause(x.plan.ChunkDelay) || !send("response.function_call_arguments.delta", true, "item_id", id, "output_index", 0, "delta", part) {
-				return
-			}
-		}
-		if x.plan.Kind == KindCut {
-			panic(http.ErrAbortHandler)
-		}
-		item = x.callItem("completed", x.args())
-		if !send("response.function_call_arguments.done", false, "item_id", id, "output_index", 0, "arguments", x.args()) {
-			return
-		}
-	} else {
-		id := x.messageItem("", "", false)["id"]
-		if !send("response.output_item.added", false, "output_index", 0, "item", x.messageItem("in_progress", "", false)) ||
-			!send("response.content_part.added", false, "item_id", id, "output_index", 0, "content_index", 0, "part", textPartJSON("")) {
-			return
-		}
-		for i, part := range x.parts() {
-			if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
-				panic(http.ErrAbortHandler)
-			}
-			if !x.pause(x.plan.ChunkDelay) ||
-				!send("response.output_text.delta", true, "item_id", id, "output_index", 0, "content_index", 0, "delta", part, "logprobs", []any{}) {
-				return
-			}
-		}
-		if x.plan.Kind == KindCut {
-			panic(http.ErrAbortHandler)
-		}
-		text := x.text()
-		item = x.messageItem("completed", text, true)
-		if !send("response.output_text.done", false, "item_id", id, "output_index", 0, "content_index", 0, "text", text, "logprobs", []any{}) ||
-			!send("response.content_part.done", false, "item_id", id, "output_index", 0, "content_index", 0, "part", textPartJSON(text)) {
-			return
-		}
+		streamItem = x.streamCallItem
 	}
-	if !send("response.output_item.done", false, "output_index", 0, "item", item) || !x.pause(x.plan.UsageDelay) {
+	item, ok := streamItem(send)
+	if !ok || !send("response.output_item.done", false, "output_index", 0, "item", item) || !x.pause(x.plan.UsageDelay) {
 		return
 	}
 	send("response.completed", false, "response", x.responseObject("completed", created, []any{item}, x.finalUsage()))
+}
+
+// streamCallItem streams the scripted function call as output item 0 and
+// returns the finished item; ok is false when the client went away (a
+// KindCut plan panics mid-arguments, closing the connection).
+func (x *exchange) streamCallItem(send respSend) (item map[string]any, ok bool) {
+	id := x.callItem("", "")["id"]
+	if !send("response.output_item.added", false, "output_index", 0, "item", x.callItem("in_progress", "")) {
+		return nil, false
+	}
+	for i, part := range x.argParts() {
+		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
+			panic(http.ErrAbortHandler)
+		}
+		if !x.pause(x.plan.ChunkDelay) || !send("response.function_call_arguments.delta", true, "item_id", id, "output_index", 0, "delta", part) {
+			return nil, false
+		}
+	}
+	if x.plan.Kind == KindCut {
+		panic(http.ErrAbortHandler)
+	}
+	item = x.callItem("completed", x.args())
+	return item, send("response.function_call_arguments.done", false, "item_id", id, "output_index", 0, "arguments", x.args())
+}
+
+// streamMessageItem streams the plan's text as message item 0, like
+// streamCallItem.
+func (x *exchange) streamMessageItem(send respSend) (item map[string]any, ok bool) {
+	id := x.messageItem("", "", false)["id"]
+	if !send("response.output_item.added", false, "output_index", 0, "item", x.messageItem("in_progress", "", false)) ||
+		!send("response.content_part.added", false, "item_id", id, "output_index", 0, "content_index", 0, "part", textPartJSON("")) {
+		return nil, false
+	}
+	for i, part := range x.parts() {
+		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
+			panic(http.ErrAbortHandler)
+		}
+		if !x.pause(x.plan.ChunkDelay) ||
+			!send("response.output_text.delta", true, "item_id", id, "output_index", 0, "content_index", 0, "delta", part, "logprobs", []any{}) {
+			return nil, false
+		}
+	}
+	if x.plan.Kind == KindCut {
+		panic(http.ErrAbortHandler)
+	}
+	text := x.text()
+	item = x.messageItem("completed", text, true)
+	return item, send("response.output_text.done", false, "item_id", id, "output_index", 0, "content_index", 0, "text", text, "logprobs", []any{}) &&
+		send("response.content_part.done", false, "item_id", id, "output_index", 0, "content_index", 0, "part", textPartJSON(text))
 }
 
 func (x *exchange) responsesComplete() {

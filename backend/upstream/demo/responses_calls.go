@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/quotagate/quotagate/backend/openai"
 )
 
 // Scripted function calls (Plan.Call), for chat completions and the
@@ -13,16 +15,6 @@ import (
 // AckPrefix starts the demo's text answer to a conversation that ends with a
 // function's output: the output follows, so a round trip shows it arrived.
 const AckPrefix = "The demo received the function output: "
-
-type toolCallJSON struct {
-	Index    *int   `json:"index,omitempty"`
-	ID       string `json:"id,omitempty"`
-	Type     string `json:"type,omitempty"`
-	Function struct {
-		Name      string `json:"name,omitempty"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
 
 // toolResult returns the content of the last message when it is a tool's.
 func (c *chatRequest) toolResult() (string, bool) {
@@ -99,8 +91,8 @@ func (x *exchange) argParts() []string {
 
 func (x *exchange) callID() string { return fmt.Sprintf("call_demo_%d", x.rec.Seq) }
 
-func (x *exchange) toolCall(args string) toolCallJSON {
-	var tc toolCallJSON
+func (x *exchange) toolCall(args string) openai.ToolCallJSON {
+	var tc openai.ToolCallJSON
 	tc.ID, tc.Type = x.callID(), "function"
 	tc.Function.Name, tc.Function.Arguments = x.plan.Call, args
 	return tc
@@ -110,18 +102,13 @@ func (x *exchange) toolCall(args string) toolCallJSON {
 // call's id and name, then its arguments in pieces, finish_reason
 // "tool_calls", the usage and [DONE] — or a cut after Plan.CutAfter pieces.
 func (x *exchange) streamCall(created int64, includeUsage bool) {
-	chunk := func(d *delta, finish *string) chunkJSON {
-		c := chunkJSON{ID: x.id(), Object: "chat.completion.chunk", Created: created, Model: x.req.Model,
-			SystemFingerprint: "quotagate-demo-simulated", Choices: []choiceChunk{{Index: 0, Delta: d, FinishReason: finish}}}
-		if includeUsage {
-			c.Usage = nullUsage
-		}
-		return c
+	chunk := func(d *openai.DeltaJSON, finish *string) openai.ChunkJSON {
+		return x.chunk(created, includeUsage, d, finish)
 	}
 	zero := 0
 	head := x.toolCall("")
 	head.Index = &zero
-	if !x.event(chunk(&delta{Role: "assistant", ToolCalls: []toolCallJSON{head}}, nil), false) {
+	if !x.event(chunk(&openai.DeltaJSON{Role: "assistant", ToolCalls: []openai.ToolCallJSON{head}}, nil), false) {
 		return
 	}
 	for i, part := range x.argParts() {
@@ -131,9 +118,9 @@ func (x *exchange) streamCall(created int64, includeUsage bool) {
 		if !x.pause(x.plan.ChunkDelay) {
 			return
 		}
-		var tc toolCallJSON
+		var tc openai.ToolCallJSON
 		tc.Index, tc.Function.Arguments = &zero, part
-		if !x.event(chunk(&delta{ToolCalls: []toolCallJSON{tc}}, nil), true) {
+		if !x.event(chunk(&openai.DeltaJSON{ToolCalls: []openai.ToolCallJSON{tc}}, nil), true) {
 			return
 		}
 	}
@@ -141,17 +128,10 @@ func (x *exchange) streamCall(created int64, includeUsage bool) {
 		panic(http.ErrAbortHandler)
 	}
 	finish := "tool_calls"
-	if !x.event(chunk(&delta{}, &finish), false) {
+	if !x.event(chunk(&openai.DeltaJSON{}, &finish), false) {
 		return
 	}
-	if includeUsage {
-		c := chunkJSON{ID: x.id(), Object: "chat.completion.chunk", Created: created, Model: x.req.Model,
-			SystemFingerprint: "quotagate-demo-simulated", Choices: []choiceChunk{}, Usage: x.usage()}
-		if !x.event(c, false) {
-			return
-		}
-	}
-	x.write([]byte("data: [DONE]\n\n"), false)
+	x.end(created, includeUsage)
 }
 
 // callOutput is the output of the last input item when it is a

@@ -459,7 +459,7 @@ func (x *exchange) run() {
 func (x *exchange) id() string { return fmt.Sprintf("chatcmpl-demo-%d", x.rec.Seq) }
 
 // usage is what the plan reports for the text it sends.
-func (x *exchange) usage() *usage {
+func (x *exchange) usage() *openai.UsageJSON {
 	var prompt int64
 	switch {
 	case x.resp != nil:
@@ -472,7 +472,7 @@ func (x *exchange) usage() *usage {
 		}
 	}
 	completion := x.s.opts.CompletionUnits(x.req.Model, x.output())
-	u := &usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
+	u := &openai.UsageJSON{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 	if x.plan.Kind == KindFalseUsage {
 		// Contradicts the relayed text: claims nothing was generated.
 		u.CompletionTokens = 0
@@ -492,15 +492,10 @@ func (x *exchange) stream() {
 		x.streamCall(created, includeUsage)
 		return
 	}
-	chunk := func(delta *delta, finish *string) chunkJSON {
-		c := chunkJSON{ID: x.id(), Object: "chat.completion.chunk", Created: created, Model: x.req.Model,
-			SystemFingerprint: "quotagate-demo-simulated", Choices: []choiceChunk{{Index: 0, Delta: delta, FinishReason: finish}}}
-		if includeUsage {
-			c.Usage = nullUsage // OpenAI sends "usage": null on every chunk but the last
-		}
-		return c
+	chunk := func(d *openai.DeltaJSON, finish *string) openai.ChunkJSON {
+		return x.chunk(created, includeUsage, d, finish)
 	}
-	if !x.event(chunk(&delta{Role: "assistant", Content: new(string)}, nil), false) {
+	if !x.event(chunk(&openai.DeltaJSON{Role: "assistant", Content: new(string)}, nil), false) {
 		return
 	}
 	for i, part := range x.parts() {
@@ -511,7 +506,7 @@ func (x *exchange) stream() {
 		if !x.pause(x.plan.ChunkDelay) {
 			return
 		}
-		if !x.event(chunk(&delta{Content: &part}, nil), true) {
+		if !x.event(chunk(&openai.DeltaJSON{Content: &part}, nil), true) {
 			return
 		}
 	}
@@ -519,15 +514,31 @@ func (x *exchange) stream() {
 		panic(http.ErrAbortHandler)
 	}
 	stop := "stop"
-	if !x.event(chunk(&delta{}, &stop), false) {
+	if !x.event(chunk(&openai.DeltaJSON{}, &stop), false) {
 		return
 	}
 	if !x.pause(x.plan.UsageDelay) {
 		return
 	}
+	x.end(created, includeUsage)
+}
+
+// chunk is one chat.completion.chunk of choice 0.
+func (x *exchange) chunk(created int64, includeUsage bool, d *openai.DeltaJSON, finish *string) openai.ChunkJSON {
+	c := openai.ChunkJSON{ID: x.id(), Object: "chat.completion.chunk", Created: created, Model: x.req.Model,
+		SystemFingerprint: "quotagate-demo-simulated", Choices: []openai.ChunkChoiceJSON{{Index: 0, Delta: d, FinishReason: finish}}}
 	if includeUsage {
-		c := chunkJSON{ID: x.id(), Object: "chat.completion.chunk", Created: created, Model: x.req.Model,
-			SystemFingerprint: "quotagate-demo-simulated", Choices: []choiceChunk{}, Usage: x.usage()}
+		c.Usage = nullUsage
+	}
+	return c
+}
+
+// end writes the usage chunk, when it was asked for, and [DONE].
+func (x *exchange) end(created int64, includeUsage bool) {
+	if includeUsage {
+		u, _ := json.Marshal(x.usage())
+		c := openai.ChunkJSON{ID: x.id(), Object: "chat.completion.chunk", Created: created, Model: x.req.Model,
+			SystemFingerprint: "quotagate-demo-simulated", Choices: []openai.ChunkChoiceJSON{}, Usage: u}
 		if !x.event(c, false) {
 			return
 		}
@@ -535,7 +546,7 @@ func (x *exchange) stream() {
 	x.write([]byte("data: [DONE]\n\n"), false)
 }
 
-func (x *exchange) event(c chunkJSON, content bool) bool {
+func (x *exchange) event(c openai.ChunkJSON, content bool) bool {
 	b, _ := json.Marshal(c)
 	buf := make([]byte, 0, len(b)+8)
 	buf = append(buf, "data: "...)
@@ -581,15 +592,15 @@ func (x *exchange) complete() {
 	if x.plan.Kind == KindCut {
 		text = strings.Join(x.parts()[:min(x.plan.CutAfter, len(x.parts()))], "")
 	}
-	resp := completionJSON{ID: x.id(), Object: "chat.completion", Created: time.Now().Unix(), Model: x.req.Model,
+	resp := openai.CompletionJSON{ID: x.id(), Object: "chat.completion", Created: time.Now().Unix(), Model: x.req.Model,
 		SystemFingerprint: "quotagate-demo-simulated",
-		Choices:           []choiceFull{{Index: 0, Message: message{Role: "assistant", Content: &text}, FinishReason: "stop"}}}
+		Choices:           []openai.CompletionChoiceJSON{{Index: 0, Message: openai.MessageJSON{Role: "assistant", Content: &text}, FinishReason: "stop"}}}
 	if x.calling() {
-		resp.Choices[0].Message = message{Role: "assistant", ToolCalls: []toolCallJSON{x.toolCall(x.plan.Args)}}
+		resp.Choices[0].Message = openai.MessageJSON{Role: "assistant", ToolCalls: []openai.ToolCallJSON{x.toolCall(x.plan.Args)}}
 		resp.Choices[0].FinishReason = "tool_calls"
 	}
 	if x.plan.Kind != KindNoUsage {
-		resp.Usage = x.usage()
+		resp.Usage, _ = json.Marshal(x.usage())
 	}
 	b, _ := json.Marshal(resp)
 	x.w.Header().Set("Content-Type", "application/json")
@@ -603,58 +614,9 @@ func (x *exchange) complete() {
 	x.write(b, true)
 }
 
-type usage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
-}
-
-// nullUsage marshals as "usage": null.
+// nullUsage is "usage": null, which OpenAI sends on every chunk but the
+// last when usage was asked for.
 var nullUsage = json.RawMessage("null")
-
-type delta struct {
-	Role      string         `json:"role,omitempty"`
-	Content   *string        `json:"content,omitempty"`
-	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
-}
-
-type choiceChunk struct {
-	Index        int     `json:"index"`
-	Delta        *delta  `json:"delta"`
-	FinishReason *string `json:"finish_reason"`
-}
-
-type chunkJSON struct {
-	ID                string        `json:"id"`
-	Object            string        `json:"object"`
-	Created           int64         `json:"created"`
-	Model             string        `json:"model"`
-	SystemFingerprint string        `json:"system_fingerprint"`
-	Choices           []choiceChunk `json:"choices"`
-	Usage             any           `json:"usage,omitempty"` // nil, nullUsage or *usage
-}
-
-type message struct {
-	Role      string         `json:"role"`
-	Content   *string        `json:"content"`
-	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
-}
-
-type choiceFull struct {
-	Index        int     `json:"index"`
-	Message      message `json:"message"`
-	FinishReason string  `json:"finish_reason"`
-}
-
-type completionJSON struct {
-	ID                string       `json:"id"`
-	Object            string       `json:"object"`
-	Created           int64        `json:"created"`
-	Model             string       `json:"model"`
-	SystemFingerprint string       `json:"system_fingerprint"`
-	Choices           []choiceFull `json:"choices"`
-	Usage             *usage       `json:"usage,omitempty"`
-}
 
 func errorBody(msg, typ, code string) openai.ErrorBody { return openai.NewError(msg, typ, code) }
 

@@ -75,79 +75,110 @@ type TenantPlan struct {
 // start leaves the audit log alone. Errors: CodeInvalidRequest for a budget
 // below what a tenant has spent and holds, or a key another tenant keeps.
 func PlanTenants(stored []StoredTenant, tenants []Tenant, actor Actor) (TenantPlan, error) {
-	var p TenantPlan
-	byID := map[string]StoredTenant{}
-	owner := map[string]string{} // key hash → tenant, as stored
+	pl := tenantPlanner{actor: actor, byID: map[string]StoredTenant{}, owner: map[string]string{}, revoked: map[string]int{}}
 	for _, t := range stored {
-		byID[t.ID] = t
+		pl.byID[t.ID] = t
 		for _, h := range t.KeyHashes {
-			owner[h] = t.ID
+			pl.owner[h] = t.ID
 		}
 	}
+	pl.revoke(stored, tenants)
+	for _, t := range tenants {
+		if err := pl.tenant(t); err != nil {
+			return TenantPlan{}, err
+		}
+	}
+	return pl.p, nil
+}
+
+// tenantPlanner builds a TenantPlan from the stored tenants.
+type tenantPlanner struct {
+	p       TenantPlan
+	actor   Actor
+	byID    map[string]StoredTenant
+	owner   map[string]string // key hash → tenant, as stored, then as planned
+	revoked map[string]int    // tenant → keys revoked
+}
+
+// revoke plans the revocation of every stored key its tenant is no longer
+// configured with, and audits a tenant left out of the list.
+func (pl *tenantPlanner) revoke(stored []StoredTenant, tenants []Tenant) {
 	wantKeys := map[string][]string{} // configured tenant → its key hashes
 	for _, t := range tenants {
 		wantKeys[t.ID] = t.KeyHashes
 	}
-	revoked := map[string]int{}
 	for _, old := range stored {
 		want, configured := wantKeys[old.ID]
 		for _, h := range old.KeyHashes {
 			if !slices.Contains(want, h) {
-				p.RevokeKeys = append(p.RevokeKeys, h)
-				delete(owner, h)
-				revoked[old.ID]++
+				pl.p.RevokeKeys = append(pl.p.RevokeKeys, h)
+				delete(pl.owner, h)
+				pl.revoked[old.ID]++
 			}
 		}
-		if revoked[old.ID] > 0 && !configured {
+		if pl.revoked[old.ID] > 0 && !configured {
 			avail := old.available()
-			p.Audit = append(p.Audit, AuditEntry{Kind: AuditConfig, TenantID: old.ID, Actor: actor,
+			pl.p.Audit = append(pl.p.Audit, AuditEntry{Kind: AuditConfig, TenantID: old.ID, Actor: pl.actor,
 				Reason: "tenant no longer configured", AvailableBefore: avail, AvailableAfter: avail,
-				Detail: fmt.Sprintf("keys -%d", revoked[old.ID])})
+				Detail: fmt.Sprintf("keys -%d", pl.revoked[old.ID])})
 		}
 	}
-	for _, t := range tenants {
-		old, exists := byID[t.ID]
-		var diff []string
-		var before Units
-		if !exists {
-			p.Create = append(p.Create, t)
-			diff = append(diff, fmt.Sprintf("created: budget_units=%d max_concurrent=%d per_minute=%d per_hour=%d allowed_models=%s",
-				t.BudgetUnits, t.MaxConcurrent, t.PerMinute, t.PerHour, AllowedModelsJSON(t.AllowedModels)))
-		} else {
-			before = old.available()
-			if t.BudgetUnits < old.SpentUnits+old.HeldUnits {
-				return TenantPlan{}, Errorf(CodeInvalidRequest,
-					"tenant %s: budget_units %d is below what is already spent (%d) and held (%d); raise it or reconcile holds first",
-					t.ID, t.BudgetUnits, old.SpentUnits, old.HeldUnits)
-			}
-			diff = tenantDiff(old.Tenant, t)
-			if len(diff) > 0 {
-				p.Update = append(p.Update, t)
-			}
+}
+
+// tenant plans configured tenant t: its creation or update, its new keys
+// and its audit row, when anything changed.
+func (pl *tenantPlanner) tenant(t Tenant) error {
+	old, exists := pl.byID[t.ID]
+	var diff []string
+	var before Units
+	if !exists {
+		pl.p.Create = append(pl.p.Create, t)
+		diff = append(diff, fmt.Sprintf("created: budget_units=%d max_concurrent=%d per_minute=%d per_hour=%d allowed_models=%s",
+			t.BudgetUnits, t.MaxConcurrent, t.PerMinute, t.PerHour, AllowedModelsJSON(t.AllowedModels)))
+	} else {
+		before = old.available()
+		if t.BudgetUnits < old.SpentUnits+old.HeldUnits {
+			return Errorf(CodeInvalidRequest,
+				"tenant %s: budget_units %d is below what is already spent (%d) and held (%d); raise it or reconcile holds first",
+				t.ID, t.BudgetUnits, old.SpentUnits, old.HeldUnits)
 		}
-		added := 0
-		for _, h := range t.KeyHashes {
-			if exists && slices.Contains(old.KeyHashes, h) {
-				continue
-			}
-			if o, taken := owner[h]; taken && o != t.ID {
-				return TenantPlan{}, Errorf(CodeInvalidRequest, "tenant %s: an API key is already used by tenant %s", t.ID, o)
-			}
-			owner[h] = t.ID
-			p.AddKeys = append(p.AddKeys, TenantKey{Hash: h, TenantID: t.ID})
-			added++
+		diff = tenantDiff(old.Tenant, t)
+		if len(diff) > 0 {
+			pl.p.Update = append(pl.p.Update, t)
 		}
-		if removed := revoked[t.ID]; added > 0 || removed > 0 {
-			diff = append(diff, fmt.Sprintf("keys +%d -%d", added, removed))
-		}
-		if len(diff) == 0 {
+	}
+	added, err := pl.addKeys(t, old.KeyHashes)
+	if err != nil {
+		return err
+	}
+	if removed := pl.revoked[t.ID]; added > 0 || removed > 0 {
+		diff = append(diff, fmt.Sprintf("keys +%d -%d", added, removed))
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	pl.p.Audit = append(pl.p.Audit, AuditEntry{Kind: AuditConfig, TenantID: t.ID, Actor: pl.actor,
+		Units: t.BudgetUnits - old.BudgetUnits, AvailableBefore: before,
+		AvailableAfter: t.BudgetUnits - old.SpentUnits - old.HeldUnits, Detail: strings.Join(diff, "; ")})
+	return nil
+}
+
+// addKeys plans t's keys that it does not hold yet (held: its stored
+// keys); a key another tenant keeps is CodeInvalidRequest.
+func (pl *tenantPlanner) addKeys(t Tenant, held []string) (int, error) {
+	added := 0
+	for _, h := range t.KeyHashes {
+		if slices.Contains(held, h) {
 			continue
 		}
-		p.Audit = append(p.Audit, AuditEntry{Kind: AuditConfig, TenantID: t.ID, Actor: actor,
-			Units: t.BudgetUnits - old.BudgetUnits, AvailableBefore: before,
-			AvailableAfter: t.BudgetUnits - old.SpentUnits - old.HeldUnits, Detail: strings.Join(diff, "; ")})
+		if o, taken := pl.owner[h]; taken && o != t.ID {
+			return 0, Errorf(CodeInvalidRequest, "tenant %s: an API key is already used by tenant %s", t.ID, o)
+		}
+		pl.owner[h] = t.ID
+		pl.p.AddKeys = append(pl.p.AddKeys, TenantKey{Hash: h, TenantID: t.ID})
+		added++
 	}
-	return p, nil
+	return added, nil
 }
 
 func tenantDiff(old, t Tenant) []string {

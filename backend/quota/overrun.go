@@ -162,69 +162,106 @@ func (g *Guard) learnOverrun(ctx context.Context, m *model, now time.Time) error
 	if err != nil {
 		return fmt.Errorf("read settlements for the overrun of %s/%s: %w", m.key.upstream, m.key.model, err)
 	}
-	name := m.key.upstream + "/" + m.key.model
-	prefix := name + " "
-	type sample struct{ reserve, cost ledger.Units }
-	var samples []sample
-	var opened []ledger.AuditEntry
-	var closed []ledger.RunID
-	learned, from := k, ""
-	open := map[ledger.RunID]ledger.Units{}
+	sc := overrunScan{g: g, m: m, name: m.key.upstream + "/" + m.key.model, k: k, learned: k,
+		open: map[ledger.RunID]ledger.Units{}}
+	sc.prefix = sc.name + " "
 	for _, r := range rows {
-		switch {
-		case r.Kind == ledger.AuditAdmit && (r.Detail == name || strings.HasPrefix(r.Detail, prefix)):
-			open[r.RunID] = r.Units
-			opened = append(opened, r)
-		case r.Kind == ledger.AuditSync && r.Reason == ReasonOverrunLearned && strings.HasPrefix(r.Detail, prefix):
-			k = max(k, int64(r.Units))
-		case r.Kind == ledger.AuditSettle:
-			reserve, ours := open[r.RunID]
-			if !ours {
-				m.mu.Lock()
-				a, ok := m.admitted[r.RunID]
-				m.mu.Unlock()
-				reserve, ours = a.reserve, ok
-			}
-			cost := r.Units
-			if strings.Contains(r.Evidence, settleOverrunMark) {
-				run, err := g.store.Run(ctx, r.RunID)
-				if err != nil {
-					return fmt.Errorf("read run %s for the overrun of %s/%s: %w", r.RunID, m.key.upstream, m.key.model, err)
-				}
-				if run.Upstream != m.key.upstream || run.Model != m.key.model {
-					continue
-				}
-				reserve, ours, cost = run.ReserveUnits, true, run.SpentUnits+run.OverrunUnits
-				if n := LearnOverrun(learned, reserve, cost); n > learned {
-					learned, from = n, fmt.Sprintf("run %s: %d units on a reserve of %d", run.ID, cost, reserve)
-				}
-			}
-			if ours {
-				samples = append(samples, sample{reserve, cost})
-				delete(open, r.RunID)
-				closed = append(closed, r.RunID)
-			}
+		if err := sc.row(ctx, r); err != nil {
+			return err
 		}
 	}
-	if learned > k {
+	if sc.learned > sc.k {
 		if err := g.store.AppendAudit(ctx, ledger.AuditEntry{At: g.now().UTC(), Kind: ledger.AuditSync, Actor: ledger.ActorQuotaGuard,
-			Reason: ReasonOverrunLearned, Units: ledger.Units(learned),
-			Detail: fmt.Sprintf("%s%s: reserves now count up to ×%.3f (%s)", prefix, overrunDetail(learned), float64(learned)/noOverrun, from)}); err != nil {
+			Reason: ReasonOverrunLearned, Units: ledger.Units(sc.learned),
+			Detail: fmt.Sprintf("%s%s: reserves now count up to ×%.3f (%s)", sc.prefix, overrunDetail(sc.learned),
+				float64(sc.learned)/noOverrun, sc.from)}); err != nil {
 			return fmt.Errorf("audit the overrun of %s/%s: %w", m.key.upstream, m.key.model, err) // re-read next time
 		}
-		k = learned
+		sc.k = sc.learned
 	}
+	m.keepScan(&sc, rows, now)
+	return nil
+}
+
+// overrunScan is one pass of learnOverrun over new audit rows: the runs of
+// the model it saw admitted (open, opened), the ones it saw settled
+// (closed, samples), and the largest ratio known (k) and learned now.
+type overrunScan struct {
+	g            *Guard
+	m            *model
+	name, prefix string // "<upstream>/<model>", and with the space a detail continues with
+	samples      []overrunSample
+	opened       []ledger.AuditEntry
+	closed       []ledger.RunID
+	open         map[ledger.RunID]ledger.Units
+	k, learned   int64
+	from         string // the run the learned ratio comes from
+}
+
+type overrunSample struct{ reserve, cost ledger.Units }
+
+// row takes one audit row into the scan.
+func (sc *overrunScan) row(ctx context.Context, r ledger.AuditEntry) error {
+	switch {
+	case r.Kind == ledger.AuditAdmit && (r.Detail == sc.name || strings.HasPrefix(r.Detail, sc.prefix)):
+		sc.open[r.RunID] = r.Units
+		sc.opened = append(sc.opened, r)
+	case r.Kind == ledger.AuditSync && r.Reason == ReasonOverrunLearned && strings.HasPrefix(r.Detail, sc.prefix):
+		sc.k = max(sc.k, int64(r.Units))
+	case r.Kind == ledger.AuditSettle:
+		return sc.settled(ctx, r)
+	}
+	return nil
+}
+
+// settled takes a settle row: a sample when the run is the model's (seen
+// admitted in this scan or an earlier one), and for a settlement above its
+// reserve, the run's own figures, which may raise the learned ratio.
+func (sc *overrunScan) settled(ctx context.Context, r ledger.AuditEntry) error {
+	m := sc.m
+	reserve, ours := sc.open[r.RunID]
+	if !ours {
+		m.mu.Lock()
+		a, ok := m.admitted[r.RunID]
+		m.mu.Unlock()
+		reserve, ours = a.reserve, ok
+	}
+	cost := r.Units
+	if strings.Contains(r.Evidence, settleOverrunMark) {
+		run, err := sc.g.store.Run(ctx, r.RunID)
+		if err != nil {
+			return fmt.Errorf("read run %s for the overrun of %s/%s: %w", r.RunID, m.key.upstream, m.key.model, err)
+		}
+		if run.Upstream != m.key.upstream || run.Model != m.key.model {
+			return nil
+		}
+		reserve, ours, cost = run.ReserveUnits, true, run.SpentUnits+run.OverrunUnits
+		if n := LearnOverrun(sc.learned, reserve, cost); n > sc.learned {
+			sc.learned, sc.from = n, fmt.Sprintf("run %s: %d units on a reserve of %d", run.ID, cost, reserve)
+		}
+	}
+	if ours {
+		sc.samples = append(sc.samples, overrunSample{reserve, cost})
+		delete(sc.open, r.RunID)
+		sc.closed = append(sc.closed, r.RunID)
+	}
+	return nil
+}
+
+// keepScan stores what a scan of rows learned: the runs still open for the
+// next scan, the samples, the largest ratio and the last seq read.
+func (m *model) keepScan(sc *overrunScan, rows []ledger.AuditEntry, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.admitted == nil {
 		m.admitted = map[ledger.RunID]admitted{}
 	}
-	for _, r := range opened {
-		if _, still := open[r.RunID]; still {
+	for _, r := range sc.opened {
+		if _, still := sc.open[r.RunID]; still {
 			m.admitted[r.RunID] = admitted{at: r.At, reserve: r.Units}
 		}
 	}
-	for _, id := range closed {
+	for _, id := range sc.closed {
 		delete(m.admitted, id)
 	}
 	for id, a := range m.admitted { // ended without a settlement (held, released, cancelled): no sample
@@ -232,12 +269,11 @@ func (g *Guard) learnOverrun(ctx context.Context, m *model, now time.Time) error
 			delete(m.admitted, id)
 		}
 	}
-	for _, x := range samples {
+	for _, x := range sc.samples {
 		m.overrun.Learn(x.reserve, x.cost)
 	}
-	m.overrun.MaxMilli = max(m.overrun.MaxMilli, k)
+	m.overrun.MaxMilli = max(m.overrun.MaxMilli, sc.k)
 	if n := len(rows); n > 0 {
 		m.auditSeq = max(m.auditSeq, rows[n-1].Seq)
 	}
-	return nil
 }

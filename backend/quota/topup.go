@@ -313,24 +313,9 @@ func (t *TopUp) attempt(ctx context.Context, m ModelOptions) TopUpResult {
 		r.Outcome = TopUpDone
 		return r
 	}
-	// A fresh reading first when the model has a source (seed 002 §8.4 pulls
-	// the packages at the start); on failure the job does not run on the old one.
-	if t.g.HasSource(m.Upstream, m.Model) {
-		if _, err := t.g.Sync(ctx, m.Upstream, m.Model); err != nil {
-			return deferred("balance sync failed: " + err.Error())
-		}
-	}
-	p, err := t.g.Position(ctx, m.Upstream, m.Model)
-	switch {
-	case err != nil:
-		return deferred(err.Error())
-	case p.Day != day:
-		return deferred(StopDayOver)
-	case !p.B0.Known:
-		return deferred("no balance reading or manual B0 yet")
-	case p.Evicted && !strings.HasPrefix(p.Reason, ReasonUsageWall):
-		// A balance-wall or no-balance eviction may end at the next sync.
-		return deferred(StopEvicted + ": " + p.Reason)
+	p, why := t.position(ctx, m, day)
+	if why != "" {
+		return deferred(why)
 	}
 	r.Plan = min(PlanTopUp(m.Options, p.Usage+p.Held, p.B0.Units), room(m.Options, p))
 	t.g.ShowTopUpPlan(m.Upstream, m.Model, day, r.Plan)
@@ -359,6 +344,31 @@ func (t *TopUp) attempt(ctx context.Context, m ModelOptions) TopUpResult {
 	_ = t.audit(final, ReasonTopUpDone, r.Spent,
 		fmt.Sprintf("%sspent %d of plan %d in %d calls; stop: %s: %s", head, r.Spent, r.Plan, r.Calls, r.Stop, r.Detail))
 	return r
+}
+
+// position is m's position when the top-up may plan from it, else why it
+// must wait.
+func (t *TopUp) position(ctx context.Context, m ModelOptions, day string) (Position, string) {
+	// A fresh reading first when the model has a source (seed 002 §8.4 pulls
+	// the packages at the start); on failure the job does not run on the old one.
+	if t.g.HasSource(m.Upstream, m.Model) {
+		if _, err := t.g.Sync(ctx, m.Upstream, m.Model); err != nil {
+			return Position{}, "balance sync failed: " + err.Error()
+		}
+	}
+	p, err := t.g.Position(ctx, m.Upstream, m.Model)
+	switch {
+	case err != nil:
+		return p, err.Error()
+	case p.Day != day:
+		return p, StopDayOver
+	case !p.B0.Known:
+		return p, "no balance reading or manual B0 yet"
+	case p.Evicted && !strings.HasPrefix(p.Reason, ReasonUsageWall):
+		// A balance-wall or no-balance eviction may end at the next sync.
+		return p, StopEvicted + ": " + p.Reason
+	}
+	return p, ""
 }
 
 // spend makes filler calls until a stop condition holds, re-reading the

@@ -180,6 +180,51 @@ type flight struct {
 
 // Run simulates cfg under one policy.
 func Run(cfg Config, pol Policy) Result {
+	r := newRun(cfg, pol)
+	for now := r.cfg.Start; now.Before(r.end); now = now.Add(time.Minute) {
+		r.minute(now)
+	}
+	r.closeDay()
+	r.res.FreeUsed = r.res.Consumed - r.res.Billed
+	r.res.Expired = r.prov.expired
+	return r.res
+}
+
+// simRun is one simulation in progress: the world, the provider, the
+// policy under test, the calls in flight and the day's figures.
+type simRun struct {
+	cfg  Config
+	o    quota.Options
+	pol  Policy
+	w    *world
+	prov *provider
+	p    policy
+	res  Result
+	end  time.Time
+
+	inflight     []flight
+	inflightCost ledger.Units
+	next         int // the next request of w.requests to arrive
+	day          int // days since cfg.Start
+	// The provider's day turns w.skew after the guard's; its collection of a
+	// day is refunded the next one, in one part or two.
+	provNext  time.Time
+	collected ledger.Units
+	grants    []grant
+
+	consumedToday, billedToday, demandToday ledger.Units
+	poolAtMidnight, refundOfDay             ledger.Units
+	expiredAtMidnight                       ledger.Units
+	refusedToday, rwfToday                  int
+}
+
+// grant is a part of a refund the provider grants at a time.
+type grant struct {
+	at    time.Time
+	units ledger.Units
+}
+
+func newRun(cfg Config, pol Policy) *simRun {
 	o, err := cfg.Options.Validate()
 	if err != nil {
 		panic(err)
@@ -192,175 +237,173 @@ func Run(cfg Config, pol Policy) Result {
 	if cfg.Days == 0 {
 		cfg.Days = 60
 	}
-	w := newWorld(cfg)
-	res := Result{Policy: pol, Seed: cfg.Seed}
-
-	prov := &provider{}
-	for _, k := range w.initial {
+	r := &simRun{cfg: cfg, o: o, pol: pol, w: newWorld(cfg), prov: &provider{}, res: Result{Policy: pol, Seed: cfg.Seed}}
+	for _, k := range r.w.initial {
 		c := *k
 		c.hist = append([]balancePoint(nil), k.hist...)
-		prov.add(&c)
+		r.prov.add(&c)
 	}
-	prov.record(cfg.Start.Add(-time.Hour))
-	prov.settle = cfg.Start.Add(-time.Minute)
-
-	var p policy
+	r.prov.record(cfg.Start.Add(-time.Hour))
+	r.prov.settle = cfg.Start.Add(-time.Minute)
 	base := common{o: o, day: o.Day(cfg.Start)}
 	switch pol {
 	case V6:
-		p = &v6{common: base}
+		r.p = &v6{common: base}
 	case Quotagate:
-		p = &guard{common: base, series: &quota.Series{}}
+		r.p = &guard{common: base, series: &quota.Series{}}
 	default:
 		panic("unknown policy " + pol)
 	}
+	r.provNext = cfg.Start.Add(24*time.Hour + r.w.skew)
+	r.poolAtMidnight = r.prov.balance()
+	r.end = cfg.Start.Add(time.Duration(cfg.Days) * 24 * time.Hour)
+	r.expiredAtMidnight = r.prov.expired
+	return r
+}
 
-	var inflight []flight
-	var inflightCost ledger.Units
-	next := 0
-	consumedToday := ledger.Units(0)
-	billedToday := ledger.Units(0)
-	day := 0
-	// The provider's day turns w.skew after the guard's; its collection of a
-	// day is refunded the next one, in one part or two.
-	provNext := cfg.Start.Add(24*time.Hour + w.skew)
-	collected := ledger.Units(0)
-	type grant struct {
-		at    time.Time
-		units ledger.Units
+// minute advances the world by the minute starting at now.
+func (r *simRun) minute(now time.Time) {
+	if now.After(r.cfg.Start) && r.o.DayStart(now).Equal(now) { // 00:00 local
+		r.closeDay()
+		r.day++
+		r.consumedToday, r.billedToday, r.refundOfDay = 0, 0, 0
+		r.poolAtMidnight = r.prov.balance()
+		r.p.rollover(now)
 	}
-	var grants []grant
-	poolAtMidnight := prov.balance()
-	refundOfDay := ledger.Units(0)
-	end := cfg.Start.Add(time.Duration(cfg.Days) * 24 * time.Hour)
+	if !now.Before(r.provNext) { // the provider's midnight: yesterday's collection is refunded today
+		r.scheduleRefund()
+	}
+	r.prov.expire(now)
+	r.grantDue(now)
+	if m := r.w.manualAt[min(r.day, len(r.w.manualAt)-1)]; m > 0 && now.Equal(r.o.DayStart(now).Add(m)) {
+		trueB0 := r.poolAtMidnight + r.refundOfDay - (r.prov.expired - r.expiredAtMidnight)
+		r.p.manualB0(now, trueB0+ledger.Units(float64(trueB0)*r.w.harsh.ManualB0High))
+	}
+	r.complete(now)
+	r.prov.settle = r.w.settlePoint(now, r.prov.settle)
+	if r.p.syncDue(now) {
+		r.sync(now)
+	}
+	for ; r.next < len(r.w.requests) && !r.w.requests[r.next].at.After(now); r.next++ {
+		r.arrive(now, r.w.requests[r.next])
+	}
+}
 
-	refusedToday, rwfToday := 0, 0
-	demandToday := ledger.Units(0)
-	expiredAtMidnight := prov.expired
-	closeDay := func() {
-		if cfg.Trace != nil {
-			cfg.Trace(DayTrace{Policy: pol, Day: o.Day(now0(cfg.Start, day)), Pool: poolAtMidnight, Refund: refundOfDay,
-				Consumed: consumedToday, Billed: billedToday, Refused: refusedToday, RefusedWhileFree: rwfToday,
-				Expired: prov.expired - expiredAtMidnight, PoolAtEnd: prov.balance()})
+// scheduleRefund turns the provider's day: yesterday's collection is
+// granted back today, in one part or two.
+func (r *simRun) scheduleRefund() {
+	refund := min(r.collected, r.o.DailyCap)
+	r.collected = 0
+	d := min(r.day+1, len(r.w.refundAt)-1)
+	if r.w.skew >= 0 {
+		d = min(r.day, len(r.w.refundAt)-1)
+	}
+	first := r.provNext.Add(r.w.refundAt[d])
+	if two := r.w.refund2[d]; two > 0 {
+		part := refund * ledger.Units(30+r.w.refundAt[d]%41) / 100
+		r.grants = append(r.grants, grant{first, part}, grant{r.provNext.Add(two), refund - part})
+	} else {
+		r.grants = append(r.grants, grant{first, refund})
+	}
+	r.provNext = r.provNext.Add(24 * time.Hour)
+}
+
+// grantDue grants the refund parts due by now.
+func (r *simRun) grantDue(now time.Time) {
+	kept := r.grants[:0]
+	for _, g := range r.grants {
+		if now.Before(g.at) {
+			kept = append(kept, g)
+			continue
 		}
-		avail := min(o.DailyCap, poolAtMidnight+refundOfDay-(prov.expired-expiredAtMidnight))
-		if demandToday >= avail && avail > 0 {
-			res.SaturatedDays++
-			res.SaturatedAvail += avail
-			res.SaturatedFreeUsed += min(consumedToday-billedToday, avail)
+		r.prov.grant(now, g.units)
+		r.refundOfDay += g.units
+	}
+	r.grants = kept
+}
+
+// complete ends the calls due by now: the provider bills at the end of a call.
+func (r *simRun) complete(now time.Time) {
+	kept := r.inflight[:0]
+	for _, f := range r.inflight {
+		if f.end.After(now) {
+			kept = append(kept, f)
+			continue
 		}
-		refusedToday, rwfToday, expiredAtMidnight, demandToday = 0, 0, prov.expired, 0
-		res.Collected += min(consumedToday, o.DailyCap)
-		below := poolAtMidnight+refundOfDay < o.DailyCap
+		b := r.prov.consume(now, f.cost)
+		r.res.Consumed += f.cost
+		r.res.Billed += b
+		r.billedToday += b
+		r.consumedToday += f.cost
+		r.collected += f.cost
+		r.inflightCost -= f.cost
+		r.p.settle(now, f.day == r.day, f.reserve, f.cost)
+		if debugHook != nil {
+			debugHook(now, "settle", r.p, int64(f.cost), int64(r.prov.balance()))
+		}
+	}
+	r.inflight = kept
+}
+
+// sync gives the policy the provider's balance API reading.
+func (r *simRun) sync(now time.Time) {
+	api := r.prov.apiBalance()
+	if l := api - r.prov.balance(); l > r.res.MaxInflation {
+		r.res.MaxInflation = l // v6's limit exceeds the true pool by exactly this much
+	}
+	r.p.sync(now, api, r.prov.apiExpiries(r.prov.settle.Add(-r.w.listLate[min(r.day, len(r.w.listLate)-1)])))
+	r.res.Syncs++
+	if debugHook != nil {
+		debugHook(now, "sync", r.p, int64(api), int64(r.prov.balance()))
+	}
+}
+
+// arrive puts request rq to the policy.
+func (r *simRun) arrive(now time.Time, rq request) {
+	r.res.Requests++
+	r.demandToday += rq.cost
+	if r.p.admit(now, rq.reserve) {
+		r.res.Admitted++
+		r.inflight = append(r.inflight, flight{end: now.Add(rq.duration), day: r.day, reserve: rq.reserve, cost: rq.cost})
+		r.inflightCost += rq.cost
+		return
+	}
+	r.res.Refused++
+	r.refusedToday++
+	// An oracle that knows the true balance and the call's true cost
+	// could have served it free and within the day's cap.
+	if r.prov.balance()-r.inflightCost >= rq.cost && r.consumedToday+r.inflightCost+rq.cost <= r.o.DailyCap {
+		r.res.RefusedWhileFree++
+		r.rwfToday++
+	}
+}
+
+// closeDay adds the ending day to the result (and the trace).
+func (r *simRun) closeDay() {
+	o, res := r.o, &r.res
+	if r.cfg.Trace != nil {
+		r.cfg.Trace(DayTrace{Policy: r.pol, Day: o.Day(now0(r.cfg.Start, r.day)), Pool: r.poolAtMidnight, Refund: r.refundOfDay,
+			Consumed: r.consumedToday, Billed: r.billedToday, Refused: r.refusedToday, RefusedWhileFree: r.rwfToday,
+			Expired: r.prov.expired - r.expiredAtMidnight, PoolAtEnd: r.prov.balance()})
+	}
+	avail := min(o.DailyCap, r.poolAtMidnight+r.refundOfDay-(r.prov.expired-r.expiredAtMidnight))
+	if r.demandToday >= avail && avail > 0 {
+		res.SaturatedDays++
+		res.SaturatedAvail += avail
+		res.SaturatedFreeUsed += min(r.consumedToday-r.billedToday, avail)
+	}
+	r.refusedToday, r.rwfToday, r.expiredAtMidnight, r.demandToday = 0, 0, r.prov.expired, 0
+	res.Collected += min(r.consumedToday, o.DailyCap)
+	below := r.poolAtMidnight+r.refundOfDay < o.DailyCap
+	if below {
+		res.DaysBelowCap++
+	}
+	if r.billedToday > 0 {
+		res.DaysBilled++
 		if below {
-			res.DaysBelowCap++
-		}
-		if billedToday > 0 {
-			res.DaysBilled++
-			if below {
-				res.DaysBilledBelowCap++
-			}
+			res.DaysBilledBelowCap++
 		}
 	}
-
-	for now := cfg.Start; now.Before(end); now = now.Add(time.Minute) {
-		if now.After(cfg.Start) && o.DayStart(now).Equal(now) { // 00:00 local
-			closeDay()
-			day++
-			consumedToday, billedToday, refundOfDay = 0, 0, 0
-			poolAtMidnight = prov.balance()
-			p.rollover(now)
-		}
-		if !now.Before(provNext) { // the provider's midnight: yesterday's collection is refunded today
-			refund := min(collected, o.DailyCap)
-			collected = 0
-			d := min(day+1, len(w.refundAt)-1)
-			if w.skew >= 0 {
-				d = min(day, len(w.refundAt)-1)
-			}
-			first := provNext.Add(w.refundAt[d])
-			if two := w.refund2[d]; two > 0 {
-				part := refund * ledger.Units(30+w.refundAt[d]%41) / 100
-				grants = append(grants, grant{first, part}, grant{provNext.Add(two), refund - part})
-			} else {
-				grants = append(grants, grant{first, refund})
-			}
-			provNext = provNext.Add(24 * time.Hour)
-		}
-		prov.expire(now)
-		kept := grants[:0]
-		for _, g := range grants {
-			if now.Before(g.at) {
-				kept = append(kept, g)
-				continue
-			}
-			prov.grant(now, g.units)
-			refundOfDay += g.units
-		}
-		grants = kept
-		if m := w.manualAt[min(day, len(w.manualAt)-1)]; m > 0 && now.Equal(o.DayStart(now).Add(m)) {
-			trueB0 := poolAtMidnight + refundOfDay - (prov.expired - expiredAtMidnight)
-			p.manualB0(now, trueB0+ledger.Units(float64(trueB0)*w.harsh.ManualB0High))
-		}
-
-		// Completions: the provider bills at the end of a call.
-		kept2 := inflight[:0]
-		for _, f := range inflight {
-			if f.end.After(now) {
-				kept2 = append(kept2, f)
-				continue
-			}
-			b := prov.consume(now, f.cost)
-			res.Consumed += f.cost
-			res.Billed += b
-			billedToday += b
-			consumedToday += f.cost
-			collected += f.cost
-			inflightCost -= f.cost
-			p.settle(now, f.day == day, f.reserve, f.cost)
-			if debugHook != nil {
-				debugHook(now, "settle", p, int64(f.cost), int64(prov.balance()))
-			}
-		}
-		inflight = kept2
-
-		prov.settle = w.settlePoint(now, prov.settle)
-		if p.syncDue(now) {
-			api := prov.apiBalance()
-			if l := api - prov.balance(); l > res.MaxInflation {
-				res.MaxInflation = l // v6's limit exceeds the true pool by exactly this much
-			}
-			p.sync(now, api, prov.apiExpiries(prov.settle.Add(-w.listLate[min(day, len(w.listLate)-1)])))
-			res.Syncs++
-			if debugHook != nil {
-				debugHook(now, "sync", p, int64(api), int64(prov.balance()))
-			}
-		}
-
-		for ; next < len(w.requests) && !w.requests[next].at.After(now); next++ {
-			rq := w.requests[next]
-			res.Requests++
-			demandToday += rq.cost
-			if p.admit(now, rq.reserve) {
-				res.Admitted++
-				inflight = append(inflight, flight{end: now.Add(rq.duration), day: day, reserve: rq.reserve, cost: rq.cost})
-				inflightCost += rq.cost
-				continue
-			}
-			res.Refused++
-			refusedToday++
-			// An oracle that knows the true balance and the call's true cost
-			// could have served it free and within the day's cap.
-			if prov.balance()-inflightCost >= rq.cost && consumedToday+inflightCost+rq.cost <= o.DailyCap {
-				res.RefusedWhileFree++
-				rwfToday++
-			}
-		}
-	}
-	closeDay()
-	res.FreeUsed = res.Consumed - res.Billed
-	res.Expired = prov.expired
-	return res
 }
 
 // DayTrace is one simulated day under one policy.

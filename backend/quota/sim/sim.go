@@ -115,7 +115,6 @@ const reasoningFloor = 4096
 func newWorld(cfg Config) *world {
 	r := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
 	w := &world{start: cfg.Start}
-	day := 24 * time.Hour
 	w.settleLag = time.Duration(8+r.IntN(9)) * time.Minute // 8–16 min (seed 002: ≈14)
 	if cfg.BaseLag > 0 {
 		w.settleLag = cfg.BaseLag
@@ -123,90 +122,114 @@ func newWorld(cfg Config) *world {
 	w.settleStep = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute}[r.IntN(3)]
 	// The pool the account starts with: below the cap on a third of the seeds.
 	pool := ledger.Units(800_000 + r.IntN(1_800_001))
-	age := time.Duration(r.IntN(30)) * day
+	age := time.Duration(r.IntN(30)) * 24 * time.Hour
 	seedPack := &pkg{granted: w.start.Add(-age), expires: w.start.Add(-age + packageLife)}
 	seedPack.set(seedPack.granted, pool)
 	w.initial = []*pkg{seedPack}
-	h := cfg.Harsh
-	w.harsh = h
+	w.harsh = cfg.Harsh
 	hr := rand.New(rand.NewPCG(cfg.Seed^0x5bd1e995, cfg.Seed+17)) // the harsher provider's own stream
-	if h.PoolMax > 0 {
-		pool := h.PoolMin + ledger.Units(hr.Int64N(int64(h.PoolMax-h.PoolMin)+1))
-		w.initial = nil
-		n := 1
-		if h.SeveralExpiring {
-			n = 2 + hr.IntN(3)
-		}
-		for i := range n { // several packages granted the same day, a few hours apart: they expire the same day
-			k := &pkg{granted: w.start.Add(-age + time.Duration(i*3+hr.IntN(3))*time.Hour)}
-			k.expires = k.granted.Add(packageLife)
-			k.set(k.granted, pool/ledger.Units(n))
-			w.initial = append(w.initial, k)
-		}
-	} else if h.SeveralExpiring {
-		n := 2 + hr.IntN(3)
-		w.initial = nil
-		for i := range n {
-			k := &pkg{granted: w.start.Add(-age + time.Duration(i*3+hr.IntN(3))*time.Hour)}
-			k.expires = k.granted.Add(packageLife)
-			k.set(k.granted, pool/ledger.Units(n))
-			w.initial = append(w.initial, k)
-		}
+	w.harshPackages(hr, pool, age)
+	w.harshClock(hr, cfg.Days)
+	for d := 0; d < cfg.Days; d++ {
+		w.addDay(r, hr, cfg, d)
 	}
+	sort.SliceStable(w.requests, func(i, j int) bool { return w.requests[i].at.Before(w.requests[j].at) })
+	return w
+}
+
+// harshPackages replaces the initial package by the harsher provider's: a
+// pool of its own size, split over several packages that expire the same
+// day, when it asks for either.
+func (w *world) harshPackages(hr *rand.Rand, pool ledger.Units, age time.Duration) {
+	h := w.harsh
+	if h.PoolMax == 0 && !h.SeveralExpiring {
+		return
+	}
+	if h.PoolMax > 0 {
+		pool = h.PoolMin + ledger.Units(hr.Int64N(int64(h.PoolMax-h.PoolMin)+1))
+	}
+	n := 1
+	if h.SeveralExpiring {
+		n = 2 + hr.IntN(3)
+	}
+	w.initial = nil
+	for i := range n { // several packages granted the same day, a few hours apart: they expire the same day
+		k := &pkg{granted: w.start.Add(-age + time.Duration(i*3+hr.IntN(3))*time.Hour)}
+		k.expires = k.granted.Add(packageLife)
+		k.set(k.granted, pool/ledger.Units(n))
+		w.initial = append(w.initial, k)
+	}
+}
+
+// harshClock draws the harsher provider's day skew and the knots of its
+// drifting balance lag.
+func (w *world) harshClock(hr *rand.Rand, days int) {
+	h := w.harsh
 	if h.DaySkew != 0 {
 		w.skew = time.Duration(hr.Int64N(int64(2*h.DaySkew)+1)) - h.DaySkew
 	}
 	if h.LagDrift {
-		for t := w.start.Add(-2 * time.Hour); !t.After(w.start.Add(time.Duration(cfg.Days+1) * day)); t = t.Add(time.Duration(60+hr.IntN(180)) * time.Minute) {
+		last := w.start.Add(time.Duration(days+1) * 24 * time.Hour)
+		for t := w.start.Add(-2 * time.Hour); !t.After(last); t = t.Add(time.Duration(60+hr.IntN(180)) * time.Minute) {
 			w.lagKnots = append(w.lagKnots, lagKnot{t, time.Duration(5+hr.IntN(56)) * time.Minute})
 		}
 	}
-	for d := 0; d < cfg.Days; d++ {
-		w.refundAt = append(w.refundAt, time.Duration(5+r.IntN(595))*time.Minute) // 00:05–10:00
-		if h.RefundBy > 0 {
-			w.refundAt[d] = time.Duration(5+hr.IntN(int(h.RefundBy/time.Minute)-4)) * time.Minute
-		}
-		var two time.Duration
-		if h.RefundSplit && hr.IntN(3) == 0 {
-			two = w.refundAt[d] + time.Duration(10+hr.IntN(300))*time.Minute
-		}
-		w.refund2 = append(w.refund2, two)
-		w.listLate = append(w.listLate, time.Duration(hr.Int64N(int64(h.ListingLate)+1)))
-		var man time.Duration
-		if h.ManualB0High > 0 && hr.IntN(3) == 0 {
-			man = time.Duration(6*60+hr.IntN(10*60)) * time.Minute
-		}
-		w.manualAt = append(w.manualAt, man)
-		dayStart := w.start.Add(time.Duration(d) * day)
-		// A stall or two a day: the API stops settling for 10–30 minutes.
-		for k := r.IntN(3); k > 0; k-- {
-			from := dayStart.Add(time.Duration(r.IntN(24*60)) * time.Minute)
-			n := 10 + r.IntN(21)
-			if cfg.MaxStall > 0 {
-				n = 10 + r.IntN(int(cfg.MaxStall/time.Minute)-9)
-			}
-			if h.MaxFreeze > 0 {
-				n = 10 + hr.IntN(int(h.MaxFreeze/time.Minute)-9)
-			}
-			w.stalls = append(w.stalls, stall{from, from.Add(time.Duration(n) * time.Minute)})
-		}
-		reqs := dayTraffic(r, dayStart, cfg.Options.DailyCap)
-		if h.Overrun > 1 {
-			for i := range reqs {
-				overrun(hr, &reqs[i], h.Overrun)
-			}
-		}
-		for b := 0; b < h.Bursts; b++ {
-			reqs = append(reqs, burst(hr, dayStart.Add(time.Duration(hr.IntN(24*60))*time.Minute))...)
-		}
-		if h.BurstsAtMidnight {
-			reqs = append(reqs, burst(hr, dayStart.Add(24*time.Hour-time.Duration(1+hr.IntN(10))*time.Minute))...)
-		}
-		sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].at.Before(reqs[j].at) })
-		w.requests = append(w.requests, reqs...)
+}
+
+// addDay draws day d: when its refund comes (in one part or two), how late
+// the listing is, whether a too-high manual B0 is entered, the balance
+// API's stalls, and the day's requests.
+func (w *world) addDay(r, hr *rand.Rand, cfg Config, d int) {
+	h := w.harsh
+	w.refundAt = append(w.refundAt, time.Duration(5+r.IntN(595))*time.Minute) // 00:05–10:00
+	if h.RefundBy > 0 {
+		w.refundAt[d] = time.Duration(5+hr.IntN(int(h.RefundBy/time.Minute)-4)) * time.Minute
 	}
-	sort.SliceStable(w.requests, func(i, j int) bool { return w.requests[i].at.Before(w.requests[j].at) })
-	return w
+	var two time.Duration
+	if h.RefundSplit && hr.IntN(3) == 0 {
+		two = w.refundAt[d] + time.Duration(10+hr.IntN(300))*time.Minute
+	}
+	w.refund2 = append(w.refund2, two)
+	w.listLate = append(w.listLate, time.Duration(hr.Int64N(int64(h.ListingLate)+1)))
+	var man time.Duration
+	if h.ManualB0High > 0 && hr.IntN(3) == 0 {
+		man = time.Duration(6*60+hr.IntN(10*60)) * time.Minute
+	}
+	w.manualAt = append(w.manualAt, man)
+	dayStart := w.start.Add(time.Duration(d) * 24 * time.Hour)
+	// A stall or two a day: the API stops settling for 10–30 minutes.
+	for k := r.IntN(3); k > 0; k-- {
+		from := dayStart.Add(time.Duration(r.IntN(24*60)) * time.Minute)
+		n := 10 + r.IntN(21)
+		if cfg.MaxStall > 0 {
+			n = 10 + r.IntN(int(cfg.MaxStall/time.Minute)-9)
+		}
+		if h.MaxFreeze > 0 {
+			n = 10 + hr.IntN(int(h.MaxFreeze/time.Minute)-9)
+		}
+		w.stalls = append(w.stalls, stall{from, from.Add(time.Duration(n) * time.Minute)})
+	}
+	w.requests = append(w.requests, w.dayRequests(r, hr, dayStart, cfg.Options.DailyCap)...)
+}
+
+// dayRequests is the traffic of the day starting at dayStart, with the
+// harsher provider's overruns and bursts, in time order.
+func (w *world) dayRequests(r, hr *rand.Rand, dayStart time.Time, dailyCap ledger.Units) []request {
+	h := w.harsh
+	reqs := dayTraffic(r, dayStart, dailyCap)
+	if h.Overrun > 1 {
+		for i := range reqs {
+			overrun(hr, &reqs[i], h.Overrun)
+		}
+	}
+	for b := 0; b < h.Bursts; b++ {
+		reqs = append(reqs, burst(hr, dayStart.Add(time.Duration(hr.IntN(24*60))*time.Minute))...)
+	}
+	if h.BurstsAtMidnight {
+		reqs = append(reqs, burst(hr, dayStart.Add(24*time.Hour-time.Duration(1+hr.IntN(10))*time.Minute))...)
+	}
+	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].at.Before(reqs[j].at) })
+	return reqs
 }
 
 // burst is 20 concurrent calls of ≈150k tokens each, running 3–12 minutes.

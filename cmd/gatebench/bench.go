@@ -59,18 +59,12 @@ func (s Sample) rate() float64 { return float64(s.Calls) / s.Wall.Seconds() }
 
 // Run starts everything, measures, prints the report and stops everything.
 func Run(ctx context.Context, o Options, w io.Writer) error {
-	ups := map[string]*demo.Server{}
-	for model, plan := range map[string]demo.Plan{
-		modelStream: {Kind: demo.KindNormal, Chunks: 20, ChunkDelay: 5 * time.Millisecond},
-		modelFast:   {Kind: demo.KindNormal, Chunks: 20},
-		modelSlow:   {Kind: demo.KindNormal, Chunks: 10, ChunkDelay: time.Second},
-	} {
-		d, err := demo.Start(demo.Options{Models: []string{model}, APIKey: upstreamKey, Plan: plan, KeepRequests: 1})
-		if err != nil {
-			return err
-		}
+	ups, err := startUpstreams()
+	for _, d := range ups {
 		defer d.Close()
-		ups[model] = d
+	}
+	if err != nil {
+		return err
 	}
 	gw, err := spawn(ctx, o, ups)
 	if err != nil {
@@ -91,50 +85,96 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 		fmt.Fprintf(w, "this disk: a synced 4 KiB append p50 %.3f ms, p90 %.3f ms (two in series: %.2f ms, the floor of the added p50 at 1 client)\n\n",
 			ms(p50), ms(p90), 2*ms(p50))
 	}
-	type key struct {
-		stream  bool
-		clients int
-	}
-	results := map[key][][2]Sample{}
+	results := map[cell][][2]Sample{}
 	for rep := range o.Reps {
 		for _, n := range o.Clients {
 			for _, stream := range []bool{false, true} {
-				model := modelFast
-				if stream {
-					model = modelStream
+				pair, err := measureCell(ctx, o, w, gw, direct, through, rep, cell{stream, n})
+				if err != nil {
+					return err
 				}
-				// Interleaved: direct, then through the gateway, per cell.
-				d := load(ctx, direct, model, stream, n, o.Duration, nil)
-				var prof chan error
-				profFile, what := o.Pprof, "non-stream"
-				if stream {
-					profFile, what = o.Pprof+".stream", "stream"
-				}
-				if o.Pprof != "" && rep == 0 && n == o.PprofClients {
-					prof = make(chan error, 1)
-					go func() { prof <- gw.profile(ctx, profFile, o.Duration) }()
-				}
-				g := load(ctx, through, model, stream, n, o.Duration, gw)
-				if prof != nil {
-					if err := <-prof; err != nil {
-						return err
-					}
-					fmt.Fprintf(w, "CPU profile of the gateway, %d clients %s: %s\n\n", n, what, profFile)
-				}
-				if g.Failed > 0 || d.Failed > 0 {
-					fmt.Fprintf(w, "rep %d, %d clients, stream %v: %d direct and %d gateway calls failed (%s%s)\n",
-						rep+1, n, stream, d.Failed, g.Failed, d.FirstError, g.FirstError)
-				}
-				results[key{stream, n}] = append(results[key{stream, n}], [2]Sample{d, g})
+				results[cell{stream, n}] = append(results[cell{stream, n}], pair)
 			}
 		}
 	}
+	writeTable(w, o, results)
+	rss, hwm := gw.memory()
+	fmt.Fprintf(w, "\ngateway RSS after the runs: %.1f MB (peak %.1f MB)\n", mb(rss), mb(hwm))
+	if err := gw.settled(ctx, client, w); err != nil {
+		return err
+	}
+	if o.SlowStreams > 0 {
+		if err := slowStreams(ctx, w, through, gw, ups[modelSlow], o.SlowStreams, heapOf(o.Pprof)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startUpstreams starts one fake upstream per model: streaming, fast and
+// slow. The caller closes those returned, also on an error.
+func startUpstreams() (map[string]*demo.Server, error) {
+	ups := map[string]*demo.Server{}
+	for model, plan := range map[string]demo.Plan{
+		modelStream: {Kind: demo.KindNormal, Chunks: 20, ChunkDelay: 5 * time.Millisecond},
+		modelFast:   {Kind: demo.KindNormal, Chunks: 20},
+		modelSlow:   {Kind: demo.KindNormal, Chunks: 10, ChunkDelay: time.Second},
+	} {
+		d, err := demo.Start(demo.Options{Models: []string{model}, APIKey: upstreamKey, Plan: plan, KeepRequests: 1})
+		if err != nil {
+			return ups, err
+		}
+		ups[model] = d
+	}
+	return ups, nil
+}
+
+// cell is one cell of the report's table: streaming or not, at a number of clients.
+type cell struct {
+	stream  bool
+	clients int
+}
+
+// measureCell loads the upstream directly, then through the gateway
+// (interleaved, so both see the same machine), for one rep of c; with
+// o.Pprof, the first rep at o.PprofClients also profiles the gateway.
+func measureCell(ctx context.Context, o Options, w io.Writer, gw *gateway, direct, through target, rep int, c cell) ([2]Sample, error) {
+	model := modelFast
+	if c.stream {
+		model = modelStream
+	}
+	d := load(ctx, direct, model, c.stream, c.clients, o.Duration, nil)
+	var prof chan error
+	profFile, what := o.Pprof, "non-stream"
+	if c.stream {
+		profFile, what = o.Pprof+".stream", "stream"
+	}
+	if o.Pprof != "" && rep == 0 && c.clients == o.PprofClients {
+		prof = make(chan error, 1)
+		go func() { prof <- gw.profile(ctx, profFile, o.Duration) }()
+	}
+	g := load(ctx, through, model, c.stream, c.clients, o.Duration, gw)
+	if prof != nil {
+		if err := <-prof; err != nil {
+			return [2]Sample{}, err
+		}
+		fmt.Fprintf(w, "CPU profile of the gateway, %d clients %s: %s\n\n", c.clients, what, profFile)
+	}
+	if g.Failed > 0 || d.Failed > 0 {
+		fmt.Fprintf(w, "rep %d, %d clients, stream %v: %d direct and %d gateway calls failed (%s%s)\n",
+			rep+1, c.clients, c.stream, d.Failed, g.Failed, d.FirstError, g.FirstError)
+	}
+	return [2]Sample{d, g}, nil
+}
+
+// writeTable writes the report's table: per cell, the medians over the reps.
+func writeTable(w io.Writer, o Options, results map[cell][][2]Sample) {
 	fmt.Fprintln(w, "| mode | clients | direct calls/s | quotagate calls/s | ratio | added TTFB p50 / p99 | added total p50 / p99 | gateway CPU s per 1,000 calls |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, stream := range []bool{false, true} {
 		for _, n := range o.Clients {
 			var dr, gr, ratio, t50, t99, a50, a99, cpu []float64
-			for _, s := range results[key{stream, n}] {
+			for _, s := range results[cell{stream, n}] {
 				d, g := s[0], s[1]
 				dr, gr = append(dr, d.rate()), append(gr, g.rate())
 				ratio = append(ratio, g.rate()/d.rate())
@@ -152,17 +192,6 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 				mode, n, median(dr), median(gr), median(ratio), median(t50), median(t99), median(a50), median(a99), median(cpu))
 		}
 	}
-	rss, hwm := gw.memory()
-	fmt.Fprintf(w, "\ngateway RSS after the runs: %.1f MB (peak %.1f MB)\n", mb(rss), mb(hwm))
-	if err := gw.settled(ctx, client, w); err != nil {
-		return err
-	}
-	if o.SlowStreams > 0 {
-		if err := slowStreams(ctx, w, through, gw, ups[modelSlow], o.SlowStreams, heapOf(o.Pprof)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // target is where the load goes: the fake upstream directly, or the gateway.
@@ -328,30 +357,19 @@ type gateway struct {
 	stop          func()
 }
 
+// spawn starts `quotagate serve` on a config of one tenant and an upstream
+// per fake upstream, and returns it once it answers /healthz.
 func spawn(ctx context.Context, o Options, ups map[string]*demo.Server) (*gateway, error) {
 	dir, err := os.MkdirTemp("", "gatebench-")
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "addr: %s\nmeter: %s\ntenants:\n  - id: bench\n    key: %s\n    budget_units: 1000000000000000\n    max_concurrent: 10000\nupstreams:\n", addr, o.Meter, benchKey)
-	names := make([]string, 0, len(ups))
-	for m := range ups {
-		names = append(names, m)
-	}
-	sort.Strings(names)
-	for _, m := range names {
-		fmt.Fprintf(&cfg, "  - name: %s\n    base_url: %s\n    api_key: %s\n    models: [%s]\n    max_concurrent: 10000\n    queue: {max_waiters: 1, max_wait: 1s}\n",
-			strings.TrimPrefix(m, "bench-"), ups[m].URL(), upstreamKey, m)
-	}
 	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(benchConfig(addr, o.Meter, ups)), 0o600); err != nil {
 		return nil, err
 	}
 	logf, err := os.Create(filepath.Join(dir, "gateway.log"))
@@ -361,12 +379,9 @@ func spawn(ctx context.Context, o Options, ups map[string]*demo.Server) (*gatewa
 	args := []string{"serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--addr", addr}
 	var pprofAddr string
 	if o.Pprof != "" {
-		pl, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
+		if pprofAddr, err = freeAddr(); err != nil {
 			return nil, err
 		}
-		pprofAddr = pl.Addr().String()
-		pl.Close()
 		args = append(args, "--pprof", pprofAddr)
 	}
 	cmd := exec.Command(o.Binary, args...)
@@ -387,11 +402,47 @@ func spawn(ctx context.Context, o Options, ups map[string]*demo.Server) (*gatewa
 		logf.Close()
 		os.RemoveAll(dir)
 	}}
+	if err := g.awaitHealthy(exited, logf.Name()); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// benchConfig is the gateway's config: one tenant with room for any load,
+// one upstream per fake upstream, each without a useful queue.
+func benchConfig(addr, meter string, ups map[string]*demo.Server) string {
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "addr: %s\nmeter: %s\ntenants:\n  - id: bench\n    key: %s\n    budget_units: 1000000000000000\n    max_concurrent: 10000\nupstreams:\n", addr, meter, benchKey)
+	names := make([]string, 0, len(ups))
+	for m := range ups {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	for _, m := range names {
+		fmt.Fprintf(&cfg, "  - name: %s\n    base_url: %s\n    api_key: %s\n    models: [%s]\n    max_concurrent: 10000\n    queue: {max_waiters: 1, max_wait: 1s}\n",
+			strings.TrimPrefix(m, "bench-"), ups[m].URL(), upstreamKey, m)
+	}
+	return cfg.String()
+}
+
+// awaitHealthy waits up to 30 s for g's /healthz and reads its version;
+// when the child exits first, the error carries its log.
+func (g *gateway) awaitHealthy(exited <-chan struct{}, logName string) error {
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		select {
 		case <-exited:
-			log, _ := os.ReadFile(logf.Name())
-			return nil, fmt.Errorf("quotagate exited before it was healthy:\n%s", log)
+			log, _ := os.ReadFile(logName)
+			return fmt.Errorf("quotagate exited before it was healthy:\n%s", log)
 		default:
 		}
 		if resp, err := http.Get(g.base + "/healthz"); err == nil {
@@ -401,12 +452,12 @@ func spawn(ctx context.Context, o Options, ups map[string]*demo.Server) (*gatewa
 			if resp.StatusCode == 200 {
 				_ = json.Unmarshal(b, &h)
 				g.version = h.Version
-				return g, nil
+				return nil
 			}
 		}
 		if time.Now().After(deadline) {
 			g.stop()
-			return nil, errors.New("quotagate was not healthy after 30 s")
+			return errors.New("quotagate was not healthy after 30 s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,24 +60,30 @@ func parseRange(s string) (lo, hi time.Duration, err error) {
 	return lo, hi, nil
 }
 
-func run(args []string) error {
+// smoke is a parsed command line.
+type smoke struct {
+	users              []int
+	calls              int
+	ramp, timeout      time.Duration
+	think, plan, model string
+	thinkMin, thinkMax time.Duration
+	seed               uint64
+	noRetry            bool
+	base, keys         string
+	pid                int
+	adminToken         string
+	binary             string
+	inprocess          bool
+	spawn              SpawnOptions
+	jsonOut            string
+	assert             bool
+}
+
+func parseFlags(args []string) (*smoke, error) {
 	fs := flag.NewFlagSet("loadsmoke", flag.ContinueOnError)
 	var (
+		sm         smoke
 		usersFlag  = fs.String("users", "10,20", "virtual users per run, comma-separated: one run each")
-		calls      = fs.Int("calls", 3, "streaming calls per user")
-		ramp       = fs.Duration("ramp", 5*time.Second, "users start spread evenly over this")
-		think      = fs.String("think", "5s-15s", "pause between a user's calls (reading the answer), min-max")
-		plan       = fs.String("plan", "latency=2s-5s", "demo upstream plan per call (seed 003: 2–5 s); empty: none")
-		model      = fs.String("model", "demo-chat", "model to call")
-		timeout    = fs.Duration("timeout", 2*time.Minute, "per call, retries included")
-		seed       = fs.Uint64("seed", 0, "randomness of starts and think pauses (0: from the clock)")
-		noRetry    = fs.Bool("no-retry", false, "do not retry 429/503 (measure first answers only)")
-		base       = fs.String("base", "", "gateway root URL of an existing gateway, e.g. http://127.0.0.1:8787")
-		keys       = fs.String("keys", "", "tenant keys for -base, comma-separated (one per user, reused round-robin)")
-		pid        = fs.Int("pid", 0, "gateway process id for RSS with -base")
-		adminTok   = fs.String("admin-token", "", "admin token for -base (gate figures in the report)")
-		binary     = fs.String("binary", "", "quotagate binary to start with a generated config (one tenant per user)")
-		inprocess  = fs.Bool("inprocess", false, "assemble the gateway in this process")
 		meterName  = fs.String("meter", "utf8-bytes-v1", "meter of the started gateway")
 		maxConc    = fs.Int("max-concurrent", 2, "started gateway: upstream max_concurrent (seed 003: 2)")
 		maxWaiters = fs.Int("max-waiters", 4, "started gateway: queue max_waiters (seed 003: 4)")
@@ -85,81 +92,118 @@ func run(args []string) error {
 		perHour    = fs.Int("per-hour", 120, "started gateway: tenant rate limit per hour (seed 003: 120)")
 		tenantMax  = fs.Int("tenant-max-concurrent", 2, "started gateway: tenant max_concurrent")
 		logPath    = fs.String("log", "", "started gateway: write its log here")
-		jsonOut    = fs.String("json", "", "write every call and report as JSON to this file")
-		assert     = fs.Bool("assert", false, "exit 1 when a 10-user run misses the pass line")
 	)
+	fs.IntVar(&sm.calls, "calls", 3, "streaming calls per user")
+	fs.DurationVar(&sm.ramp, "ramp", 5*time.Second, "users start spread evenly over this")
+	fs.StringVar(&sm.think, "think", "5s-15s", "pause between a user's calls (reading the answer), min-max")
+	fs.StringVar(&sm.plan, "plan", "latency=2s-5s", "demo upstream plan per call (seed 003: 2–5 s); empty: none")
+	fs.StringVar(&sm.model, "model", "demo-chat", "model to call")
+	fs.DurationVar(&sm.timeout, "timeout", 2*time.Minute, "per call, retries included")
+	fs.Uint64Var(&sm.seed, "seed", 0, "randomness of starts and think pauses (0: from the clock)")
+	fs.BoolVar(&sm.noRetry, "no-retry", false, "do not retry 429/503 (measure first answers only)")
+	fs.StringVar(&sm.base, "base", "", "gateway root URL of an existing gateway, e.g. http://127.0.0.1:8787")
+	fs.StringVar(&sm.keys, "keys", "", "tenant keys for -base, comma-separated (one per user, reused round-robin)")
+	fs.IntVar(&sm.pid, "pid", 0, "gateway process id for RSS with -base")
+	fs.StringVar(&sm.adminToken, "admin-token", "", "admin token for -base (gate figures in the report)")
+	fs.StringVar(&sm.binary, "binary", "", "quotagate binary to start with a generated config (one tenant per user)")
+	fs.BoolVar(&sm.inprocess, "inprocess", false, "assemble the gateway in this process")
+	fs.StringVar(&sm.jsonOut, "json", "", "write every call and report as JSON to this file")
+	fs.BoolVar(&sm.assert, "assert", false, "exit 1 when a 10-user run misses the pass line")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
-	var users []int
 	for _, s := range strings.Split(*usersFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			return fmt.Errorf("-users %q: want positive integers", *usersFlag)
+			return nil, fmt.Errorf("-users %q: want positive integers", *usersFlag)
 		}
-		users = append(users, n)
+		sm.users = append(sm.users, n)
 	}
-	thinkMin, thinkMax, err := parseRange(*think)
+	var err error
+	if sm.thinkMin, sm.thinkMax, err = parseRange(sm.think); err != nil {
+		return nil, fmt.Errorf("-think: %w", err)
+	}
+	if sm.seed == 0 {
+		sm.seed = uint64(time.Now().UnixNano())
+	}
+	sm.spawn = SpawnOptions{Binary: sm.binary, Users: slices.Max(sm.users), Meter: *meterName, MaxConcurrent: *maxConc,
+		MaxWaiters: *maxWaiters, MaxWait: *maxWait, PerMinute: *perMinute, PerHour: *perHour,
+		TenantMax: *tenantMax, Log: *logPath}
+	return &sm, nil
+}
+
+func run(args []string) error {
+	sm, err := parseFlags(args)
 	if err != nil {
-		return fmt.Errorf("-think: %w", err)
-	}
-	if *seed == 0 {
-		*seed = uint64(time.Now().UnixNano())
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 0}}
-	maxUsers := 0
-	for _, n := range users {
-		maxUsers = max(maxUsers, n)
-	}
-	spawnOpts := SpawnOptions{Binary: *binary, Users: maxUsers, Meter: *meterName, MaxConcurrent: *maxConc,
-		MaxWaiters: *maxWaiters, MaxWait: *maxWait, PerMinute: *perMinute, PerHour: *perHour,
-		TenantMax: *tenantMax, Log: *logPath}
-	var fleet *Fleet
-	switch {
-	case *base != "":
-		if *keys == "" {
-			return errors.New("-base needs -keys")
-		}
-		fleet = &Fleet{BaseURL: strings.TrimRight(*base, "/"), Keys: strings.Split(*keys, ","), AdminToken: *adminTok,
-			PID: *pid, RSSSource: "-pid"}
-		if *pid == 0 {
-			fleet.RSSSource = "no -pid given"
-		}
-	case *binary != "":
-		if fleet, err = Spawn(ctx, client, spawnOpts); err != nil {
-			return err
-		}
-	case *inprocess:
-		if fleet, err = StartInProcess(ctx, spawnOpts); err != nil {
-			return err
-		}
-	default:
-		return errors.New("give -binary, -base or -inprocess")
+	fleet, err := sm.fleet(ctx, client)
+	if err != nil {
+		return err
 	}
 	defer fleet.Close()
+	fmt.Printf("gateway %s · plan %q · %d calls/user · think %s · ramp %v · seed %d\n",
+		fleet.BaseURL, sm.plan, sm.calls, sm.think, sm.ramp, sm.seed)
+	reports, allCalls, missed := sm.runs(ctx, client, fleet)
+	fmt.Println("\n| users | calls | final status mix | first byte p50 / p95 | whole call p95 | final 429 | 5xx | peak RSS | seed 003 line |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, r := range reports {
+		fmt.Println(r.MarkdownRow())
+	}
+	if sm.jsonOut != "" {
+		b, _ := json.MarshalIndent(map[string]any{"reports": reports, "calls": allCalls}, "", "  ")
+		if err := os.WriteFile(sm.jsonOut, b, 0o644); err != nil {
+			return err
+		}
+	}
+	if sm.assert && missed {
+		return errMissedPassLine
+	}
+	return nil
+}
 
+// fleet is the gateway the command line names: an existing one (-base), a
+// started binary (-binary) or one in this process (-inprocess).
+func (sm *smoke) fleet(ctx context.Context, client *http.Client) (*Fleet, error) {
+	switch {
+	case sm.base != "":
+		if sm.keys == "" {
+			return nil, errors.New("-base needs -keys")
+		}
+		f := &Fleet{BaseURL: strings.TrimRight(sm.base, "/"), Keys: strings.Split(sm.keys, ","), AdminToken: sm.adminToken,
+			PID: sm.pid, RSSSource: "-pid"}
+		if sm.pid == 0 {
+			f.RSSSource = "no -pid given"
+		}
+		return f, nil
+	case sm.binary != "":
+		return Spawn(ctx, client, sm.spawn)
+	case sm.inprocess:
+		return StartInProcess(ctx, sm.spawn)
+	}
+	return nil, errors.New("give -binary, -base or -inprocess")
+}
+
+// runs makes one run per user count, printing each report; missed is
+// whether a 10-user run missed the pass line.
+func (sm *smoke) runs(ctx context.Context, client *http.Client, fleet *Fleet) (reports []Report, allCalls [][]Call, missed bool) {
 	retry := gate.DefaultRetryPolicy
-	if *noRetry {
+	if sm.noRetry {
 		retry = gate.RetryPolicy{}
 	}
-	fmt.Printf("gateway %s · plan %q · %d calls/user · think %s · ramp %v · seed %d\n",
-		fleet.BaseURL, *plan, *calls, *think, *ramp, *seed)
-	var reports []Report
-	var allCalls [][]Call
-	missed := false
-	for i, n := range users {
-		l := Load{BaseURL: fleet.BaseURL, Keys: fleet.Keys, Users: n, Calls: *calls, Ramp: *ramp,
-			ThinkMin: thinkMin, ThinkMax: thinkMax, Model: *model, Plan: *plan, Retry: retry,
-			Timeout: *timeout, Seed: *seed + uint64(i), Client: client}
+	for i, n := range sm.users {
+		l := Load{BaseURL: fleet.BaseURL, Keys: fleet.Keys, Users: n, Calls: sm.calls, Ramp: sm.ramp,
+			ThinkMin: sm.thinkMin, ThinkMax: sm.thinkMax, Model: sm.model, Plan: sm.plan, Retry: retry,
+			Timeout: sm.timeout, Seed: sm.seed + uint64(i), Client: client}
 		before := gateStates(ctx, client, fleet.BaseURL, fleet.AdminToken)
 		stopRSS := sampleRSS(fleet.PID, fleet.RSSSource)
 		start := time.Now()
 		cs := l.Run(ctx)
 		wall := time.Since(start)
-		r := Summarize(n, *calls, cs, wall)
+		r := Summarize(n, sm.calls, cs, wall)
 		r.RSS = stopRSS()
 		r.GateBefore = before
 		r.GateAfter = gateStates(ctx, client, fleet.BaseURL, fleet.AdminToken)
@@ -174,19 +218,5 @@ func run(args []string) error {
 			break
 		}
 	}
-	fmt.Println("\n| users | calls | final status mix | first byte p50 / p95 | whole call p95 | final 429 | 5xx | peak RSS | seed 003 line |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
-	for _, r := range reports {
-		fmt.Println(r.MarkdownRow())
-	}
-	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(map[string]any{"reports": reports, "calls": allCalls}, "", "  ")
-		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
-			return err
-		}
-	}
-	if *assert && missed {
-		return errMissedPassLine
-	}
-	return nil
+	return reports, allCalls, missed
 }

@@ -44,16 +44,18 @@ function useSystemTheme() {
   }, [theme]);
 }
 
-/** StaleSince says since when the data on the page may be out of date. */
-function StaleSince(props: { receivedAt: number }) {
-  return <>{t('stale.banner', { time: time(new Date(props.receivedAt).toISOString(), useNow(60_000)) })}</>;
+/** StaleSince says since when the data on the page may be out of date: the last state's arrival. */
+function StaleSince() {
+  const receivedAt = useView((v) => v.receivedAt);
+  return <>{t('stale.banner', { time: time(new Date(receivedAt).toISOString(), useNow(60_000)) })}</>;
 }
 
 function Page(props: { tab?: Tab }) {
   const store = useStore();
   // The page re-renders on a language switch (every sentence comes from t()),
   // but nothing remounts: open dialogs and half-typed forms stay as they are.
-  const v = useView((v) => ({ lang: v.lang, status: v.status, receivedAt: v.receivedAt, loaded: v.state !== null, noRuns: v.state?.runs.length === 0 }), shallow);
+  // A pushed state re-renders only the panels whose part of it changed.
+  const v = useView((v) => ({ lang: v.lang, status: v.status, loaded: v.state !== null, noRuns: v.state?.runs.length === 0 }), shallow);
   const [tab, setTab] = useState<Tab | null>(props.tab ?? null);
   useSystemTheme();
   useEffect(() => {
@@ -75,7 +77,7 @@ function Page(props: { tab?: Tab }) {
       <Note scope={GLOBAL} testid="error-banner" />
       {stale && (
         <div class="banner stale-banner" role="status" data-testid="stale">
-          <StaleSince receivedAt={v.receivedAt} />
+          <StaleSince />
         </div>
       )}
       {!v.loaded ? (

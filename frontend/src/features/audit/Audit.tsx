@@ -3,6 +3,7 @@ import { fullTime, units } from '../../lib/format';
 import { t, type Key } from '../../lib/i18n';
 import { actorKind } from '../../lib/actor';
 import { auditKinds } from '../../lib/auditkinds';
+import type { AuditRow } from '../../lib/api';
 import { auditQuery, type AuditFilter } from '../../state/audit';
 import { noteText } from '../../state/notes';
 import { useStore, useView } from '../../state/use';
@@ -13,121 +14,20 @@ import { When } from '../../ui/Ago';
 export function Audit() {
   const store = useStore();
   const a = useView((v) => v.audit);
-  const tenants = useView((v) => v.state?.tenants);
-  const exporting = useView((v) => v.busy.has('export'));
   useEffect(() => store.audit.watch(), [store]);
-  const f = a.filter;
-  const page = a.page;
-  const err = a.error;
-  const set = (k: keyof AuditFilter) => (e: Event) => store.audit.setFilter({ [k]: (e.target as HTMLInputElement).value });
-  const rows = page?.rows ?? [];
+  const rows = a.page?.rows ?? [];
   return (
     <section class="panel" data-testid="audit-panel">
       <h2>
         {t('audit.title')} <span class="muted">{t('audit.note')}</span>
       </h2>
-      <form
-        class="inline"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void store.exportCSV(auditQuery(f));
-        }}
-      >
-        <label>
-          {t('audit.tenant')}
-          <select value={f.tenant} data-testid="audit-tenant" onChange={set('tenant')}>
-            <option value="">{t('audit.allTenants')}</option>
-            {(tenants ?? []).map((x) => (
-              <option key={x.tenant} value={x.tenant}>
-                {x.tenant}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          {t('audit.kind')}
-          <select value={f.kind} data-testid="audit-kind" onChange={set('kind')}>
-            <option value="">{t('audit.allKinds')}</option>
-            {auditKinds.map((k) => (
-              <option key={k} value={k}>
-                {k}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          {t('audit.run')}
-          <input value={f.run} data-testid="audit-run" onInput={set('run')} size={14} />
-        </label>
-        <label>
-          {t('audit.text')}
-          <input value={f.text} data-testid="audit-text" onInput={set('text')} size={14} />
-        </label>
-        <label>
-          {t('audit.from')}
-          <input type="datetime-local" value={f.from} data-testid="audit-from" onInput={set('from')} />
-        </label>
-        <label>
-          {t('audit.to')}
-          <input type="datetime-local" value={f.to} data-testid="audit-to" onInput={set('to')} />
-        </label>
-        <button type="submit" class="primary" data-testid="export-csv" disabled={exporting}>
-          {exporting ? t('audit.exporting') : t('audit.export')}
-        </button>
-        <Note scope="export" />
-      </form>
-      {err && (
+      <AuditForm f={a.filter} />
+      {a.error && (
         <p class="field-error" role="alert">
-          {noteText(err)}
+          {noteText(a.error)}
         </p>
       )}
-      <div class="scroll">
-        <table data-testid="audit-table">
-          <thead>
-            <tr>
-              <th>#</th>
-              <th>{t('audit.at')}</th>
-              <th>{t('audit.kind')}</th>
-              <th>{t('audit.tenant')}</th>
-              <th>{t('audit.run')}</th>
-              <th>{t('audit.actor')}</th>
-              <th class="num">{t('audit.units')}</th>
-              <th class="num">{t('audit.balance')}</th>
-              <th class="num">{t('audit.availBefore')}</th>
-              <th class="num">{t('audit.availAfter')}</th>
-              <th>{t('audit.detail')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.length === 0 && (
-              <tr>
-                <td colSpan={11} class="empty">
-                  {t('audit.empty')}
-                </td>
-              </tr>
-            )}
-            {rows.map((r) => (
-              <tr key={r.seq} data-testid={`audit-row-${r.seq}`}>
-                <td class="num muted">{r.seq}</td>
-                <td title={fullTime(r.at)}>
-                  <When at={r.at} />
-                </td>
-                <td>{r.kind}</td>
-                <td>{r.tenant ?? ''}</td>
-                <td class="mono small">{r.run ?? ''}</td>
-                <td>
-                  <Actor actor={r.actor} />
-                </td>
-                <td class="num">{r.balance !== undefined && r.balance !== null ? '' : units(r.units)}</td>
-                <td class="num">{r.balance !== undefined && r.balance !== null ? units(r.balance) : ''}</td>
-                <td class="num">{units(r.available_before)}</td>
-                <td class="num">{units(r.available_after)}</td>
-                <td class="wrap small">{[r.reason, r.evidence, r.detail].filter(Boolean).join(' · ')}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <AuditTable rows={rows} />
       <div class="pager">
         <button type="button" data-testid="audit-newer" disabled={a.behind.length === 0} onClick={() => store.audit.newer()}>
           {t('audit.newer')}
@@ -135,13 +35,128 @@ export function Audit() {
         <button
           type="button"
           data-testid="audit-older"
-          disabled={!page?.more || rows.length === 0}
+          disabled={!a.page?.more || rows.length === 0}
           onClick={() => store.audit.older()}
         >
           {t('audit.older')}
         </button>
       </div>
     </section>
+  );
+}
+
+/** AuditForm is the filter (each change reads the newest page again) and the CSV export of the same filter. */
+function AuditForm(props: { f: AuditFilter }) {
+  const store = useStore();
+  const tenants = useView((v) => v.state?.tenants);
+  const exporting = useView((v) => v.busy.has('export'));
+  const f = props.f;
+  const set = (k: keyof AuditFilter) => (e: Event) => store.audit.setFilter({ [k]: (e.target as HTMLInputElement).value });
+  return (
+    <form
+      class="inline"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void store.exportCSV(auditQuery(f));
+      }}
+    >
+      <label>
+        {t('audit.tenant')}
+        <select value={f.tenant} data-testid="audit-tenant" onChange={set('tenant')}>
+          <option value="">{t('audit.allTenants')}</option>
+          {(tenants ?? []).map((x) => (
+            <option key={x.tenant} value={x.tenant}>
+              {x.tenant}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        {t('audit.kind')}
+        <select value={f.kind} data-testid="audit-kind" onChange={set('kind')}>
+          <option value="">{t('audit.allKinds')}</option>
+          {auditKinds.map((k) => (
+            <option key={k} value={k}>
+              {k}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        {t('audit.run')}
+        <input value={f.run} data-testid="audit-run" onInput={set('run')} size={14} />
+      </label>
+      <label>
+        {t('audit.text')}
+        <input value={f.text} data-testid="audit-text" onInput={set('text')} size={14} />
+      </label>
+      <label>
+        {t('audit.from')}
+        <input type="datetime-local" value={f.from} data-testid="audit-from" onInput={set('from')} />
+      </label>
+      <label>
+        {t('audit.to')}
+        <input type="datetime-local" value={f.to} data-testid="audit-to" onInput={set('to')} />
+      </label>
+      <button type="submit" class="primary" data-testid="export-csv" disabled={exporting}>
+        {exporting ? t('audit.exporting') : t('audit.export')}
+      </button>
+      <Note scope="export" />
+    </form>
+  );
+}
+
+/** AuditTable lists a page of rows: a balance reading in its own column, the units of a change in theirs. */
+function AuditTable(props: { rows: readonly AuditRow[] }) {
+  const rows = props.rows;
+  return (
+    <div class="scroll">
+      <table data-testid="audit-table">
+        <thead>
+          <tr>
+            <th>#</th>
+            <th>{t('audit.at')}</th>
+            <th>{t('audit.kind')}</th>
+            <th>{t('audit.tenant')}</th>
+            <th>{t('audit.run')}</th>
+            <th>{t('audit.actor')}</th>
+            <th class="num">{t('audit.units')}</th>
+            <th class="num">{t('audit.balance')}</th>
+            <th class="num">{t('audit.availBefore')}</th>
+            <th class="num">{t('audit.availAfter')}</th>
+            <th>{t('audit.detail')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.length === 0 && (
+            <tr>
+              <td colSpan={11} class="empty">
+                {t('audit.empty')}
+              </td>
+            </tr>
+          )}
+          {rows.map((r) => (
+            <tr key={r.seq} data-testid={`audit-row-${r.seq}`}>
+              <td class="num muted">{r.seq}</td>
+              <td title={fullTime(r.at)}>
+                <When at={r.at} />
+              </td>
+              <td>{r.kind}</td>
+              <td>{r.tenant ?? ''}</td>
+              <td class="mono small">{r.run ?? ''}</td>
+              <td>
+                <Actor actor={r.actor} />
+              </td>
+              <td class="num">{r.balance !== undefined && r.balance !== null ? '' : units(r.units)}</td>
+              <td class="num">{r.balance !== undefined && r.balance !== null ? units(r.balance) : ''}</td>
+              <td class="num">{units(r.available_before)}</td>
+              <td class="num">{units(r.available_after)}</td>
+              <td class="wrap small">{[r.reason, r.evidence, r.detail].filter(Boolean).join(' · ')}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

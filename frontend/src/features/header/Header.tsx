@@ -8,8 +8,7 @@ export const tabs: readonly Tab[] = ['connect', 'overview', 'quota', 'audit', 's
 const langNames: Record<Lang, string> = { en: 'English', 'zh-CN': '简体中文' };
 
 export function Header(props: { tab: Tab; onTab: (t: Tab) => void }) {
-  const store = useStore();
-  const v = useView((v) => ({ state: v.state, status: v.status, lang: v.lang, theme: v.theme }), shallow);
+  const v = useView((v) => ({ state: v.state, status: v.status }), shallow);
   const s = v.state;
   return (
     <header class="top">
@@ -45,41 +44,50 @@ export function Header(props: { tab: Tab; onTab: (t: Tab) => void }) {
             {t(`conn.${v.status}` as Key)}
           </span>
         </span>
-        <div class="switches">
-          <label>
-            <span class="sr">{t('header.lang')}</span>
-            <select
-              data-testid="lang-switch"
-              aria-label={t('header.lang')}
-              value={v.lang}
-              onChange={(e) => store.setLanguage((e.target as HTMLSelectElement).value as Lang)}
-            >
-              {langs.map((l) => (
-                <option key={l} value={l} lang={l}>
-                  {langNames[l]}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            <span class="sr">{t('header.theme')}</span>
-            <select
-              data-testid="theme-switch"
-              aria-label={t('header.theme')}
-              value={v.theme}
-              onChange={(e) => store.setTheme((e.target as HTMLSelectElement).value as ThemePref)}
-            >
-              {(['system', 'light', 'dark'] as const).map((p) => (
-                <option key={p} value={p}>
-                  {t(`theme.${p}`)}
-                </option>
-              ))}
-            </select>
-          </label>
-        </div>
+        <Switches />
       </div>
       <StatusLine />
     </header>
+  );
+}
+
+/** Switches are the language and theme choices; both apply in place. */
+function Switches() {
+  const store = useStore();
+  const v = useView((v) => ({ lang: v.lang, theme: v.theme }), shallow);
+  return (
+    <div class="switches">
+      <label>
+        <span class="sr">{t('header.lang')}</span>
+        <select
+          data-testid="lang-switch"
+          aria-label={t('header.lang')}
+          value={v.lang}
+          onChange={(e) => store.setLanguage((e.target as HTMLSelectElement).value as Lang)}
+        >
+          {langs.map((l) => (
+            <option key={l} value={l} lang={l}>
+              {langNames[l]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        <span class="sr">{t('header.theme')}</span>
+        <select
+          data-testid="theme-switch"
+          aria-label={t('header.theme')}
+          value={v.theme}
+          onChange={(e) => store.setTheme((e.target as HTMLSelectElement).value as ThemePref)}
+        >
+          {(['system', 'light', 'dark'] as const).map((p) => (
+            <option key={p} value={p}>
+              {t(`theme.${p}`)}
+            </option>
+          ))}
+        </select>
+      </label>
+    </div>
   );
 }
 

@@ -4,7 +4,7 @@ import { noteText } from '../../state/notes';
 import { useStore, useView } from '../../state/use';
 import { fullTime, runLabel, runLabels, units } from '../../lib/format';
 import { Since } from '../../ui/Ago';
-import { retryGroups, retryText } from '../../lib/runfacts';
+import { retryGroups, retryText, type RetryGroup } from '../../lib/runfacts';
 import { t } from '../../lib/i18n';
 import { isHeld, reasonSentence } from '../../lib/reason';
 import { check, errorField, maxUnits, preview } from '../../lib/reconcile';
@@ -14,6 +14,31 @@ import { Dialog } from '../../ui/Dialog';
 import { Note } from '../../ui/Note';
 
 const none: Run[] = [];
+
+/** usePicks is the set of picked run ids, for one bulk reconcile. */
+function usePicks() {
+  const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
+  return {
+    picked,
+    toggle(id: string) {
+      const n = new Set(picked);
+      if (n.has(id)) n.delete(id);
+      else n.add(id);
+      setPicked(n);
+    },
+    /** pickAll picks every id, or drops them all when all were picked. */
+    pickAll(ids: string[]) {
+      const n = new Set(picked);
+      const all = ids.every((id) => n.has(id));
+      for (const id of ids) {
+        if (all) n.delete(id);
+        else n.add(id);
+      }
+      setPicked(n);
+    },
+    clear: () => setPicked(new Set()),
+  };
+}
 
 /** Holds: the runs whose usage is unknown, grouped by user call, each reconciled with evidence. */
 export function Holds() {
@@ -27,23 +52,8 @@ export function Holds() {
   const labels = runLabels(holds.map((r) => r.id));
   const [open, setOpen] = useState<string[] | null>(null); // run ids of the open dialog
   const [opened, setOpened] = useState(0); // a fresh form each time the dialog opens
-  const [picked, setPicked] = useState<ReadonlySet<string>>(new Set());
-  const sel = holds.filter((r) => picked.has(r.id)).map((r) => r.id);
-  const toggle = (id: string) => {
-    const n = new Set(picked);
-    if (n.has(id)) n.delete(id);
-    else n.add(id);
-    setPicked(n);
-  };
-  const pickAll = (ids: string[]) => {
-    const n = new Set(picked);
-    const all = ids.every((id) => n.has(id));
-    for (const id of ids) {
-      if (all) n.delete(id);
-      else n.add(id);
-    }
-    setPicked(n);
-  };
+  const picks = usePicks();
+  const sel = holds.filter((r) => picks.picked.has(r.id)).map((r) => r.id);
   const show = (ids: string[]) => {
     setOpened(opened + 1);
     setOpen(ids);
@@ -75,59 +85,9 @@ export function Holds() {
           )
         }
       >
-        {groups.map((g) => [
-          g.runs.length > 1 && (
-            <tr key={`group-${g.root}`} class="group-row" data-testid={`hold-group-${g.root}`}>
-              <td>
-                <input
-                  type="checkbox"
-                  aria-label={t('holds.selectGroup', { run: g.root })}
-                  checked={g.runs.every((r) => picked.has(r.id))}
-                  data-testid={`hold-pick-group-${g.root}`}
-                  onChange={() => pickAll(g.runs.map((r) => r.id))}
-                />
-              </td>
-              <td colSpan={columns.length - 1} class="small">
-                {t('holds.group', {
-                  n: g.runs.length,
-                  run: runLabel(g.root),
-                  reserve: units(g.runs.reduce((a, r) => a + r.reserve_units, 0)),
-                })}
-              </td>
-            </tr>
-          ),
-          ...g.runs.map((r) => (
-          <tr key={r.id} data-testid={`hold-row-${r.id}`} class={g.runs.length > 1 ? 'in-group' : undefined}>
-            <td>
-              <input
-                type="checkbox"
-                aria-label={t('holds.select', { run: r.id })}
-                checked={picked.has(r.id)}
-                data-testid={`hold-pick-${r.id}`}
-                onChange={() => toggle(r.id)}
-              />
-            </td>
-            <RunCells run={r} label={labels.get(r.id)} />
-            <td class="why" data-testid={`hold-why-${r.id}`}>
-              {reasonSentence(r)}
-              {r.evidence && <div class="muted small">{t('reason.evidence', { evidence: r.evidence })}</div>}
-            </td>
-            <td class="num strong">{units(r.reserve_units)}</td>
-            <td class="num" title={fullTime(r.updated_at)}>
-              <Since at={r.updated_at} />
-            </td>
-            <td class="small" data-testid={`hold-retry-${r.id}`} title={r.idempotency_key ? t('holds.idemKey', { key: r.idempotency_key }) : undefined}>
-              {retryText(r, g) || '—'}
-            </td>
-            <td class="act">
-              <button type="button" data-testid={`reconcile-${r.id}`} onClick={() => show([r.id])}>
-                {t('holds.reconcile')}
-              </button>
-              <Note scope={`reconcile:${r.id}`} testid={`notice-${r.id}`} />
-            </td>
-          </tr>
-          )),
-        ])}
+        {groups.map((g) => (
+          <HoldGroup key={g.root} g={g} width={columns.length} labels={labels} picks={picks} onReconcile={(id) => show([id])} />
+        ))}
       </TablePanel>
       {[...notes].map(([scope, n]) => (scope.startsWith('dialog:') && n.kind === 'ok' ? <Note key={scope} scope={scope} /> : null))}
       {open && openRuns.length > 0 && (
@@ -138,7 +98,7 @@ export function Holds() {
           onClose={() => setOpen(null)}
           onDone={() => {
             setOpen(null);
-            setPicked(new Set());
+            picks.clear();
           }}
         />
       )}
@@ -146,21 +106,103 @@ export function Holds() {
   );
 }
 
-function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => void; onDone: () => void }) {
+/** HoldGroup is one user call's held attempts: a header row when there are several, then a row each. */
+function HoldGroup(props: {
+  g: RetryGroup;
+  width: number; // the table's columns
+  labels: ReadonlyMap<string, string>;
+  picks: ReturnType<typeof usePicks>;
+  onReconcile: (id: string) => void;
+}) {
+  const { g, picks } = props;
+  return (
+    <>
+      {g.runs.length > 1 && (
+        <tr class="group-row" data-testid={`hold-group-${g.root}`}>
+          <td>
+            <input
+              type="checkbox"
+              aria-label={t('holds.selectGroup', { run: g.root })}
+              checked={g.runs.every((r) => picks.picked.has(r.id))}
+              data-testid={`hold-pick-group-${g.root}`}
+              onChange={() => picks.pickAll(g.runs.map((r) => r.id))}
+            />
+          </td>
+          <td colSpan={props.width - 1} class="small">
+            {t('holds.group', {
+              n: g.runs.length,
+              run: runLabel(g.root),
+              reserve: units(g.runs.reduce((a, r) => a + r.reserve_units, 0)),
+            })}
+          </td>
+        </tr>
+      )}
+      {g.runs.map((r) => (
+        <tr key={r.id} data-testid={`hold-row-${r.id}`} class={g.runs.length > 1 ? 'in-group' : undefined}>
+          <td>
+            <input
+              type="checkbox"
+              aria-label={t('holds.select', { run: r.id })}
+              checked={picks.picked.has(r.id)}
+              data-testid={`hold-pick-${r.id}`}
+              onChange={() => picks.toggle(r.id)}
+            />
+          </td>
+          <RunCells run={r} label={props.labels.get(r.id)} />
+          <td class="why" data-testid={`hold-why-${r.id}`}>
+            {reasonSentence(r)}
+            {r.evidence && <div class="muted small">{t('reason.evidence', { evidence: r.evidence })}</div>}
+          </td>
+          <td class="num strong">{units(r.reserve_units)}</td>
+          <td class="num" title={fullTime(r.updated_at)}>
+            <Since at={r.updated_at} />
+          </td>
+          <td class="small" data-testid={`hold-retry-${r.id}`} title={r.idempotency_key ? t('holds.idemKey', { key: r.idempotency_key }) : undefined}>
+            {retryText(r, g) || '—'}
+          </td>
+          <td class="act">
+            <button type="button" data-testid={`reconcile-${r.id}`} onClick={() => props.onReconcile(r.id)}>
+              {t('holds.reconcile')}
+            </button>
+            <Note scope={`reconcile:${r.id}`} testid={`notice-${r.id}`} />
+          </td>
+        </tr>
+      ))}
+    </>
+  );
+}
+
+/** previewSentence says what a reconcile at the typed units would do, before it is confirmed. */
+function previewSentence(runs: Run[], unitsText: string, max: number, available: number | null): string {
+  const c = check(unitsText, 'x', max);
+  if (!('units' in c)) return t('rec.previewEmpty');
+  const p = preview(runs, c.units, available);
+  if (runs.length !== 1) return t('rec.previewBulk', { spend: units(p.spend), release: units(p.release), n: runs.length });
+  return t('rec.preview', {
+    spend: units(p.spend),
+    release: units(p.release),
+    tenant: runs[0].tenant,
+    available: p.available === null ? t('fmt.unknown') : units(p.available),
+  });
+}
+
+/**
+ * useReconcile is the reconcile form's state: what was typed, the error to
+ * show by its field (the form's own check first, else the server's refusal),
+ * and submit, which settles one run or each of several.
+ */
+function useReconcile(runs: Run[], scope: string, onDone: () => void) {
   const store = useStore();
-  const runs = props.runs;
-  const one = runs.length === 1 ? runs[0] : null;
-  const id = one ? one.id : 'bulk';
-  const scope = `dialog:${id}`;
   const [unitsText, setUnits] = useState('');
   const [evidence, setEvidence] = useState('');
   const [local, setLocal] = useState<{ field: 'units' | 'evidence'; error: string } | null>(null);
   const max = maxUnits(runs);
-  const tenant = useView((v) => (one ? v.state?.tenants.find((x) => x.tenant === one.tenant) : undefined));
-  const c = check(unitsText, 'x', max);
   const server = useView((v) => v.notes.get(scope));
   const serverErr = server?.kind === 'error' ? { field: errorField(server.text, server.reason), error: noteText(server) } : null;
-  const err = local ?? serverErr;
+  const typed = (set: (v: string) => void) => (e: Event) => {
+    set((e.target as HTMLInputElement).value);
+    setLocal(null);
+  };
   async function submit(e: Event) {
     e.preventDefault();
     const v = check(unitsText, evidence, max);
@@ -169,30 +211,24 @@ function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => voi
       return;
     }
     setLocal(null);
-    const ok = one
-      ? await store.reconcile(one.id, v.units, v.evidence, scope)
-      : await store.reconcileMany(
-          runs.map((r) => r.id),
-          v.units,
-          v.evidence,
-          scope,
-        );
-    if (ok) {
-      props.onDone(); // the success notice stays under the Holds panel, where the row was
-    }
+    const ok =
+      runs.length === 1
+        ? await store.reconcile(runs[0].id, v.units, v.evidence, scope)
+        : await store.reconcileMany(runs.map((r) => r.id), v.units, v.evidence, scope);
+    if (ok) onDone(); // the success notice stays under the Holds panel, where the row was
   }
-  let previewText = t('rec.previewEmpty');
-  if ('units' in c) {
-    const p = preview(runs, c.units, tenant ? tenant.available_units : null);
-    previewText = one
-      ? t('rec.preview', {
-          spend: units(p.spend),
-          release: units(p.release),
-          tenant: one.tenant,
-          available: p.available === null ? t('fmt.unknown') : units(p.available),
-        })
-      : t('rec.previewBulk', { spend: units(p.spend), release: units(p.release), n: runs.length });
-  }
+  return { unitsText, evidence, max, err: local ?? serverErr, onUnits: typed(setUnits), onEvidence: typed(setEvidence), submit };
+}
+
+function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => void; onDone: () => void }) {
+  const store = useStore();
+  const runs = props.runs;
+  const one = runs.length === 1 ? runs[0] : null;
+  const id = one ? one.id : 'bulk';
+  const scope = `dialog:${id}`;
+  const { unitsText, evidence, max, err, onUnits, onEvidence, submit } = useReconcile(runs, scope, props.onDone);
+  const tenant = useView((v) => (one ? v.state?.tenants.find((x) => x.tenant === one.tenant) : undefined));
+  const previewText = previewSentence(runs, unitsText, max, tenant ? tenant.available_units : null);
   const fieldErr = (f: 'units' | 'evidence') =>
     err?.field === f ? (
       <span class="field-error" role="alert" data-testid={`reconcile-error-${f}-${id}`}>
@@ -215,10 +251,7 @@ function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => voi
             placeholder={`0 … ${units(max)}`}
             value={unitsText}
             aria-invalid={err?.field === 'units'}
-            onInput={(e) => {
-              setUnits((e.target as HTMLInputElement).value);
-              setLocal(null);
-            }}
+            onInput={onUnits}
           />
           {fieldErr('units')}
         </label>
@@ -230,10 +263,7 @@ function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => voi
             value={evidence}
             rows={2}
             aria-invalid={err?.field === 'evidence'}
-            onInput={(e) => {
-              setEvidence((e.target as HTMLTextAreaElement).value);
-              setLocal(null);
-            }}
+            onInput={onEvidence}
           />
           {fieldErr('evidence')}
         </label>

@@ -84,6 +84,28 @@ export function RateUse(props: { x: TenantState }) {
 
 const none: TenantState[] = [];
 
+/** TenantFacts are a tenant's calls in flight and waiting, its rate use, and whether it was deleted. */
+function TenantFacts(props: { x: TenantState }) {
+  const x = props.x;
+  return (
+    <>
+      <span data-testid={`tenant-${x.tenant}-active`}>{t('overview.concurrency', { active: units(x.active), max: units(x.max_concurrent) })}</span>
+      {' · '}
+      <span data-testid={`tenant-${x.tenant}-queued`}>{t('overview.queued')} {units(x.queued ?? 0)}</span>
+      {' · '}
+      <RateUse x={x} />
+      {x.removed && (
+        <>
+          {' · '}
+          <span class="muted" data-testid={`tenant-${x.tenant}-removed`}>
+            {t('overview.removed')}
+          </span>
+        </>
+      )}
+    </>
+  );
+}
+
 /** Overview: each tenant's budget as spent, held and available, and the totals. */
 export function Overview() {
   const ts = useView((v) => v.state?.tenants ?? none);
@@ -129,21 +151,7 @@ export function Overview() {
           x.tenant,
           x.tenant,
           { spent: x.spent_units, held: x.held_units, available: x.available_units, budget: x.budget_units },
-          <>
-            <span data-testid={`tenant-${x.tenant}-active`}>{t('overview.concurrency', { active: units(x.active), max: units(x.max_concurrent) })}</span>
-            {' · '}
-            <span data-testid={`tenant-${x.tenant}-queued`}>{t('overview.queued')} {units(x.queued ?? 0)}</span>
-            {' · '}
-            <RateUse x={x} />
-            {x.removed && (
-              <>
-                {' · '}
-                <span class="muted" data-testid={`tenant-${x.tenant}-removed`}>
-                  {t('overview.removed')}
-                </span>
-              </>
-            )}
-          </>,
+          <TenantFacts x={x} />,
         ),
       )}
       {ts.length > 1 &&

@@ -22,7 +22,6 @@ const none: Run[] = [];
 
 /** Runs: the recent runs, live ones first, each cancellable while it runs. */
 export function Runs() {
-  const store = useStore();
   const runs = useView((v) => v.state?.runs ?? none);
   const busy = useView((v) => v.busy);
   const labels = runLabels(runs.map((r) => r.id));
@@ -78,28 +77,34 @@ export function Runs() {
           </tr>
         ))}
       </TablePanel>
-      {asking && (
-        <Dialog title={t('runs.cancel')} onClose={() => setAsking(null)} testid={`cancel-dialog-${asking.id}`}>
-          <p>{t('runs.cancelAsk', { run: asking.id, reserve: units(asking.reserve_units) })}</p>
-          <div class="buttons">
-            <button
-              type="button"
-              class="danger"
-              data-testid={`cancel-confirm-${asking.id}`}
-              onClick={() => {
-                const id = asking.id;
-                setAsking(null);
-                void store.cancelRun(id);
-              }}
-            >
-              {t('runs.cancelYes')}
-            </button>
-            <button type="button" onClick={() => setAsking(null)}>
-              {t('runs.cancelNo')}
-            </button>
-          </div>
-        </Dialog>
-      )}
+      {asking && <CancelDialog run={asking} onClose={() => setAsking(null)} />}
     </>
+  );
+}
+
+/** CancelDialog asks before cancelling a run, and says its reserve stays held. */
+function CancelDialog(props: { run: Run; onClose: () => void }) {
+  const store = useStore();
+  const r = props.run;
+  return (
+    <Dialog title={t('runs.cancel')} onClose={props.onClose} testid={`cancel-dialog-${r.id}`}>
+      <p>{t('runs.cancelAsk', { run: r.id, reserve: units(r.reserve_units) })}</p>
+      <div class="buttons">
+        <button
+          type="button"
+          class="danger"
+          data-testid={`cancel-confirm-${r.id}`}
+          onClick={() => {
+            props.onClose();
+            void store.cancelRun(r.id);
+          }}
+        >
+          {t('runs.cancelYes')}
+        </button>
+        <button type="button" onClick={props.onClose}>
+          {t('runs.cancelNo')}
+        </button>
+      </div>
+    </Dialog>
   );
 }

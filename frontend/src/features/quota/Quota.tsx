@@ -53,14 +53,6 @@ function QuotaCard(props: { q: QuotaState }) {
   const ok = synced(q);
   const w = wall(q);
   const tn = tone(q);
-  const fact = (label: string, value: string, testid?: string) => (
-    <div>
-      <dt>{label}</dt>
-      <dd class="num" data-testid={testid}>
-        {value}
-      </dd>
-    </div>
-  );
   return (
     <div class={`quota-card tone-${tn}`} data-testid={`quota-row-${id}`}>
       <div class="quota-head">
@@ -98,30 +90,7 @@ function QuotaCard(props: { q: QuotaState }) {
       )}
       {q.sync_error && <p class="reason warn-text">{t('quota.syncError', { error: q.sync_error })}</p>}
       {open && <BalanceForm key={opened} q={q} id={id} busy={busy.has(`balance:${k}`)} onDone={() => setOpen(false)} />}
-      <dl class="facts quota-facts">
-        {fact(t('quota.usage'), units(q.usage_today), `quota-${id}-usage`)}
-        {fact(t('quota.held'), units(q.held_in_flight))}
-        {fact(t('quota.balance'), known(q.balance_at_sync, ok))}
-        {fact(t('quota.b0'), known(q.b0_estimate, ok || !!q.b0_manual))}
-        {fact(t('quota.limit'), known(q.limit, ok), `quota-${id}-limit`)}
-        {fact(t('quota.limitV6'), known(q.limit_v6, ok), `quota-${id}-limit-v6`)}
-        {fact(t('quota.cap'), q.daily_cap ? units(q.daily_cap) : '—')}
-        {fact(t('quota.wall'), q.usage_wall ? units(q.usage_wall) : '—')}
-        {fact(t('quota.buffer'), q.small_buffer ? units(q.small_buffer) : '—')}
-        {fact(t('quota.admitLimit'), known(q.admit_limit ?? q.limit, ok), `quota-${id}-admit-limit`)}
-        {fact(t('quota.overrun'), overrunText(q), `quota-${id}-overrun`)}
-        <div>
-          <dt>{t('quota.synced')}</dt>
-          <dd title={fullTime(q.synced_at)}>
-            {ok ? <When at={q.synced_at} /> : t('fmt.unknown')}
-            {ok && (
-              <div class="muted small">
-                <Ago at={q.synced_at} /> · {t('quota.lag', { lag: duration(q.lag_seconds) })}
-              </div>
-            )}
-          </dd>
-        </div>
-      </dl>
+      <QuotaFacts q={q} id={id} />
       {ok && q.admit_limit !== undefined && q.admit_limit < q.limit && q.usage_today < q.limit && (
         <p class="muted small" data-testid={`quota-${id}-admit-why`}>
           {t('quota.admitWhy', {
@@ -140,6 +109,46 @@ function QuotaCard(props: { q: QuotaState }) {
       )}
       <QuotaChart q={q} snapshots={snapshots.filter((s) => s.upstream === q.upstream && s.model === q.model && s.day === q.day)} id={id} />
     </div>
+  );
+}
+
+/** QuotaFacts are a guarded model's figures: unknown until a sync has read them, never 0. */
+function QuotaFacts(props: { q: QuotaState; id: string }) {
+  const { q, id } = props;
+  const ok = synced(q);
+  const fact = (label: string, value: string, testid?: string) => (
+    <div>
+      <dt>{label}</dt>
+      <dd class="num" data-testid={testid}>
+        {value}
+      </dd>
+    </div>
+  );
+  return (
+    <dl class="facts quota-facts">
+      {fact(t('quota.usage'), units(q.usage_today), `quota-${id}-usage`)}
+      {fact(t('quota.held'), units(q.held_in_flight))}
+      {fact(t('quota.balance'), known(q.balance_at_sync, ok))}
+      {fact(t('quota.b0'), known(q.b0_estimate, ok || !!q.b0_manual))}
+      {fact(t('quota.limit'), known(q.limit, ok), `quota-${id}-limit`)}
+      {fact(t('quota.limitV6'), known(q.limit_v6, ok), `quota-${id}-limit-v6`)}
+      {fact(t('quota.cap'), q.daily_cap ? units(q.daily_cap) : '—')}
+      {fact(t('quota.wall'), q.usage_wall ? units(q.usage_wall) : '—')}
+      {fact(t('quota.buffer'), q.small_buffer ? units(q.small_buffer) : '—')}
+      {fact(t('quota.admitLimit'), known(q.admit_limit ?? q.limit, ok), `quota-${id}-admit-limit`)}
+      {fact(t('quota.overrun'), overrunText(q), `quota-${id}-overrun`)}
+      <div>
+        <dt>{t('quota.synced')}</dt>
+        <dd title={fullTime(q.synced_at)}>
+          {ok ? <When at={q.synced_at} /> : t('fmt.unknown')}
+          {ok && (
+            <div class="muted small">
+              <Ago at={q.synced_at} /> · {t('quota.lag', { lag: duration(q.lag_seconds) })}
+            </div>
+          )}
+        </dd>
+      </div>
+    </dl>
   );
 }
 

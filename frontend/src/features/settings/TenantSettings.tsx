@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { TenantPolicy } from '../../lib/api';
+import type { TenantPolicy, TenantSettings as TenantSettingsData } from '../../lib/api';
+import { copyText } from '../../lib/clipboard';
 import { units } from '../../lib/format';
 import { wholeUnits } from '../../lib/parse';
 import { t } from '../../lib/i18n';
@@ -20,11 +21,7 @@ export function TenantSettings() {
   useEffect(() => void store.tenants.load(), [store]);
   const s = v.data;
   const err = v.error && noteText(v.error);
-  const newKey = v.newKey;
   const deleted = v.deleted && { tenant: v.deleted.tenant, kind: v.deleted.note.kind, text: noteText(v.deleted.note) };
-  const remove = (id: string) => {
-    if (confirm(t('settings.deleteAsk', { tenant: id }))) void store.tenants.remove(id);
-  };
   const edit = (p: TenantPolicy) => {
     setOpened(opened + 1);
     setEditing(p);
@@ -35,18 +32,7 @@ export function TenantSettings() {
       <h2>
         {t('settings.tenants')} <span class="muted">{t('settings.tenantsNote')}</span>
       </h2>
-      {s.overrides.length > 0 && (
-        <div class="banner stale-banner" role="status" data-testid="override-banner">
-          <span>
-            {t('settings.overrides')}{' '}
-            {s.overrides.map((o) => `${o.tenant}.${o.field}: ${o.file || '—'} → ${o.now}`).join('; ')}
-          </span>
-          <WriteBackButton />{' '}
-          <button type="button" data-testid="discard-overrides" onClick={() => void store.tenants.discard()}>
-            {t('settings.discard')}
-          </button>
-        </div>
-      )}
+      {s.overrides.length > 0 && <OverrideBanner overrides={s.overrides} />}
       {v.written && <WrittenBack result={v.written} onClose={() => store.tenants.dismissWritten()} />}
       {deleted?.kind === 'ok' && (
         <div class="banner" role="status" data-testid="tenant-deleted">
@@ -70,45 +56,9 @@ export function TenantSettings() {
           </tr>
         </thead>
         <tbody>
-          {s.tenants.map((p) => [
-            <tr key={p.id} data-testid={`settings-row-${p.id}`}>
-              <td>{p.id}</td>
-              <td class="num">{units(p.budget_units)}</td>
-              <td class="num">{units(p.max_concurrent)}</td>
-              <td class="num">{p.per_minute ? units(p.per_minute) : '—'}</td>
-              <td class="num">{p.per_hour ? units(p.per_hour) : '—'}</td>
-              <td>{p.allowed_models.join(', ') || t('settings.allModels')}</td>
-              <td class="act">
-                <button type="button" data-testid={`edit-${p.id}`} onClick={() => edit(p)}>
-                  {t('settings.edit')}
-                </button>{' '}
-                <button
-                  type="button"
-                  data-testid={`rotate-${p.id}`}
-                  onClick={() => {
-                    if (confirm(t('settings.rotateAsk', { tenant: p.id }))) void store.tenants.rotate(p.id);
-                  }}
-                >
-                  {t('settings.rotate')}
-                </button>{' '}
-                <button type="button" class="danger" data-testid={`delete-${p.id}`} onClick={() => remove(p.id)}>
-                  {t('settings.delete')}
-                </button>
-              </td>
-            </tr>,
-            deleted?.tenant === p.id && deleted.kind === 'error' && (
-              <tr key={`${p.id}-error`}>
-                <td colSpan={7}>
-                  <span class="field-error" role="alert" data-testid={`delete-error-${p.id}`}>
-                    {deleted.text}
-                  </span>{' '}
-                  <button type="button" aria-label={t('form.close')} onClick={() => store.tenants.dismissDeleted()}>
-                    ×
-                  </button>
-                </td>
-              </tr>
-            ),
-          ])}
+          {s.tenants.map((p) => (
+            <TenantRows key={p.id} p={p} refused={deleted?.tenant === p.id && deleted.kind === 'error' ? deleted.text : null} onEdit={() => edit(p)} />
+          ))}
         </tbody>
       </table>
       <div class="buttons">
@@ -130,21 +80,98 @@ export function TenantSettings() {
           onSaved={() => setEditing(null)}
         />
       )}
-      {newKey && (
-        <Dialog title={t('settings.newKey', { tenant: newKey.tenant })} onClose={() => store.tenants.dismissNewKey()} testid="new-key-dialog">
-          <p class="muted small">{t('settings.newKeyOnce')}</p>
-          <pre data-testid="new-key">{newKey.key}</pre>
-          <div class="buttons">
-            <button type="button" onClick={() => void navigator.clipboard?.writeText(newKey.key).catch(() => {})}>
-              {t('connect.copy')}
-            </button>
-            <button type="button" class="primary" onClick={() => store.tenants.dismissNewKey()}>
-              {t('form.close')}
-            </button>
-          </div>
-        </Dialog>
-      )}
+      {v.newKey && <NewKeyDialog {...v.newKey} />}
     </section>
+  );
+}
+
+/** OverrideBanner lists the values that differ from the config file, with write-back and discard. */
+function OverrideBanner(props: { overrides: TenantSettingsData['overrides'] }) {
+  const store = useStore();
+  return (
+    <div class="banner stale-banner" role="status" data-testid="override-banner">
+      <span>
+        {t('settings.overrides')}{' '}
+        {props.overrides.map((o) => `${o.tenant}.${o.field}: ${o.file || '—'} → ${o.now}`).join('; ')}
+      </span>
+      <WriteBackButton />{' '}
+      <button type="button" data-testid="discard-overrides" onClick={() => void store.tenants.discard()}>
+        {t('settings.discard')}
+      </button>
+    </div>
+  );
+}
+
+/** TenantRows is a tenant's row with its buttons, and under it the refusal of its delete (refused). */
+function TenantRows(props: { p: TenantPolicy; refused: string | null; onEdit: () => void }) {
+  const store = useStore();
+  const p = props.p;
+  return (
+    <>
+      <tr data-testid={`settings-row-${p.id}`}>
+        <td>{p.id}</td>
+        <td class="num">{units(p.budget_units)}</td>
+        <td class="num">{units(p.max_concurrent)}</td>
+        <td class="num">{p.per_minute ? units(p.per_minute) : '—'}</td>
+        <td class="num">{p.per_hour ? units(p.per_hour) : '—'}</td>
+        <td>{p.allowed_models.join(', ') || t('settings.allModels')}</td>
+        <td class="act">
+          <button type="button" data-testid={`edit-${p.id}`} onClick={props.onEdit}>
+            {t('settings.edit')}
+          </button>{' '}
+          <button
+            type="button"
+            data-testid={`rotate-${p.id}`}
+            onClick={() => {
+              if (confirm(t('settings.rotateAsk', { tenant: p.id }))) void store.tenants.rotate(p.id);
+            }}
+          >
+            {t('settings.rotate')}
+          </button>{' '}
+          <button
+            type="button"
+            class="danger"
+            data-testid={`delete-${p.id}`}
+            onClick={() => {
+              if (confirm(t('settings.deleteAsk', { tenant: p.id }))) void store.tenants.remove(p.id);
+            }}
+          >
+            {t('settings.delete')}
+          </button>
+        </td>
+      </tr>
+      {props.refused && (
+        <tr>
+          <td colSpan={7}>
+            <span class="field-error" role="alert" data-testid={`delete-error-${p.id}`}>
+              {props.refused}
+            </span>{' '}
+            <button type="button" aria-label={t('form.close')} onClick={() => store.tenants.dismissDeleted()}>
+              ×
+            </button>
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+/** NewKeyDialog shows a rotated key once. */
+function NewKeyDialog(props: { tenant: string; key: string }) {
+  const store = useStore();
+  return (
+    <Dialog title={t('settings.newKey', { tenant: props.tenant })} onClose={() => store.tenants.dismissNewKey()} testid="new-key-dialog">
+      <p class="muted small">{t('settings.newKeyOnce')}</p>
+      <pre data-testid="new-key">{props.key}</pre>
+      <div class="buttons">
+        <button type="button" onClick={() => void copyText(props.key)}>
+          {t('connect.copy')}
+        </button>
+        <button type="button" class="primary" onClick={() => store.tenants.dismissNewKey()}>
+          {t('form.close')}
+        </button>
+      </div>
+    </Dialog>
   );
 }
 

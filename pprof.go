@@ -11,7 +11,7 @@ import (
 
 // startPprof serves net/http/pprof on addr, a loopback address only: a
 // profile shows request bodies' shapes and the process's memory, so it is
-// never offered to the network (issue 15). It returns the listener's address.
+// never offered to the network. It returns the listener's address.
 func startPprof(addr string) (stop func(), bound string, err error) {
 	if err := loopbackOnly(addr); err != nil {
 		return nil, "", err

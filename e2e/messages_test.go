@@ -22,7 +22,7 @@ import (
 	"github.com/quotagate/quotagate/e2e/clients"
 )
 
-// The Messages door with the real clients (issue 11): Claude Code and the
+// The Messages door with the real clients it exists for: Claude Code and the
 // official @anthropic-ai/sdk, through quotagate to the demo upstream —
 // natively (an upstream whose protocols include messages) and translated
 // (one that speaks chat completions only).

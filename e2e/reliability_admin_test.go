@@ -413,7 +413,8 @@ func TestReliabilityAuditCSVInjection(t *testing.T) {
 		t.Fatalf("only %d of %d evidence strings were accepted", len(wants)-1, len(evidence))
 	}
 	for _, w := range wants {
-		// The text round-trips exactly, a lone CR included (issue 12); a
+		// The text round-trips exactly, a lone CR included (an accountant
+		// compares it with the bill); a
 		// formula trigger only gains the neutralising apostrophe.
 		if exp := w.evidence; audit.Unneutralise(cells[w.id]) != exp {
 			t.Errorf("run %s evidence cell %q, want %q", w.id, cells[w.id], exp)

@@ -36,7 +36,7 @@ func TestReliabilityDataDirChild(t *testing.T) {
 	select {}
 }
 
-// TestReliabilityDataDirLock is issue 12 item 3: while a quotagate process
+// TestReliabilityDataDirLock: while a quotagate process
 // streams a run, a second process on the same data dir exits non-zero in
 // one line naming the first one's pid, and changes nothing: the data dir's
 // files are as they were, the run stays active (active 1 — its

@@ -65,7 +65,7 @@ func (r *rig) stream(ctx context.Context, body string) *http.Response {
 	return resp
 }
 
-// TestReliabilityCancelRacingDone is issue 12 item 2, run 300 times: the
+// TestReliabilityCancelRacingDone, run 300 times: the
 // owner's cancel lands at a random point of a stream whose last chunks,
 // usage and [DONE] the upstream writes in one burst. Whatever the timing,
 // a client that got [DONE] got the whole answer before it, and a run
@@ -124,7 +124,7 @@ func TestReliabilityCancelRacingDone(t *testing.T) {
 	r.verify()
 }
 
-// TestReliabilityFinishThenLeave is issue 12 item 9: a client that closes
+// TestReliabilityFinishThenLeave: a client that closes
 // the stream as soon as it has the finish_reason, while the usage comes
 // 300 ms later, no longer leaves a full hold for a complete answer — the
 // upstream is read on for the grace and the run settles on trusted usage.
@@ -180,7 +180,7 @@ func newNativeRig(t *testing.T, o rigOptions) *rig {
 	return newRig(t, o)
 }
 
-// TestReliabilityFinishThenLeaveDoors is issue 12 items 3 and 4: the
+// TestReliabilityFinishThenLeaveDoors is the same for the other doors: the
 // Responses door marks its finish (the output_item.done that leaves no item
 // open, natively; translated, the items close on the chat chunk with the
 // finish reason), so a client that leaves there while response.completed

@@ -13,7 +13,7 @@ import (
 	"github.com/quotagate/quotagate/backend/server"
 )
 
-// TestReliabilityRefusalsBounded is issue 12 item 5: a flood of refused
+// TestReliabilityRefusalsBounded: a flood of refused
 // calls is audited but bounded — 600 refusals of one tenant with one code
 // take one audit row (two if the clock crosses a minute) whose count is
 // 600, the ledger grows by a few kilobytes instead of ~1.5 KB a refusal,

@@ -11,8 +11,8 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// TestReliabilityRoutes is issue 12 item 10 and its smaller items, as SDKs
-// and misconfigured tools meet them: unknown routes 404 not_found and a
+// TestReliabilityRoutes: the routes as SDKs and misconfigured tools meet
+// them: unknown routes 404 not_found and a
 // wrong method 405 with Allow, both OpenAI-shaped; a base URL without /v1
 // is told to add it; GET /v1/models/{id}; GET /v1/runs?limit=N lists the
 // caller's own runs only; the Bearer scheme in any case on /v1 and /admin;

@@ -69,9 +69,9 @@ const call = async (content, key) => {
 })();
 `
 
-// TestReliabilitySDKHoldsPerFailedCall is issue 12 item 8 measured again
-// with every pinned JS SDK: holds left by one failed non-streaming user call
-// through the assembled server, for an answer the upstream cuts (502
+// TestReliabilitySDKHoldsPerFailedCall measures, with every pinned JS SDK
+// (whose own retries could multiply holds), the holds left by one failed
+// non-streaming user call through the assembled server, for an answer the upstream cuts (502
 // upstream_interrupted) or stalls (504 upstream_timeout) — both keep their
 // hold and say x-should-retry: false — and an upstream 400 (passed through,
 // hold released).

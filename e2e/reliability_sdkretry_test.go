@@ -8,7 +8,8 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// TestReliabilityWhatSDKsSee is issue 12 items 7 and 8 over HTTP: an
+// TestReliabilityWhatSDKsSee checks over HTTP what an SDK decides its
+// retries on: an
 // upstream 4xx before any output passes through with its status, code and
 // (scrubbed) words, and x-should-retry: false unless a retry can fix it
 // (408, 409, 429); only 5xx and connection failures become 502/504. Every

@@ -11,7 +11,7 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// TestReliabilityUpstreamEchoesKey is issue 12 item 6: an upstream whose
+// TestReliabilityUpstreamEchoesKey: an upstream whose
 // error names the operator's provider key (a 401 "Incorrect API key
 // provided: sk-…", a 429 naming it, a plain-text answer, an echoed admin
 // token) gets no secret to the tenant (body, headers), to the run's
@@ -61,7 +61,7 @@ func leak(t *testing.T, where, s string) {
 	}
 }
 
-// TestReliabilityMidStreamErrorEchoesKey is issue 12 item 2: an upstream
+// TestReliabilityMidStreamErrorEchoesKey: an upstream
 // error event after output started (chat's data {"error":…}, the Responses
 // and Messages `error` events, native and translated), and a 200 whose body
 // is an error object, that echoes the provider key the request carried get

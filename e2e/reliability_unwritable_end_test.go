@@ -11,7 +11,7 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// TestReliabilityUnwritableEnd is issue 12 item 1: when the ledger cannot
+// TestReliabilityUnwritableEnd: when the ledger cannot
 // record a run's end (another connection holds SQLite's write lock past the
 // busy timeout) while a stream finishes, the client gets no [DONE], /healthz
 // says an end is pending, and once the lock is gone the decided outcome is
@@ -44,7 +44,7 @@ var unwritableCases = []struct {
 
 // checkUnwritableEnd runs one stream of content on r, calls fault once the
 // run is active and restore once its end has failed to be written, and
-// checks what the issue asks of both phases.
+// checks both phases: while the end cannot be written, and once it can.
 func checkUnwritableEnd(t *testing.T, r *rig, content string, status ledger.RunStatus, usage ledger.UsageStatus, fault, restore func()) {
 	t.Helper()
 	resp := r.stream(context.Background(), chatBody(content, true, 64))

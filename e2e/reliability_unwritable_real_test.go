@@ -15,10 +15,10 @@ import (
 	"github.com/quotagate/quotagate/backend/server"
 )
 
-// Issue 12 item 1 with real parts: the ledger's write lock held by another
-// program (the sqlite3 command-line shell, as the issue's repro does), and
-// a disk that is really full (a small tmpfs filled to the last byte), each
-// while a stream ends. The client gets no end marker, /healthz says
+// TestReliabilityUnwritableEnd with real parts: the ledger's write lock
+// held by another program (the sqlite3 command-line shell, as an operator
+// inspecting the ledger would), and a disk that is really full (a small
+// tmpfs filled to the last byte), each while a stream ends. The client gets no end marker, /healthz says
 // degraded with the end pending, the run is still active meanwhile, and once
 // the lock or the space comes back the decided outcome is written without a
 // restart: the concurrency slot is free, a settled run is settled, a held

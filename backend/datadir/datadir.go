@@ -1,5 +1,5 @@
 // Package datadir guards a quotagate data directory: one process at a time
-// may use it (issue 12, item 3). A second quotagate on the same directory
+// may use it. A second quotagate on the same directory
 // would otherwise run its start-up recovery over the first one's live runs
 // (marking them interrupted, freeing their concurrency slots while their
 // streams go on). The lock is taken before the ledger is touched and held

@@ -1,5 +1,5 @@
 // Package gate puts a concurrency limit with a short, bounded wait queue in
-// front of each upstream (seed 003, issue 5).
+// front of each upstream (seed 003).
 //
 // Seed 003's compute gate had two slots and answered the third caller with an
 // immediate 429; the conversation died. Here a caller that finds every slot

@@ -21,7 +21,9 @@ type RetryPolicy struct {
 	Now        func() time.Time
 }
 
-// DefaultRetryPolicy is issue 5's policy.
+// DefaultRetryPolicy retries an upstream 429 or 503 answered before any
+// output at most twice within 15 s, so that a busy upstream costs a caller
+// seconds, not the conversation (seed 003).
 var DefaultRetryPolicy = RetryPolicy{MaxRetries: 2, MaxTotal: 15 * time.Second, Backoff: time.Second}
 
 // Retryable reports whether an upstream status is worth a retry: the

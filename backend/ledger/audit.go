@@ -44,7 +44,7 @@ type AuditEntry struct {
 
 // RefusalInterval is the window in which repeated refusals of one tenant
 // with one code share one audit row: refusals are audited, but a flood of
-// them cannot fill the disk (issue 12: 3,000 refusals wrote 4.4 MB).
+// them cannot fill the disk (3,000 refusals wrote 4.4 MB when each had a row).
 const RefusalInterval = time.Minute
 
 // AuditFilter selects audit rows; zero values mean "no bound".

@@ -133,7 +133,8 @@ type AdmitRequest struct {
 }
 
 // IdempotencyWindow is how long a run's Idempotency-Key refuses another call
-// of its tenant with the same key (issue 12 item 8: 24 h).
+// of its tenant with the same key: a day, longer than any client's retries
+// of one call.
 const IdempotencyWindow = 24 * time.Hour
 
 // MaxIdempotencyKeyBytes bounds an Idempotency-Key (Stripe's limit; the

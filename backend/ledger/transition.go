@@ -224,7 +224,7 @@ const RecoveryWhy = "the process ended while the run was "
 // how, RecoveryWhy at a restart): a run left active ends interrupted with
 // usage unknown, its hold intact; a run left queued never reached the
 // provider (Start is committed before the request is sent), so it ends
-// failed with its hold released and QueuedAtCrashEvidence (issue 12). A
+// failed with its hold released and QueuedAtCrashEvidence. A
 // run that ended meanwhile is left as it is.
 func RecoverRule(why string) Rule {
 	return Rule{Op: "recover", decide: func(run Run) (Transition, error) {

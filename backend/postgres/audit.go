@@ -117,7 +117,7 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 }
 
 // countRefusal adds a reject entry to its tenant's and code's row of this
-// interval, if there is one: one row counts the refusals (issue 12 item 5);
+// interval, if there is one: one row counts the refusals, so that a flood of them cannot fill the disk;
 // its available figures stay the first's. The count moves at once (it must
 // know whether a row matched); a new row is queued like every other.
 func countRefusal(ctx context.Context, w *wtx, e ledger.AuditEntry) (bool, error) {

@@ -22,7 +22,7 @@
 // A rise of the balance (a refund) raises the estimate by at most the rise
 // seen between the two readings. A manual B0 for the day (read from the
 // provider console) is taken when it is no higher than what the readings
-// support, and cut down to that otherwise (issue 17).
+// support, and cut down to that otherwise: an overstated B0 bills.
 //
 // Free packages expire after 30 days. When the source lists expiries, the
 // units that the packages expiring within ExpiryHorizon still hold — less
@@ -47,7 +47,7 @@
 // quota day) and scales the holds by the model's learned overrun k (a high
 // quantile of its calls' usage over reserve, plus the largest single
 // excess beyond it held back once), so that usage + carry + tail + k·(held
-// + reserve) ≤ limit holds for what the provider really consumes (issue 17). Soft eviction (seed 002 §7.6) refuses a model at once, before
+// + reserve) ≤ limit holds for what the provider really consumes. Soft eviction (seed 002 §7.6) refuses a model at once, before
 // any token counting: evicted while usage ≥ min(limit, usage_wall), or while
 // balance_at_sync < balance_wall and usage > 0; restored exactly when neither
 // holds, so eviction and restore cannot flap against each other.

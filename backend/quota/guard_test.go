@@ -127,7 +127,7 @@ func auditKinds(t *testing.T, st ledger.Store, kind ledger.AuditKind) []ledger.A
 	return out
 }
 
-// Issue 6: B0 2,000,000 and buffer 50,000 (limit 1,950,000), usage
+// B0 2,000,000 and buffer 50,000 (limit 1,950,000), usage
 // 1,850,000: of 20 concurrent requests of reserve 10,000 at most 10 pass.
 func TestConcurrentAdmitsStopAtLimit(t *testing.T) {
 	c := &clock{t: at("2026-08-13", "09:00:00")}
@@ -537,7 +537,7 @@ func TestExpiringPackagesLeaveTheLimit(t *testing.T) {
 	}
 }
 
-// State is a read (issue 9): it writes no audit row and changes nothing the
+// State is a read, so that the dashboard can poll it freely: it writes no audit row and changes nothing the
 // guard enforces, even when the ledger has moved past a wall since the last
 // Observe; the next Observe then evicts and audits.
 func TestStateNeverWrites(t *testing.T) {

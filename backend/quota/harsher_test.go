@@ -11,7 +11,9 @@ import (
 	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
-// The exact moments at which issue 17's harsher provider billed the guard.
+// The exact moments at which a provider harsher than seed 002's (midnight
+// carry-over, late expiry listings, a wrong manual B0, refunds, reasoning
+// overruns) billed the guard.
 // Each case fails on the guard before its correction (noted per case).
 
 // admitAt admits a run of reserve on the guarded model through the guard's

@@ -78,7 +78,7 @@ func readings(snaps []ledger.Snapshot, now time.Time) []ledger.Snapshot {
 // last step boundary before t − Δ (clock-aligned); a one-minute model of it
 // errs by up to a step of usage at every reading, and the smallest of the
 // readings' estimates keeps the worst of those errors for the rest of the
-// day (issue 17: ≈0.6 point of pool use under the usual conditions, whose
+// day (≈0.6 point of pool use in the simulator's usual conditions, whose
 // API settles in steps of 1, 2 or 5 minutes).
 var lagSteps = []int{1, 2, 5}
 
@@ -170,7 +170,8 @@ type B0Estimate struct {
 	// ManualUnits is the day's manual B0, when one was entered (0 otherwise).
 	ManualUnits ledger.Units
 	// Readings is what the balance readings support, when there are any
-	// (ReadingsKnown): a manual B0 above it is not believed (issue 17).
+	// (ReadingsKnown): a manual B0 above it is not believed, since an
+	// operator's figure may be wrong and an overstated B0 bills.
 	Readings      ledger.Units
 	ReadingsKnown bool
 	// AtManual is what the readings taken by the manual B0's entry
@@ -191,14 +192,14 @@ func (b B0Estimate) ManualExcess() ledger.Units {
 // EstimateB0 returns the smallest balance + usage_today(t − Δ) over the
 // readings, where a rise of the balance between two readings (a refund) may
 // raise the estimate by at most the rise seen: consumption between the two
-// settle points hides part of the refund, never adds to it (issue 17).
+// settle points hides part of the refund, never adds to it.
 //
 // A manual B0 for day is the pool as of its entry. It is taken when it is
 // no higher than what the readings taken by then support — the same
 // estimate, or, when the readings reveal no lag (no pair of them moved),
 // their balance plus all usage since (v6's B0 + L) — and is cut down to
-// that otherwise (issue 17: an operator's B0 may lower the estimate, never
-// raise it above the readings). A refund that shows after its entry raises
+// that otherwise: an operator's B0 may lower the estimate, never raise it
+// above the readings. A refund that shows after its entry raises
 // it by the same rule as any rise: the console's starting balance cannot
 // hold a refund not yet paid, and one paid before the entry but shown only
 // after it rises from the readings' estimate, which the manual B0 only
@@ -317,7 +318,8 @@ func (f *b0Fold) add(r ledger.Snapshot) {
 	f.n++
 }
 
-// refundSkew bounds how far the provider's day may turn from the guard's (issue 17: ±10 min).
+// refundSkew bounds how far the provider's day may turn from the guard's:
+// the provider's clock and its day's end are its own (±10 min seen).
 const refundSkew = 10 * time.Minute
 
 // RefundFloor is a lower bound of today's T+1 refund (seed 002 §1.1: the
@@ -362,7 +364,7 @@ type Assessment struct {
 	Expiring      []Expiry     // the source's package expiries at the last sync
 	ExpiryBase    ledger.Units // usage_today when the listed units were current
 	ExpiringUnits ledger.Units // units expiring within the horizon, left out of Limit
-	// Carry is what yesterday's runs draw from today's pool (issue 17).
+	// Carry is what yesterday's runs draw from today's pool.
 	Carry Carry
 	// OverrunMilli is the model's learned ratio of trusted usage to reserve,
 	// in thousandths (0 or 1000: none), and OverrunTail the units held back
@@ -428,7 +430,7 @@ func (a *Assessment) SetExpiries(o Options, exp []Expiry, listedAt time.Time, s 
 
 // Carry is what yesterday's runs draw from today's free pool: the pool is
 // the balance at 00:00, and a run admitted before midnight that settles
-// after it is paid from it, yet counts in yesterday's quota day (issue 17).
+// after it is paid from it, yet counts in yesterday's quota day.
 type Carry struct {
 	Settled ledger.Units // units yesterday's runs settled since 00:00
 	Held    ledger.Units // reserves of yesterday's runs still holding
@@ -439,7 +441,7 @@ type Carry struct {
 // hold. Packages are consumed oldest first, and the oldest expire first, so
 // the usage since the listing has already eaten into them — but only until
 // each one's expiry: usage after it is drawn from the packages still live
-// (issue 17: a package listed after its expiry must not count as
+// (a package still listed after its expiry must not count as
 // available). Requests admitted now may finish after the expiry, so E is
 // left out of the limit from the horizon on.
 func (a *Assessment) At(o Options, now time.Time, usage ledger.Units) {
@@ -476,7 +478,7 @@ const noOverrun = 1000
 //
 //	usage + carry.settled + tail + k·(carry.held + held + reserve) ≤ Limit
 //
-// holds for what the provider really consumes (issue 17), while the ledger
+// holds for what the provider really consumes, while the ledger
 // checks usage + held + reserve ≤ AdmitLimit. With no carry, k = 1 and no
 // tail it is Limit. A usage that grows after this was computed only
 // tightens it.
@@ -507,8 +509,8 @@ const maxOverrun = 100 * noOverrun
 
 // LearnOverrun returns a model's overrun after a call that reserved reserve
 // consumed cost (trusted usage): the largest ratio seen, in thousandths,
-// rounded up. The guard reserves accordingly in AdmitLimit (issue 17: the
-// seed's 34-vs-167 reasoning case, and worse) until it has seen enough
+// rounded up. The guard reserves accordingly in AdmitLimit (seed 002's
+// 34-vs-167 reasoning case, and worse) until it has seen enough
 // calls for a quantile (Overrun).
 func LearnOverrun(k int64, reserve, cost ledger.Units) int64 {
 	if reserve <= 0 || cost <= reserve {

@@ -10,7 +10,7 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// The learned overrun (issue 17). A model whose trusted usage exceeds its
+// The learned overrun. A model whose trusted usage exceeds its
 // reserve (seed 002's 34-vs-167 reasoning case, and worse) is reserved for
 // at k × its reserves plus a tail held back once (AdmitLimit): k the largest
 // ratio seen until the model has shown OverrunMinSamples calls, then their
@@ -32,7 +32,7 @@ import (
 // excess of a single call beyond that quantile (Bound): the largest ratio
 // is set by the smallest calls (a 4,096-token reasoning floor overrun 4×),
 // and charging it on every reserve — a 150k-token input included — refused
-// calls the pool could serve free (issue 17).
+// calls the pool could serve free.
 type Overrun struct {
 	reserve, cost []ledger.Units // ring of the recent calls
 	next          int

@@ -1,6 +1,7 @@
 // Package ratelimit enforces each tenant's request limits over two windows,
 // one minute and one hour (config rate_limits {per_minute, per_hour}; 0 turns
-// a window off), before any reservation or upstream call (seed 003, issue 5).
+// a window off), before any reservation or upstream call (seed 003): a
+// refused call never holds a budget or waits for an upstream.
 //
 // # Windows
 //

@@ -1,5 +1,5 @@
 // Package scrub removes secrets from text an upstream sent before quotagate
-// stores, shows or relays it (issue 12, item 6): a provider answering 401
+// stores, shows or relays it: a provider answering 401
 // "Incorrect API key provided: sk-…" must not put the operator's key in a
 // tenant's error, in run evidence, in /admin/api/state or in audit.csv.
 //

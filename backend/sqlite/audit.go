@@ -39,7 +39,7 @@ func insertAuditChange(ctx context.Context, w *wtx, e ledger.AuditEntry, balance
 	if e.Kind == ledger.AuditReject {
 		// A refusal moves no money: within one interval, one row per tenant
 		// and code counts them (its available figures stay the first's, so
-		// Verify's chain still holds; issue 12 item 5). The rows this batch
+		// Verify's chain still holds), so that a flood of refusals cannot fill the disk. The rows this batch
 		// appended are written first, so that the query sees them.
 		if err := w.flushAudit(ctx); err != nil {
 			return nil, err

@@ -11,8 +11,8 @@ import (
 )
 
 // books is what the writer decides admissions and transitions on, kept in
-// memory (issue 15: nine statements per call were 47 % of the gateway's
-// CPU). The writer is the only writer of the file (the data-dir lock keeps
+// memory: nine statements per call that read them were 47 % of the
+// gateway's CPU. The writer is the only writer of the file (the data-dir lock keeps
 // other processes out), so what it read once stays true until it writes:
 //   - tenants: each tenant's balance row as the batch has moved it; the
 //     moves are written once per batch per tenant, before the commit;

@@ -24,12 +24,12 @@ import (
 // ledger: one durable Admit and one durable Settle (synchronous=FULL), 64
 // callers (QUOTAGATE_BENCH_CALLERS sets another count: with 1, every
 // operation is a commit of its own), reported as the process's CPU microseconds per call (user+system,
-// from getrusage): on a shared machine CPU per call means more than wall time
-// (issue 15). ids=keyed is ids=time-ordered with an Idempotency-Key on
+// from getrusage): on a shared machine CPU per call means more than wall time.
+// ids=keyed is ids=time-ordered with an Idempotency-Key on
 // every call, which admission looks up. Each case first records prefill calls straight into the file
 // (prefillLedger: one transaction, seconds for a million), to see whether
 // the cost grows with the ledger; QUOTAGATE_BENCH_PREFILL lists other
-// prefills (issue 15's target is flat from 0 to 1,000,000), and
+// prefills (the cost should stay flat from 0 to 1,000,000), and
 // QUOTAGATE_BENCH_DIR keeps the prefilled ledgers there for the next run
 // (they are migrated when opened):
 //

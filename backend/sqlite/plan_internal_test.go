@@ -14,8 +14,8 @@ import (
 
 // TestWriterPlans runs every kind of change the writer makes, then asks
 // SQLite for the plan of each statement the writer ran: none may walk an
-// index or a table that grows with the history (issue 15: CPU per call flat
-// up to 1,000,000 recorded calls). On runs and audit a statement may use a
+// index or a table that grows with the history, so that CPU per call stays
+// flat up to 1,000,000 recorded calls. On runs and audit a statement may use a
 // key (one row, or the last), runs_holding (the open holds), runs_idempotency or
 // runs_fingerprint (one key's runs) and audit_refusal (one tenant's
 // refusals of one code); never a SCAN, nor runs_created,

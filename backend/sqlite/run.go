@@ -331,8 +331,8 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 // The admission's look-ups of earlier runs. Each repeats its partial index's
 // condition (a key or fingerprint that is not empty): a bound parameter
 // does not imply it, so without it SQLite cannot use the index and walks
-// every run of the tenant's last 24 h instead (issue 15: CPU per call grew
-// with the ledger; TestWriterPlans).
+// every run of the tenant's last 24 h instead, and CPU per call grows with
+// the ledger (TestWriterPlans pins the plans).
 const (
 	keyedRunsQuery = `SELECT id, usage, status, created_at FROM runs
 		WHERE tenant_id = ? AND idempotency_key = ? AND idempotency_key != '' AND created_at >= ?

@@ -182,8 +182,8 @@ func dsn(path string, opts Options, readOnly bool) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+strings.ToUpper(opts.Synchronous)+")")
 	q.Add("_pragma", "foreign_keys(1)")
-	// Statement and savepoint journals in memory, not in temp files: issue
-	// 15's profile had ~10 % of the gateway's CPU writing them to disk. They
+	// Statement and savepoint journals in memory, not in temp files: a
+	// profile of the gateway under load had ~10 % of the gateway's CPU writing them to disk. They
 	// are not needed after a crash (the WAL is the durable record).
 	q.Add("_pragma", "temp_store(MEMORY)")
 	if runtime.GOOS == "darwin" {

@@ -30,7 +30,7 @@ const (
 	DefaultIdleConnTimeout       = 90 * time.Second
 	DefaultMaxIdleConnsPerHost   = 64
 	// Per connection, net/http's 4 KiB defaults cost 8 KiB a stream in
-	// flight (issue 15: 1,000 slow streams). A request goes out once, its
+	// flight, 8 MiB for 1,000 slow streams. A request goes out once, its
 	// body past the buffer written straight through; events are small and
 	// a larger read goes straight into the SSE reader's own buffer.
 	DefaultWriteBufferBytes = 1 << 10

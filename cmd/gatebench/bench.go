@@ -33,7 +33,8 @@ type Options struct {
 	Meter       string
 	Pprof       string // a file for the gateway's CPU profile, "" = none
 	// PprofClients is the client count -pprof profiles (non-stream, and
-	// stream into FILE.stream); 64 is the profile.
+	// stream into FILE.stream); 64 clients is where the gateway's CPU per
+	// call shows.
 	PprofClients int
 }
 

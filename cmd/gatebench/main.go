@@ -1,5 +1,6 @@
 // Command gatebench measures what quotagate adds to a call, against a direct
-// call to the same fake upstream in the same run (issue 15). It starts the
+// call to the same fake upstream in the same run, so that both see the same
+// machine. It starts the
 // fake upstreams (the demo upstream: 20 chunks 5 ms apart for streams, an
 // immediate answer for non-streaming calls) in this process, `quotagate
 // serve` as its own child process (durable ledger, synchronous=FULL), and a

@@ -13,7 +13,8 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// End-to-end checks of issue 5 on the in-process assembly (real server,
+// End-to-end checks of seed 003's traffic shaping (rate limits, the gate's
+// bounded queue, the client's retries) on the in-process assembly (real server,
 // SQLite ledger, gateway, demo upstream on loopback sockets).
 
 func startFleet(t *testing.T, o SpawnOptions) *Fleet {

@@ -1,5 +1,5 @@
 // Package gateways_test runs several quotagate processes on one PostgreSQL
-// ledger (issue 14): each gateway is this test binary run again in child
+// ledger, as an operator does to share budgets and holds: each gateway is this test binary run again in child
 // mode, which does what `quotagate serve` does — config.Parse, server.Open —
 // with `ledger: {driver: postgres}` pointing at the test cluster. The demo
 // upstream runs in the parent, so the test sees what the provider saw.

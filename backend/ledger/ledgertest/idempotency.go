@@ -12,7 +12,7 @@ import (
 )
 
 // RunIdempotency is the contract of the per-run facts, the Idempotency-Key
-// and the retry group (issue 12 item 8): the facts round-trip; a key in use
+// and the retry group: the facts round-trip; a key in use
 // by a run of the same tenant within ledger.IdempotencyWindow refuses the
 // call with CodeDuplicateRequest naming that run, reserving nothing; another
 // tenant's equal key is unrelated; a run released with proof of no work

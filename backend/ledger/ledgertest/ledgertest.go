@@ -896,7 +896,8 @@ var gateway = ledger.System("gateway")
 // testRefusalsAggregate: repeated refusals of one tenant with one code
 // within ledger.RefusalInterval share one audit row with their count and
 // first/last time; another code, tenant or interval gets its own; money
-// rows are never merged (issue 12 item 5).
+// rows are never merged: a flood of refusals cannot fill the disk, and
+// every change of money keeps its row.
 func testRefusalsAggregate(t *testing.T, st ledger.Store) {
 	ctx := context.Background()
 	MustApply(t, st, Tenant("t", 100, 1), Tenant("u", 100, 1))

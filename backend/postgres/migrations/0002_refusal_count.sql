@@ -1,4 +1,5 @@
--- Refusals are audited but bounded (issue 12 item 5), as in the SQLite
+-- Refusals are audited but bounded, so that a flood of them cannot fill
+-- the disk (3,000 refusals wrote 4.4 MB), as in the SQLite
 -- ledger's 0003: repeated refusals of one tenant with one code within a
 -- RefusalInterval share one row with their count and first/last time.
 ALTER TABLE audit ADD COLUMN count bigint NOT NULL DEFAULT 1 CHECK (count >= 1);

@@ -12,7 +12,7 @@ import (
 	"github.com/quotagate/quotagate/backend/quota/sim"
 )
 
-// factor is one row of issue 17's table: a harsher provider or traffic.
+// factor is one row of TestHarsherProvider's table: a harsher provider or traffic.
 type factor struct {
 	name string
 	h    sim.Harsh
@@ -68,7 +68,7 @@ func factorSeeds() int {
 	return 2
 }
 
-// TestHarsherProvider is issue 17's table: per factor, v6 and quotagate on
+// TestHarsherProvider tables the harsher provider: per factor, v6 and quotagate on
 // the same traffic and provider, 30 days per seed. quotagate must never be
 // billed, on any seed of any factor; under the usual conditions (with the
 // full 100 seeds) it must serve ≥ 96 % of the free pool on the days whose
@@ -121,7 +121,7 @@ func factorRow(t *testing.T, f factor, n int) string {
 		tqg.RefusedWhileFree, tv6.RefusedWhileFree)
 }
 
-// units prints a unit count as the issue's table does (392k, 54.7M).
+// units prints a unit count short (392k, 54.7M), as the table is read.
 func units(u ledger.Units) string {
 	switch {
 	case u >= 10_000_000:

@@ -30,10 +30,11 @@ type Config struct {
 	MaxStall time.Duration
 	// BaseLag overrides the balance API's base lag (default 8–16 min by seed).
 	BaseLag time.Duration
-	Harsh   Harsh // the harsher provider and traffic of issue 17; zero: the usual conditions
+	Harsh   Harsh // a harsher provider and traffic; zero: the usual conditions
 }
 
-// Harsh is the harsher provider of issue 17, one knob per factor. Its draws
+// Harsh is a provider harsher than seed 002's, one knob per factor: what
+// the guard must survive without being billed. Its draws
 // come from a second random stream, so that the usual world of a seed stays
 // the same whatever is switched on.
 type Harsh struct {

@@ -1,4 +1,5 @@
--- Refusals are audited but bounded (issue 12 item 5): repeated refusals of
+-- Refusals are audited but bounded, so that a flood of them cannot fill
+-- the disk (3,000 refusals wrote 4.4 MB): repeated refusals of
 -- one tenant with one code within a RefusalInterval share one row, whose
 -- count says how many there were and whose at/last_at are the first and
 -- the last. Every other row (admissions, every change of money) has count 1.

@@ -1,4 +1,5 @@
--- Per-run facts the dashboard shows (issue 12 item 8, issue 13): the door a
+-- Per-run facts the dashboard shows, so that an operator can tell a
+-- client's retries and idempotent repeats from new calls: the door a
 -- call came in by and the protocol it was relayed to the upstream in, the
 -- client's Idempotency-Key and X-Stainless-Retry-Count, the run it retries,
 -- and the cached input tokens of its trusted usage. Older runs keep ''/0.

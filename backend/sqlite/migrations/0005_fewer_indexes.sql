@@ -1,5 +1,5 @@
--- Issue 15: every index is written on every admission and settlement, so
--- only the indexes a query uses are kept. runs_open served one query, the
+-- Every index is written on every admission and settlement, which the
+-- writer's CPU per call pays for: only the indexes a query uses are kept. runs_open served one query, the
 -- recovery at start, which now reads the held runs through runs_holding
 -- (a run left open still holds: its usage is pending). audit_run served
 -- only Verify's joins of runs to their audit rows, for which SQLite builds

@@ -1,4 +1,4 @@
--- Issue 15: SQLite evaluates `x IN (…)` of more than two constants by
+-- SQLite evaluates `x IN (…)` of more than two constants by
 -- filling a temporary b-tree with the list, once per run of the statement:
 -- runs' CHECKs on status, usage, door and upstream_protocol built four on
 -- every run insert and every run update, about half of the writer's CPU per

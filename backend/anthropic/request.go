@@ -222,33 +222,27 @@ func (r *Request) setting(f wire.Field) error {
 		if err := json.Unmarshal(f.Val, &r.StopSequences); err != nil {
 			return invalid("stop_sequences must be an array of strings")
 		}
+		return nil
 	case "temperature", "top_p", "top_k":
 		var n float64
 		if err := json.Unmarshal(f.Val, &n); err != nil {
 			return invalid("%s must be a number", f.Key)
 		}
-		switch f.Key {
-		case "temperature":
-			r.Temperature = f.Val
-		case "top_p":
-			r.TopP = f.Val
-		default:
-			r.TopK = f.Val
-		}
 	case "metadata", "output_config", "context_management":
 		if !wire.IsObject(f.Val) {
 			return invalid("%s must be an object", f.Key)
 		}
-		switch f.Key {
-		case "metadata":
-			r.Metadata = f.Val
-		case "output_config":
-			r.OutputConfig = f.Val
-		default:
-			r.ContextManagement = f.Val
-		}
+	default:
+		return nil
 	}
+	*r.kept(f.Key) = f.Val
 	return nil
+}
+
+// kept is where the member key is kept as the client wrote it.
+func (r *Request) kept(key string) *json.RawMessage {
+	return map[string]*json.RawMessage{"temperature": &r.Temperature, "top_p": &r.TopP, "top_k": &r.TopK,
+		"metadata": &r.Metadata, "output_config": &r.OutputConfig, "context_management": &r.ContextManagement}[key]
 }
 
 func parseSystem(raw json.RawMessage) ([]Block, error) {

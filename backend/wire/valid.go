@@ -38,10 +38,8 @@ func (v *validator) value(i, depth int) (int, bool) {
 	switch c := d[i]; {
 	case c == '"':
 		return v.str(i)
-	case c == '{':
-		return v.object(i, depth+1)
-	case c == '[':
-		return v.array(i, depth+1)
+	case c == '{' || c == '[':
+		return v.container(i, depth+1)
 	case c == '-' || ('0' <= c && c <= '9'):
 		return v.number(i)
 	case c == 't':
@@ -54,69 +52,46 @@ func (v *validator) value(i, depth int) (int, bool) {
 	return i, false
 }
 
-// object checks the object at data[i] (a '{') at nesting depth.
-func (v *validator) object(i, depth int) (int, bool) {
+// container checks the object or array at data[i] (its '{' or '[') at
+// nesting depth: members (a key, a colon, a value) or elements (a value),
+// separated by commas.
+func (v *validator) container(i, depth int) (int, bool) {
 	d := v.data
+	closing := byte(']')
+	if d[i] == '{' {
+		closing = '}'
+	}
 	if depth > maxDepth {
 		return i, false
 	}
 	i = v.space(i + 1)
-	if i < len(d) && d[i] == '}' {
+	if i < len(d) && d[i] == closing {
 		return i + 1, true
 	}
 	for {
-		if i >= len(d) || d[i] != '"' {
-			return i, false
-		}
 		var ok bool
-		if i, ok = v.str(i); !ok {
-			return i, false
-		}
-		i = v.space(i)
-		if i >= len(d) || d[i] != ':' {
-			return i, false
-		}
-		if i, ok = v.value(v.space(i+1), depth); !ok {
-			return i, false
-		}
-		i = v.space(i)
-		if i >= len(d) {
-			return i, false
-		}
-		switch d[i] {
-		case ',':
+		if closing == '}' {
+			if i >= len(d) || d[i] != '"' {
+				return i, false
+			}
+			if i, ok = v.str(i); !ok {
+				return i, false
+			}
+			if i = v.space(i); i >= len(d) || d[i] != ':' {
+				return i, false
+			}
 			i = v.space(i + 1)
-		case '}':
-			return i + 1, true
-		default:
-			return i, false
 		}
-	}
-}
-
-// array checks the array at data[i] (a '[') at nesting depth.
-func (v *validator) array(i, depth int) (int, bool) {
-	d := v.data
-	if depth > maxDepth {
-		return i, false
-	}
-	i = v.space(i + 1)
-	if i < len(d) && d[i] == ']' {
-		return i + 1, true
-	}
-	for {
-		var ok bool
 		if i, ok = v.value(i, depth); !ok {
 			return i, false
 		}
-		i = v.space(i)
-		if i >= len(d) {
+		if i = v.space(i); i >= len(d) {
 			return i, false
 		}
 		switch d[i] {
 		case ',':
 			i = v.space(i + 1)
-		case ']':
+		case closing:
 			return i + 1, true
 		default:
 			return i, false

@@ -27,6 +27,36 @@ function CopyButton(props: { text: string; testid: string }) {
 
 const mask = (k: string) => (k.length > 12 ? `${k.slice(0, 9)}${'•'.repeat(12)}` : '•'.repeat(k.length));
 
+/** KeyShown is the tenant's key, masked until revealed, with its copy button. */
+function KeyShown(props: { value: string; tenant: string; reveal: boolean; onReveal: () => void }) {
+  const { value, reveal } = props;
+  return (
+    <>
+      <code data-testid="connect-key" data-revealed={reveal ? 'yes' : 'no'}>
+        {reveal ? value : mask(value)}
+      </code>{' '}
+      <button type="button" data-testid="reveal-key" aria-pressed={reveal} onClick={props.onReveal}>
+        {reveal ? t('connect.hide') : t('connect.reveal')}
+      </button>{' '}
+      <CopyButton text={value} testid="copy-key" />
+      <div class="muted small">{t('connect.keyFor', { tenant: props.tenant })}</div>
+    </>
+  );
+}
+
+/** ToolTabs picks the tool whose setup is shown. */
+function ToolTabs(props: { tool: Tool; onTool: (t: Tool) => void }) {
+  return (
+    <div class="tooltabs" role="tablist">
+      {tools.map((x) => (
+        <button type="button" role="tab" key={x} aria-selected={props.tool === x} class={props.tool === x ? 'tab current' : 'tab'} data-testid={`tool-${x}`} onClick={() => props.onTool(x)}>
+          {toolNames[x]}
+        </button>
+      ))}
+    </div>
+  );
+}
+
 /** Connect: what a tool needs to reach this quotagate (GET /admin/api/connect, read once by the store). */
 export function Connect() {
   const { info, error } = useView((v) => ({ info: v.connect, error: v.connectError }), shallow);
@@ -61,20 +91,7 @@ export function Connect() {
         </dd>
         <dt>{t('connect.key')}</dt>
         <dd>
-          {key ? (
-            <>
-              <code data-testid="connect-key" data-revealed={reveal ? 'yes' : 'no'}>
-                {reveal ? key : mask(key)}
-              </code>{' '}
-              <button type="button" data-testid="reveal-key" aria-pressed={reveal} onClick={() => setReveal(!reveal)}>
-                {reveal ? t('connect.hide') : t('connect.reveal')}
-              </button>{' '}
-              <CopyButton text={key} testid="copy-key" />
-              <div class="muted small">{t('connect.keyFor', { tenant: tn.tenant })}</div>
-            </>
-          ) : (
-            <span class="muted">{t('connect.noKey')}</span>
-          )}
+          {key ? <KeyShown value={key} tenant={tn.tenant} reveal={reveal} onReveal={() => setReveal(!reveal)} /> : <span class="muted">{t('connect.noKey')}</span>}
         </dd>
       </dl>
       <div class="inline">
@@ -101,13 +118,7 @@ export function Connect() {
           </select>
         </label>
       </div>
-      <div class="tooltabs" role="tablist">
-        {tools.map((x) => (
-          <button type="button" role="tab" key={x} aria-selected={tool === x} class={tool === x ? 'tab current' : 'tab'} data-testid={`tool-${x}`} onClick={() => setTool(x)}>
-            {toolNames[x]}
-          </button>
-        ))}
-      </div>
+      <ToolTabs tool={tool} onTool={setTool} />
       <p class="muted small">{t(`connect.hint.${tool}` as Key)}</p>
       <div class="snippet">
         <pre data-testid={`snippet-${tool}`} data-snippet={code}>

@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { QuotaState, Snapshot } from '../../lib/types';
-import { chartData, type Threshold } from '../../lib/chart';
+import { chartData, type ChartData, type Threshold } from '../../lib/chart';
 import { tone } from '../../lib/quota';
 import { duration, units } from '../../lib/format';
 import { lang, t, type Key } from '../../lib/i18n';
@@ -28,6 +28,62 @@ function canDraw(): boolean {
   } catch {
     return false;
   }
+}
+
+/** drawMarks draws on the plot the held-in-flight band at now and each threshold as a labelled line. */
+function drawMarks(u: uPlot, d: ChartData, held: string, ink: string) {
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.font = `${11 * devicePixelRatio}px ${css('font-family', 'sans-serif')}`;
+  // held-in-flight band above the usage at now
+  const last = d.xs.length - 1;
+  const top = d.top[last];
+  if (top !== null && top > (d.usage[last] ?? 0)) {
+    const x = u.valToPos(d.xs[last], 'x', true);
+    const y0 = u.valToPos(d.usage[last] ?? 0, 'y', true);
+    const y1 = u.valToPos(top, 'y', true);
+    ctx.fillStyle = `${held}66`;
+    ctx.fillRect(x - 10 * devicePixelRatio, y1, 10 * devicePixelRatio, y0 - y1);
+  }
+  for (const [i, th] of d.thresholds.entries()) {
+    const y = u.valToPos(th.value, 'y', true);
+    ctx.strokeStyle = th.key === 'wall' || th.key === 'limit' ? css('--bad', '#c0362c') : ink;
+    ctx.setLineDash(th.key === 'limitV6' || th.key === 'buffer' ? [4, 4] : []);
+    ctx.beginPath();
+    ctx.moveTo(u.bbox.left, y);
+    ctx.lineTo(u.bbox.left + u.bbox.width, y);
+    ctx.stroke();
+    ctx.fillStyle = ctx.strokeStyle;
+    // staggered along the line, so thresholds at nearly one value stay readable
+    ctx.fillText(`${t(thresholdKeys[th.key])} ${units(th.value)}`, u.bbox.left + (4 + i * 170) * devicePixelRatio, y - 3);
+  }
+  ctx.restore();
+}
+
+/** ChartLegend names the chart's series and lists the thresholds in words. */
+function ChartLegend(props: { d: ChartData; near: boolean; id: string }) {
+  const { d, near } = props;
+  const snaps = d.snaps.map((v, i) => (v === null ? null : { v, lag: d.lags[i] })).filter((x) => x !== null);
+  return (
+    <figcaption class="muted small">
+      <span class="legend-item">
+        <span class={`swatch ${near ? 'swatch-warn' : 'swatch-accent'}`} /> {t('quota.series.usage')}
+      </span>
+      <span class="legend-item">
+        <span class="swatch seg-held" /> {t('quota.series.held')}
+      </span>
+      {snaps.length > 0 && (
+        <span class="legend-item">
+          ○ {t('quota.series.snap')} × {snaps.length} ({snaps.map((s) => t('quota.lag', { lag: duration(s!.lag) })).join(', ')})
+        </span>
+      )}
+      {d.thresholds.map((th) => (
+        <span class="legend-item" key={th.key} data-testid={`quota-${props.id}-threshold-${th.key}`}>
+          ― {t(thresholdKeys[th.key])} {units(th.value)}
+        </span>
+      ))}
+    </figcaption>
+  );
 }
 
 /** QuotaChart draws a guarded model's day with uPlot; the thresholds are listed in words too. */
@@ -66,34 +122,7 @@ export function QuotaChart(props: { q: QuotaState; snapshots: Snapshot[]; id: st
       ],
       hooks: {
         draw: [
-          (u) => {
-            const ctx = u.ctx;
-            ctx.save();
-            ctx.font = `${11 * devicePixelRatio}px ${css('font-family', 'sans-serif')}`;
-            // held-in-flight band above the usage at now
-            const last = d.xs.length - 1;
-            const top = d.top[last];
-            if (top !== null && top > (d.usage[last] ?? 0)) {
-              const x = u.valToPos(d.xs[last], 'x', true);
-              const y0 = u.valToPos(d.usage[last] ?? 0, 'y', true);
-              const y1 = u.valToPos(top, 'y', true);
-              ctx.fillStyle = `${held}66`;
-              ctx.fillRect(x - 10 * devicePixelRatio, y1, 10 * devicePixelRatio, y0 - y1);
-            }
-            for (const [i, th] of d.thresholds.entries()) {
-              const y = u.valToPos(th.value, 'y', true);
-              ctx.strokeStyle = th.key === 'wall' || th.key === 'limit' ? css('--bad', '#c0362c') : ink;
-              ctx.setLineDash(th.key === 'limitV6' || th.key === 'buffer' ? [4, 4] : []);
-              ctx.beginPath();
-              ctx.moveTo(u.bbox.left, y);
-              ctx.lineTo(u.bbox.left + u.bbox.width, y);
-              ctx.stroke();
-              ctx.fillStyle = ctx.strokeStyle;
-              // staggered along the line, so thresholds at nearly one value stay readable
-              ctx.fillText(`${t(thresholdKeys[th.key])} ${units(th.value)}`, u.bbox.left + (4 + i * 170) * devicePixelRatio, y - 3);
-            }
-            ctx.restore();
-          },
+          (u) => drawMarks(u, d, held, ink),
         ],
       },
     };
@@ -105,28 +134,10 @@ export function QuotaChart(props: { q: QuotaState; snapshots: Snapshot[]; id: st
       plot.current = null;
     };
   }, [JSON.stringify(d), near, t('quota.series.usage')]);
-  const snaps = d.snaps.map((v, i) => (v === null ? null : { v, lag: d.lags[i] })).filter((x) => x !== null);
   return (
     <figure class="chart" data-testid={`quota-chart-${props.id}`}>
       <div ref={el} class="chart-canvas" aria-label={t('quota.chart', { model: `${props.q.upstream}/${props.q.model}` })} role="img" />
-      <figcaption class="muted small">
-        <span class="legend-item">
-          <span class={`swatch ${near ? 'swatch-warn' : 'swatch-accent'}`} /> {t('quota.series.usage')}
-        </span>
-        <span class="legend-item">
-          <span class="swatch seg-held" /> {t('quota.series.held')}
-        </span>
-        {snaps.length > 0 && (
-          <span class="legend-item">
-            ○ {t('quota.series.snap')} × {snaps.length} ({snaps.map((s) => t('quota.lag', { lag: duration(s!.lag) })).join(', ')})
-          </span>
-        )}
-        {d.thresholds.map((th) => (
-          <span class="legend-item" key={th.key} data-testid={`quota-${props.id}-threshold-${th.key}`}>
-            ― {t(thresholdKeys[th.key])} {units(th.value)}
-          </span>
-        ))}
-      </figcaption>
+      <ChartLegend d={d} near={near} id={props.id} />
     </figure>
   );
 }

@@ -3,7 +3,8 @@
 // sentence a person can act on. Plaintext tenant keys are hashed on load and
 // dropped from memory.
 //
-// The config is data: it imports nothing of ours but ledger. A key left out
+// The config is data: it imports nothing of ours but ledger, and price
+// (the stdlib-only leaf that parses money as the ledger keeps it). A key left out
 // stays zero, which every package reads as "my default" and fills in its
 // own constructor (gateway.New, gate, meter.ReservePolicy.WithDefaults,
 // quota.Options.Validate, postgres leases); backend/server translates the
@@ -28,6 +29,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // Meter names.
@@ -68,19 +70,39 @@ type Config struct {
 	Upstreams  []Upstream `yaml:"upstreams"`
 	Limits     Limits     `yaml:"limits"`
 	Ledger     Ledger     `yaml:"ledger"`
+	// Money is the gateway's currency; nil (no money key) keeps the books
+	// in units only, and then no budget or price in money may be written.
+	Money *Money `yaml:"money"`
+}
+
+// Money is the currency every cost, price and money budget is in.
+type Money struct {
+	Currency string `yaml:"currency"` // ISO 4217: three upper-case letters
+	// USDRate is how much of Currency one US dollar buys, as a decimal
+	// string: it converts the embedded price table, which is in dollars.
+	USDRate string `yaml:"usd_rate"`
+}
+
+// Rate is usd_rate as the price package reads it (checked by Validate).
+func (m *Money) Rate() price.Rate {
+	r, _ := price.ParseRate(m.USDRate)
+	return r
 }
 
 // Tenant is one tenant as configured. Key and Keys are plaintext in the file;
 // Load moves them into KeyHashes and clears them.
 type Tenant struct {
-	ID            string       `yaml:"id"`
-	Key           string       `yaml:"key"`
-	Keys          []string     `yaml:"keys"`
-	KeyHashes     []string     `yaml:"key_hashes"` // hex SHA-256, for configs that never held the key
-	BudgetUnits   ledger.Units `yaml:"budget_units"`
-	MaxConcurrent int          `yaml:"max_concurrent"`
-	RateLimits    RateLimits   `yaml:"rate_limits"`
-	AllowedModels []string     `yaml:"allowed_models"`
+	ID          string       `yaml:"id"`
+	Key         string       `yaml:"key"`
+	Keys        []string     `yaml:"keys"`
+	KeyHashes   []string     `yaml:"key_hashes"` // hex SHA-256, for configs that never held the key
+	BudgetUnits ledger.Units `yaml:"budget_units"`
+	// Budget is a money budget in the gateway's currency, a decimal string
+	// ("50.00"); empty: none, only budget_units limits the tenant.
+	Budget        string     `yaml:"budget"`
+	MaxConcurrent int        `yaml:"max_concurrent"`
+	RateLimits    RateLimits `yaml:"rate_limits"`
+	AllowedModels []string   `yaml:"allowed_models"`
 }
 
 // RateLimits are a tenant's two request windows; 0 turns a window off.
@@ -108,6 +130,19 @@ type Upstream struct {
 	// mapped: "reasoning_effort" (OpenAI), "thinking" (Volcengine Ark,
 	// DeepSeek: {"type":"enabled"}), or empty (none: thinking is dropped).
 	ReasoningSwitch string `yaml:"reasoning_switch"`
+	// Prices override the price table for this upstream's models, per 1M
+	// tokens in the gateway's currency (not converted by usd_rate).
+	Prices map[string]price.QuoteText `yaml:"prices"`
+}
+
+// BudgetMicros is the tenant's money budget (checked by Validate), and
+// whether it has one.
+func (t Tenant) BudgetMicros() (price.Micros, bool) {
+	if t.Budget == "" {
+		return 0, false
+	}
+	m, err := price.ParseMicros(t.Budget)
+	return m, err == nil
 }
 
 // Speaks reports whether the upstream speaks protocol natively.
@@ -287,18 +322,28 @@ func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 
 // refuseFloats rejects any non-integer number: yaml.v3 silently truncates
 // 1.5 into an int64 field, and every number in this file is a count of units,
-// requests or seconds.
+// requests or seconds — but for money (decimalKeys), which is read as the
+// text written ("0.50" unquoted stays "0.50") and parsed exactly, never as
+// a float.
 func refuseFloats(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" {
-		return fmt.Errorf("parse YAML: line %d: %q: numbers here are whole numbers", n.Line, n.Value)
+		return fmt.Errorf("parse YAML: line %d: %q: numbers here are whole numbers (money and prices are decimal strings, e.g. \"2.50\")", n.Line, n.Value)
 	}
-	for _, c := range n.Content {
+	for i, c := range n.Content {
+		if n.Kind == yaml.MappingNode && i%2 == 1 && decimalKeys[n.Content[i-1].Value] && c.Kind == yaml.ScalarNode {
+			continue
+		}
 		if err := refuseFloats(c); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// decimalKeys are the keys whose values are money: a tenant's budget,
+// money.usd_rate and the four prices of a model.
+var decimalKeys = map[string]bool{"budget": true, "usd_rate": true,
+	"input": true, "cached_input": true, "cache_write": true, "output": true}
 
 // yamlScalar quotes an expanded value so that a secret containing YAML syntax
 // stays one string.
@@ -340,6 +385,9 @@ func (c *Config) fillDefaults() {
 		if q := u.Quota; q != nil {
 			orDefault(&q.TopUp.Prompt, DefaultTopUpPrompt)
 		}
+	}
+	if m := c.Money; m != nil && m.Currency == price.TableCurrency {
+		orDefault(&m.USDRate, "1") // dollars need no conversion
 	}
 }
 

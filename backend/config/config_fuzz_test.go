@@ -20,6 +20,9 @@ func FuzzConfig(f *testing.F) {
 	f.Add([]byte("upstreams:\n  - {name: x, kind: demo, models: [m], quota: {}}\n"))
 	f.Add([]byte("limits: {finish_grace: off, write_timeout: 2s}\n"))
 	f.Add([]byte("limits: {finish_grace: 250ms}\n"))
+	f.Add([]byte("money: {currency: CNY, usd_rate: 7.1}\ntenants:\n  - {id: a, budget: 50.00}\n"))
+	f.Add([]byte("money: {currency: USD}\nupstreams:\n  - {name: x, kind: demo, models: [m], prices: {m: {input: 2, cached_input: '0.5', cache_write: 2.50, output: '8.000001'}}}\n"))
+	f.Add([]byte("tenants:\n  - {id: a, budget: '1'}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := config.Parse(data, env(designEnv))
 		if err != nil {
@@ -37,6 +40,16 @@ func FuzzConfig(f *testing.F) {
 			}
 			if tn.BudgetUnits < 0 || tn.BudgetUnits > ledger.MaxUnits {
 				t.Fatalf("budget out of range: %d", tn.BudgetUnits)
+			}
+			if m, ok := tn.BudgetMicros(); tn.Budget != "" && (!ok || m < 0 || c.Money == nil) {
+				t.Fatalf("money budget %q accepted as %d, %v (money %+v)", tn.Budget, m, ok, c.Money)
+			}
+		}
+		for _, u := range c.Upstreams {
+			for m, q := range u.Prices {
+				if _, err := q.Quote(); err != nil || c.Money == nil {
+					t.Fatalf("price of %s accepted: %v (money %+v)", m, err, c.Money)
+				}
 			}
 		}
 	})

@@ -91,7 +91,7 @@ func TestParseRefuses(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{"UnknownKey", "tenants:\n  - id: a\n    budget: 5\n", "field budget not found"},
+		{"UnknownKey", "tenants:\n  - id: a\n    budgets: 5\n", "field budgets not found"},
 		{"MissingEnv", "admin_token: ${NOPE_NOT_SET}\n", "NOPE_NOT_SET is not set"},
 		{"PublicAddr", "addr: 0.0.0.0:8787\n", "loopback only"},
 		{"BadAddr", "addr: localhost\n", "want host:port"},
@@ -127,6 +127,21 @@ func TestParseRefuses(t *testing.T) {
 		{"FinishGraceNegative", "limits: {finish_grace: -1s}\n", `"-1s": write a positive duration`},
 		{"FinishGraceBareNumber", "limits: {finish_grace: 5}\n", `"5": write a positive duration`},
 		{"FinishGraceWord", "limits: {finish_grace: never}\n", `"never": write a positive duration`},
+		{"MoneyBudgetWithoutMoney", "tenants:\n  - id: a\n    budget: 5\n", `tenants[0].budget "5": a money budget needs the gateway's currency`},
+		{"PricesWithoutMoney", "upstreams:\n  - {name: x, kind: demo, models: [m], prices: {m: {input: '1', cached_input: '1', cache_write: '1', output: '1'}}}\n", "upstreams[0].prices.m: a price needs the gateway's currency"},
+		{"LowerCaseCurrency", "money: {currency: usd}\n", `money.currency "usd": an ISO 4217 code`},
+		{"LongCurrency", "money: {currency: USDT, usd_rate: '1'}\n", `money.currency "USDT"`},
+		{"NoRate", "money: {currency: CNY}\n", "money.usd_rate is missing"},
+		{"ZeroRate", "money: {currency: CNY, usd_rate: '0'}\n", "money.usd_rate: \"0\" is 0"},
+		{"FloatRateTooFine", "money: {currency: CNY, usd_rate: 7.1234567}\n", "money.usd_rate: \"7.1234567\" has 7 decimal places"},
+		{"NegativeBudgetMoney", "money: {currency: USD}\ntenants:\n  - id: a\n    budget: '-5'\n", "tenants[0].budget: \"-5\" is negative"},
+		{"BudgetNotDecimal", "money: {currency: USD}\ntenants:\n  - id: a\n    budget: 5e3\n", "tenants[0].budget: \"5e3\" is not a plain decimal"},
+		{"PriceNegative", "money: {currency: USD}\nupstreams:\n  - {name: x, kind: demo, models: [gpt-4o], prices: {gpt-4o: {input: '1', cached_input: '1', cache_write: '1', output: '-8'}}}\n", `upstreams[0].prices.gpt-4o.output: "-8" is negative`},
+		{"PriceTooFine", "money: {currency: USD}\nupstreams:\n  - {name: x, kind: demo, models: [gpt-4o], prices: {gpt-4o: {input: 0.0000001, cached_input: '1', cache_write: '1', output: '8'}}}\n", `upstreams[0].prices.gpt-4o.input: "0.0000001" has 7 decimal places`},
+		{"PriceMissing", "money: {currency: USD}\nupstreams:\n  - {name: x, kind: demo, models: [m], prices: {m: {input: '1', output: '8'}}}\n", "upstreams[0].prices.m.cached_input is missing"},
+		{"PriceUnknownField", "money: {currency: USD}\nupstreams:\n  - {name: x, kind: demo, models: [m], prices: {m: {inptu: '1'}}}\n", "field inptu not found"},
+		{"PriceOfAnotherModel", "money: {currency: USD}\nupstreams:\n  - {name: x, kind: demo, models: [m], prices: {n: {input: '1', cached_input: '1', cache_write: '1', output: '1'}}}\n", "upstreams[0].prices.n: upstream x does not serve n"},
+		{"FloatElsewhere", "money: {currency: USD}\nlimits: {image_units: 1.5}\n", "numbers here are whole numbers"},
 		{"FinishGraceLong", "limits: {finish_grace: 2m}\n", "limits.finish_grace must be off or at most 1m"},
 	}
 	for _, tt := range tests {
@@ -139,6 +154,52 @@ func TestParseRefuses(t *testing.T) {
 				t.Fatalf("error %q does not mention %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// money: the currency and its rate, money budgets and prices — written
+// quoted or not, read as the decimal text written, never through a float.
+func TestMoney(t *testing.T) {
+	c, err := config.Parse([]byte(`money: {currency: CNY, usd_rate: 7.1}
+tenants:
+  - {id: a, budget: 50.00, budget_units: 1000}
+  - {id: b, budget: "0.000001"}
+  - {id: c}
+upstreams:
+  - name: x
+    kind: demo
+    models: [m, n]
+    prices:
+      m: {input: 2.00, cached_input: "0.50", cache_write: 2.5, output: 8}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Money.Currency != "CNY" || c.Money.USDRate != "7.1" || c.Money.Rate() != 7_100_000 {
+		t.Errorf("money = %+v, rate %d", c.Money, c.Money.Rate())
+	}
+	for i, want := range []struct {
+		micros int64
+		ok     bool
+	}{{50_000_000, true}, {1, true}, {0, false}} {
+		if m, ok := c.Tenants[i].BudgetMicros(); int64(m) != want.micros || ok != want.ok {
+			t.Errorf("tenant %s budget = %d, %v; want %d, %v", c.Tenants[i].ID, m, ok, want.micros, want.ok)
+		}
+	}
+	q, err := c.Upstreams[0].Prices["m"].Quote()
+	if err != nil || q.Input != 2_000_000 || q.CachedInput != 500_000 || q.CacheWrite != 2_500_000 || q.Output != 8_000_000 {
+		t.Errorf("prices of m = %+v, %v", q, err)
+	}
+	usd, err := config.Parse([]byte("money: {currency: USD}\n"), env(nil))
+	if err != nil || usd.Money.USDRate != "1" {
+		t.Errorf("USD without usd_rate = %+v, %v; want the rate 1", usd, err)
+	}
+	none, err := config.Parse([]byte("meter: tiktoken\n"), env(nil))
+	if err != nil || none.Money != nil {
+		t.Errorf("a config without money = %+v, %v", none, err)
+	}
+	if d := config.Default(); d.Money == nil || d.Money.Currency != "USD" || d.Money.Rate() != 1_000_000 {
+		t.Errorf("the default's money = %+v", d.Money)
 	}
 }
 

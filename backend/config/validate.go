@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // namedUnits keeps validation order (and so its first message) stable.
@@ -46,6 +48,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateUpstreams(); err != nil {
+		return err
+	}
+	if err := c.validateMoney(); err != nil {
 		return err
 	}
 	if err := c.Ledger.validate(); err != nil {
@@ -230,6 +235,61 @@ func (q *Quota) validate(where string) error {
 		return fmt.Errorf("%s: quota.balance.kind %q: want volcengine, http-json or manual", where, b.Kind)
 	}
 	return nil
+}
+
+var currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// validateMoney checks the currency and every amount of money: a money
+// budget or a price needs the currency it is in, so a config without
+// money refuses them rather than guessing one.
+func (c *Config) validateMoney() error {
+	if m := c.Money; m != nil {
+		if !currencyPattern.MatchString(m.Currency) {
+			return fmt.Errorf("money.currency %q: an ISO 4217 code, three upper-case letters such as USD, EUR or CNY", m.Currency)
+		}
+		if m.USDRate == "" {
+			return fmt.Errorf("money.usd_rate is missing: how much %s one US dollar buys (e.g. \"7.1\"), which converts the price table", m.Currency)
+		}
+		if _, err := price.ParseRate(m.USDRate); err != nil {
+			return fmt.Errorf("money.usd_rate: %w", err)
+		}
+	}
+	for i, t := range c.Tenants {
+		if t.Budget == "" {
+			continue
+		}
+		where := fmt.Sprintf("tenants[%d].budget", i)
+		if c.Money == nil {
+			return fmt.Errorf("%s %q: a money budget needs the gateway's currency: add money: {currency: USD, usd_rate: \"1\"}", where, t.Budget)
+		}
+		if _, err := price.ParseMicros(t.Budget); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+	}
+	for i, u := range c.Upstreams {
+		for _, model := range slices.Sorted(maps.Keys(u.Prices)) {
+			where := fmt.Sprintf("upstreams[%d].prices.%s", i, model)
+			if c.Money == nil {
+				return fmt.Errorf("%s: a price needs the gateway's currency: add money: {currency: USD, usd_rate: \"1\"}", where)
+			}
+			if !slices.Contains(u.Models, model) {
+				return fmt.Errorf("%s: upstream %s does not serve %s (its models: %s)", where, u.Name, model, strings.Join(u.Models, ", "))
+			}
+			if _, err := u.Prices[model].Quote(); err != nil {
+				return fmt.Errorf("%s.%w", where, firstError(err))
+			}
+		}
+	}
+	return nil
+}
+
+// firstError is the first of errors.Join's errors: one field at a time,
+// as every other message here names one.
+func firstError(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 0 {
+		return j.Unwrap()[0]
+	}
+	return err
 }
 
 // validate checks the limits written; zero is the gateway's or the meter's

@@ -15,6 +15,7 @@ import (
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/price"
 	"github.com/quotagate/quotagate/backend/scrub"
 )
 
@@ -44,6 +45,9 @@ type Options struct {
 	Reserve   meter.ReservePolicy // output cap default, reasoning floor, image units
 	Band      meter.PromptBand    // tiktoken prompt band; zero → meter.BandFor(model), per call (meter.NewRun)
 	Upstreams []Upstream          // in config order; a model goes to the first that serves it
+	// Money is the currency runs are priced in and each model's price in
+	// it; the zero value keeps the books in units only.
+	Money Money
 
 	RequestBytesMax   int64         // request body limit (413); default 4 MiB
 	StreamQueueEvents int           // per-stream event queue between upstream reader and client writer; default 8
@@ -76,6 +80,16 @@ type Options struct {
 
 	Logger   *slog.Logger // default slog.Default()
 	NewRunID func() ledger.RunID
+}
+
+// Money is the gateway's currency and the price of each model in it,
+// resolved by the assembly (an upstream's configured price, else the price
+// table's converted by usd_rate). A model without a price costs nothing
+// in money — unless its tenant has a money budget, which refuses it
+// (model_unpriced).
+type Money struct {
+	Currency string                 // ISO 4217; empty: no money at all
+	Prices   map[string]price.Price // by model
 }
 
 // Gateway serves /v1/*. It is an http.Handler.

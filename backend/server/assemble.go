@@ -66,6 +66,7 @@ func assemble(p parts) (_ *assembly, err error) {
 		Meter:          m,
 		Reserve:        reserve,
 		Upstreams:      ups,
+		Money:          p.Money,
 		ForwardHeaders: forward,
 		RateLimiter:    a.limiter,
 		Gate:           gateway.FromGates(p.Gates),

@@ -8,6 +8,7 @@ import (
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/price"
 	"github.com/quotagate/quotagate/backend/quota"
 	"github.com/quotagate/quotagate/backend/upstream/balance"
 )
@@ -84,4 +85,27 @@ func balanceConfig(b config.Balance) balance.Config {
 	return balance.Config{Kind: b.Kind, AccessKey: b.AccessKey, SecretKey: b.SecretKey,
 		BaseURL: b.BaseURL, Region: b.Region, Product: b.Product, ResourceType: b.ResourceType,
 		ModelField: b.ModelField, URL: b.URL, Field: b.Field, Token: b.Token}
+}
+
+// gatewayMoney is the gateway's currency and each upstream model's price in
+// it: the upstream's configured price as written (it is in the currency
+// already), else the table's, in US dollars, converted by usd_rate. A
+// model in neither has no price. Without a money section, no money at all.
+func gatewayMoney(cfg *config.Config, table price.Table) gateway.Money {
+	if cfg.Money == nil {
+		return gateway.Money{}
+	}
+	m := gateway.Money{Currency: cfg.Money.Currency, Prices: map[string]price.Price{}}
+	rate := cfg.Money.Rate()
+	for _, u := range cfg.Upstreams {
+		for _, model := range u.Models {
+			if text, ok := u.Prices[model]; ok {
+				q, _ := text.Quote() // checked by config.Validate
+				m.Prices[model] = q.Price()
+			} else if q, ok := table.Quote(model); ok {
+				m.Prices[model] = q.In(rate)
+			}
+		}
+	}
+	return m
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/price"
 	"github.com/quotagate/quotagate/backend/quota"
 )
 
@@ -112,5 +113,51 @@ func TestFingerprintOfDefaults(t *testing.T) {
 	}
 	if fingerprint(parse(t, tenants+"upstreams:\n  - {name: p, kind: demo, models: [m], max_concurrent: 3, quota: {}}\n")) == fingerprint(short) {
 		t.Error("the fingerprint ignores a gate's max_concurrent")
+	}
+}
+
+// Each model's price in the gateway's currency: an upstream's configured
+// price as written, else the table's converted by usd_rate exactly
+// (decimal, never float); a model in neither has none; a config without
+// money prices nothing.
+func TestGatewayMoney(t *testing.T) {
+	table := price.Table{Models: map[string]price.Entry{
+		"t":  {Quote: price.Quote{Input: 1_000_000, CachedInput: 250_000, CacheWrite: 1_250_000, Output: 4_000_000}},
+		"o":  {Quote: price.Quote{Input: 9_000_000, CachedInput: 9_000_000, CacheWrite: 9_000_000, Output: 9_000_000}},
+		"x3": {Quote: price.Quote{Input: 3, CachedInput: 1, CacheWrite: 7, Output: 333_333}}, // 0.000003 … 0.333333
+	}}
+	c := parse(t, `money: {currency: CNY, usd_rate: "7.123457"}
+upstreams:
+  - name: u
+    kind: demo
+    models: [t, o, x3, none]
+    prices: {o: {input: "2.00", cached_input: "0.5", cache_write: "2.5", output: "8"}}
+`)
+	m := gatewayMoney(c, table)
+	if m.Currency != "CNY" || len(m.Prices) != 3 {
+		t.Fatalf("money = %+v", m)
+	}
+	for model, want := range map[string][4]string{
+		"t":  {"7.123457", "1.78086425", "8.90432125", "28.493828"},
+		"o":  {"2.00", "0.50", "2.50", "8.00"}, // as written: already in CNY
+		"x3": {"0.000021370371", "0.000007123457", "0.000049864199", "2.374483292181"},
+	} {
+		p := m.Prices[model]
+		got := [4]string{p.Input.String(), p.CachedInput.String(), p.CacheWrite.String(), p.Output.String()}
+		if got != want {
+			t.Errorf("%s: prices %v, want %v", model, got, want)
+		}
+	}
+	if _, ok := m.Prices["none"]; ok {
+		t.Error("a model in neither the table nor the config has a price")
+	}
+	if m := gatewayMoney(parse(t, "upstreams:\n  - {name: u, kind: demo, models: [t]}\n"), table); m.Currency != "" || m.Prices != nil {
+		t.Errorf("without money: %+v", m)
+	}
+	d := gatewayMoney(config.Default(), price.Embedded())
+	for _, model := range config.Default().Upstreams[0].Models {
+		if _, ok := d.Prices[model]; !ok || d.Currency != "USD" {
+			t.Errorf("the embedded default leaves the demo model %s without a price (%+v)", model, d)
+		}
 	}
 }

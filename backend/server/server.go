@@ -27,6 +27,7 @@ import (
 	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/price"
 	"github.com/quotagate/quotagate/backend/scrub"
 	"github.com/quotagate/quotagate/backend/sqlite"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
@@ -58,7 +59,8 @@ type parts struct {
 	// Scrub masks every configured secret (and key-shaped strings) in what
 	// an upstream or a balance source says, before it is stored or shown.
 	Scrub *scrub.Scrubber
-	Fence *tenantFence // the gateway's admissions of a tenant being deleted
+	Fence *tenantFence  // the gateway's admissions of a tenant being deleted
+	Money gateway.Money // the currency and every model's price in it
 }
 
 // Server is a running quotagate backend.
@@ -75,7 +77,8 @@ type Server struct {
 	gates    *gate.Gates
 	hub      *live.Hub
 	admin    *admin.Handler
-	assembly *assembly // the gateway and what it runs on
+	assembly *assembly     // the gateway and what it runs on
+	money    gateway.Money // the currency and the price of every model
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	lock     *datadir.Lock // the data dir, ours for the process's life
@@ -132,6 +135,9 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 	if err := s.prepareSecrets(); err != nil {
 		return nil, err
 	}
+	if err := s.loadPrices(); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -166,6 +172,22 @@ func (s *Server) prepareSecrets() (err error) {
 	}
 	if topUpSpends(s.cfg) {
 		return s.addTopUpTenant()
+	}
+	return nil
+}
+
+// loadPrices reads the price table — the data dir's prices.json when
+// `quotagate prices update` wrote one, else the embedded table; a broken
+// file refuses the start rather than pricing with other prices — and
+// resolves every configured model's price in the gateway's currency.
+func (s *Server) loadPrices() error {
+	table, from, err := price.Load(s.opts.DataDir)
+	if err != nil {
+		return fmt.Errorf("price table: %w", err)
+	}
+	s.money = gatewayMoney(s.cfg, table)
+	if s.cfg.Money != nil {
+		s.log.Info("prices", "table", from, "currency", s.money.Currency, "usd_rate", s.cfg.Money.USDRate, "priced_models", len(s.money.Prices))
 	}
 	return nil
 }
@@ -210,7 +232,7 @@ func listen(addr string) (net.Listener, error) {
 func (s *Server) start(ctx context.Context, addr string) (err error) {
 	port := s.ln.Addr().(*net.TCPAddr).Port
 	if s.assembly, err = assemble(parts{Config: s.cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry,
-		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey, Scrub: scrub.New(s.secrets()...), Fence: s.fence}); err != nil {
+		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey, Scrub: scrub.New(s.secrets()...), Fence: s.fence, Money: s.money}); err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	var quotaActions admin.Quota = unguarded{}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/quotagate/quotagate/backend/anthropic"
 )
 
 // The demo speaks the Anthropic Messages API natively (POST /v1/messages):
@@ -131,26 +133,19 @@ func (s *Server) messagesHandler(w http.ResponseWriter, r *http.Request) {
 func errorTypeFor(status int) string {
 	switch status {
 	case 400:
-		return "invalid_request_error"
+		return anthropic.ErrInvalidRequest
 	case 401:
-		return "authentication_error"
+		return anthropic.ErrAuthentication
 	case 403:
-		return "permission_error"
+		return anthropic.ErrPermission
 	case 404:
-		return "not_found_error"
+		return anthropic.ErrNotFound
 	case 429:
-		return "rate_limit_error"
+		return anthropic.ErrRateLimit
 	case 529, 503:
-		return "overloaded_error"
+		return anthropic.ErrOverloaded
 	}
-	return "api_error"
-}
-
-type msgUsage struct {
-	InputTokens              int64 `json:"input_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
+	return anthropic.ErrAPI
 }
 
 // usage is what the demo reports: the prompt (Options.MessagesPromptUnits,
@@ -158,12 +153,12 @@ type msgUsage struct {
 // quarter written to the cache, half read from it and the rest as
 // input_tokens — Anthropic's input_tokens leave cached tokens out — and
 // the output units of all generated text.
-func (x *exchange) msgUsage() msgUsage {
+func (x *exchange) msgUsage() anthropic.AnswerUsage {
 	prompt, cached := x.msg.inputBytes()
 	if x.s.opts.MessagesPromptUnits != nil {
 		prompt = x.s.opts.MessagesPromptUnits(x.rec.Body)
 	}
-	u := msgUsage{InputTokens: prompt, OutputTokens: x.s.opts.CompletionUnits(x.req.Model, x.output())}
+	u := anthropic.AnswerUsage{InputTokens: prompt, OutputTokens: x.s.opts.CompletionUnits(x.req.Model, x.output())}
 	if cached {
 		u.CacheCreationInputTokens, u.CacheReadInputTokens = prompt/4, prompt/2
 		u.InputTokens = prompt - u.CacheCreationInputTokens - u.CacheReadInputTokens
@@ -209,7 +204,7 @@ func (x *exchange) msgStream() {
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil}
 	if x.plan.Kind != KindNoUsage {
 		// Anthropic's message_start carries a placeholder output count.
-		start["usage"] = msgUsage{InputTokens: u.InputTokens, CacheCreationInputTokens: u.CacheCreationInputTokens,
+		start["usage"] = anthropic.AnswerUsage{InputTokens: u.InputTokens, CacheCreationInputTokens: u.CacheCreationInputTokens,
 			CacheReadInputTokens: u.CacheReadInputTokens, OutputTokens: 1}
 	}
 	if !x.send("message_start", map[string]any{"message": start}, false) {

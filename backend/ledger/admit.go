@@ -3,6 +3,8 @@ package ledger
 import (
 	"strings"
 	"time"
+
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // Retry-After hints of Admit's 429 refusals; the gateway may refine them.
@@ -16,6 +18,9 @@ const (
 type Position struct {
 	BudgetUnits, SpentUnits, HeldUnits Units
 	Active, MaxConcurrent              int
+	// Money, checked only when HasMoneyBudget.
+	BudgetMicros, SpentMicros, HeldMicros price.Micros
+	HasMoneyBudget                        bool
 }
 
 // Available is budget − spent − held.
@@ -44,6 +49,12 @@ func (req AdmitRequest) validate() error {
 	if err := CheckUnits("reserve", req.ReserveUnits); err != nil {
 		return err
 	}
+	if err := CheckUnits("counted input", req.InputUnits); err != nil {
+		return err
+	}
+	if err := CheckMicros("reserve", req.ReserveMicros); err != nil {
+		return err
+	}
 	if err := CheckRunFacts(req); err != nil {
 		return err
 	}
@@ -65,16 +76,23 @@ func ErrRunExists(id RunID) error { return Errorf(CodeConflict, "run %s already 
 func ErrUnknownTenant(id string) error { return Errorf(CodeInvalidAPIKey, "unknown tenant %q", id) }
 
 // AdmitRefusal says why the tenant at p (known: its row exists) cannot take
-// req — unknown tenant, then insufficient budget, then the concurrency
-// limit — or nil when it can.
+// req — unknown tenant, then an unpriced model for a money budget, then
+// insufficient budget (units, then money), then the concurrency limit — or
+// nil when it can.
 func AdmitRefusal(p Position, known bool, req AdmitRequest) error {
 	if !known {
 		return ErrUnknownTenant(req.TenantID)
+	}
+	if p.HasMoneyBudget && req.Prices == nil {
+		return ErrModelUnpriced(req)
 	}
 	if p.Available() < req.ReserveUnits {
 		return Errorf(CodeInsufficientBudget,
 			"this call needs %d units but only %d of the budget of %d are available (%d spent, %d held)",
 			req.ReserveUnits, p.Available(), p.BudgetUnits, p.SpentUnits, p.HeldUnits)
+	}
+	if err := moneyRefusal(p, req); err != nil {
+		return err
 	}
 	if p.Active >= p.MaxConcurrent {
 		return ErrConcurrency(p)
@@ -128,6 +146,7 @@ func AdmittedRun(req AdmitRequest, instance string, now time.Time) Run {
 	return Run{
 		ID: req.RunID, TenantID: req.TenantID, Upstream: req.Upstream, Model: req.Model, QuotaDay: day,
 		Status: status, Usage: UsagePending, ReserveUnits: req.ReserveUnits, HeldUnits: req.ReserveUnits,
+		InputUnits: req.InputUnits, ReserveMicros: req.ReserveMicros, Prices: req.Prices,
 		Instance: instance, CreatedAt: now, UpdatedAt: now,
 		Door: req.Door, UpstreamProtocol: req.UpstreamProtocol, IdempotencyKey: req.IdempotencyKey,
 		RetryCount: req.RetryCount,
@@ -145,7 +164,7 @@ func AdmitAudit(run Run, actor Actor, availableAfter Units) AuditEntry {
 		d += " queued"
 	}
 	return AuditEntry{Kind: AuditAdmit, TenantID: run.TenantID, RunID: run.ID, Actor: actor,
-		Units: run.ReserveUnits, AvailableBefore: availableAfter + run.ReserveUnits, AvailableAfter: availableAfter,
+		Units: run.ReserveUnits, Micros: run.ReserveMicros, AvailableBefore: availableAfter + run.ReserveUnits, AvailableAfter: availableAfter,
 		Detail: d + RunFacts(run)}
 }
 
@@ -166,7 +185,7 @@ func RejectChange(c Change, req AdmitRequest) Change {
 // available figures are the position's). It moves a balance only when known.
 func RejectAudit(req AdmitRequest, refusal error, p Position, known bool) AuditEntry {
 	e := AuditEntry{Kind: AuditReject, TenantID: req.TenantID, RunID: req.RunID, Actor: req.Actor,
-		Reason: ErrorCode(refusal), Units: req.ReserveUnits,
+		Reason: ErrorCode(refusal), Units: req.ReserveUnits, Micros: req.ReserveMicros,
 		Detail: req.Upstream + "/" + req.Model + ": " + ErrorMessage(refusal)}
 	if known {
 		e.AvailableBefore, e.AvailableAfter = p.Available(), p.Available()

@@ -1,6 +1,10 @@
 package ledger
 
-import "time"
+import (
+	"time"
+
+	"github.com/quotagate/quotagate/backend/price"
+)
 
 // AuditKind names a state change.
 type AuditKind string
@@ -34,7 +38,10 @@ type AuditEntry struct {
 	Units           Units     `json:"units"`            // the units the change moved (reserve, spent, …)
 	AvailableBefore Units     `json:"available_before"` // tenant's available units before the change
 	AvailableAfter  Units     `json:"available_after"`
-	Detail          string    `json:"detail,omitempty"` // free text: upstream/model, config diff, …
+	// Micros is the money the change moved, as Units does units: a priced
+	// run's reserve, cost or released hold (0 for an unpriced run).
+	Micros price.Micros `json:"micros,omitempty"`
+	Detail string       `json:"detail,omitempty"` // free text: upstream/model, config diff, …
 	// Count is how many events the row stands for: 1, except for a reject
 	// row, which aggregates the refusals of one tenant with one code within
 	// a RefusalInterval (At the first, LastAt the last of them).

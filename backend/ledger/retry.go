@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -124,15 +123,20 @@ func CheckSettlement(s Settlement) error {
 	if s.CachedTokens < 0 || s.CachedTokens > int64(MaxUnits) {
 		return Errorf(CodeInvalidRequest, "cached tokens %d are outside 0–%d", s.CachedTokens, MaxUnits)
 	}
+	if s.Usage != nil {
+		if _, err := usageTokens(*s.Usage); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // SettleUsageRule is SettleRule that also records s.CachedTokens on the run
 // (Store.SettleUsage).
 func SettleUsageRule(s Settlement) Rule {
-	r := SettleRule(s.Units, s.Evidence)
-	if err := CheckSettlement(s); err != nil || r.Err != nil {
-		return refuse(r.Op, cmp.Or(r.Err, err))
+	r := settleRule(s)
+	if r.Err != nil {
+		return r
 	}
 	decide := r.decide
 	r.decide = func(run Run) (Transition, error) {

@@ -1,6 +1,10 @@
 package ledger
 
-import "time"
+import (
+	"time"
+
+	"github.com/quotagate/quotagate/backend/price"
+)
 
 // RunID identifies one admitted call; it is also the idempotency key of
 // every transition of that run.
@@ -57,8 +61,24 @@ type Run struct {
 	HeldUnits    Units       `json:"held_units"` // ReserveUnits while Usage.Holding(), else 0
 	// OverrunUnits are trusted units beyond the reserve: never charged to the
 	// tenant (available stays ≥ 0), but counted in a guarded model's quota day.
-	OverrunUnits Units  `json:"overrun_units,omitempty"`
-	Evidence     string `json:"evidence,omitempty"`
+	OverrunUnits Units `json:"overrun_units,omitempty"`
+	// InputUnits is the counted input part of ReserveUnits (0 for runs
+	// recorded before it was kept): a reconcile without a cost prices its
+	// units as this input first, the rest as output.
+	InputUnits Units `json:"input_units,omitempty"`
+	// Prices are the model's prices when the run was admitted (nil: the
+	// model had none, and the run costs nothing); a held run keeps them
+	// across a price change and a restart. JSON "prices" (see MarshalJSON).
+	Prices *price.Price `json:"-"`
+	// ReserveMicros is what the run reserved in money: its counted input
+	// and output cap at Prices. CostMicros is what it was charged: the cost
+	// of its trusted (or reconciled) usage at most ReserveMicros, the rest
+	// OverrunMicros, never charged (as OverrunUnits). JSON "cost" is
+	// CostMicros as a decimal string.
+	ReserveMicros price.Micros `json:"reserve_micros"`
+	CostMicros    price.Micros `json:"cost_micros"`
+	OverrunMicros price.Micros `json:"overrun_micros,omitempty"`
+	Evidence      string       `json:"evidence,omitempty"`
 	// Instance is the gateway that admitted and relays the run, on a ledger
 	// several gateways share (backend/postgres); "" on a gateway's own.
 	Instance string `json:"instance,omitempty"`
@@ -106,9 +126,16 @@ type AdmitRequest struct {
 	Upstream     string
 	Model        string
 	ReserveUnits Units
-	Queued       bool        // start as RunQueued (waiting at the gate) instead of RunActive
-	Quota        *QuotaCheck // nil: the model is not guarded
-	Actor        Actor       // who asked, for the audit row; the zero Actor means the tenant itself
+	// InputUnits is the counted input part of ReserveUnits (Run.InputUnits).
+	InputUnits Units
+	// ReserveMicros is the reserve's cost at Prices (price.Price.ReserveCost);
+	// Prices the model's prices, nil when it has none — refused with
+	// CodeModelUnpriced for a tenant with a money budget.
+	ReserveMicros price.Micros
+	Prices        *price.Price
+	Queued        bool        // start as RunQueued (waiting at the gate) instead of RunActive
+	Quota         *QuotaCheck // nil: the model is not guarded
+	Actor         Actor       // who asked, for the audit row; the zero Actor means the tenant itself
 
 	// Door and UpstreamProtocol are recorded on the run as they are.
 	Door             string
@@ -164,6 +191,21 @@ type Settlement struct {
 	Units        Units  // what the provider reported, as Settle's units
 	CachedTokens int64  // Run.CachedTokens; 0 ≤ CachedTokens ≤ MaxUnits
 	Evidence     string // the verdict's line
+	// Usage is the trusted usage Units came from, which the run's cost is
+	// priced from (every token at its own price); nil prices Units as a
+	// reconcile without a cost does (price.ReconcileTokens).
+	Usage *Usage
+}
+
+// Reconciliation is what Store.ReconcileCost records of a held run: its
+// units, and the provider's bill when known (HasCost: CostMicros, at most
+// the run's ReserveMicros), else the units priced at the run's prices as
+// its input first, the rest as output (price.ReconcileTokens).
+type Reconciliation struct {
+	Units      Units
+	CostMicros price.Micros
+	HasCost    bool
+	Evidence   string
 }
 
 // RunFilter selects runs for listing.

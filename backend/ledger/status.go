@@ -15,7 +15,7 @@ const (
 // numbers are spelled out because the ledger imports no net/http.
 func HTTPStatus(code string) int {
 	switch code {
-	case CodeInvalidRequest:
+	case CodeInvalidRequest, CodeModelUnpriced:
 		return 400
 	case CodeInvalidAPIKey:
 		return 401

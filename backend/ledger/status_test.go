@@ -12,6 +12,7 @@ import (
 func TestHTTPStatus(t *testing.T) {
 	for code, want := range map[string]int{
 		ledger.CodeInvalidRequest:       http.StatusBadRequest,
+		ledger.CodeModelUnpriced:        http.StatusBadRequest,
 		ledger.CodeInvalidAPIKey:        http.StatusUnauthorized,
 		ledger.CodeInsufficientBudget:   http.StatusPaymentRequired,
 		ledger.CodeForbidden:            http.StatusForbidden,

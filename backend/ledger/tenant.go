@@ -4,17 +4,25 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // Tenant is who calls the gateway. Its API keys are stored only as hashes.
+//
+// Its budget is in units, in money, or both: BudgetUnits always holds (a
+// tenant that budgets only in money has NoUnitsLimit), and BudgetMicros
+// only when HasMoneyBudget (JSON budget_micros only then; see MarshalJSON).
 type Tenant struct {
-	ID            string   `json:"id"`
-	KeyHashes     []string `json:"-"` // hex SHA-256 of each API key; never the key
-	BudgetUnits   Units    `json:"budget_units"`
-	MaxConcurrent int      `json:"max_concurrent"`
-	AllowedModels []string `json:"allowed_models,omitempty"` // empty: every configured model
-	PerMinute     int      `json:"per_minute,omitempty"`     // 0: no per-minute limit
-	PerHour       int      `json:"per_hour,omitempty"`       // 0: no per-hour limit
+	ID             string       `json:"id"`
+	KeyHashes      []string     `json:"-"` // hex SHA-256 of each API key; never the key
+	BudgetUnits    Units        `json:"budget_units"`
+	BudgetMicros   price.Micros `json:"-"`
+	HasMoneyBudget bool         `json:"-"`
+	MaxConcurrent  int          `json:"max_concurrent"`
+	AllowedModels  []string     `json:"allowed_models,omitempty"` // empty: every configured model
+	PerMinute      int          `json:"per_minute,omitempty"`     // 0: no per-minute limit
+	PerHour        int          `json:"per_hour,omitempty"`       // 0: no per-hour limit
 }
 
 // HashKey returns the stored form of an API key.

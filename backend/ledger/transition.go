@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // Transition is a decided change of one run: the run after it, and what its
@@ -16,7 +18,8 @@ type Transition struct {
 	Kind     AuditKind
 	Reason   string
 	Evidence string
-	Units    Units // the units the audit row says the change moved
+	Units    Units        // the units the audit row says the change moved
+	Micros   price.Micros // the money it says the change moved
 }
 
 // None reports whether the transition changes nothing (starting a run
@@ -30,6 +33,9 @@ type Moves struct {
 	Held   Units // on the tenant's and the quota day's held_units
 	Used   Units // on the quota day's usage_units: spent plus overrun
 	Active int   // on the tenant's active count: −1 when the run ended
+	// SpentMicros and HeldMicros are the money on the tenant's spent and
+	// held micros.
+	SpentMicros, HeldMicros price.Micros
 }
 
 // Moves returns what moving from before to t.After moves.
@@ -37,6 +43,9 @@ func (t Transition) Moves(before Run) Moves {
 	m := Moves{
 		Spent: t.After.SpentUnits - before.SpentUnits,
 		Held:  t.After.HeldUnits - before.HeldUnits,
+
+		SpentMicros: t.After.CostMicros - before.CostMicros,
+		HeldMicros:  t.After.HeldMicros() - before.HeldMicros(),
 	}
 	m.Used = m.Spent + t.After.OverrunUnits - before.OverrunUnits
 	if !before.Status.Ended() && t.After.Status.Ended() {
@@ -55,7 +64,7 @@ func (m Moves) QuotaMoves(before Run) bool {
 func (t Transition) Audit(before Run, actor Actor, availableAfter Units) AuditEntry {
 	m := t.Moves(before)
 	return AuditEntry{Kind: t.Kind, TenantID: before.TenantID, RunID: before.ID,
-		Actor: actor, Reason: t.Reason, Evidence: t.Evidence, Units: t.Units,
+		Actor: actor, Reason: t.Reason, Evidence: t.Evidence, Units: t.Units, Micros: t.Micros,
 		AvailableBefore: availableAfter + m.Spent + m.Held, AvailableAfter: availableAfter,
 		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, t.After.Status, t.After.Usage)}
 }
@@ -105,15 +114,26 @@ func StartRule() Rule {
 
 // SettleRule ends a run on trusted usage of units: the tenant is charged
 // at most the reserve (SplitOverrun), the rest of the hold is released,
-// and an overrun is written into the evidence.
+// and an overrun is written into the evidence. A priced run's units are
+// priced as its input first, the rest as output (SettleUsageRule prices
+// the usage they came from instead).
 func SettleRule(units Units, evidence string) Rule {
+	return settleRule(Settlement{Units: units, Evidence: evidence})
+}
+
+func settleRule(s Settlement) Rule {
 	const op = "settle"
-	if err := CheckUnits("settled units", units); err != nil {
+	if err := CheckSettlement(s); err != nil {
 		return refuse(op, err)
 	}
+	units, evidence := s.Units, s.Evidence
 	return Rule{Op: op, decide: func(run Run) (Transition, error) {
 		if run.Status.Ended() {
 			return Transition{}, ErrEnded(run)
+		}
+		cost, overMicros, err := runCost(run, func() (price.Tokens, error) { return settledTokens(run, s) })
+		if err != nil {
+			return Transition{}, err
 		}
 		spent, over := SplitOverrun(run.ReserveUnits, units)
 		ev := evidence
@@ -124,9 +144,14 @@ func SettleRule(units Units, evidence string) Rule {
 			ev = fmt.Sprintf("%s; %d above the reserve %d: the tenant is charged the reserve, the quota day counts all %d",
 				evidence, over, run.ReserveUnits, units)
 		}
+		if overMicros > 0 {
+			run.OverrunMicros = overMicros
+			ev = fmt.Sprintf("%s; cost %s above the reserve's %s: the tenant is charged the reserve's",
+				ev, cost+overMicros, run.ReserveMicros)
+		}
 		run.Status, run.Usage = RunCompleted, UsageTrusted
-		run.SpentUnits, run.HeldUnits, run.Evidence = spent, 0, ev
-		return Transition{After: run, Kind: AuditSettle, Evidence: ev, Units: spent}, nil
+		run.SpentUnits, run.HeldUnits, run.CostMicros, run.Evidence = spent, 0, cost, ev
+		return Transition{After: run, Kind: AuditSettle, Evidence: ev, Units: spent, Micros: cost}, nil
 	}}
 }
 
@@ -148,7 +173,7 @@ func KeepHoldRule(status RunStatus, reason string) Rule {
 		if status == RunCancelled {
 			kind = AuditCancel
 		}
-		return Transition{After: run, Kind: kind, Reason: reason, Units: run.HeldUnits}, nil
+		return Transition{After: run, Kind: kind, Reason: reason, Units: run.HeldUnits, Micros: run.HeldMicros()}, nil
 	}}
 }
 
@@ -175,18 +200,29 @@ func ReleaseHoldRule(status RunStatus, evidence string) Rule {
 }
 
 func release(run Run, status RunStatus, evidence string, kind AuditKind) Transition {
-	released := run.HeldUnits
+	released, releasedMicros := run.HeldUnits, run.HeldMicros()
 	run.Status, run.Usage, run.Evidence = status, UsageReleased, evidence
-	run.SpentUnits, run.HeldUnits = 0, 0
-	return Transition{After: run, Kind: kind, Reason: "hold released", Evidence: evidence, Units: released}
+	run.SpentUnits, run.HeldUnits, run.CostMicros = 0, 0, 0
+	return Transition{After: run, Kind: kind, Reason: "hold released", Evidence: evidence, Units: released, Micros: releasedMicros}
 }
 
 // ReconcileRule settles a held (usage unknown) run at units, 0 ≤ units ≤
 // reserve, with non-empty evidence, exactly once: CodeNotHeld when the run
-// holds nothing to reconcile.
+// holds nothing to reconcile. A priced run's units are priced as its input
+// first, the rest as output (ReconcileCostRule may give the bill instead).
 func ReconcileRule(units Units, evidence string) Rule {
+	return ReconcileCostRule(Reconciliation{Units: units, Evidence: evidence})
+}
+
+// ReconcileCostRule is ReconcileRule with the provider's bill when
+// c.HasCost: 0 ≤ c.CostMicros ≤ the run's ReserveMicros.
+func ReconcileCostRule(c Reconciliation) Rule {
 	const op = "reconcile"
+	units, evidence := c.Units, c.Evidence
 	if err := CheckUnits("reconciled units", units); err != nil {
+		return refuse(op, err)
+	}
+	if err := CheckMicros("reconciled cost", c.CostMicros); err != nil {
 		return refuse(op, err)
 	}
 	if strings.TrimSpace(evidence) == "" {
@@ -207,8 +243,13 @@ func ReconcileRule(units Units, evidence string) Rule {
 				"reconciled units %d exceed the reserve %d of run %s", units, run.ReserveUnits, run.ID).
 				Because(ReasonReconcileOverReserve, map[string]any{"run": run.ID, "units": units, "reserve": run.ReserveUnits})
 		}
+		cost, err := reconciledCost(run, c)
+		if err != nil {
+			return Transition{}, err
+		}
 		run.Usage, run.SpentUnits, run.HeldUnits, run.Evidence = UsageReconciled, units, 0, evidence
-		return Transition{After: run, Kind: AuditReconcile, Evidence: evidence, Units: units}, nil
+		run.CostMicros = cost
+		return Transition{After: run, Kind: AuditReconcile, Evidence: evidence, Units: units, Micros: cost}, nil
 	}}
 }
 
@@ -236,7 +277,7 @@ func RecoverRule(why string) Rule {
 		}
 		evidence := why + string(run.Status)
 		run.Status, run.Usage, run.Evidence = RunInterrupted, UsageUnknown, evidence
-		return Transition{After: run, Kind: AuditRecover, Reason: evidence, Units: run.HeldUnits}, nil
+		return Transition{After: run, Kind: AuditRecover, Reason: evidence, Units: run.HeldUnits, Micros: run.HeldMicros()}, nil
 	}}
 }
 
@@ -271,4 +312,9 @@ func (t Transitions) ReleaseHold(ctx context.Context, id RunID, status RunStatus
 // Reconcile settles a held run at units with evidence, exactly once.
 func (t Transitions) Reconcile(ctx context.Context, id RunID, units Units, evidence string, actor Actor) (Run, error) {
 	return t.Apply(ctx, id, actor, ReconcileRule(units, evidence))
+}
+
+// ReconcileCost is Reconcile with the provider's bill when c.HasCost.
+func (t Transitions) ReconcileCost(ctx context.Context, id RunID, c Reconciliation, actor Actor) (Run, error) {
+	return t.Apply(ctx, id, actor, ReconcileCostRule(c))
 }

@@ -1,6 +1,10 @@
 package ledger
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/quotagate/quotagate/backend/price"
+)
 
 // Units is the integer currency of a budget: bytes under utf8-bytes-v1,
 // tokens under tiktoken. Never a float.
@@ -30,10 +34,27 @@ type Balance struct {
 	HeldUnits      Units  `json:"held_units"`
 	AvailableUnits Units  `json:"available_units"`
 	Active         int    `json:"active"`
+	// Money: spent and held by priced runs, whatever the budget is in; the
+	// budget and what is available of it only when HasMoneyBudget (JSON
+	// budget_micros and available_micros only then; see MarshalJSON).
+	SpentMicros     price.Micros `json:"spent_micros"`
+	HeldMicros      price.Micros `json:"held_micros"`
+	BudgetMicros    price.Micros `json:"-"`
+	AvailableMicros price.Micros `json:"-"`
+	HasMoneyBudget  bool         `json:"-"`
 }
 
 // Available derives available units from the other three figures.
 func (b Balance) Available() Units { return b.BudgetUnits - b.SpentUnits - b.HeldUnits }
+
+// AvailableMoney derives available micros from the other three figures;
+// 0 without a money budget.
+func (b Balance) AvailableMoney() price.Micros {
+	if !b.HasMoneyBudget {
+		return 0
+	}
+	return b.BudgetMicros - b.SpentMicros - b.HeldMicros
+}
 
 // Check reports a broken invariant, or nil.
 func (b Balance) Check() error {
@@ -41,7 +62,12 @@ func (b Balance) Check() error {
 		return fmt.Errorf("tenant %s: available %d != budget %d − spent %d − held %d",
 			b.TenantID, b.AvailableUnits, b.BudgetUnits, b.SpentUnits, b.HeldUnits)
 	}
-	if b.AvailableUnits < 0 || b.SpentUnits < 0 || b.HeldUnits < 0 || b.Active < 0 {
+	if b.AvailableMicros != b.AvailableMoney() {
+		return fmt.Errorf("tenant %s: available %s != budget %s − spent %s − held %s",
+			b.TenantID, b.AvailableMicros, b.BudgetMicros, b.SpentMicros, b.HeldMicros)
+	}
+	if b.AvailableUnits < 0 || b.SpentUnits < 0 || b.HeldUnits < 0 || b.Active < 0 ||
+		b.AvailableMicros < 0 || b.SpentMicros < 0 || b.HeldMicros < 0 {
 		return fmt.Errorf("tenant %s: negative figure in %+v", b.TenantID, b)
 	}
 	return nil

@@ -40,9 +40,16 @@ var (
 	ActorTopUp      = System("quota-topup") // the nightly top-up of a guarded model's free quota
 )
 
-// SourceActor is the actor of a balance snapshot's sync row: the balance
-// source that produced the reading (volcengine, http-json, manual, …).
-func SourceActor(source string) Actor { return System(source) }
+// SourceActor is the actor of a balance snapshot's sync row, by the
+// snapshot's source: the operator for a reading entered by hand
+// (SourceManual, SourceManualB0: the admin API is their only way in), else
+// the balance source that read the provider's API (system:volcengine, …).
+func SourceActor(source string) Actor {
+	if source == SourceManual || source == SourceManualB0 {
+		return ActorAdmin
+	}
+	return System(source)
+}
 
 // IsZero reports whether a is no actor.
 func (a Actor) IsZero() bool { return a == Actor{} }
@@ -110,8 +117,9 @@ func CheckActor(a Actor) error {
 //   - the names quotagate's parts wrote: "quota" (the quota guard),
 //     "quota-topup", "recovery", "gateway" as system parts; "admin" and
 //     "config" as operators;
-//   - anything else: the system part of that name (a balance source such
-//     as "volcengine" on a sync row).
+//   - anything else: a balance source, read as SourceActor reads it (the
+//     operator for "manual" and "manual-b0", else the system part of that
+//     name, such as "volcengine" on a sync row).
 //
 // The rule reads old rows rather than rewriting them because the audit log
 // is append-only evidence, kept byte for byte as written, and because a
@@ -130,7 +138,7 @@ func ReadActor(stored string, kind AuditKind, tenantID string) Actor {
 	if a, ok := legacyActors[stored]; ok {
 		return a
 	}
-	return System(stored)
+	return SourceActor(stored)
 }
 
 // legacyActors are the bare names quotagate's own parts wrote before

@@ -20,6 +20,8 @@ func TestActorText(t *testing.T) {
 		{"Guard", ledger.ActorQuotaGuard, "system:quota-guard"},
 		{"TopUp", ledger.ActorTopUp, "system:quota-topup"},
 		{"Source", ledger.SourceActor("volcengine"), "system:volcengine"},
+		{"ManualReading", ledger.SourceActor(ledger.SourceManual), "operator:admin"},
+		{"ManualB0", ledger.SourceActor(ledger.SourceManualB0), "operator:admin"},
 		{"None", ledger.Actor{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,7 +87,9 @@ func TestReadActor(t *testing.T) {
 		{"OldConfig", "config", ledger.AuditConfig, "config", ledger.ActorConfig},
 		{"OldRecovery", "recovery", ledger.AuditRecover, "a", ledger.ActorRecovery},
 		{"OldGateway", "gateway", ledger.AuditAdmit, "a", ledger.System("gateway")},
-		{"OldSource", "volcengine", ledger.AuditSync, "", ledger.SourceActor("volcengine")},
+		{"OldSource", "volcengine", ledger.AuditSync, "", ledger.System("volcengine")},
+		{"OldManualReading", "manual", ledger.AuditSync, "", ledger.ActorAdmin},
+		{"OldManualB0", "manual-b0", ledger.AuditSync, "", ledger.ActorAdmin},
 		{"OldOperatorText", "operator:admin", ledger.AuditCancel, "a", ledger.ActorAdmin},
 		{"OldSystemText", "system:recovery", ledger.AuditRecover, "a", ledger.ActorRecovery},
 		{"None", "", ledger.AuditConfig, "a", ledger.Actor{}},

@@ -17,6 +17,13 @@ type QuotaUsage struct {
 	HeldInFlight Units  `json:"held_in_flight"` // reserves of runs still holding
 }
 
+// Sources of the balance readings an operator enters (through the admin
+// API and the dashboard) rather than a provider's balance API.
+const (
+	SourceManual   = "manual"    // a balance reading taken now
+	SourceManualB0 = "manual-b0" // the day's true starting balance from the provider console
+)
+
 // Snapshot is one provider balance sync of a guarded model (seed 002).
 type Snapshot struct {
 	ID           int64     `json:"id"`

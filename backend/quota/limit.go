@@ -7,10 +7,11 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Snapshot sources.
+// Snapshot sources an operator enters (ledger's, where they decide a
+// sync row's actor).
 const (
-	SourceManual   = "manual"    // an operator's balance reading; lagged like the API's
-	SourceManualB0 = "manual-b0" // the day's true starting balance from the provider console
+	SourceManual   = ledger.SourceManual   // an operator's balance reading; lagged like the API's
+	SourceManualB0 = ledger.SourceManualB0 // the day's true starting balance from the provider console
 )
 
 // lagWindow bounds how far back the lag fit and the B0 minimum look;

@@ -35,7 +35,8 @@ func ActorsReadApart(t *testing.T, st ledger.Store, legacy LegacyRows) {
 		(7, 'config', 'quota', '', 'config'),
 		(8, 'sync', '', '', 'volcengine'),
 		(9, 'cancel', 'a', 'old-3', 'operator:admin'),
-		(10, 'recover', 'a', 'old-4', 'system:recovery')`)
+		(10, 'recover', 'a', 'old-4', 'system:recovery'),
+		(11, 'sync', '', '', 'manual')`)
 	if err != nil {
 		t.Fatalf("legacy rows: %v", err)
 	}
@@ -49,7 +50,7 @@ func ActorsReadApart(t *testing.T, st ledger.Store, legacy LegacyRows) {
 	tenantQuota, guard := ledger.TenantActor("quota").String(), ledger.ActorQuotaGuard.String()
 	want := []string{
 		tenantQuota, tenantQuota, guard, guard, "system:quota-topup", "operator:admin", "operator:config",
-		"system:volcengine", "operator:admin", "system:recovery", // the legacy rows
+		"system:volcengine", "operator:admin", "system:recovery", "operator:admin", // the legacy rows
 		"operator:config", tenantQuota, guard, // written now
 	}
 	rows, err := st.Audit(ctx, ledger.AuditFilter{})

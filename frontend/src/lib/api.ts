@@ -165,7 +165,8 @@ export function auditParams(q: AuditQuery): URLSearchParams {
 
 export interface Api {
   state(): Promise<State>;
-  reconcile(runID: string, units: number, evidence: string): Promise<void>;
+  /** reconcile settles a held run; cost (decimal string in the gateway's currency) is the provider's bill, sent only when given. */
+  reconcile(runID: string, units: number, evidence: string, cost?: string): Promise<void>;
   cancelRun(runID: string): Promise<void>;
   syncQuota(upstream: string, model: string): Promise<void>;
   setBalance(upstream: string, model: string, reading: { balance: number } | { b0: number }): Promise<void>;
@@ -186,11 +187,12 @@ export interface Api {
 
 const seg = encodeURIComponent;
 
-export function createApi(conn: Conn, fetchFn: FetchFn = (i, init) => fetch(i, init)): Api {
-  const base = conn.url.replace(/\/+$/, '');
+type Call = (method: string, path: string, body?: unknown) => Promise<Response>;
 
-  async function call(method: string, path: string, body?: unknown): Promise<Response> {
-    const headers: Record<string, string> = { Authorization: `Bearer ${conn.token}` };
+/** caller sends one admin request with the token and turns a refusal or an unreachable server into an ApiError. */
+function caller(base: string, token: string, fetchFn: FetchFn): Call {
+  return async (method, path, body) => {
+    const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     let res: Response;
     try {
@@ -209,15 +211,18 @@ export function createApi(conn: Conn, fetchFn: FetchFn = (i, init) => fetch(i, i
       throw errorFromBody(res.status, res.statusText, text);
     }
     return res;
-  }
+  };
+}
 
+/** runCalls are the state read and the calls that act on runs, holds and quota gates. */
+function runCalls(call: Call): Pick<Api, 'state' | 'reconcile' | 'cancelRun' | 'syncQuota' | 'setBalance' | 'connect'> {
   return {
     async state() {
       const res = await call('GET', '/admin/api/state');
       return normalizeState(await res.json());
     },
-    async reconcile(runID, units, evidence) {
-      await call('POST', `/admin/api/holds/${seg(runID)}/reconcile`, { units, evidence });
+    async reconcile(runID, units, evidence, cost) {
+      await call('POST', `/admin/api/holds/${seg(runID)}/reconcile`, cost ? { units, evidence, cost } : { units, evidence });
     },
     async cancelRun(runID) {
       await call('POST', `/admin/api/runs/${seg(runID)}/cancel`);
@@ -228,6 +233,16 @@ export function createApi(conn: Conn, fetchFn: FetchFn = (i, init) => fetch(i, i
     async setBalance(upstream, model, reading) {
       await call('POST', `/admin/api/quota/${seg(upstream)}/${seg(model)}/balance`, reading);
     },
+    async connect() {
+      const res = await call('GET', '/admin/api/connect');
+      return (await res.json()) as ConnectInfo;
+    },
+  };
+}
+
+/** auditCalls read the audit log as pages and as the CSV file. */
+function auditCalls(call: Call): Pick<Api, 'audit' | 'auditCSV'> {
+  return {
     async auditCSV(q) {
       const qs = auditParams(q).toString();
       const res = await call('GET', `/admin/api/audit.csv${qs ? `?${qs}` : ''}`);
@@ -244,28 +259,31 @@ export function createApi(conn: Conn, fetchFn: FetchFn = (i, init) => fetch(i, i
       const j = (await res.json()) as AuditPage;
       return { rows: j.rows ?? [], more: !!j.more };
     },
-    async connect() {
-      const res = await call('GET', '/admin/api/connect');
-      return (await res.json()) as ConnectInfo;
-    },
-    async tenants() {
-      return (await (await call('GET', '/admin/api/tenants')).json()) as TenantSettings;
-    },
-    async saveTenant(p) {
-      return (await (await call('POST', '/admin/api/tenants', p)).json()) as TenantSettings;
-    },
-    async rotateKey(id) {
-      return ((await (await call('POST', `/admin/api/tenants/${seg(id)}/rotate`)).json()) as { key: string }).key;
-    },
-    async deleteTenant(id) {
-      return (await (await call('POST', `/admin/api/tenants/${seg(id)}/delete`)).json()) as TenantSettings;
-    },
-    async discardTenants() {
-      return (await (await call('POST', '/admin/api/tenants/discard')).json()) as TenantSettings;
-    },
-    async writeBack() {
-      return (await (await call('POST', '/admin/api/tenants/write-back')).json()) as WriteBack;
-    },
+  };
+}
+
+type TenantCalls = Pick<Api, 'tenants' | 'saveTenant' | 'rotateKey' | 'deleteTenant' | 'discardTenants' | 'writeBack'>;
+
+/** tenantCalls read and change the tenants' policies (the settings overrides and their write-back). */
+function tenantCalls(call: Call): TenantCalls {
+  const json = async <T,>(method: string, path: string, body?: unknown) => (await (await call(method, path, body)).json()) as T;
+  return {
+    tenants: () => json<TenantSettings>('GET', '/admin/api/tenants'),
+    saveTenant: (p) => json<TenantSettings>('POST', '/admin/api/tenants', p),
+    rotateKey: async (id) => (await json<{ key: string }>('POST', `/admin/api/tenants/${seg(id)}/rotate`)).key,
+    deleteTenant: (id) => json<TenantSettings>('POST', `/admin/api/tenants/${seg(id)}/delete`),
+    discardTenants: () => json<TenantSettings>('POST', '/admin/api/tenants/discard'),
+    writeBack: () => json<WriteBack>('POST', '/admin/api/tenants/write-back'),
+  };
+}
+
+export function createApi(conn: Conn, fetchFn: FetchFn = (i, init) => fetch(i, init)): Api {
+  const base = conn.url.replace(/\/+$/, '');
+  const call = caller(base, conn.token, fetchFn);
+  return {
+    ...runCalls(call),
+    ...auditCalls(call),
+    ...tenantCalls(call),
     wsURL() {
       const u = new URL(`${base}/admin/ws`);
       u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';

@@ -105,6 +105,62 @@ export function parseMessage(data: unknown): State | null {
   return m && m.type === 'state' ? m.state : null;
 }
 
+/** drop detaches a socket's handlers and closes it, so its late events reach nobody. */
+function drop(s: SocketLike) {
+  s.onopen = s.onmessage = s.onerror = s.onclose = null;
+  try {
+    s.close();
+  } catch {
+    // already closed
+  }
+}
+
+/**
+ * sequencer applies one socket's frames in order: a state replaces what was
+ * read, a delta must follow the message before it. A gap (or a delta before
+ * any state) means a lost message: 'gap' asks for the whole state again.
+ */
+function sequencer(): (m: Message) => State | 'gap' {
+  let seq = 0; // the last message applied on this socket
+  let cur: State | null = null;
+  return (m) => {
+    if (m.type === 'delta' && (!cur || m.seq !== seq + 1)) return 'gap';
+    const st = m.type === 'state' ? m.state : applyDelta(cur as State, m.delta);
+    seq = m.seq;
+    cur = st;
+    return st;
+  };
+}
+
+/** listen feeds a socket's frames to the page and tells the server, once, when the first state has been painted. */
+function listen(s: SocketLike, o: LiveOptions, current: () => boolean, delivered: (st: State) => void, reconnect: () => void) {
+  const apply = sequencer();
+  let told = false;
+  s.onmessage = (ev) => {
+    if (!current()) return;
+    const m = parseFrame(ev.data);
+    if (!m) return;
+    const st = apply(m);
+    if (st === 'gap') {
+      reconnect();
+      return;
+    }
+    delivered(st);
+    if (told) return;
+    told = true;
+    (o.afterPaint ?? defaultAfterPaint)(() => {
+      if (!current()) return;
+      try {
+        s.send?.(rendered());
+      } catch {
+        // the socket closed meanwhile; the reconnect will tell again
+      }
+    });
+  };
+  s.onclose = reconnect;
+  s.onerror = reconnect;
+}
+
 export function connectLive(o: LiveOptions): Live {
   const socket: SocketFactory = o.socket ?? ((url) => new WebSocket(url) as unknown as SocketLike);
   const initial = o.initialDelayMs ?? 500;
@@ -130,12 +186,7 @@ export function connectLive(o: LiveOptions): Live {
     if (ws) {
       const old = ws;
       ws = null;
-      detach(old);
-      try {
-        old.close();
-      } catch {
-        // already closed
-      }
+      drop(old);
     }
     status('reconnecting');
     const delay = backoffDelay(attempt, initial, max);
@@ -146,70 +197,34 @@ export function connectLive(o: LiveOptions): Live {
     }, delay);
   }
 
-  function detach(s: SocketLike) {
-    s.onopen = s.onmessage = s.onerror = s.onclose = null;
+  function delivered(st: State) {
+    attempt = 0; // a delivered state proves the pipe works again
+    o.onState(st);
+    status('live');
   }
 
   async function cycle() {
     if (closed) return;
     const myGen = ++gen;
+    const current = () => !closed && myGen === gen;
     try {
       const s = await o.fetchState();
-      if (closed || myGen !== gen) return;
+      if (!current()) return;
       o.onState(s);
     } catch (err) {
-      if (closed || myGen !== gen) return;
+      if (!current()) return;
       o.onError?.(err as Error);
       scheduleReconnect(myGen);
       return;
     }
-    let s: SocketLike;
     try {
-      s = socket(o.wsURL);
+      ws = socket(o.wsURL);
     } catch (err) {
       o.onError?.(err as Error);
       scheduleReconnect(myGen);
       return;
     }
-    ws = s;
-    let told = false;
-    let seq = 0; // the last message applied on this socket
-    let cur: State | null = null;
-    s.onmessage = (ev) => {
-      if (closed || myGen !== gen) return;
-      const m = parseFrame(ev.data);
-      if (!m) return;
-      let st: State;
-      if (m.type === 'state') {
-        st = m.state;
-      } else {
-        // A delta must follow the message before it; a gap (or a delta
-        // before any state) means a lost message: re-read the whole state.
-        if (!cur || m.seq !== seq + 1) {
-          scheduleReconnect(myGen);
-          return;
-        }
-        st = applyDelta(cur, m.delta);
-      }
-      seq = m.seq;
-      cur = st;
-      attempt = 0; // a delivered state proves the pipe works again
-      o.onState(st);
-      status('live');
-      if (!told) {
-        told = true;
-        (o.afterPaint ?? defaultAfterPaint)(() => {
-          if (closed || myGen !== gen) return;
-          try {
-            s.send?.(rendered());
-          } catch {
-            // the socket closed meanwhile; the reconnect will tell again
-          }
-        });
-      }
-    };
-    s.onclose = () => scheduleReconnect(myGen);
-    s.onerror = () => scheduleReconnect(myGen);
+    listen(ws, o, current, delivered, () => scheduleReconnect(myGen));
   }
 
   status('connecting');
@@ -223,12 +238,7 @@ export function connectLive(o: LiveOptions): Live {
       if (timer !== null) clearTimer(timer);
       timer = null;
       if (ws) {
-        detach(ws);
-        try {
-          ws.close();
-        } catch {
-          // already closed
-        }
+        drop(ws);
         ws = null;
       }
       o.onStatus('closed');

@@ -34,107 +34,119 @@ export function sh(v: string): string {
 const js = (v: string) => JSON.stringify(v);
 const toml = (v: string) => JSON.stringify(v); // a TOML basic string is a JSON string for these values
 
+/** programSnippets are the setups a person pastes into a shell or a program: curl and the OpenAI SDKs. */
+const programSnippets = {
+  curl: ({ baseURL, key, model }: SnippetInput) =>
+    [
+      `curl -sS ${sh(`${baseURL}/chat/completions`)} \\`,
+      `  -H ${sh(`Authorization: Bearer ${key}`)} \\`,
+      `  -H 'Content-Type: application/json' \\`,
+      `  -d ${sh(JSON.stringify({ model, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }))}`,
+    ].join('\n'),
+  'openai-python': ({ baseURL, key, model }: SnippetInput) =>
+    [
+      'from openai import OpenAI',
+      '',
+      `client = OpenAI(base_url=${js(baseURL)}, api_key=${js(key)})`,
+      `r = client.chat.completions.create(model=${js(model)}, messages=[{"role": "user", "content": "hi"}])`,
+      'print(r.choices[0].message.content)',
+    ].join('\n'),
+  'openai-js': ({ baseURL, key, model }: SnippetInput) =>
+    [
+      "import OpenAI from 'openai';",
+      '',
+      `const client = new OpenAI({ baseURL: ${js(baseURL)}, apiKey: ${js(key)} });`,
+      `const r = await client.chat.completions.create({ model: ${js(model)}, messages: [{ role: 'user', content: 'hi' }] });`,
+      'console.log(r.choices[0].message.content);',
+    ].join('\n'),
+};
+
+/** agentSnippets set up the coding agents that speak their own door (Codex: Responses; Claude Code: Messages) or chat through environment variables. */
+const agentSnippets = {
+  codex: ({ baseURL, key, model }: SnippetInput) =>
+    [
+      '# ~/.codex/config.toml',
+      `model = ${toml(model)}`,
+      'model_provider = "quotagate"',
+      '',
+      '[model_providers.quotagate]',
+      'name = "quotagate"',
+      `base_url = ${toml(baseURL)}`,
+      'env_key = "QUOTAGATE_API_KEY"',
+      'wire_api = "responses"',
+      'supports_websockets = false',
+      '',
+      '[analytics]',
+      'enabled = false',
+      '',
+      '[features]',
+      'plugins = false',
+      '',
+      '# then, in the shell:',
+      `# export QUOTAGATE_API_KEY=${sh(key)}`,
+      '# codex exec --skip-git-repo-check "say hi"',
+    ].join('\n'),
+  'claude-code': ({ origin, key, model }: SnippetInput) =>
+    [
+      `export ANTHROPIC_BASE_URL=${sh(origin)}`,
+      `export ANTHROPIC_AUTH_TOKEN=${sh(key)}`,
+      `export ANTHROPIC_MODEL=${sh(model)}`,
+      `export ANTHROPIC_SMALL_FAST_MODEL=${sh(model)}`,
+      `export ANTHROPIC_DEFAULT_HAIKU_MODEL=${sh(model)}`,
+      'export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1',
+      'claude',
+    ].join('\n'),
+  aider: ({ baseURL, key, model }: SnippetInput) =>
+    [`export OPENAI_API_BASE=${sh(baseURL)}`, `export OPENAI_API_KEY=${sh(key)}`, `aider --model ${sh(`openai/${model}`)}`].join('\n'),
+};
+
+/** editorSnippets are the editors' configuration files and settings screens. */
+const editorSnippets = {
+  continue: ({ baseURL, key, model }: SnippetInput) =>
+    [
+      '# ~/.continue/config.yaml',
+      'models:',
+      `  - name: ${js(`quotagate ${model}`)}`,
+      '    provider: openai',
+      `    model: ${js(model)}`,
+      `    apiBase: ${js(baseURL)}`,
+      `    apiKey: ${js(key)}`,
+    ].join('\n'),
+  cline: ({ baseURL, key, model }: SnippetInput) =>
+    [`API Provider: OpenAI Compatible`, `Base URL:     ${baseURL}`, `API Key:      ${key}`, `Model ID:     ${model}`].join('\n'),
+  opencode: ({ baseURL, key, model }: SnippetInput) =>
+    JSON.stringify(
+      {
+        $schema: 'https://opencode.ai/config.json',
+        provider: {
+          quotagate: {
+            npm: '@ai-sdk/openai-compatible',
+            name: 'quotagate',
+            options: { baseURL, apiKey: key },
+            models: { [model]: { name: model } },
+          },
+        },
+        model: `quotagate/${model}`,
+      },
+      null,
+      2,
+    ),
+  zed: ({ baseURL, model }: SnippetInput) =>
+    JSON.stringify(
+      {
+        language_models: {
+          openai_compatible: {
+            quotagate: { api_url: baseURL, available_models: [{ name: model, max_tokens: 32768 }] },
+          },
+        },
+      },
+      null,
+      2,
+    ),
+};
+
+const snippets: Record<Tool, (i: SnippetInput) => string> = { ...programSnippets, ...agentSnippets, ...editorSnippets };
+
 export function snippet(tool: Tool, i: SnippetInput): string {
-  const { baseURL, origin, key, model } = i;
-  switch (tool) {
-    case 'curl':
-      return [
-        `curl -sS ${sh(`${baseURL}/chat/completions`)} \\`,
-        `  -H ${sh(`Authorization: Bearer ${key}`)} \\`,
-        `  -H 'Content-Type: application/json' \\`,
-        `  -d ${sh(JSON.stringify({ model, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] }))}`,
-      ].join('\n');
-    case 'openai-python':
-      return [
-        'from openai import OpenAI',
-        '',
-        `client = OpenAI(base_url=${js(baseURL)}, api_key=${js(key)})`,
-        `r = client.chat.completions.create(model=${js(model)}, messages=[{"role": "user", "content": "hi"}])`,
-        'print(r.choices[0].message.content)',
-      ].join('\n');
-    case 'openai-js':
-      return [
-        "import OpenAI from 'openai';",
-        '',
-        `const client = new OpenAI({ baseURL: ${js(baseURL)}, apiKey: ${js(key)} });`,
-        `const r = await client.chat.completions.create({ model: ${js(model)}, messages: [{ role: 'user', content: 'hi' }] });`,
-        'console.log(r.choices[0].message.content);',
-      ].join('\n');
-    case 'codex':
-      return [
-        '# ~/.codex/config.toml',
-        `model = ${toml(model)}`,
-        'model_provider = "quotagate"',
-        '',
-        '[model_providers.quotagate]',
-        'name = "quotagate"',
-        `base_url = ${toml(baseURL)}`,
-        'env_key = "QUOTAGATE_API_KEY"',
-        'wire_api = "responses"',
-        'supports_websockets = false',
-        '',
-        '[analytics]',
-        'enabled = false',
-        '',
-        '[features]',
-        'plugins = false',
-        '',
-        '# then, in the shell:',
-        `# export QUOTAGATE_API_KEY=${sh(key)}`,
-        '# codex exec --skip-git-repo-check "say hi"',
-      ].join('\n');
-    case 'claude-code':
-      return [
-        `export ANTHROPIC_BASE_URL=${sh(origin)}`,
-        `export ANTHROPIC_AUTH_TOKEN=${sh(key)}`,
-        `export ANTHROPIC_MODEL=${sh(model)}`,
-        `export ANTHROPIC_SMALL_FAST_MODEL=${sh(model)}`,
-        `export ANTHROPIC_DEFAULT_HAIKU_MODEL=${sh(model)}`,
-        'export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1',
-        'claude',
-      ].join('\n');
-    case 'aider':
-      return [`export OPENAI_API_BASE=${sh(baseURL)}`, `export OPENAI_API_KEY=${sh(key)}`, `aider --model ${sh(`openai/${model}`)}`].join('\n');
-    case 'continue':
-      return [
-        '# ~/.continue/config.yaml',
-        'models:',
-        `  - name: ${js(`quotagate ${model}`)}`,
-        '    provider: openai',
-        `    model: ${js(model)}`,
-        `    apiBase: ${js(baseURL)}`,
-        `    apiKey: ${js(key)}`,
-      ].join('\n');
-    case 'cline':
-      return [`API Provider: OpenAI Compatible`, `Base URL:     ${baseURL}`, `API Key:      ${key}`, `Model ID:     ${model}`].join('\n');
-    case 'opencode':
-      return JSON.stringify(
-        {
-          $schema: 'https://opencode.ai/config.json',
-          provider: {
-            quotagate: {
-              npm: '@ai-sdk/openai-compatible',
-              name: 'quotagate',
-              options: { baseURL, apiKey: key },
-              models: { [model]: { name: model } },
-            },
-          },
-          model: `quotagate/${model}`,
-        },
-        null,
-        2,
-      );
-    case 'zed':
-      return JSON.stringify(
-        {
-          language_models: {
-            openai_compatible: {
-              quotagate: { api_url: baseURL, available_models: [{ name: model, max_tokens: 32768 }] },
-            },
-          },
-        },
-        null,
-        2,
-      );
-  }
+  return snippets[tool](i);
 }

@@ -10,15 +10,21 @@ import (
 	"github.com/quotagate/quotagate/backend/upstream"
 )
 
-// The door seam. The gateway is one protocol-free run core (run.go, relay.go:
-// auth → rate limit → body → door.parse → model → quota guard → meter.Run →
-// gate → Admit → X-Run-Id → send → relay → judge → settle, hold or release;
-// cancel) and a door per API protocol. A door knows its protocol's wire
-// format (a wire package: backend/openai, backend/responses,
-// backend/anthropic) and nothing of the ledger; the core knows no wire
-// format but SSE framing. Chat completions (chat.go) is the first door.
+// The door seam. The gateway is one protocol-free run core (auth → rate
+// limit → body → door.parse → model → quota guard → meter.Run → gate →
+// Admit → X-Run-Id → send → relay → judge → settle, hold or release;
+// cancel) and a door per API protocol. The core is run.go (admission, and
+// call, which sequences one run's parts), lifeline.go (the upstream
+// context and why it ended), attempt.go (the upstream call and the
+// failures before an answer), relay.go (the answer to the client) and
+// verdict.go (the outcome, and its one write to the ledger). A door knows
+// its protocol's wire format (a wire package: backend/openai,
+// backend/responses, backend/anthropic, and backend/translate between
+// them) and nothing of the ledger or the core: what it learns of the
+// upstream is the target the core passes. The core knows no wire format
+// but SSE framing. Chat completions (chat.go) is the first door.
 //
-// A door, registered in New with g.handle(pattern, d):
+// A door, registered in New with g.serveDoor(d):
 //
 //   - parse: reads and checks the client's body into a doorRequest; what
 //     admission needs is its meterRequest (model, stream, the messages the

@@ -1,6 +1,6 @@
 // Package anthropic is the Anthropic Messages API wire format, for the
 // gateway's Messages door. It is a leaf: the standard library and
-// backend/wire, no I/O.
+// backend/wire (internal/depcheck's TestWireFormatsAreLeaves), no I/O.
 //
 //   - ParseRequest / ParseCountTokens: a POST /v1/messages (or
 //     /v1/messages/count_tokens) body — system as a string or text blocks,

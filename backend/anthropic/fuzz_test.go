@@ -3,12 +3,11 @@ package anthropic_test
 import (
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/anthropic"
+	"github.com/quotagate/quotagate/backend/internal/golden"
 	"github.com/quotagate/quotagate/backend/wire"
 )
 
@@ -16,12 +15,7 @@ import (
 // the same for the reserve and for count_tokens, never negative
 // (translate's FuzzMessagesToChat translates what it accepts).
 func FuzzMessagesRequest(f *testing.F) {
-	files, _ := filepath.Glob("../translate/testdata/messages/requests/*.json")
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil && !strings.HasSuffix(p, ".chat.json") {
-			f.Add(b)
-		}
-	}
+	golden.Seed(f, "../translate/testdata/messages/requests/*.json", notChat)
 	f.Add([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r, err := anthropic.ParseRequest(body)
@@ -47,12 +41,7 @@ func FuzzMessagesRequest(f *testing.F) {
 // FuzzMessagesEvents: the event reader never panics, usage is never
 // negative, and once it has a problem it never loses it.
 func FuzzMessagesEvents(f *testing.F) {
-	files, _ := filepath.Glob("testdata/native/*.sse")
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
-	}
+	golden.Seed(f, "testdata/native/*.sse", nil)
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		var tl anthropic.Tally
 		problem := ""
@@ -68,3 +57,6 @@ func FuzzMessagesEvents(f *testing.F) {
 		}
 	})
 }
+
+// notChat leaves out the translation goldens beside the requests.
+func notChat(path string) bool { return !strings.HasSuffix(path, ".chat.json") }

@@ -3,34 +3,14 @@ package anthropic_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/anthropic"
+	"github.com/quotagate/quotagate/backend/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-// golden compares got with the file, or rewrites it under -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 func indent(t *testing.T, b []byte) []byte {
 	t.Helper()
@@ -98,7 +78,7 @@ func TestGoldenNative(t *testing.T) {
 				got["prompt_tokens"] = u.PromptTokens()
 			}
 			b, _ := json.Marshal(got)
-			golden(t, strings.TrimSuffix(f, ".sse")+".golden.json", indent(t, b))
+			golden.Check(t, strings.TrimSuffix(f, ".sse")+".golden.json", indent(t, b))
 		})
 	}
 }

@@ -184,9 +184,7 @@ func parse(body []byte, create bool) (*Request, error) {
 func (r *Request) member(f wire.Field) (err error) {
 	switch f.Key {
 	case "model":
-		if err := json.Unmarshal(f.Val, &r.Model); err != nil || r.Model == "" {
-			return invalid("model must be a non-empty string")
-		}
+		r.Model, err = wire.Model(f)
 	case "max_tokens":
 		n, err := wire.Count(f.Val)
 		if err != nil {
@@ -197,9 +195,7 @@ func (r *Request) member(f wire.Field) (err error) {
 		}
 		r.MaxTokens = n
 	case "stream":
-		if err := json.Unmarshal(f.Val, &r.Stream); err != nil {
-			return invalid("stream must be true or false")
-		}
+		r.Stream, err = wire.Flag(f)
 	case "system":
 		r.System, err = parseSystem(f.Val)
 	case "tools":

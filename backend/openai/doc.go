@@ -15,5 +15,6 @@
 //
 // Text that looks like usage JSON is text: only the usage member of a chunk
 // object is evidence. Metering (units, reserve, verdict) is backend/meter;
-// wire packages are leaves: the standard library and backend/wire.
+// wire packages are leaves: the standard library and backend/wire
+// (internal/depcheck's TestWireFormatsAreLeaves lists what each may use).
 package openai

@@ -114,15 +114,11 @@ func ParseChatRequest(body []byte) (*ChatRequest, error) {
 func (r *ChatRequest) member(f wire.Field) (err error) {
 	switch f.Key {
 	case "model":
-		if err := json.Unmarshal(f.Val, &r.Model); err != nil || r.Model == "" {
-			return invalid("model must be a non-empty string")
-		}
+		r.Model, err = wire.Model(f)
 	case "messages":
 		r.Messages, err = parseMessages(f.Val)
 	case "stream":
-		if err := json.Unmarshal(f.Val, &r.Stream); err != nil {
-			return invalid("stream must be true or false")
-		}
+		r.Stream, err = wire.Flag(f)
 	case "stream_options":
 		r.IncludeUsage, err = parseIncludeUsage(f.Val)
 	case "max_tokens":

@@ -2,8 +2,9 @@
 // wire format: the request parser, the input text a reserve counts, the
 // shapes of Responses events and objects, and the reader of a native
 // Responses event stream. It is a leaf: the standard library and
-// backend/wire, no I/O; fuzzed and golden-tested. Translation to and from
-// chat completions is backend/translate's.
+// backend/wire (internal/depcheck's TestWireFormatsAreLeaves), no I/O;
+// fuzzed and golden-tested. Translation to and from chat completions is
+// backend/translate's.
 //
 // # Accounting
 //

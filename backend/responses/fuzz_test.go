@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/quotagate/quotagate/backend/internal/golden"
 	"github.com/quotagate/quotagate/backend/responses"
 	"github.com/quotagate/quotagate/backend/wire"
 )
@@ -13,12 +14,7 @@ import (
 // FuzzRequest: the parser never panics, and an accepted request has
 // segments with roles (translate's FuzzResponsesToChat translates it).
 func FuzzRequest(f *testing.F) {
-	files, _ := filepath.Glob("../translate/testdata/responses/tochat/*.json")
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
-	}
+	golden.Seed(f, "../translate/testdata/responses/tochat/*.json", nil)
 	f.Add([]byte(`{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":{"stdout":"x"}}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r, err := responses.ParseRequest(body)

@@ -4,16 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/quotagate/quotagate/backend/internal/golden"
 	"github.com/quotagate/quotagate/backend/responses"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // sseEvent is one event of a test stream (the gateway frames real streams
 // with the shared SSE reader; this is only for fixtures).
@@ -46,23 +44,6 @@ func readSSE(t *testing.T, b []byte) []sseEvent {
 		out = append(out, cur)
 	}
 	return out
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
 }
 
 func indent(t *testing.T, v any) []byte {
@@ -108,7 +89,7 @@ func TestGoldenNative(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			golden(t, base+".golden.json", indent(t, r.Result()))
+			golden.Check(t, base+".golden.json", indent(t, r.Result()))
 		})
 	}
 }

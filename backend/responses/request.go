@@ -150,9 +150,9 @@ func (r *Request) member(f wire.Field) (err error) {
 			return invalid("%s must be a string", f.Key)
 		}
 	case "stream", "parallel_tool_calls", "store":
-		var b bool
-		if err := json.Unmarshal(f.Val, &b); err != nil {
-			return invalid("%s must be true or false", f.Key)
+		b, err := wire.Flag(f)
+		if err != nil {
+			return err
 		}
 		switch f.Key {
 		case "stream":

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/anthropic"
+	"github.com/quotagate/quotagate/backend/internal/golden"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/translate"
 )
@@ -80,7 +81,7 @@ func TestGoldenRequests(t *testing.T) {
 			if err != nil {
 				t.Fatalf("translate: %v", err)
 			}
-			golden(t, strings.TrimSuffix(f, ".json")+".chat.json", indentBytes(t, chat))
+			golden.Check(t, strings.TrimSuffix(f, ".json")+".chat.json", indentBytes(t, chat))
 		})
 	}
 	if n < 4 {
@@ -126,7 +127,7 @@ func TestGoldenAnswers(t *testing.T) {
 				out = append(out, anthropic.ErrorEvent(anthropic.ErrAPI,
 					anthropic.ErrorMessage("upstream_interrupted", "the upstream cut the stream"))...)
 			}
-			golden(t, strings.TrimSuffix(f, ".chat.sse")+".anthropic.sse", out)
+			golden.Check(t, strings.TrimSuffix(f, ".chat.sse")+".anthropic.sse", out)
 			checkOrder(t, string(out), done)
 		})
 	}
@@ -145,7 +146,7 @@ func TestGoldenAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, strings.TrimSuffix(f, ".chat.json")+".message.json", indentBytes(t, m))
+			golden.Check(t, strings.TrimSuffix(f, ".chat.json")+".message.json", indentBytes(t, m))
 		})
 	}
 }
@@ -242,7 +243,7 @@ func TestErrorBodies(t *testing.T) {
 		all.Write(b)
 		all.WriteByte('\n')
 	}
-	golden(t, "testdata/messages/errors/bodies.golden.jsonl", []byte(all.String()))
+	golden.Check(t, "testdata/messages/errors/bodies.golden.jsonl", []byte(all.String()))
 	ev := string(translate.MessagesErrorEvent(ledger.Errorf(ledger.CodeUpstreamInterrupt, "the upstream cut the stream")))
 	if !strings.HasPrefix(ev, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"") || !strings.HasSuffix(ev, "\n\n") {
 		t.Errorf("error event %q", ev)
@@ -298,12 +299,7 @@ func TestTranslatedBytesMatch(t *testing.T) {
 // FuzzMessagesToChat: every body the Messages parser accepts translates
 // into a chat body that is valid JSON.
 func FuzzMessagesToChat(f *testing.F) {
-	files, _ := filepath.Glob("testdata/messages/requests/*.json")
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil && !strings.HasSuffix(p, ".chat.json") {
-			f.Add(b)
-		}
-	}
+	golden.Seed(f, "testdata/messages/requests/*.json", func(p string) bool { return !strings.HasSuffix(p, ".chat.json") })
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r, err := anthropic.ParseRequest(body)
 		if err != nil {
@@ -322,12 +318,7 @@ func FuzzMessagesToChat(f *testing.F) {
 // FuzzChatStream: translating any chat stream never panics and never
 // writes a message_stop of its own.
 func FuzzChatStream(f *testing.F) {
-	files, _ := filepath.Glob("testdata/messages/answers/*.chat.sse")
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
-	}
+	golden.Seed(f, "testdata/messages/answers/*.chat.sse", nil)
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		tr := translate.NewMessagesStream("msg", "m", true)
 		out := string(tr.Start())

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quotagate/quotagate/backend/internal/golden"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/responses"
 	"github.com/quotagate/quotagate/backend/translate"
@@ -94,7 +95,7 @@ func TestGoldenToChat(t *testing.T) {
 			if !json.Valid(body) {
 				t.Fatalf("chat body is not JSON: %s", body)
 			}
-			golden(t, base+".golden.json", indentValue(t, struct {
+			golden.Check(t, base+".golden.json", indentValue(t, struct {
 				Chat  json.RawMessage `json:"chat"`
 				Notes []string        `json:"notes"`
 			}{body, sortStrings(notes)}))
@@ -154,7 +155,7 @@ func TestGoldenFromChat(t *testing.T) {
 			} else {
 				write(tr.Cut("the upstream closed the stream before it finished"))
 			}
-			golden(t, base+".golden.sse", out.Bytes())
+			golden.Check(t, base+".golden.sse", out.Bytes())
 
 			var r responses.Reader
 			for _, ev := range readEvents(t, out.Bytes()) {
@@ -216,7 +217,7 @@ func TestGoldenFromChatCompletion(t *testing.T) {
 			if err := json.Unmarshal(out, &v); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, base+".golden.json", indentValue(t, v))
+			golden.Check(t, base+".golden.json", indentValue(t, v))
 			res, err := responses.ParseResponse(out)
 			if err != nil || res.Final != responses.FinalCompleted || res.Usage == nil {
 				t.Errorf("ParseResponse of the translation = %+v, %v", res, err)
@@ -241,12 +242,7 @@ func TestChatBodyRefusesPreviousResponseID(t *testing.T) {
 // FuzzResponsesToChat: the chat body of every request the parser accepts
 // (when it has one) is valid JSON.
 func FuzzResponsesToChat(f *testing.F) {
-	files, _ := filepath.Glob("testdata/responses/tochat/*.json")
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
-	}
+	golden.Seed(f, "testdata/responses/tochat/*.json", nil)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r, err := responses.ParseRequest(body)
 		if err != nil {

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -116,4 +117,22 @@ func Unique(data []byte, what string) ([]Field, error) {
 		seen[k] = f.Key
 	}
 	return fields, nil
+}
+
+// Model reads a request body's model member: a non-empty string.
+func Model(f Field) (string, error) {
+	var m string
+	if err := json.Unmarshal(f.Val, &m); err != nil || m == "" {
+		return "", Invalidf("%s must be a non-empty string", f.Key)
+	}
+	return m, nil
+}
+
+// Flag reads a member that is true or false.
+func Flag(f Field) (bool, error) {
+	var b bool
+	if err := json.Unmarshal(f.Val, &b); err != nil {
+		return false, Invalidf("%s must be true or false", f.Key)
+	}
+	return b, nil
 }

@@ -1,40 +1,71 @@
 package depcheck
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// wirePackages are the wire-format packages, one per API protocol; each
-// keeps an allow-list deps test of its own (the standard library and
-// backend/wire). Each must exist and must have that test: a renamed or
-// moved one fails here rather than drop out of the rule.
-var wirePackages = []string{"openai", "responses", "anthropic"}
+// wireFormats are the wire-format packages, one per API protocol, each with
+// all it may import: backend/wire and the standard library packages named
+// here with the reason. A format is a leaf — one protocol's shapes and
+// parsers, read by the gateway's doors, backend/translate and the demo
+// upstream — so it knows none of them, nor quotagate's domain, and does no
+// I/O of its own (no net, no os). Translation between formats is
+// backend/translate's.
+var wireFormats = []struct {
+	name     string
+	standard map[string]string
+}{
+	{"openai", map[string]string{
+		"bufio":         "SSE framing reads what it is handed",
+		"bytes":         "byte-level parsing",
+		"encoding/json": "the wire format is JSON",
+		"errors":        "ErrBadUsage and the reader's errors",
+		"fmt":           "error context",
+		"io":            "SSEReader reads an io.Reader it is handed",
+		"strings":       "text assembly",
+		"sync":          "SSEReader pools its buffers",
+		"unicode/utf8":  "the chunk scan takes valid UTF-8 only",
+	}},
+	{"responses", map[string]string{
+		"bytes":         "byte-level parsing",
+		"encoding/json": "the wire format is JSON",
+		"fmt":           "error context",
+		"strings":       "text assembly",
+		"unicode/utf8":  "a body must be valid UTF-8",
+	}},
+	{"anthropic", map[string]string{
+		"bytes":         "byte-level parsing",
+		"encoding/json": "the wire format is JSON",
+		"errors":        "ErrBadUsage",
+		"fmt":           "error context",
+		"strings":       "text assembly",
+	}},
+}
 
-func TestWirePackagesKeepAllowLists(t *testing.T) {
-	for _, name := range wirePackages {
-		t.Run(name, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join("..", "..", name, "deps_test.go"))
-			if err != nil {
-				t.Fatalf("wire package backend/%s: %v", name, err)
-			}
-			if !strings.Contains(string(b), "depcheck.Allow(") || !strings.Contains(string(b), "depcheck.AllowStandard(") {
-				t.Errorf("backend/%s/deps_test.go has no depcheck.Allow and AllowStandard: a wire package lists all it may import", name)
-			}
+func TestWireFormatsAreLeaves(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for _, f := range wireFormats {
+		t.Run(f.name, func(t *testing.T) {
+			pkg := Module + "/backend/" + f.name
+			Allow(t, pkg, map[string]string{
+				Module + "/backend/wire": "the strict object reader, the integer check and the member scanner every format shares",
+			})
+			AllowStandard(t, pkg, f.standard)
 		})
 	}
 }
 
-// wire, shared by the wire packages, is standard library only.
+// wire, shared by the wire formats, is standard library only.
 func TestWireImportsNothingOfOurs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
 	for _, dep := range deps(t, Module+"/backend/wire") {
 		if strings.HasPrefix(dep, Module) {
-			t.Errorf("backend/wire imports %s: the wire packages' shared kit is standard library only", dep)
+			t.Errorf("backend/wire imports %s: the wire formats' shared kit is standard library only", dep)
 		}
 	}
 }

@@ -73,31 +73,31 @@ func sourceKind(s BalanceSource) string {
 // SetBalance records an operator's balance reading taken now. It is treated
 // like an API reading (lagged), which can only make B0 smaller, never larger.
 func (g *Guard) SetBalance(ctx context.Context, upstream, model string, balance ledger.Units) (ledger.Snapshot, error) {
-	m, err := g.get(upstream, model)
-	if err != nil {
-		return ledger.Snapshot{}, err
-	}
-	if err := ledger.CheckUnits("balance", balance); err != nil {
-		return ledger.Snapshot{}, err
-	}
-	m.work.Lock()
-	defer g.unlockWork(ctx, m)
-	return g.record(ctx, m, balance, 0, SourceManual)
+	return g.recordManual(ctx, upstream, model, "balance", balance, SourceManual)
 }
 
 // SetB0 records today's true starting balance from the provider console; it
 // takes precedence over every estimate for the rest of the day.
 func (g *Guard) SetB0(ctx context.Context, upstream, model string, b0 ledger.Units) (ledger.Snapshot, error) {
+	return g.recordManual(ctx, upstream, model, "b0", b0, SourceManualB0)
+}
+
+// recordManual records an operator's reading of one model, named what in a
+// refusal: a balance, or (SourceManualB0) today's starting balance.
+func (g *Guard) recordManual(ctx context.Context, upstream, model, what string, v ledger.Units, source string) (ledger.Snapshot, error) {
 	m, err := g.get(upstream, model)
 	if err != nil {
 		return ledger.Snapshot{}, err
 	}
-	if err := ledger.CheckUnits("b0", b0); err != nil {
+	if err := ledger.CheckUnits(what, v); err != nil {
 		return ledger.Snapshot{}, err
 	}
 	m.work.Lock()
 	defer g.unlockWork(ctx, m)
-	return g.record(ctx, m, 0, b0, SourceManualB0)
+	if source == SourceManualB0 {
+		return g.record(ctx, m, 0, v, source)
+	}
+	return g.record(ctx, m, v, 0, source)
 }
 
 // record stores one snapshot with the limit it implies and re-judges the
@@ -199,21 +199,27 @@ func (g *Guard) loop(ctx context.Context, m *model) {
 		if auto {
 			wait = min(wait, g.interval(m))
 		}
-		t := time.NewTimer(max(wait, time.Second))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-m.kick:
-			t.Stop()
-		case <-t.C:
-		}
-		if ctx.Err() != nil {
+		if !pause(ctx, wait, m.kick) || ctx.Err() != nil {
 			return
 		}
 		tick()
 		g.publish(PublishKind)
 	}
+}
+
+// pause waits wait (a second at the least, so that a clock at the edge of a
+// day cannot spin a loop) or until kick; false when ctx ended first. A nil
+// kick never fires.
+func pause(ctx context.Context, wait time.Duration, kick <-chan struct{}) bool {
+	t := time.NewTimer(max(wait, time.Second))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-kick:
+	case <-t.C:
+	}
+	return true
 }
 
 func (g *Guard) interval(m *model) time.Duration {

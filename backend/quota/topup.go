@@ -195,12 +195,8 @@ func (t *TopUp) loop(ctx context.Context, m ModelOptions) {
 		if r.Outcome == TopUpDeferred {
 			wait = min(wait, t.o.RetryEvery)
 		}
-		timer := time.NewTimer(max(wait, time.Second))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if !pause(ctx, wait, nil) {
 			return
-		case <-timer.C:
 		}
 	}
 }

@@ -1,8 +1,6 @@
 package alert
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/internal/depcheck"
@@ -15,15 +13,7 @@ func TestDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if dep != depcheck.Module+"/backend/alert" {
-			t.Errorf("alert imports %s: it imports the standard library only, so that the configuration and the stores can both import it", dep)
-		}
-	}
+	depcheck.StandardOnly(t, ".", "so that the configuration and the stores can both import it")
 	depcheck.ForbidImports(t, ".", map[string]string{
 		"net/http":     "alert only encodes and checks: only upstream makes outbound HTTP calls, and the delivering loop sends",
 		"net":          "a webhook host is checked as written, never resolved",

@@ -1,8 +1,6 @@
 package clock
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/internal/depcheck"
@@ -15,15 +13,7 @@ func TestDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if dep != depcheck.Module+"/backend/clock" {
-			t.Errorf("clock imports %s: it imports the standard library only, so that every package reading the time can import it", dep)
-		}
-	}
+	depcheck.StandardOnly(t, ".", "so that every package reading the time can import it")
 	depcheck.ForbidImports(t, ".", map[string]string{
 		"os": "the environment is read by the caller (FromEnv takes os.LookupEnv), so tests need no process state",
 	})

@@ -1,8 +1,6 @@
 package price
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/internal/depcheck"
@@ -15,15 +13,7 @@ func TestDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if dep != depcheck.Module+"/backend/price" {
-			t.Errorf("price imports %s: it imports the standard library only, so that the ledger, doors and configuration can all import it", dep)
-		}
-	}
+	depcheck.StandardOnly(t, ".", "so that the ledger, doors and configuration can all import it")
 	depcheck.ForbidImports(t, ".", map[string]string{
 		"net/http":     "pricing does no network I/O: a new table comes by `quotagate prices update`",
 		"net":          "pricing does no network I/O",

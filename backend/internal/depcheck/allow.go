@@ -1,7 +1,7 @@
 package depcheck
 
 import (
-	"os/exec"
+	"path"
 	"strings"
 	"testing"
 )
@@ -18,11 +18,7 @@ func Allow(t *testing.T, pkg string, allowed map[string]string) {
 			t.Errorf("%s imports %s: not on its allow-list", pkg, dep)
 		}
 	}
-	out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list %s: %v", pkg, err)
-	}
-	for _, imp := range strings.Fields(string(out)) {
+	for _, imp := range imports(t, pkg) {
 		if _, ok := allowed[imp]; !ok && !standard(imp) {
 			t.Errorf("%s imports %s: not on its allow-list", pkg, imp)
 		}
@@ -35,13 +31,23 @@ func Allow(t *testing.T, pkg string, allowed map[string]string) {
 // without someone writing down why.
 func AllowStandard(t *testing.T, pkg string, allowed map[string]string) {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list %s: %v", pkg, err)
-	}
-	for _, imp := range strings.Fields(string(out)) {
+	for _, imp := range imports(t, pkg) {
 		if _, ok := allowed[imp]; !ok && standard(imp) {
 			t.Errorf("%s imports %s: not on its standard library allow-list", pkg, imp)
+		}
+	}
+}
+
+// StandardOnly fails t when pkg imports, directly or transitively, anything
+// but the standard library: the allow-list of a leaf every part of
+// quotagate may import. why completes "it imports the standard library
+// only, …" with who imports it.
+func StandardOnly(t *testing.T, pkg, why string) {
+	t.Helper()
+	name := path.Base(self(t, pkg))
+	for _, dep := range deps(t, pkg) {
+		if !standard(dep) {
+			t.Errorf("%s imports %s: it imports the standard library only, %s", name, dep, why)
 		}
 	}
 }

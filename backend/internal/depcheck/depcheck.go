@@ -31,11 +31,7 @@ func Forbid(t *testing.T, pkg string, forbidden map[string]string) {
 // transitively); the value says why it must not.
 func ForbidImports(t *testing.T, pkg string, forbidden map[string]string) {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list %s: %v", pkg, err)
-	}
-	for _, imp := range strings.Fields(string(out)) {
+	for _, imp := range imports(t, pkg) {
 		if why, bad := forbidden[imp]; bad {
 			t.Errorf("%s imports %s: %s", pkg, imp, why)
 		}
@@ -46,19 +42,36 @@ func ForbidImports(t *testing.T, pkg string, forbidden map[string]string) {
 // without its tests' imports).
 func deps(t *testing.T, pkg string) []string {
 	t.Helper()
-	self, err := exec.Command("go", "list", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list %s: %v", pkg, err)
-	}
+	own := self(t, pkg)
 	out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
 	}
 	var list []string
 	for _, dep := range strings.Fields(string(out)) {
-		if dep != strings.TrimSpace(string(self)) {
+		if dep != own {
 			list = append(list, dep)
 		}
 	}
 	return list
+}
+
+// self is pkg's import path ("." resolved).
+func self(t *testing.T, pkg string) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// imports lists what pkg imports directly.
+func imports(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{join .Imports \"\\n\"}}", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
 }

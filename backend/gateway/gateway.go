@@ -15,6 +15,7 @@ import (
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/openai"
 	"github.com/quotagate/quotagate/backend/price"
 	"github.com/quotagate/quotagate/backend/scrub"
 )
@@ -307,18 +308,9 @@ func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, list)
 		return
 	}
-	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
-	}
-	list := struct {
-		Object string  `json:"object"`
-		Data   []model `json:"data"`
-	}{Object: "list", Data: []model{}}
+	list := openai.ModelListJSON{Object: "list", Data: []openai.ModelJSON{}}
 	for _, m := range ms {
-		list.Data = append(list.Data, model{ID: m.id, Object: "model", OwnedBy: m.upstream})
+		list.Data = append(list.Data, openai.ModelJSON{ID: m.id, Object: "model", OwnedBy: m.upstream})
 	}
 	writeJSON(w, http.StatusOK, list)
 }

@@ -207,18 +207,9 @@ func (s *Server) auth(next http.Handler) http.Handler {
 }
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
-	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
-	}
-	list := struct {
-		Object string  `json:"object"`
-		Data   []model `json:"data"`
-	}{Object: "list"}
+	list := openai.ModelListJSON{Object: "list"}
 	for _, m := range s.opts.Models {
-		list.Data = append(list.Data, model{ID: m, Object: "model", Created: 1700000000, OwnedBy: "quotagate-demo (simulated)"})
+		list.Data = append(list.Data, openai.ModelJSON{ID: m, Object: "model", Created: 1700000000, OwnedBy: "quotagate-demo (simulated)"})
 	}
 	writeJSON(w, http.StatusOK, list)
 }

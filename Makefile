@@ -31,7 +31,7 @@ build: deps frontend ## build the desktop binary into build/bin/quotagate, and b
 	CGO_ENABLED=1 go build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) .
 	CGO_ENABLED=0 go build -ldflags "$(LDFLAGS)" -o $(BIN)-headless .
 
-run: build ## open the window; without a display it says so and runs serve
+run: build ## open the window; without a display it says so and serves, from the headless build as `serve` does
 	./$(BIN)
 
 serve: build ## run headless and print the dashboard URL and the local key

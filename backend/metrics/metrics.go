@@ -131,3 +131,56 @@ func Register(reg prometheus.Registerer, gs *gate.Gates, l *ratelimit.Limiter) e
 	}
 	return nil
 }
+
+var (
+	descSpentUnits = prometheus.NewDesc("quotagate_spent_units_total",
+		"Units charged to a tenant by settled and reconciled runs (the ledger's spent_units).", []string{"tenant"}, nil)
+	descSpentMicros = prometheus.NewDesc("quotagate_spent_micros_total",
+		"Money charged to a tenant by priced runs, in micros (10⁻⁶) of the gateway's currency (the ledger's spent_micros).",
+		[]string{"tenant", "currency"}, nil)
+)
+
+// Spend is what one tenant has been charged, as the ledger keeps it.
+type Spend struct {
+	Tenant string
+	Units  int64
+	Micros int64
+}
+
+// SpendCollector collects each tenant's spend from the ledger at scrape
+// time, so /metrics says what the balances say. The money series is there
+// only when the gateway has a currency.
+type SpendCollector struct {
+	spends   func() ([]Spend, error)
+	currency string // "": no money
+}
+
+// NewSpendCollector returns a collector over spends, in currency ("" when
+// the books are in units only).
+func NewSpendCollector(spends func() ([]Spend, error), currency string) *SpendCollector {
+	return &SpendCollector{spends: spends, currency: currency}
+}
+
+// Describe implements prometheus.Collector.
+func (c *SpendCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descSpentUnits
+	if c.currency != "" {
+		ch <- descSpentMicros
+	}
+}
+
+// Collect implements prometheus.Collector. A ledger that cannot be read
+// is an invalid metric, which the scrape reports, rather than zeros.
+func (c *SpendCollector) Collect(ch chan<- prometheus.Metric) {
+	spends, err := c.spends()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descSpentUnits, err)
+		return
+	}
+	for _, s := range spends {
+		ch <- prometheus.MustNewConstMetric(descSpentUnits, prometheus.CounterValue, float64(s.Units), s.Tenant)
+		if c.currency != "" {
+			ch <- prometheus.MustNewConstMetric(descSpentMicros, prometheus.CounterValue, float64(s.Micros), s.Tenant, c.currency)
+		}
+	}
+}

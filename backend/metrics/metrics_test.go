@@ -1,8 +1,10 @@
 package metrics_test
 
 import (
+	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -198,5 +200,36 @@ func TestOwnRegistryOnly(t *testing.T) {
 		if len(mf.GetName()) > 10 && mf.GetName()[:10] == "quotagate_" {
 			t.Fatalf("%s leaked onto the default registry", mf.GetName())
 		}
+	}
+}
+
+// Each tenant's spend reads the ledger at scrape time: units always, the
+// money series only with a currency, labelled with it.
+func TestSpendMetrics(t *testing.T) {
+	spends := []metrics.Spend{{Tenant: "a", Units: 1237, Micros: 4_948}, {Tenant: "b"}}
+	read := func() ([]metrics.Spend, error) { return spends, nil }
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics.NewSpendCollector(read, "USD"))
+	s := gather(t, reg)
+	if v := value(t, s, "quotagate_spent_units_total", "tenant", "a"); v != 1237 {
+		t.Errorf("units of a = %v", v)
+	}
+	if v := value(t, s, "quotagate_spent_micros_total", "currency", "USD", "tenant", "a"); v != 4948 {
+		t.Errorf("micros of a = %v", v)
+	}
+	if v := value(t, s, "quotagate_spent_micros_total", "currency", "USD", "tenant", "b"); v != 0 {
+		t.Errorf("micros of b = %v", v)
+	}
+	unitsOnly := prometheus.NewRegistry()
+	unitsOnly.MustRegister(metrics.NewSpendCollector(read, ""))
+	for k := range gather(t, unitsOnly) {
+		if strings.HasPrefix(k, "quotagate_spent_micros_total") {
+			t.Errorf("a gateway without a currency has %s", k)
+		}
+	}
+	broken := prometheus.NewRegistry()
+	broken.MustRegister(metrics.NewSpendCollector(func() ([]metrics.Spend, error) { return nil, errors.New("ledger closed") }, "USD"))
+	if _, err := broken.Gather(); err == nil || !strings.Contains(err.Error(), "ledger closed") {
+		t.Errorf("an unreadable ledger gathers %v", err)
 	}
 }

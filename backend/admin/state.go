@@ -6,25 +6,29 @@ import (
 
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
 	"github.com/quotagate/quotagate/backend/quota"
 )
 
 // State is the whole live snapshot the dashboard shows (CONTRACTS.md, "Admin
 // state JSON"). Lists are never nil, so they encode as [] rather than null.
 type State struct {
-	Version       string            `json:"version"`
-	StartedAt     time.Time         `json:"started_at"`
-	UptimeSeconds int64             `json:"uptime_seconds"`
-	DataDir       string            `json:"data_dir"`
-	Addr          string            `json:"addr"`
-	Meter         string            `json:"meter"`
-	Demo          bool              `json:"demo"`
-	Tenants       []TenantState     `json:"tenants"`
-	Runs          []ledger.Run      `json:"runs"`  // newest first, at most MaxRuns
-	Holds         []ledger.Run      `json:"holds"` // usage pending or unknown
-	Gates         []GateState       `json:"gates"`
-	Quota         []QuotaState      `json:"quota"`
-	Snapshots     []ledger.Snapshot `json:"snapshots"` // latest first, at most MaxSnapshots
+	Version       string    `json:"version"`
+	StartedAt     time.Time `json:"started_at"`
+	UptimeSeconds int64     `json:"uptime_seconds"`
+	DataDir       string    `json:"data_dir"`
+	Addr          string    `json:"addr"`
+	Meter         string    `json:"meter"`
+	// Currency is the gateway's (ISO 4217), which every *_micros figure
+	// and cost is in; absent when the books are in units only.
+	Currency  string            `json:"currency,omitempty"`
+	Demo      bool              `json:"demo"`
+	Tenants   []TenantState     `json:"tenants"`
+	Runs      []ledger.Run      `json:"runs"`  // newest first, at most MaxRuns
+	Holds     []ledger.Run      `json:"holds"` // usage pending or unknown
+	Gates     []GateState       `json:"gates"`
+	Quota     []QuotaState      `json:"quota"`
+	Snapshots []ledger.Snapshot `json:"snapshots"` // latest first, at most MaxSnapshots
 }
 
 // Bounds of the lists in State.
@@ -41,6 +45,13 @@ type TenantState struct {
 	HeldUnits      ledger.Units `json:"held_units"`
 	AvailableUnits ledger.Units `json:"available_units"`
 	Active         int          `json:"active"`
+	// Money, in micros of State.Currency: spent and held by priced runs
+	// whatever the budget is in; the budget and what is available of it
+	// only for a tenant with a money budget (absent otherwise).
+	BudgetMicros    *price.Micros `json:"budget_micros,omitempty"`
+	SpentMicros     price.Micros  `json:"spent_micros"`
+	HeldMicros      price.Micros  `json:"held_micros"`
+	AvailableMicros *price.Micros `json:"available_micros,omitempty"`
 	// Queued counts the tenant's calls waiting at a gate of this gateway
 	// (the gate's queue, however many runs there are; not the listed page).
 	Queued        int `json:"queued"`

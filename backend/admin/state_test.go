@@ -10,6 +10,7 @@ import (
 
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -18,21 +19,30 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // reserved and 15 settled (000), a 1002-unit hold, the 2,242,178 b0 (002).
 func goldenState() admin.State {
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	demoChat := price.Quote{Input: 1_000_000, CachedInput: 250_000, CacheWrite: 1_250_000, Output: 4_000_000}.Price()
+	deepseek := price.Quote{Input: 2_000_000, CachedInput: 500_000, CacheWrite: 2_000_000, Output: 8_000_000}.Price()
 	held := ledger.Run{ID: "run_01JQ7UNKNOWN000000000000", TenantID: "local", Upstream: "ark", Model: "deepseek-v4-flash",
 		QuotaDay: "2026-11-29", Status: ledger.RunInterrupted, Usage: ledger.UsageUnknown, ReserveUnits: 1002,
 		HeldUnits: 1002, Evidence: "stream cut before [DONE]", CreatedAt: t0.Add(40 * time.Minute), UpdatedAt: t0.Add(40*time.Minute + 12*time.Second),
 		Door: "messages", UpstreamProtocol: "chat", IdempotencyKey: "stainless-node-retry-5b1f0c2e", RetryCount: 1,
-		RetryOf: "run_01JQ7RELEASED00000000000"}
+		RetryOf: "run_01JQ7RELEASED00000000000",
+		// deepseek's prices in CNY: 2 input + 1000 output tokens reserved
+		InputUnits: 2, Prices: &deepseek, ReserveMicros: 8_004}
 	done := ledger.Run{ID: "run_01JQ7DONE000000000000000", TenantID: "tenant-a", Upstream: "demo", Model: "demo-chat",
 		Status: ledger.RunCompleted, Usage: ledger.UsageTrusted, ReserveUnits: 102, SpentUnits: 15,
 		CreatedAt: t0.Add(-time.Minute), UpdatedAt: t0.Add(-58 * time.Second),
-		Door: "chat", UpstreamProtocol: "chat", CachedTokens: 4}
+		Door: "chat", UpstreamProtocol: "chat", CachedTokens: 4,
+		// demo-chat at 1.00 / 0.25 / 1.25 / 4.00: 2 input + 100 output
+		// reserved is 402 micros; 7 uncached + 4 cached in, 4 out cost 24
+		InputUnits: 2, Prices: &demoChat, ReserveMicros: 402, CostMicros: 24}
 	return admin.State{
 		Version: "0.1.0", StartedAt: t0, UptimeSeconds: 3725, DataDir: "/root/.local/share/quotagate",
-		Addr: "127.0.0.1:8787", Meter: "tiktoken", Demo: true,
+		Addr: "127.0.0.1:8787", Meter: "tiktoken", Demo: true, Currency: "CNY",
 		Tenants: []admin.TenantState{
-			{Tenant: "local", BudgetUnits: 1_000_000, SpentUnits: 0, HeldUnits: 1002, AvailableUnits: 998_998, Active: 1, Queued: 1, MaxConcurrent: 4},
+			{Tenant: "local", BudgetUnits: 1_000_000, SpentUnits: 0, HeldUnits: 1002, AvailableUnits: 998_998, Active: 1, Queued: 1, MaxConcurrent: 4,
+				HeldMicros: 8_004},
 			{Tenant: "tenant-a", BudgetUnits: 110, SpentUnits: 15, AvailableUnits: 95, MaxConcurrent: 1, PerMinute: 10, PerHour: 120,
+				BudgetMicros: ptr[price.Micros](50_000_000), SpentMicros: 24, AvailableMicros: ptr[price.Micros](49_999_976),
 				Rate: &admin.RateUse{LastMinute: 10, LastHour: 22, Refused: 1}}, // seed 003: the 11th call in a minute is refused
 			{Tenant: "gone", BudgetUnits: 500, SpentUnits: 102, AvailableUnits: 398, Removed: true},
 		},

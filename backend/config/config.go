@@ -414,17 +414,25 @@ func (c *Config) hashKeys() {
 }
 
 // LedgerTenants converts the configured tenants for ledger.Store.ApplyTenants.
+// A tenant with a money budget and no budget_units budgets in money only.
 func (c *Config) LedgerTenants() []ledger.Tenant {
 	out := make([]ledger.Tenant, 0, len(c.Tenants))
 	for _, t := range c.Tenants {
+		units := t.BudgetUnits
+		money, hasMoney := t.BudgetMicros()
+		if hasMoney && units == 0 {
+			units = ledger.NoUnitsLimit // budget: "50.00" alone budgets in money only
+		}
 		out = append(out, ledger.Tenant{
-			ID:            t.ID,
-			KeyHashes:     append([]string(nil), t.KeyHashes...),
-			BudgetUnits:   t.BudgetUnits,
-			MaxConcurrent: t.MaxConcurrent,
-			AllowedModels: append([]string(nil), t.AllowedModels...),
-			PerMinute:     t.RateLimits.PerMinute,
-			PerHour:       t.RateLimits.PerHour,
+			ID:             t.ID,
+			KeyHashes:      append([]string(nil), t.KeyHashes...),
+			BudgetUnits:    units,
+			BudgetMicros:   money,
+			HasMoneyBudget: hasMoney,
+			MaxConcurrent:  t.MaxConcurrent,
+			AllowedModels:  append([]string(nil), t.AllowedModels...),
+			PerMinute:      t.RateLimits.PerMinute,
+			PerHour:        t.RateLimits.PerHour,
 		})
 	}
 	return out

@@ -342,7 +342,37 @@ func (g *Gateway) balance(w http.ResponseWriter, r *http.Request) {
 		g.internal(w, err, "balance of "+t.ID)
 		return
 	}
-	writeJSON(w, http.StatusOK, b)
+	if g.opts.Money.Currency == "" {
+		writeJSON(w, http.StatusOK, b)
+		return
+	}
+	writeJSON(w, http.StatusOK, moneyBalance{b, g.opts.Money.Currency})
+}
+
+// moneyBalance is a balance with its currency and its money also as
+// decimal strings: spent, held, and — with a money budget — budget and
+// available ("50.00", as a person would write them).
+type moneyBalance struct {
+	ledger.Balance
+	currency string
+}
+
+// MarshalJSON writes the ledger's balance (its own MarshalJSON decides
+// which micros appear) followed by the currency and the decimal strings.
+func (b moneyBalance) MarshalJSON() ([]byte, error) {
+	inner, err := json.Marshal(b.Balance)
+	if err != nil || len(inner) < 2 || inner[len(inner)-1] != '}' {
+		return inner, err
+	}
+	extra := map[string]string{"currency": b.currency, "spent": b.SpentMicros.String(), "held": b.HeldMicros.String()}
+	if b.HasMoneyBudget {
+		extra["budget"], extra["available"] = b.BudgetMicros.String(), b.AvailableMicros.String()
+	}
+	tail, err := json.Marshal(extra)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(inner[:len(inner)-1], ','), tail[1:]...), nil
 }
 
 // internal logs err and writes it; ledger.ErrorMessage keeps SQL and

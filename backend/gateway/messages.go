@@ -47,7 +47,7 @@ func (messagesDoor) streamError(err error) []byte { return translate.MessagesErr
 func writeAnthropicError(w http.ResponseWriter, err error) {
 	status := errorHeaders(w, err)
 	switch ledger.ErrorCode(err) {
-	case ledger.CodeInvalidRequest, ledger.CodeInvalidAPIKey, ledger.CodeInsufficientBudget, ledger.CodeModelNotFound,
+	case ledger.CodeInvalidRequest, ledger.CodeInvalidAPIKey, ledger.CodeInsufficientBudget, ledger.CodeModelNotFound, ledger.CodeModelUnpriced,
 		ledger.CodeRequestTooLarge, ledger.CodeForbidden, ledger.CodeRunEnded:
 		w.Header().Set("X-Should-Retry", "false")
 	}

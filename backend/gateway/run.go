@@ -9,6 +9,7 @@ import (
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
+	"github.com/quotagate/quotagate/backend/price"
 	"github.com/quotagate/quotagate/backend/upstream"
 )
 
@@ -63,7 +64,11 @@ type admission struct {
 	quota  *ledger.QuotaCheck // nil: the model is not guarded
 	ans    answer
 	meter  *meter.Run
-	ticket GateTicket // nil: no gate
+	// prices are the model's (nil: it has none) and reserveMicros the
+	// reserve's cost at them: the ledger records both on the run.
+	prices        *price.Price
+	reserveMicros price.Micros
+	ticket        GateTicket // nil: no gate
 }
 
 // admit takes a call from the request to a run admitted in the ledger,
@@ -85,7 +90,8 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 	// write must not be half-cancelled.
 	run, err := g.opts.Store.Admit(context.WithoutCancel(r.Context()), ledger.AdmitRequest{
 		RunID: c.id, TenantID: a.tenant.ID, Upstream: a.up.Name(), Model: a.mreq.Model,
-		ReserveUnits: a.meter.ReserveUnits(), Queued: a.ticket != nil && a.ticket.Queued(),
+		ReserveUnits: a.meter.ReserveUnits(), InputUnits: a.meter.Estimate().InputUnits,
+		ReserveMicros: a.reserveMicros, Prices: a.prices, Queued: a.ticket != nil && a.ticket.Queued(),
 		Quota: a.quota, Actor: ledger.TenantActor(a.tenant.ID),
 		Door: string(d.protocol()), UpstreamProtocol: string(upstreamProtocol(d, a.native)),
 		IdempotencyKey: a.retry.key, RetryCount: a.retry.count, Fingerprint: a.retry.fingerprint(d.protocol(), a.body),
@@ -170,6 +176,10 @@ func (g *Gateway) route(d door, w http.ResponseWriter, r *http.Request, a *admis
 	}
 	a.ans = a.req.answer(a.native)
 	a.meter = meter.NewRun(g.opts.Meter, g.opts.Reserve, g.opts.Band, a.mreq, a.ans.endMarker())
+	if err := g.price(a); err != nil {
+		d.writeError(w, err)
+		return false
+	}
 	if g.opts.Gate != nil {
 		if a.ticket, err = g.opts.Gate.Enter(a.up.Name()); err != nil {
 			g.refuse(r.Context(), a.tenant.ID, a.up.Name(), model, err)
@@ -178,6 +188,25 @@ func (g *Gateway) route(d door, w http.ResponseWriter, r *http.Request, a *admis
 		}
 	}
 	return true
+}
+
+// price sets the call's prices and the cost of its reserve: counted input
+// at the input price, the output cap (the reasoning floor included) at the
+// output price. A model without a price leaves both zero; the ledger
+// refuses it (model_unpriced) for a tenant with a money budget, in the
+// same step that checks the budgets.
+func (g *Gateway) price(a *admission) error {
+	p, ok := g.opts.Money.Prices[a.mreq.Model]
+	if !ok {
+		return nil
+	}
+	e := a.meter.Estimate()
+	cost, err := p.ReserveCost(int64(e.InputUnits), int64(e.OutputUnits))
+	if err != nil {
+		return ledger.Errorf(ledger.CodeInvalidRequest, "the reserve of this call (%d input and %d output tokens) costs more than quotagate can keep: %v", e.InputUnits, e.OutputUnits, err)
+	}
+	a.prices, a.reserveMicros = &p, cost
+	return nil
 }
 
 // newCall wires a call's parts, each with what it needs of the gateway.
@@ -316,8 +345,9 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 		return
 	}
 	o, out := c.relay.observeWhole(b)
-	v := c.relay.meter.Verdict()
-	c.rec.decide(completeOutcome(v, o))
+	j := c.relay.meter.Judgement()
+	v := meter.Judge(j)
+	c.rec.decide(completeOutcome(v, j.Usage, o))
 	if err := c.rec.finish(c.line.ctx); err != nil { // the body goes out only once the outcome is on disk
 		c.writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
 		return

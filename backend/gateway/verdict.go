@@ -16,13 +16,16 @@ import (
 type outcome struct {
 	decided  bool
 	verdict  meter.Verdict // Trusted → Settle
+	usage    *ledger.Usage // the trusted usage the settlement is priced from
 	release  bool          // proof the provider did no work → ReleaseHold
 	status   ledger.RunStatus
 	evidence string
 }
 
-func settled(v meter.Verdict) outcome {
-	return outcome{decided: true, verdict: v, status: ledger.RunCompleted, evidence: v.Evidence()}
+// settled settles verdict v, its cost priced from the usage the meter
+// trusted (u; nil prices its units as input first, the rest as output).
+func settled(v meter.Verdict, u *ledger.Usage) outcome {
+	return outcome{decided: true, verdict: v, usage: u, status: ledger.RunCompleted, evidence: v.Evidence()}
 }
 
 func kept(status ledger.RunStatus, evidence string) outcome {
@@ -58,12 +61,13 @@ type delivery struct {
 // answer that ends in [DONE] and is charged in full: events skipped after
 // the cancel count as not received.
 func streamOutcome(m *meter.Run, cause error, d delivery, upstreamName string) (o outcome, tell error) {
-	v := m.Verdict()
+	j := m.Judgement()
+	v := meter.Judge(j)
 	switch {
 	case v.Trusted && d.whole:
 		// The provider finished and said what it billed, and the client has
 		// the answer; settle even if the client left after it.
-		return settled(v), nil
+		return settled(v, j.Usage), nil
 	case v.Trusted:
 		// The provider did the work, the client did not get all of it: the
 		// run ends held for the operator to reconcile.
@@ -93,10 +97,10 @@ func streamOutcome(m *meter.Run, cause error, d delivery, upstreamName string) (
 
 // completeOutcome decides how a non-streaming answer ends, from its
 // verdict and what the meter observed of its body (o, scrubbed).
-func completeOutcome(v meter.Verdict, o meter.Observation) outcome {
+func completeOutcome(v meter.Verdict, u *ledger.Usage, o meter.Observation) outcome {
 	switch {
 	case v.Trusted:
-		return settled(v)
+		return settled(v, u)
 	case o.UpstreamError != "":
 		return kept(ledger.RunCompleted, "the upstream's body is an error: "+truncate(o.UpstreamError, 200)+"; "+v.Evidence())
 	}
@@ -172,7 +176,7 @@ func (rec *runRecord) write(ctx context.Context, o outcome) (kind string, err er
 		// Above the reserve, the ledger charges the tenant the reserve and
 		// counts the rest in the quota day (the provider did consume it).
 		_, err = rec.store.SettleUsage(ctx, rec.id, ledger.Settlement{Units: o.verdict.SpendUnits,
-			CachedTokens: o.verdict.CachedTokens, Evidence: o.evidence}, rec.actor())
+			CachedTokens: o.verdict.CachedTokens, Usage: o.usage, Evidence: o.evidence}, rec.actor())
 		kind = "settle"
 	case o.release:
 		_, err = rec.store.ReleaseHold(ctx, rec.id, o.status, o.evidence, rec.actor())

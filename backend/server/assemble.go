@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
@@ -55,6 +56,9 @@ func assemble(p parts) (_ *assembly, err error) {
 	a.limiter = ratelimit.New(ratelimit.Options{})
 	a.limiter.Replace(rateLimits(cfg.Tenants))
 	if err := metrics.Register(p.Registry, p.Gates, a.limiter); err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	if err := p.Registry.Register(metrics.NewSpendCollector(spends(p.Store), p.Money.Currency)); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	guard, err := a.startGuard(p, m, reserve)
@@ -122,6 +126,23 @@ func (a *assembly) startGuard(p parts, m meter.Meter, reserve meter.ReservePolic
 	go g.Run(ctx)
 	go top.Run(ctx)
 	return g, nil
+}
+
+// spends reads every tenant's spend from the ledger, for /metrics.
+func spends(store ledger.Store) func() ([]metrics.Spend, error) {
+	return func() ([]metrics.Spend, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		bs, err := store.Balances(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read balances: %w", err)
+		}
+		out := make([]metrics.Spend, 0, len(bs))
+		for _, b := range bs {
+			out = append(out, metrics.Spend{Tenant: b.TenantID, Units: int64(b.SpentUnits), Micros: int64(b.SpentMicros)})
+		}
+		return out, nil
+	}
 }
 
 // demoOptions makes the demo report usage in the configured meter's own

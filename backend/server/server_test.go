@@ -264,7 +264,7 @@ func TestStateAndApplyTenants(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	want := `[map[active:0 available_units:4242 budget_units:4242 held_units:0 max_concurrent:4 per_hour:0 per_minute:0 queued:0 spent_units:0 tenant:local] map[active:0 available_units:110 budget_units:110 held_units:0 max_concurrent:1 per_hour:120 per_minute:10 queued:0 rate:map[last_hour:0 last_minute:0 refused:0] spent_units:0 tenant:tenant-a]]`
+	want := `[map[active:0 available_units:4242 budget_units:4242 held_micros:0 held_units:0 max_concurrent:4 per_hour:0 per_minute:0 queued:0 spent_micros:0 spent_units:0 tenant:local] map[active:0 available_units:110 budget_units:110 held_micros:0 held_units:0 max_concurrent:1 per_hour:120 per_minute:10 queued:0 rate:map[last_hour:0 last_minute:0 refused:0] spent_micros:0 spent_units:0 tenant:tenant-a]]`
 	if fmt.Sprint(got.Tenants) != want {
 		t.Fatalf("tenants\n got %v\nwant %s", got.Tenants, want)
 	}

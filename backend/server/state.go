@@ -88,6 +88,7 @@ func (s *Server) State(ctx context.Context) (admin.State, error) {
 		DataDir:       s.opts.DataDir,
 		Addr:          strings.TrimPrefix(s.URL(), "http://"),
 		Meter:         s.cfg.Meter,
+		Currency:      s.money.Currency,
 	}
 	for _, u := range s.cfg.Upstreams {
 		st.Demo = st.Demo || u.Kind == config.KindDemo
@@ -145,11 +146,16 @@ func (s *Server) tenantStates(ctx context.Context) ([]admin.TenantState, error) 
 	for _, id := range order {
 		t, configured := policy[id]
 		b := balances[id]
-		out = append(out, admin.TenantState{
+		ts := admin.TenantState{
 			Tenant: id, BudgetUnits: b.BudgetUnits, SpentUnits: b.SpentUnits, HeldUnits: b.HeldUnits,
 			AvailableUnits: b.AvailableUnits, Active: b.Active, Queued: queued[id], MaxConcurrent: t.MaxConcurrent,
 			PerMinute: t.RateLimits.PerMinute, PerHour: t.RateLimits.PerHour, Rate: rates[id], Removed: !configured,
-		})
+			SpentMicros: b.SpentMicros, HeldMicros: b.HeldMicros,
+		}
+		if b.HasMoneyBudget {
+			ts.BudgetMicros, ts.AvailableMicros = &b.BudgetMicros, &b.AvailableMicros
+		}
+		out = append(out, ts)
 	}
 	return out, nil
 }

@@ -12,7 +12,7 @@ import (
 // codes.
 func MessagesErrorType(code string) string {
 	switch code {
-	case ledger.CodeInvalidRequest, ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict, ledger.CodeDuplicateRequest:
+	case ledger.CodeInvalidRequest, ledger.CodeModelUnpriced, ledger.CodeRunEnded, ledger.CodeNotHeld, ledger.CodeConflict, ledger.CodeDuplicateRequest:
 		return anthropic.ErrInvalidRequest
 	case ledger.CodeInvalidAPIKey:
 		return anthropic.ErrAuthentication

@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/quotagate/quotagate/backend/price"
 )
@@ -187,4 +189,45 @@ func (t Tenant) MarshalJSON() ([]byte, error) {
 		tenant
 		BudgetMicros price.Micros `json:"budget_micros"`
 	}{tenant(t), t.BudgetMicros})
+}
+
+// PricesText is a run's prices as a store keeps them in one column: the
+// four prices per 1M tokens (price.PerMillion, exact), space-separated in
+// the order input, cached input, cache write, output; "" for none.
+func PricesText(p *price.Price) string {
+	if p == nil {
+		return ""
+	}
+	return p.Input.String() + " " + p.CachedInput.String() + " " + p.CacheWrite.String() + " " + p.Output.String()
+}
+
+// ParsePrices reads PricesText's form back; "" is nil.
+func ParsePrices(s string) (*price.Price, error) {
+	if s == "" {
+		return nil, nil
+	}
+	f := strings.Fields(s)
+	if len(f) != 4 {
+		return nil, fmt.Errorf("prices %q: want 4 prices per 1M tokens", s)
+	}
+	var p price.Price
+	for i, into := range []*price.PerMillion{&p.Input, &p.CachedInput, &p.CacheWrite, &p.Output} {
+		v, err := price.ParsePerMillion(f[i])
+		if err != nil {
+			return nil, fmt.Errorf("prices %q: %w", s, err)
+		}
+		*into = v
+	}
+	return &p, nil
+}
+
+// TenantMoney checks a tenant's money figures b (as its balance row holds
+// them) against the sums over its runs: costs charged and reserves held.
+func (v *Verification) TenantMoney(b Balance, runsSpent, runsHeld price.Micros) {
+	if b.SpentMicros != runsSpent {
+		v.Addf("tenant %s: spent %s of money but its runs cost %s", b.TenantID, b.SpentMicros, runsSpent)
+	}
+	if b.HeldMicros != runsHeld {
+		v.Addf("tenant %s: holds %s of money but its runs hold %s", b.TenantID, b.HeldMicros, runsHeld)
+	}
 }

@@ -84,6 +84,12 @@ type Store interface {
 	// the run holds nothing (already reconciled, settled, or still running);
 	// CodeInvalidRequest for bad units or empty evidence; CodeRunNotFound.
 	Reconcile(ctx context.Context, id RunID, units Units, evidence string, actor Actor) (Run, error)
+	// ReconcileCost is Reconcile that also takes the provider's bill
+	// (c.HasCost: 0 ≤ CostMicros ≤ the run's ReserveMicros, else
+	// CodeInvalidRequest); without one, a priced run's units are priced as
+	// its input first, the rest as output. Reconcile is ReconcileCost
+	// without a bill.
+	ReconcileCost(ctx context.Context, id RunID, c Reconciliation, actor Actor) (Run, error)
 	// RecoverInterrupted marks runs left active by a dead process as
 	// interrupted with usage unknown, holds intact; a run left queued never
 	// reached the provider (it is started before it is sent), so it ends

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // StoredTenant is a tenant as a store holds it: its configuration, its key
 // hashes, and what it has spent and holds.
 type StoredTenant struct {
 	Tenant
-	SpentUnits, HeldUnits Units
+	SpentUnits, HeldUnits   Units
+	SpentMicros, HeldMicros price.Micros
 }
 
 func (t StoredTenant) available() Units { return t.BudgetUnits - t.SpentUnits - t.HeldUnits }
@@ -33,6 +36,9 @@ func ValidateTenants(tenants []Tenant) error {
 		}
 		ids[t.ID] = true
 		if err := CheckUnits("budget_units of tenant "+t.ID, t.BudgetUnits); err != nil {
+			return err
+		}
+		if err := CheckMicros("the money budget of tenant "+t.ID, t.BudgetMicros); err != nil {
 			return err
 		}
 		if t.MaxConcurrent < 0 || t.PerMinute < 0 || t.PerHour < 0 {
@@ -134,13 +140,18 @@ func (pl *tenantPlanner) tenant(t Tenant) error {
 	if !exists {
 		pl.p.Create = append(pl.p.Create, t)
 		diff = append(diff, fmt.Sprintf("created: budget_units=%d max_concurrent=%d per_minute=%d per_hour=%d allowed_models=%s",
-			t.BudgetUnits, t.MaxConcurrent, t.PerMinute, t.PerHour, AllowedModelsJSON(t.AllowedModels)))
+			t.BudgetUnits, t.MaxConcurrent, t.PerMinute, t.PerHour, AllowedModelsJSON(t.AllowedModels))+moneyBudgetText(t))
 	} else {
 		before = old.available()
 		if t.BudgetUnits < old.SpentUnits+old.HeldUnits {
 			return Errorf(CodeInvalidRequest,
 				"tenant %s: budget_units %d is below what is already spent (%d) and held (%d); raise it or reconcile holds first",
 				t.ID, t.BudgetUnits, old.SpentUnits, old.HeldUnits)
+		}
+		if t.HasMoneyBudget && t.BudgetMicros < old.SpentMicros+old.HeldMicros {
+			return Errorf(CodeInvalidRequest,
+				"tenant %s: budget %s is below what is already spent (%s) and held (%s); raise it or reconcile holds first",
+				t.ID, t.BudgetMicros, old.SpentMicros, old.HeldMicros)
 		}
 		diff = tenantDiff(old.Tenant, t)
 		if len(diff) > 0 {
@@ -186,6 +197,9 @@ func tenantDiff(old, t Tenant) []string {
 	if old.BudgetUnits != t.BudgetUnits {
 		d = append(d, fmt.Sprintf("budget_units %d→%d", old.BudgetUnits, t.BudgetUnits))
 	}
+	if old.HasMoneyBudget != t.HasMoneyBudget || old.BudgetMicros != t.BudgetMicros {
+		d = append(d, "budget "+moneyBudgetWord(old)+"→"+moneyBudgetWord(t))
+	}
 	if old.MaxConcurrent != t.MaxConcurrent {
 		d = append(d, fmt.Sprintf("max_concurrent %d→%d", old.MaxConcurrent, t.MaxConcurrent))
 	}
@@ -199,6 +213,22 @@ func tenantDiff(old, t Tenant) []string {
 		d = append(d, fmt.Sprintf("allowed_models %q→%q", old.AllowedModels, t.AllowedModels))
 	}
 	return d
+}
+
+// moneyBudgetText is a created tenant's money budget for its audit row's
+// detail, "" without one (so units-only tenants read as before).
+func moneyBudgetText(t Tenant) string {
+	if !t.HasMoneyBudget {
+		return ""
+	}
+	return " budget=" + t.BudgetMicros.String()
+}
+
+func moneyBudgetWord(t Tenant) string {
+	if !t.HasMoneyBudget {
+		return "none"
+	}
+	return t.BudgetMicros.String()
 }
 
 func nonNil(s []string) []string {

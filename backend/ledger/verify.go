@@ -30,7 +30,7 @@ func (v *Verification) Addf(format string, args ...any) {
 
 // Tenant checks a tenant's balance row b against the sums over its runs.
 func (v *Verification) Tenant(b Balance, runsSpent, runsHeld Units, runsOpen int) {
-	b.AvailableUnits = b.Available()
+	b.AvailableUnits, b.AvailableMicros = b.Available(), b.AvailableMoney()
 	if err := b.Check(); err != nil {
 		v.Addf("%v", err)
 	}

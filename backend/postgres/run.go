@@ -15,17 +15,22 @@ import (
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
 	held_units, overrun_units, evidence, created_at, updated_at, instance,
-	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens`
+	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens,
+	prices, input_units, reserve_micros, cost_micros, overrun_micros`
 
 func scanRun(r pgx.Row) (ledger.Run, error) {
 	var run ledger.Run
-	var id, status, usage, retryOf string
+	var id, status, usage, retryOf, prices string
 	var created, updated int64
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
 		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated, &run.Instance,
-		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens)
+		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens,
+		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros)
 	if err != nil {
 		return run, err
+	}
+	if run.Prices, err = ledger.ParsePrices(prices); err != nil {
+		return run, fmt.Errorf("run %s: %w", id, err)
 	}
 	run.ID, run.RetryOf = ledger.RunID(id), ledger.RunID(retryOf)
 	run.Status = ledger.RunStatus(status)
@@ -103,11 +108,15 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 	// transaction committed it: the condition is always tested on the
 	// latest balance, and the row lock serialises every admission and
 	// transition of one tenant.
-	var b ledger.Position
-	err = w.QueryRow(ctx, `UPDATE tenants SET held_units = held_units + $1, active = active + 1
+	// A money budget is checked in the same condition: a priced call's
+	// reserve fits what is left of it ($4: the model has a price, which a
+	// tenant with a money budget needs).
+	b, err := scanPosition(w.QueryRow(ctx, `UPDATE tenants SET held_units = held_units + $1, active = active + 1,
+		held_micros = held_micros + $3
 		WHERE id = $2 AND budget_units - spent_units - held_units >= $1 AND active < max_concurrent
-		RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
-		int64(r), req.TenantID).Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent)
+		AND (budget_micros IS NULL OR ($4 AND budget_micros - spent_micros - held_micros >= $3))
+		RETURNING `+positionColumns,
+		int64(r), req.TenantID, int64(req.ReserveMicros), req.Prices != nil))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ledger.Run{}, admitRefusal(ctx, w, req)
 	}
@@ -138,12 +147,14 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 		}
 	}
 	w.queue(`INSERT INTO runs (`+runColumns+`, fingerprint)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+		$22, $23, $24, $25, $26, $27)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
 		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance,
 		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
-		req.Fingerprint)
+		ledger.PricesText(run.Prices), int64(run.InputUnits), int64(run.ReserveMicros), int64(run.CostMicros),
+		int64(run.OverrunMicros), req.Fingerprint)
 	s.insertRunAudit(w, ledger.AdmitAudit(run, req.Actor, b.Available()), run)
 	return run, nil
 }
@@ -194,11 +205,12 @@ var errMoved = errors.New("run changed meanwhile")
 func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transition, actor ledger.Actor) error {
 	after := t.After
 	tag, err := w.Exec(ctx, `UPDATE runs SET status = $1, usage = $2, spent_units = $3, held_units = $4,
-		overrun_units = $5, evidence = $6, updated_at = $7, cached_tokens = $12
+		overrun_units = $5, evidence = $6, updated_at = $7, cached_tokens = $12, cost_micros = $13, overrun_micros = $14
 		WHERE id = $8 AND status = $9 AND usage = $10 AND spent_units = $11`,
 		string(after.Status), string(after.Usage), int64(after.SpentUnits), int64(after.HeldUnits),
 		int64(after.OverrunUnits), after.Evidence, nanos(w.now),
-		string(before.ID), string(before.Status), string(before.Usage), int64(before.SpentUnits), after.CachedTokens)
+		string(before.ID), string(before.Status), string(before.Usage), int64(before.SpentUnits), after.CachedTokens,
+		int64(after.CostMicros), int64(after.OverrunMicros))
 	if err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
@@ -206,10 +218,11 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t le
 		return errMoved
 	}
 	m := t.Moves(before)
-	var b ledger.Position
-	if err := w.QueryRow(ctx, `UPDATE tenants SET spent_units = spent_units + $1, held_units = held_units + $2,
-		active = active + $3 WHERE id = $4 RETURNING budget_units, spent_units, held_units, active, max_concurrent`,
-		int64(m.Spent), int64(m.Held), m.Active, before.TenantID).Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent); err != nil {
+	b, err := scanPosition(w.QueryRow(ctx, `UPDATE tenants SET spent_units = spent_units + $1, held_units = held_units + $2,
+		active = active + $3, spent_micros = spent_micros + $5, held_micros = held_micros + $6
+		WHERE id = $4 RETURNING `+positionColumns,
+		int64(m.Spent), int64(m.Held), m.Active, before.TenantID, int64(m.SpentMicros), int64(m.HeldMicros)))
+	if err != nil {
 		return fmt.Errorf("move balance of tenant %s: %w", before.TenantID, err)
 	}
 	if m.QuotaMoves(before) {

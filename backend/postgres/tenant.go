@@ -8,16 +8,17 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // readBalance reads a tenant's balance row inside w (locking it when lock);
 // ok is false when the tenant does not exist.
 func readBalance(ctx context.Context, w *wtx, tenantID string, lock bool) (b ledger.Position, ok bool, err error) {
-	q := `SELECT budget_units, spent_units, held_units, active, max_concurrent FROM tenants WHERE id = $1`
+	q := `SELECT ` + positionColumns + ` FROM tenants WHERE id = $1`
 	if lock {
 		q += ` FOR UPDATE`
 	}
-	err = w.QueryRow(ctx, q, tenantID).Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent)
+	b, err = scanPosition(w.QueryRow(ctx, q, tenantID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return b, false, nil
 	}
@@ -25,6 +26,36 @@ func readBalance(ctx context.Context, w *wtx, tenantID string, lock bool) (b led
 		return b, false, fmt.Errorf("read balance of tenant %s: %w", tenantID, err)
 	}
 	return b, true, nil
+}
+
+// positionColumns are what scanPosition reads of a tenant's row.
+const positionColumns = `budget_units, spent_units, held_units, active, max_concurrent,
+	budget_micros, spent_micros, held_micros`
+
+func scanPosition(r pgx.Row) (ledger.Position, error) {
+	var b ledger.Position
+	var budget *int64
+	err := r.Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent,
+		&budget, &b.SpentMicros, &b.HeldMicros)
+	b.BudgetMicros, b.HasMoneyBudget = moneyFrom(budget)
+	return b, err
+}
+
+// moneyBudget is t's money budget as the tenants table keeps it: NULL for
+// none; moneyFrom reads it back.
+func moneyBudget(t ledger.Tenant) *int64 {
+	if !t.HasMoneyBudget {
+		return nil
+	}
+	m := int64(t.BudgetMicros)
+	return &m
+}
+
+func moneyFrom(budget *int64) (price.Micros, bool) {
+	if budget == nil {
+		return 0, false
+	}
+	return price.Micros(*budget), true
 }
 
 // configLock serialises ApplyTenants of gateways starting at once.
@@ -73,16 +104,16 @@ func (s *Store) applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenan
 	}
 	for _, t := range p.Create {
 		if _, err := w.Exec(ctx, `INSERT INTO tenants (id, budget_units, max_concurrent, allowed_models, per_minute,
-			per_hour, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, t.ID, int64(t.BudgetUnits),
+			per_hour, created_at, updated_at, budget_micros) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, t.ID, int64(t.BudgetUnits),
 			t.MaxConcurrent, ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour,
-			nanos(w.now), nanos(w.now)); err != nil {
+			nanos(w.now), nanos(w.now), moneyBudget(t)); err != nil {
 			return fmt.Errorf("create tenant %s: %w", t.ID, err)
 		}
 	}
 	for _, t := range p.Update {
 		if _, err := w.Exec(ctx, `UPDATE tenants SET budget_units = $1, max_concurrent = $2, allowed_models = $3,
-			per_minute = $4, per_hour = $5, updated_at = $6 WHERE id = $7`, int64(t.BudgetUnits), t.MaxConcurrent,
-			ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour, nanos(w.now), t.ID); err != nil {
+			per_minute = $4, per_hour = $5, updated_at = $6, budget_micros = $8 WHERE id = $7`, int64(t.BudgetUnits), t.MaxConcurrent,
+			ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour, nanos(w.now), t.ID, moneyBudget(t)); err != nil {
 			return fmt.Errorf("update tenant %s: %w", t.ID, err)
 		}
 	}
@@ -105,7 +136,7 @@ type querier interface {
 
 func loadTenants(ctx context.Context, q querier, lock bool) ([]ledger.StoredTenant, error) {
 	sql := `SELECT id, budget_units, max_concurrent, allowed_models, per_minute, per_hour,
-		spent_units, held_units FROM tenants ORDER BY id`
+		spent_units, held_units, budget_micros, spent_micros, held_micros FROM tenants ORDER BY id`
 	if lock {
 		sql += ` FOR UPDATE`
 	}
@@ -116,10 +147,12 @@ func loadTenants(ctx context.Context, q querier, lock bool) ([]ledger.StoredTena
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.StoredTenant, error) {
 		var t ledger.StoredTenant
 		var models string
+		var budget *int64
 		if err := r.Scan(&t.ID, &t.BudgetUnits, &t.MaxConcurrent, &models, &t.PerMinute, &t.PerHour,
-			&t.SpentUnits, &t.HeldUnits); err != nil {
+			&t.SpentUnits, &t.HeldUnits, &budget, &t.SpentMicros, &t.HeldMicros); err != nil {
 			return t, err
 		}
+		t.BudgetMicros, t.HasMoneyBudget = moneyFrom(budget)
 		var err error
 		if t.AllowedModels, err = ledger.ParseAllowedModels(models); err != nil {
 			return t, fmt.Errorf("allowed_models of %s: %w", t.ID, err)
@@ -163,14 +196,18 @@ func (s *Store) Tenants(ctx context.Context) ([]ledger.Tenant, error) {
 	return out, nil
 }
 
-const balanceQuery = `SELECT id, budget_units, spent_units, held_units, active FROM tenants`
+const balanceQuery = `SELECT id, budget_units, spent_units, held_units, active,
+	budget_micros, spent_micros, held_micros FROM tenants`
 
 func scanBalance(r pgx.Row) (ledger.Balance, error) {
 	var b ledger.Balance
-	if err := r.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active); err != nil {
+	var budget *int64
+	if err := r.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active,
+		&budget, &b.SpentMicros, &b.HeldMicros); err != nil {
 		return b, err
 	}
-	b.AvailableUnits = b.Available()
+	b.BudgetMicros, b.HasMoneyBudget = moneyFrom(budget)
+	b.AvailableUnits, b.AvailableMicros = b.Available(), b.AvailableMoney()
 	return b, nil
 }
 

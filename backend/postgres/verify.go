@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // Verify opens the ledger at dsn, checks it as Store.Verify does, and
@@ -70,12 +71,21 @@ func (v *verifier) balances() {
 	var b ledger.Balance
 	var spent, held ledger.Units
 	var active int
+	var budget *int64
+	var spentMicros, heldMicros price.Micros
 	v.each(`SELECT t.id, t.budget_units, t.spent_units, t.held_units, t.active,
 			coalesce(sum(r.spent_units), 0)::bigint, coalesce(sum(r.held_units), 0)::bigint,
-			count(r.id) FILTER (WHERE r.status IN ('queued', 'active'))::int
+			count(r.id) FILTER (WHERE r.status IN ('queued', 'active'))::int,
+			t.budget_micros, t.spent_micros, t.held_micros, coalesce(sum(r.cost_micros), 0)::bigint,
+			coalesce(sum(r.reserve_micros) FILTER (WHERE r.usage IN ('pending', 'unknown')), 0)::bigint
 		FROM tenants t LEFT JOIN runs r ON r.tenant_id = t.id GROUP BY t.id ORDER BY t.id`,
-		[]any{&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &spent, &held, &active},
-		func() { v.Tenant(b, spent, held, active) })
+		[]any{&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &spent, &held, &active,
+			&budget, &b.SpentMicros, &b.HeldMicros, &spentMicros, &heldMicros},
+		func() {
+			b.BudgetMicros, b.HasMoneyBudget = moneyFrom(budget)
+			v.Tenant(b, spent, held, active)
+			v.TenantMoney(b, spentMicros, heldMicros)
+		})
 }
 
 func (v *verifier) auditChain() {

@@ -7,16 +7,21 @@ import (
 	"fmt"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
 )
 
-const balanceQuery = `SELECT id, budget_units, spent_units, held_units, active FROM tenants`
+const balanceQuery = `SELECT id, budget_units, spent_units, held_units, active,
+	budget_micros, spent_micros, held_micros FROM tenants`
 
 func scanBalance(r rowScanner) (ledger.Balance, error) {
 	var b ledger.Balance
-	if err := r.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active); err != nil {
+	var budget sql.NullInt64
+	if err := r.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active,
+		&budget, &b.SpentMicros, &b.HeldMicros); err != nil {
 		return b, err
 	}
-	b.AvailableUnits = b.Available()
+	b.BudgetMicros, b.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
+	b.AvailableUnits, b.AvailableMicros = b.Available(), b.AvailableMoney()
 	return b, nil
 }
 

@@ -144,6 +144,8 @@ func (w *wtx) move(t *tenantBook, d *dayBook, run ledger.Run, m ledger.Moves) {
 	t.pos.SpentUnits += m.Spent
 	t.pos.HeldUnits += m.Held
 	t.pos.Active += m.Active
+	t.pos.SpentMicros += m.SpentMicros
+	t.pos.HeldMicros += m.HeldMicros
 	t.dirty = true
 	if d != nil && (m.Used != 0 || m.Held != 0) {
 		d.usage += m.Used
@@ -165,8 +167,9 @@ func (w *wtx) flush(ctx context.Context) error {
 		if !t.dirty {
 			continue
 		}
-		if _, err := w.exec(ctx, `UPDATE tenants SET spent_units = ?, held_units = ?, active = ? WHERE id = ?`,
-			int64(t.pos.SpentUnits), int64(t.pos.HeldUnits), t.pos.Active, id); err != nil {
+		if _, err := w.exec(ctx, `UPDATE tenants SET spent_units = ?, held_units = ?, active = ?,
+			spent_micros = ?, held_micros = ? WHERE id = ?`, int64(t.pos.SpentUnits), int64(t.pos.HeldUnits),
+			t.pos.Active, int64(t.pos.SpentMicros), int64(t.pos.HeldMicros), id); err != nil {
 			return fmt.Errorf("write balance of tenant %s: %w", id, err)
 		}
 		t.dirty = false

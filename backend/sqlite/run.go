@@ -13,19 +13,24 @@ import (
 
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
 	held_units, overrun_units, evidence, created_at, updated_at,
-	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens`
+	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens,
+	prices, input_units, reserve_micros, cost_micros, overrun_micros`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scanRun(r rowScanner) (ledger.Run, error) {
 	var run ledger.Run
-	var id, status, usage, retryOf string
+	var id, status, usage, retryOf, prices string
 	var created, updated int64
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
 		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated,
-		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens)
+		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens,
+		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros)
 	if err != nil {
 		return run, err
+	}
+	if run.Prices, err = ledger.ParsePrices(prices); err != nil {
+		return run, fmt.Errorf("run %s: %w", id, err)
 	}
 	run.ID, run.RetryOf = ledger.RunID(id), ledger.RunID(retryOf)
 	run.Status = ledger.RunStatus(status)
@@ -111,12 +116,13 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		return ledger.Run{}, refusal
 	}
 	inserted, err := w.insertOnce(ctx, `INSERT INTO runs (`+runColumns+`, fingerprint)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
 		nanos(run.CreatedAt), nanos(run.UpdatedAt),
 		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
-		req.Fingerprint)
+		ledger.PricesText(run.Prices), int64(run.InputUnits), int64(run.ReserveMicros), int64(run.CostMicros),
+		int64(run.OverrunMicros), req.Fingerprint)
 	if err != nil {
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
@@ -126,7 +132,7 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 	if err := insertRunAudit(ctx, w, ledger.AdmitAudit(run, req.Actor, pos.Available()-r), run); err != nil {
 		return ledger.Run{}, err
 	}
-	w.move(t, d, run, ledger.Moves{Held: r, Active: 1})
+	w.move(t, d, run, ledger.Moves{Held: r, Active: 1, HeldMicros: run.ReserveMicros})
 	w.noteRun(run)
 	return run, nil
 }
@@ -180,9 +186,10 @@ func applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transi
 	}
 	after := t.After
 	if _, err := w.exec(ctx, `UPDATE runs SET status = ?, usage = ?, spent_units = ?, held_units = ?,
-		overrun_units = ?, evidence = ?, updated_at = ?, cached_tokens = ? WHERE id = ?`, string(after.Status), string(after.Usage),
+		overrun_units = ?, evidence = ?, updated_at = ?, cached_tokens = ?, cost_micros = ?, overrun_micros = ?
+		WHERE id = ?`, string(after.Status), string(after.Usage),
 		int64(after.SpentUnits), int64(after.HeldUnits), int64(after.OverrunUnits), after.Evidence,
-		nanos(w.now), after.CachedTokens, string(after.ID)); err != nil {
+		nanos(w.now), after.CachedTokens, int64(after.CostMicros), int64(after.OverrunMicros), string(after.ID)); err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
 	availAfter := tb.pos.Available() - m.Spent - m.Held

@@ -7,20 +7,29 @@ import (
 	"fmt"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // readBalance reads a tenant's balance row inside the writer's transaction;
 // ok is false when the tenant does not exist.
 func readBalance(ctx context.Context, w *wtx, tenantID string) (b ledger.Position, ok bool, err error) {
-	err = w.queryRow(ctx, `SELECT budget_units, spent_units, held_units, active, max_concurrent
-		FROM tenants WHERE id = ?`, tenantID).Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent)
+	var budget sql.NullInt64
+	err = w.queryRow(ctx, `SELECT budget_units, spent_units, held_units, active, max_concurrent,
+		budget_micros, spent_micros, held_micros FROM tenants WHERE id = ?`, tenantID).Scan(
+		&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent, &budget, &b.SpentMicros, &b.HeldMicros)
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, false, nil
 	}
 	if err != nil {
 		return b, false, fmt.Errorf("read balance of tenant %s: %w", tenantID, err)
 	}
+	b.BudgetMicros, b.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
 	return b, true, nil
+}
+
+// moneyBudget is t's money budget as the tenants table keeps it: NULL for none.
+func moneyBudget(t ledger.Tenant) sql.NullInt64 {
+	return sql.NullInt64{Int64: int64(t.BudgetMicros), Valid: t.HasMoneyBudget}
 }
 
 // ApplyTenants upserts the configured tenants in one step, as
@@ -55,16 +64,16 @@ func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor le
 	}
 	for _, t := range p.Create {
 		if _, err := w.exec(ctx, `INSERT INTO tenants (id, budget_units, max_concurrent, allowed_models, per_minute,
-			per_hour, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, t.ID, int64(t.BudgetUnits),
+			per_hour, created_at, updated_at, budget_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ID, int64(t.BudgetUnits),
 			t.MaxConcurrent, ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour,
-			nanos(w.now), nanos(w.now)); err != nil {
+			nanos(w.now), nanos(w.now), moneyBudget(t)); err != nil {
 			return fmt.Errorf("create tenant %s: %w", t.ID, err)
 		}
 	}
 	for _, t := range p.Update {
 		if _, err := w.exec(ctx, `UPDATE tenants SET budget_units = ?, max_concurrent = ?, allowed_models = ?,
-			per_minute = ?, per_hour = ?, updated_at = ? WHERE id = ?`, int64(t.BudgetUnits), t.MaxConcurrent,
-			ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour, nanos(w.now), t.ID); err != nil {
+			per_minute = ?, per_hour = ?, updated_at = ?, budget_micros = ? WHERE id = ?`, int64(t.BudgetUnits), t.MaxConcurrent,
+			ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour, nanos(w.now), moneyBudget(t), t.ID); err != nil {
 			return fmt.Errorf("update tenant %s: %w", t.ID, err)
 		}
 	}
@@ -87,7 +96,7 @@ type querier interface {
 
 func loadTenants(ctx context.Context, q querier) ([]ledger.StoredTenant, error) {
 	rows, err := q.query(ctx, `SELECT id, budget_units, max_concurrent, allowed_models, per_minute, per_hour,
-		spent_units, held_units FROM tenants ORDER BY id`)
+		spent_units, held_units, budget_micros, spent_micros, held_micros FROM tenants ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("load tenants: %w", err)
 	}
@@ -95,11 +104,13 @@ func loadTenants(ctx context.Context, q querier) ([]ledger.StoredTenant, error) 
 	for rows.Next() {
 		var t ledger.StoredTenant
 		var models string
+		var budget sql.NullInt64
 		if err := rows.Scan(&t.ID, &t.BudgetUnits, &t.MaxConcurrent, &models, &t.PerMinute, &t.PerHour,
-			&t.SpentUnits, &t.HeldUnits); err != nil {
+			&t.SpentUnits, &t.HeldUnits, &budget, &t.SpentMicros, &t.HeldMicros); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("load tenants: %w", err)
 		}
+		t.BudgetMicros, t.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
 		if t.AllowedModels, err = ledger.ParseAllowedModels(models); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("load tenants: allowed_models of %s: %w", t.ID, err)

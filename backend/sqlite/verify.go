@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // Verify opens the ledger at path (which must exist), checks it as
@@ -99,17 +100,23 @@ func (v *verifier) quickCheck() {
 func (v *verifier) balances() {
 	v.each(`SELECT t.id, t.budget_units, t.spent_units, t.held_units, t.active,
 			coalesce(sum(r.spent_units), 0), coalesce(sum(r.held_units), 0),
-			coalesce(sum(r.status IN ('queued', 'active')), 0)
+			coalesce(sum(r.status IN ('queued', 'active')), 0),
+			t.budget_micros, t.spent_micros, t.held_micros, coalesce(sum(r.cost_micros), 0),
+			coalesce(sum(CASE WHEN r.usage = 'pending' OR r.usage = 'unknown' THEN r.reserve_micros ELSE 0 END), 0)
 		FROM tenants t LEFT JOIN runs r ON r.tenant_id = t.id GROUP BY t.id ORDER BY t.id`,
 		func(rows *sql.Rows) error {
 			var b ledger.Balance
 			var spent, held ledger.Units
 			var active int
+			var budget sql.NullInt64
+			var spentMicros, heldMicros price.Micros
 			if err := rows.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active,
-				&spent, &held, &active); err != nil {
+				&spent, &held, &active, &budget, &b.SpentMicros, &b.HeldMicros, &spentMicros, &heldMicros); err != nil {
 				return err
 			}
+			b.BudgetMicros, b.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
 			v.Tenant(b, spent, held, active)
+			v.TenantMoney(b, spentMicros, heldMicros)
 			return nil
 		})
 }

@@ -131,6 +131,19 @@ func RunConcurrency(t *testing.T, open Opener) {
 func burst(t *testing.T, st ledger.Store, tenant string, n int, reserve ledger.Units, maxConc int) (int, map[string]int) {
 	t.Helper()
 	stop := observe(t, st, map[string]int{tenant: maxConc})
+	admitted, codes := race(t, n, func(i int) error {
+		_, err := st.Admit(context.Background(), ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprint("burst-", i)),
+			TenantID: tenant, Upstream: "demo", Model: "demo-model", ReserveUnits: reserve, Actor: ledger.TenantActor(tenant)})
+		return err
+	})
+	stop()
+	return admitted, codes
+}
+
+// race releases n callers of admit at once and returns how many succeeded
+// and the codes of the refusals.
+func race(t *testing.T, n int, admit func(i int) error) (int, map[string]int) {
+	t.Helper()
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -140,8 +153,7 @@ func burst(t *testing.T, st ledger.Store, tenant string, n int, reserve ledger.U
 		go func() {
 			defer wg.Done()
 			<-start
-			_, err := st.Admit(context.Background(), ledger.AdmitRequest{RunID: ledger.RunID(fmt.Sprint("burst-", i)),
-				TenantID: tenant, Upstream: "demo", Model: "demo-model", ReserveUnits: reserve, Actor: ledger.TenantActor(tenant)})
+			err := admit(i)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -153,7 +165,6 @@ func burst(t *testing.T, st ledger.Store, tenant string, n int, reserve ledger.U
 	}
 	close(start)
 	wg.Wait()
-	stop()
 	return admitted, codes
 }
 

@@ -20,6 +20,13 @@ export interface TenantState {
   rate?: { last_minute: number; last_hour: number; refused: number };
   /** no longer configured (deleted, or gone from the file); its history stays */
   removed?: boolean;
+  // The money budget, in micros (10⁻⁶) of the gateway's currency (ISO 4217);
+  // all absent when the tenant has no money budget: it is then shown in units only.
+  currency?: string;
+  budget_micros?: number;
+  spent_micros?: number;
+  held_micros?: number;
+  available_micros?: number;
 }
 
 export interface Run {
@@ -45,6 +52,10 @@ export interface Run {
   retry_count?: number; // the SDK's X-Stainless-Retry-Count
   retry_of?: string; // the attempt this run retried (its retry group)
   idempotency_key?: string;
+  // Money, when the run's model has a price: micros of the gateway's currency.
+  cost_micros?: number;
+  cost?: string; // the same cost as an exact decimal string
+  reserve_micros?: number;
 }
 
 export interface GateState {

@@ -6,6 +6,7 @@ import { wholeUnits } from './parse';
 import { t } from './i18n';
 import { units } from './format';
 import type { Run } from './types';
+import { decimalOf, microsOf, money, toBig } from './money';
 
 export interface Preview {
   spend: number; // units charged
@@ -47,4 +48,41 @@ export function check(unitsText: string, evidence: string, max: number): Checked
 export function errorField(message: string, reason?: string): 'units' | 'evidence' {
   if (reason) return reason === 'evidence_required' ? 'evidence' : 'units';
   return /evidence/i.test(message) ? 'evidence' : 'units';
+}
+
+/** MoneyPreview is a reconcile in money: the run's reserve, and with a typed cost what is charged and released. */
+export interface MoneyPreview {
+  reserve: string; // the reserve in money, formatted
+  charge: string | null; // the typed cost, formatted; null when none was typed
+  release: string | null; // reserve − cost, formatted
+}
+
+/** moneyPreview is null when the run has no reserve in money (an unpriced model) or the gateway no currency. */
+export function moneyPreview(run: Pick<Run, 'reserve_micros'>, costText: string, currency: string | null): MoneyPreview | null {
+  const reserve = toBig(run.reserve_micros);
+  if (reserve === null || !currency) return null;
+  const cost = costText.trim() === '' ? null : microsOf(costText);
+  const ok = cost !== null && cost <= reserve;
+  return {
+    reserve: money(reserve, currency),
+    charge: ok ? money(cost, currency) : null,
+    release: ok ? money(reserve - cost, currency) : null,
+  };
+}
+
+export type CheckedCost = { cost?: string } | { field: 'cost'; error: string };
+
+/**
+ * checkCost validates the optional cost (the provider's bill): blank, or a
+ * decimal with at most 6 places not above the run's reserve in money. The
+ * server takes it as the exact decimal string.
+ */
+export function checkCost(costText: string, reserveMicros: number | undefined, currency: string | null): CheckedCost {
+  if (costText.trim() === '') return {};
+  const reserve = toBig(reserveMicros);
+  const cost = microsOf(costText);
+  if (cost === null || reserve === null || cost > reserve) {
+    return { field: 'cost', error: t('rec.errCost', { max: reserve === null ? '—' : money(reserve, currency) || decimalOf(reserve) }) };
+  }
+  return { cost: decimalOf(cost) };
 }

@@ -39,7 +39,8 @@ export interface View {
 export const GLOBAL = 'global';
 
 export interface Actions {
-  reconcile(runID: string, units: number, evidence: string, scope?: string): Promise<boolean>;
+  /** reconcile settles a held run; cost is the provider's bill as a decimal string of the gateway's currency, when given. */
+  reconcile(runID: string, units: number, evidence: string, scope?: string, cost?: string): Promise<boolean>;
   reconcileMany(runIDs: readonly string[], units: number, evidence: string, scope: string): Promise<boolean>;
   cancelRun(runID: string, scope?: string): Promise<boolean>;
   syncQuota(upstream: string, model: string): Promise<boolean>;
@@ -232,9 +233,9 @@ export class Store implements Actions, Core {
     }
   }
 
-  reconcile(runID: string, n: number, evidence: string, scope = `reconcile:${runID}`) {
+  reconcile(runID: string, n: number, evidence: string, scope = `reconcile:${runID}`, cost?: string) {
     return this.run(`reconcile:${runID}`, scope, () => t('rec.done', { run: runID, units: units(n) }), () =>
-      this.deps.api.reconcile(runID, n, evidence),
+      this.deps.api.reconcile(runID, n, evidence, cost),
     );
   }
 

@@ -7,7 +7,9 @@ import { Since } from '../../ui/Ago';
 import { retryGroups, retryText, type RetryGroup } from '../../lib/runfacts';
 import { t } from '../../lib/i18n';
 import { isHeld, reasonSentence } from '../../lib/reason';
-import { check, errorField, maxUnits, preview } from '../../lib/reconcile';
+import { check, checkCost, errorField, maxUnits, moneyPreview, preview } from '../../lib/reconcile';
+import { currencyOf } from '../../lib/money';
+import { Money } from '../../ui/Money';
 import { RunCells, runColumns } from './RunCells';
 import { TablePanel, type Column } from '../../ui/TablePanel';
 import { Dialog } from '../../ui/Dialog';
@@ -115,6 +117,7 @@ function HoldGroup(props: {
   onReconcile: (id: string) => void;
 }) {
   const { g, picks } = props;
+  const currency = useView((v) => currencyOf(v.state));
   return (
     <>
       {g.runs.length > 1 && (
@@ -153,7 +156,10 @@ function HoldGroup(props: {
             {reasonSentence(r)}
             {r.evidence && <div class="muted small">{t('reason.evidence', { evidence: r.evidence })}</div>}
           </td>
-          <td class="num strong">{units(r.reserve_units)}</td>
+          <td class="num strong">
+            {units(r.reserve_units)}
+            <Money micros={r.reserve_micros} currency={currency} testid={`hold-reserve-money-${r.id}`} />
+          </td>
           <td class="num" title={fullTime(r.updated_at)}>
             <Since at={r.updated_at} />
           </td>
@@ -186,6 +192,8 @@ function previewSentence(runs: Run[], unitsText: string, max: number, available:
   });
 }
 
+type Field = 'units' | 'evidence' | 'cost';
+
 /**
  * useReconcile is the reconcile form's state: what was typed, the error to
  * show by its field (the form's own check first, else the server's refusal),
@@ -195,7 +203,9 @@ function useReconcile(runs: Run[], scope: string, onDone: () => void) {
   const store = useStore();
   const [unitsText, setUnits] = useState('');
   const [evidence, setEvidence] = useState('');
-  const [local, setLocal] = useState<{ field: 'units' | 'evidence'; error: string } | null>(null);
+  const [costText, setCost] = useState('');
+  const [local, setLocal] = useState<{ field: Field; error: string } | null>(null);
+  const currency = useView((v) => currencyOf(v.state));
   const max = maxUnits(runs);
   const server = useView((v) => v.notes.get(scope));
   const serverErr = server?.kind === 'error' ? { field: errorField(server.text, server.reason), error: noteText(server) } : null;
@@ -210,14 +220,31 @@ function useReconcile(runs: Run[], scope: string, onDone: () => void) {
       setLocal(v);
       return;
     }
+    // a cost is asked for one run only: each run of a bulk reconcile has its own reserve
+    const c = runs.length === 1 ? checkCost(costText, runs[0].reserve_micros, currency) : {};
+    if ('error' in c) {
+      setLocal(c);
+      return;
+    }
     setLocal(null);
     const ok =
       runs.length === 1
-        ? await store.reconcile(runs[0].id, v.units, v.evidence, scope)
+        ? await store.reconcile(runs[0].id, v.units, v.evidence, scope, c.cost)
         : await store.reconcileMany(runs.map((r) => r.id), v.units, v.evidence, scope);
     if (ok) onDone(); // the success notice stays under the Holds panel, where the row was
   }
-  return { unitsText, evidence, max, err: local ?? serverErr, onUnits: typed(setUnits), onEvidence: typed(setEvidence), submit };
+  return {
+    unitsText,
+    evidence,
+    costText,
+    currency,
+    max,
+    err: local ?? serverErr,
+    onUnits: typed(setUnits),
+    onEvidence: typed(setEvidence),
+    onCost: typed(setCost),
+    submit,
+  };
 }
 
 function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => void; onDone: () => void }) {
@@ -226,10 +253,11 @@ function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => voi
   const one = runs.length === 1 ? runs[0] : null;
   const id = one ? one.id : 'bulk';
   const scope = `dialog:${id}`;
-  const { unitsText, evidence, max, err, onUnits, onEvidence, submit } = useReconcile(runs, scope, props.onDone);
+  const f = useReconcile(runs, scope, props.onDone);
+  const { unitsText, evidence, max, err, onUnits, onEvidence, submit } = f;
   const tenant = useView((v) => (one ? v.state?.tenants.find((x) => x.tenant === one.tenant) : undefined));
   const previewText = previewSentence(runs, unitsText, max, tenant ? tenant.available_units : null);
-  const fieldErr = (f: 'units' | 'evidence') =>
+  const fieldErr = (f: Field) =>
     err?.field === f ? (
       <span class="field-error" role="alert" data-testid={`reconcile-error-${f}-${id}`}>
         {err.error}
@@ -267,6 +295,7 @@ function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => voi
           />
           {fieldErr('evidence')}
         </label>
+        {one && <CostField run={one} f={f} error={fieldErr('cost')} />}
         <p class="preview" data-testid={`reconcile-preview-${id}`}>
           {previewText}
         </p>
@@ -283,4 +312,32 @@ function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => voi
   );
 }
 
-
+/**
+ * CostField is the optional provider's bill in money, shown when the run has
+ * a reserve in money; its preview says the reserve in money and, once a cost
+ * is typed, what is charged and given back.
+ */
+function CostField(props: { run: Run; f: ReturnType<typeof useReconcile>; error: preact.ComponentChildren }) {
+  const { run, f } = props;
+  const p = moneyPreview(run, f.costText, f.currency);
+  if (!p) return null;
+  return (
+    <label>
+      {t('rec.cost', { currency: f.currency ?? '' })}
+      <input
+        data-testid={`reconcile-cost-${run.id}`}
+        inputMode="decimal"
+        placeholder={t('rec.costHint')}
+        value={f.costText}
+        aria-invalid={f.err?.field === 'cost'}
+        onInput={f.onCost}
+      />
+      {props.error}
+      <span class="muted small" data-testid={`reconcile-money-${run.id}`}>
+        {p.charge !== null && p.release !== null
+          ? t('rec.moneyPreview', { reserve: p.reserve, charge: p.charge, release: p.release })
+          : t('rec.moneyReserve', { reserve: p.reserve })}
+      </span>
+    </label>
+  );
+}

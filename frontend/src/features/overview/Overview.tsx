@@ -2,13 +2,31 @@ import type { TenantState } from '../../lib/types';
 import { fraction, percent, units } from '../../lib/format';
 import { t } from '../../lib/i18n';
 import { useView } from '../../state/use';
+import { hasMoneyBudget } from '../../lib/money';
+import { Money } from '../../ui/Money';
+import { SpendChart } from './SpendChart';
 
 interface Parts {
   spent: number;
   held: number;
   available: number;
   budget: number;
+  /** the same parts in micros of currency, when the tenant has a money budget */
+  money?: { currency: string; spent: number; held: number; available: number; budget: number };
 }
+
+/** moneyParts are a tenant's money fields, absent without a money budget (units only then). */
+function moneyParts(x: TenantState): Parts['money'] {
+  if (!hasMoneyBudget(x)) return undefined;
+  return {
+    currency: x.currency as string,
+    spent: x.spent_micros ?? 0,
+    held: x.held_micros ?? 0,
+    available: x.available_micros ?? 0,
+    budget: x.budget_micros ?? 0,
+  };
+}
+
 
 /**
  * StackedBar shows spent / held / available of a budget. A non-zero part is
@@ -33,11 +51,13 @@ export function StackedBar(props: { parts: Parts; label: string; testid?: string
 
 function Legend(props: { parts: Parts; id: string }) {
   const p = props.parts;
-  const item = (cls: string, label: string, n: number, key: string) => (
+  const m = p.money;
+  const item = (cls: string, label: string, n: number, key: 'spent' | 'held' | 'available') => (
     <span class="legend-item">
       <span class={`swatch ${cls}`} aria-hidden="true" />
       {label}{' '}
       <strong data-testid={`${props.id}-${key}`}>{units(n)}</strong>
+      {m && <Money micros={m[key]} currency={m.currency} testid={`${props.id}-${key}-money`} />}
       <span class="muted"> ({percent(fraction(n, p.budget))})</span>
     </span>
   );
@@ -48,6 +68,7 @@ function Legend(props: { parts: Parts; id: string }) {
       {item('seg-available', t('overview.available'), p.available, 'available')}
       <span class="legend-item muted">
         {t('overview.budget')} <span data-testid={`${props.id}-budget`}>{units(p.budget)}</span>
+        {m && <Money micros={m.budget} currency={m.currency} testid={`${props.id}-budget-money`} />}
       </span>
     </div>
   );
@@ -150,7 +171,7 @@ export function Overview() {
         row(
           x.tenant,
           x.tenant,
-          { spent: x.spent_units, held: x.held_units, available: x.available_units, budget: x.budget_units },
+          { spent: x.spent_units, held: x.held_units, available: x.available_units, budget: x.budget_units, money: moneyParts(x) },
           <TenantFacts x={x} />,
         ),
       )}
@@ -163,6 +184,7 @@ export function Overview() {
             {t('overview.active')} {units(active)} · <span data-testid="total-queued">{t('overview.queued')} {units(queued)}</span>
           </>,
         )}
+      <SpendChart />
     </section>
   );
 }

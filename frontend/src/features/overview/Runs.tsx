@@ -9,6 +9,8 @@ import { StatusBadge } from '../../ui/StatusBadge';
 import { TablePanel, type Column } from '../../ui/TablePanel';
 import { Dialog } from '../../ui/Dialog';
 import { Note } from '../../ui/Note';
+import { currencyOf, money } from '../../lib/money';
+import { Money } from '../../ui/Money';
 
 const live = new Set(['queued', 'active']);
 
@@ -24,6 +26,7 @@ const none: Run[] = [];
 export function Runs() {
   const runs = useView((v) => v.state?.runs ?? none);
   const busy = useView((v) => v.busy);
+  const currency = useView((v) => currencyOf(v.state));
   const labels = runLabels(runs.map((r) => r.id));
   const [asking, setAsking] = useState<Run | null>(null);
   const columns: Column[] = [
@@ -34,6 +37,7 @@ export function Runs() {
     { label: t('runs.streamed'), class: 'num' },
     { label: t('holds.reserve'), class: 'num' },
     { label: t('runs.spent'), class: 'num' },
+    { label: t('runs.cost'), class: 'num' },
     { label: t('runs.cached'), class: 'num' },
     { label: t('runs.held'), class: 'num' },
     { label: t('runs.started') },
@@ -53,8 +57,14 @@ export function Runs() {
             </td>
             <td class="num">{live.has(r.status) ? <Since at={r.created_at} /> : '—'}</td>
             <td class="num">{r.streamed_units === undefined ? '—' : units(r.streamed_units)}</td>
-            <td class="num">{units(r.reserve_units)}</td>
+            <td class="num">
+              {units(r.reserve_units)}
+              <Money micros={r.reserve_micros} currency={currency} testid={`run-reserve-money-${r.id}`} />
+            </td>
             <td class="num">{units(r.spent_units)}</td>
+            <td class="num" data-testid={`run-cost-${r.id}`} title={r.cost}>
+              {money(r.cost_micros, currency) || '—'}
+            </td>
             <td class="num" data-testid={`cached-${r.id}`} title={t('runs.cachedNote')}>
               {r.cached_tokens ? units(r.cached_tokens) : '—'}
             </td>

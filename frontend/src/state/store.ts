@@ -235,7 +235,8 @@ export class Store implements Actions, Core {
 
   reconcile(runID: string, n: number, evidence: string, scope = `reconcile:${runID}`, cost?: string) {
     return this.run(`reconcile:${runID}`, scope, () => t('rec.done', { run: runID, units: units(n) }), () =>
-      this.deps.api.reconcile(runID, n, evidence, cost),
+      // without a cost the call is the units-only one it always was
+      cost === undefined ? this.deps.api.reconcile(runID, n, evidence) : this.deps.api.reconcile(runID, n, evidence, cost),
     );
   }
 

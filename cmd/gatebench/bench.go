@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -21,6 +18,7 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/upstream/demo"
+	"github.com/quotagate/quotagate/cmd/internal/child"
 )
 
 // Options is one benchmark run.
@@ -71,7 +69,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer gw.stop()
+	defer gw.Stop()
 
 	tr := &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute, DisableCompression: true}
 	client := &http.Client{Transport: tr}
@@ -80,7 +78,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 
 	fmt.Fprintf(w, "# gatebench: quotagate %s, meter %s, %d reps of %s, GOMAXPROCS of this load generator %s\n\n",
 		gw.version, o.Meter, o.Reps, o.Duration, os.Getenv("GOMAXPROCS"))
-	if p50, p90, err := syncedWrite(gw.dir, 200); err == nil {
+	if p50, p90, err := syncedWrite(gw.Dir, 200); err == nil {
 		// A call is two durable commits in series (admission, then the
 		// outcome before the answer): the floor of its added latency.
 		fmt.Fprintf(w, "this disk: a synced 4 KiB append p50 %.3f ms, p90 %.3f ms (two in series: %.2f ms, the floor of the added p50 at 1 client)\n\n",
@@ -351,72 +349,33 @@ func slowStreams(ctx context.Context, w io.Writer, t target, gw *gateway, up *de
 
 // gateway is the `quotagate serve` child.
 type gateway struct {
+	*child.Gateway
 	base, version string
-	dir           string // its config, log and data directory
 	pprof         string // the gateway's profiler address, "" = none
-	pid           int
-	stop          func()
 }
 
 // spawn starts `quotagate serve` on a config of one tenant and an upstream
 // per fake upstream, and returns it once it answers /healthz.
 func spawn(ctx context.Context, o Options, ups map[string]*demo.Server) (*gateway, error) {
-	dir, err := os.MkdirTemp("", "gatebench-")
-	if err != nil {
-		return nil, err
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(benchConfig(addr, o.Meter, ups)), 0o600); err != nil {
-		return nil, err
-	}
-	logf, err := os.Create(filepath.Join(dir, "gateway.log"))
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--addr", addr}
+	var args []string
 	var pprofAddr string
 	if o.Pprof != "" {
-		if pprofAddr, err = freeAddr(); err != nil {
+		var err error
+		if pprofAddr, err = child.FreeAddr(); err != nil {
 			return nil, err
 		}
 		args = append(args, "--pprof", pprofAddr)
 	}
-	cmd := exec.Command(o.Binary, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", o.Binary, err)
+	c, err := child.Start(child.Options{Binary: o.Binary, Prefix: "gatebench-", Args: args,
+		Config: func(addr string) string { return benchConfig(addr, o.Meter, ups) }})
+	if err != nil {
+		return nil, err
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	g := &gateway{base: "http://" + addr, dir: dir, pprof: pprofAddr, pid: cmd.Process.Pid, stop: func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logf.Close()
-		os.RemoveAll(dir)
-	}}
-	if err := g.awaitHealthy(exited, logf.Name()); err != nil {
+	g := &gateway{Gateway: c, base: "http://" + c.Addr, pprof: pprofAddr}
+	if err := g.awaitHealthy(); err != nil {
 		return nil, err
 	}
 	return g, nil
-}
-
-// freeAddr is a loopback address with a port free a moment ago.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // benchConfig is the gateway's config: one tenant with room for any load,
@@ -438,11 +397,11 @@ func benchConfig(addr, meter string, ups map[string]*demo.Server) string {
 
 // awaitHealthy waits up to 30 s for g's /healthz and reads its version;
 // when the child exits first, the error carries its log.
-func (g *gateway) awaitHealthy(exited <-chan struct{}, logName string) error {
+func (g *gateway) awaitHealthy() error {
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		select {
-		case <-exited:
-			log, _ := os.ReadFile(logName)
+		case <-g.Exited():
+			log, _ := os.ReadFile(g.Log)
 			return fmt.Errorf("quotagate exited before it was healthy:\n%s", log)
 		default:
 		}
@@ -457,7 +416,7 @@ func (g *gateway) awaitHealthy(exited <-chan struct{}, logName string) error {
 			}
 		}
 		if time.Now().After(deadline) {
-			g.stop()
+			_ = g.Stop()
 			return errors.New("quotagate was not healthy after 30 s")
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -467,19 +426,12 @@ func (g *gateway) awaitHealthy(exited <-chan struct{}, logName string) error {
 // settled reports the tenant's balance: nothing may stay held once every
 // call has ended, or the gateway was not settling on trusted usage.
 func (g *gateway) settled(ctx context.Context, c *http.Client, w io.Writer) error {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.base+"/v1/balance", nil)
-	req.Header.Set("Authorization", "Bearer "+benchKey)
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
 	var b struct {
 		Spent  int64 `json:"spent_units"`
 		Held   int64 `json:"held_units"`
 		Active int64 `json:"active"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil {
+	if _, err := child.GetJSON(ctx, c, g.base+"/v1/balance", benchKey, &b); err != nil {
 		return fmt.Errorf("read the balance: %w", err)
 	}
 	fmt.Fprintf(w, "tenant after the runs: spent %d units, held %d, active %d\n", b.Spent, b.Held, b.Active)
@@ -520,7 +472,7 @@ func (g *gateway) save(ctx context.Context, file, path string) error {
 
 // cpu is the gateway's user+system CPU time so far (/proc/PID/stat).
 func (g *gateway) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", g.pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", g.PID))
 	if err != nil {
 		return 0
 	}
@@ -536,7 +488,7 @@ const clockTicks = 100
 
 // memory is the gateway's resident set and its peak, in bytes.
 func (g *gateway) memory() (rss, hwm int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.PID))
 	if err != nil {
 		return 0, 0
 	}

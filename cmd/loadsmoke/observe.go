@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/quotagate/quotagate/cmd/internal/child"
 )
 
 // RSS is the gateway's resident memory over a run, from /proc/<pid>/status.
@@ -99,17 +100,10 @@ func gateStates(ctx context.Context, c *http.Client, base, token string) []GateS
 	if token == "" {
 		return nil
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/admin/api/state", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
 	var s struct {
 		Gates []GateState `json:"gates"`
 	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&s) != nil {
+	if status, err := child.GetJSON(ctx, c, base+"/admin/api/state", token, &s); err != nil || status != http.StatusOK {
 		return nil
 	}
 	return s.Gates

@@ -5,16 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
+	"github.com/quotagate/quotagate/cmd/internal/child"
 )
 
 // Fleet is the gateway under test and how to reach it.
@@ -61,15 +58,6 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // configYAML is the config the spawned gateway runs with.
 func configYAML(o SpawnOptions, addr, adminToken string, keys []string) string {
 	var b strings.Builder
@@ -88,62 +76,24 @@ func configYAML(o SpawnOptions, addr, adminToken string, keys []string) string {
 // Spawn writes a config into a temporary data dir, starts
 // `<binary> serve --config … --data … --addr …` and waits for /healthz.
 func Spawn(ctx context.Context, c *http.Client, o SpawnOptions) (*Fleet, error) {
-	dir, err := os.MkdirTemp("", "quotagate-loadsmoke-")
-	if err != nil {
-		return nil, err
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	f := &Fleet{BaseURL: "http://" + addr, AdminToken: randomHex(16), RSSSource: "child process"}
+	f := &Fleet{AdminToken: randomHex(16), RSSSource: "child process"}
 	for range o.Users {
 		f.Keys = append(f.Keys, "sk-load-"+randomHex(12))
 	}
-	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(configYAML(o, addr, f.AdminToken, f.Keys)), 0o600); err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(o.Binary, "serve", "--config", cfg, "--data", filepath.Join(dir, "data"), "--addr", addr)
-	logPath := o.Log
-	if logPath == "" {
-		logPath = filepath.Join(dir, "gateway.log")
-	}
-	logf, err := os.Create(logPath)
+	g, err := child.Start(child.Options{Binary: o.Binary, Prefix: "quotagate-loadsmoke-", Log: o.Log,
+		Config: func(addr string) string { return configYAML(o, addr, f.AdminToken, f.Keys) }})
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start %s: %w", o.Binary, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	f.PID = cmd.Process.Pid
-	f.stop = func() error {
-		defer os.RemoveAll(dir)
-		defer logf.Close()
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-			return nil
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-			return fmt.Errorf("gateway pid %d ignored SIGINT for 10 s; killed", f.PID)
-		}
-	}
+	f.BaseURL, f.PID, f.stop = "http://"+g.Addr, g.PID, g.Stop
 	hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	healthy := make(chan error, 1)
 	go func() { healthy <- waitHealthy(hctx, c, f.BaseURL) }()
 	select {
 	case err = <-healthy:
-	case err = <-exited:
-		exited <- err // for stop
-		err = fmt.Errorf("gateway exited before it was healthy (%v); log: %s", err, logPath)
+	case <-g.Exited():
+		err = fmt.Errorf("gateway exited before it was healthy (%v); log: %s", g.Err(), g.Log)
 	}
 	if err != nil {
 		f.Close()

@@ -63,5 +63,6 @@ describe('money', () => {
   it('takes the currency from the tenants that carry one', () => {
     expect(currencyOf({ tenants: [] })).toBeNull();
     expect(currencyOf({ tenants: [{ tenant: 'a' } as never, { tenant: 'b', currency: 'CNY' } as never] })).toBe('CNY');
+    expect(currencyOf({ currency: 'USD', tenants: [] })).toBe('USD');
   });
 });

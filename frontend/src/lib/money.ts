@@ -89,18 +89,19 @@ export function decimalOf(micros: bigint): string {
 }
 
 /**
- * currencyOf is the gateway's currency as the state shows it: every
- * tenant with a money budget carries it (one gateway, one currency). Null
- * when no tenant does — then the page shows units only.
+ * currencyOf is the gateway's currency as the state shows it (one gateway,
+ * one currency): the state's own, else a tenant balance's (as /v1/balance
+ * carries it). Null when there is none — then the page shows units only.
  */
-export function currencyOf(s: Pick<State, 'tenants'> | null | undefined): string | null {
+export function currencyOf(s: Pick<State, 'tenants' | 'currency'> | null | undefined): string | null {
+  if (s?.currency) return s.currency;
   for (const x of s?.tenants ?? []) if (x.currency) return x.currency;
   return null;
 }
 
-/** hasMoneyBudget says whether a tenant's balance carries the money fields. */
+/** hasMoneyBudget says whether a tenant's balance carries a money budget; without one it is shown in units only. */
 export function hasMoneyBudget(x: TenantState): boolean {
-  return !!x.currency && x.budget_micros !== undefined && x.budget_micros !== null;
+  return x.budget_micros !== undefined && x.budget_micros !== null;
 }
 
 /** runCost is a run's cost in money, "" when the run or the gateway has none. */

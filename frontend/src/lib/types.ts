@@ -130,6 +130,8 @@ export interface State {
   data_dir: string;
   addr: string;
   meter: string;
+  /** the gateway's currency (ISO 4217) every *_micros figure is in; absent when the books are in units only */
+  currency?: string;
   demo: boolean;
   tenants: TenantState[];
   runs: Run[];

@@ -2,7 +2,7 @@ import type { TenantState } from '../../lib/types';
 import { fraction, percent, units } from '../../lib/format';
 import { t } from '../../lib/i18n';
 import { useView } from '../../state/use';
-import { hasMoneyBudget } from '../../lib/money';
+import { currencyOf, hasMoneyBudget } from '../../lib/money';
 import { Money } from '../../ui/Money';
 import { SpendChart } from './SpendChart';
 
@@ -16,10 +16,10 @@ interface Parts {
 }
 
 /** moneyParts are a tenant's money fields, absent without a money budget (units only then). */
-function moneyParts(x: TenantState): Parts['money'] {
-  if (!hasMoneyBudget(x)) return undefined;
+function moneyParts(x: TenantState, currency: string | null): Parts['money'] {
+  if (!hasMoneyBudget(x) || !currency) return undefined;
   return {
-    currency: x.currency as string,
+    currency,
     spent: x.spent_micros ?? 0,
     held: x.held_micros ?? 0,
     available: x.available_micros ?? 0,
@@ -130,6 +130,7 @@ function TenantFacts(props: { x: TenantState }) {
 /** Overview: each tenant's budget as spent, held and available, and the totals. */
 export function Overview() {
   const ts = useView((v) => v.state?.tenants ?? none);
+  const currency = useView((v) => currencyOf(v.state));
   const total: Parts = { spent: 0, held: 0, available: 0, budget: 0 };
   let active = 0;
   for (const x of ts) {
@@ -171,7 +172,7 @@ export function Overview() {
         row(
           x.tenant,
           x.tenant,
-          { spent: x.spent_units, held: x.held_units, available: x.available_units, budget: x.budget_units, money: moneyParts(x) },
+          { spent: x.spent_units, held: x.held_units, available: x.available_units, budget: x.budget_units, money: moneyParts(x, currency) },
           <TenantFacts x={x} />,
         ),
       )}

@@ -30,14 +30,14 @@ const text = (id: string) => q(id)?.textContent?.replace(/[\u00a0\u202f]/g, ' ')
 function tenant(currency?: string): TenantState {
   const units = { tenant: 'local', budget_units: 1000, spent_units: 100, held_units: 102, available_units: 798, active: 0, queued: 0, max_concurrent: 4, per_minute: 0, per_hour: 0 };
   if (!currency) return units;
-  return { ...units, currency, budget_micros: 50_000_000, spent_micros: 1_234_567, held_micros: 5_000, available_micros: 48_760_433 };
+  return { ...units, budget_micros: 50_000_000, spent_micros: 1_234_567, held_micros: 5_000, available_micros: 48_760_433 };
 }
 
 const priced = (id: string, sec: string, over: Partial<Run> = {}) =>
   heldRun(id, sec, { reserve_micros: 2_500_000, ...over });
 
 function state(currency: string | undefined, runs: Run[], holds: Run[] = []): State {
-  return { ...base, tenants: [tenant(currency)], runs, holds };
+  return { ...base, currency, tenants: [tenant(currency)], runs, holds };
 }
 
 describe('money on the dashboard', () => {
@@ -50,7 +50,15 @@ describe('money on the dashboard', () => {
     expect(text('tenant-local-budget-money')).toBe('$50.00');
   });
 
-  it('shows units only when the tenant has no money budget', () => {
+  it('shows units only for a tenant without a money budget, beside one with it', () => {
+    const other = { ...tenant(), tenant: 'other', spent_micros: 24, held_micros: 0 };
+    act(() => render(<InStore store={testStore({ ...state('CNY', []), tenants: [tenant('CNY'), other] })}><Overview /></InStore>, root));
+    expect(text('tenant-local-budget-money')).toBe('CN¥50.00');
+    expect(text('tenant-other-spent')).toBe('100');
+    expect(q('tenant-other-spent-money')).toBeNull();
+  });
+
+  it('shows units only when the gateway has no currency', () => {
     const done = priced('run_a', '01', { status: 'completed', usage: 'trusted', held_units: 0, spent_units: 90 });
     act(() => render(<InStore store={testStore(state(undefined, [done]))}><Overview /><Runs /></InStore>, root));
     expect(text('tenant-local-spent')).toBe('100');

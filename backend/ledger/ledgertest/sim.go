@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // Machine drives a store with a program of operations (admit, start, settle,
@@ -46,9 +47,24 @@ type mTenant struct {
 	id                  string
 	budget, spent, held ledger.Units
 	active, max         int
+	// Money: the first tenant also budgets in money; both hold and spend
+	// money for their priced runs.
+	hasMoney                           bool
+	moneyBudget, moneySpent, moneyHeld price.Micros
 }
 
 func (t *mTenant) available() ledger.Units { return t.budget - t.spent - t.held }
+
+func (t *mTenant) availableMoney() price.Micros {
+	return t.moneyBudget - t.moneySpent - t.moneyHeld
+}
+
+// hold adds r's reserve (units and money) to what t holds, or takes it
+// away (sign −1) when r stops holding.
+func (t *mTenant) hold(r *mRun, sign int) {
+	t.held += ledger.Units(sign) * r.reserve
+	t.moneyHeld += price.Micros(sign) * r.reserveMicros
+}
 
 type mRun struct {
 	id      ledger.RunID
@@ -58,6 +74,30 @@ type mRun struct {
 	status  ledger.RunStatus
 	usage   ledger.UsageStatus
 	quota   bool
+	// A priced run (at TestPrice) reserved reserveMicros for input counted
+	// tokens and the rest of its reserve as output, and was charged cost.
+	priced              bool
+	input               ledger.Units
+	reserveMicros, cost price.Micros
+}
+
+// charge is what the model charges r for tokens: their cost at TestPrice,
+// at most the reserve's; nothing for an unpriced run.
+func (r *mRun) charge(t price.Tokens) price.Micros {
+	if !r.priced {
+		return 0
+	}
+	c, err := TestPrice.Cost(t)
+	if err != nil {
+		panic(err) // the simulation's counts are small
+	}
+	return min(c, r.reserveMicros)
+}
+
+// unitsCharge is r's charge for units as its input first, the rest output.
+func (r *mRun) unitsCharge(units ledger.Units) price.Micros {
+	in := min(units, r.input)
+	return r.charge(price.Tokens{Input: int64(in), Output: int64(units - in)})
 }
 
 func (r *mRun) held() ledger.Units {
@@ -113,6 +153,9 @@ func (m *Machine) Run(prog []byte) error {
 	m.prog, m.pos, m.byID = prog, 0, map[ledger.RunID]*mRun{}
 	for i := range 2 {
 		t := &mTenant{id: fmt.Sprintf("%s-t%d", m.Prefix, i), budget: ledger.Units(50 + int(m.next())%200), max: 1 + int(m.next())%3}
+		// The first tenant's money budget fits a few priced runs (a
+		// token costs 2 to 8 micros), so money refuses as often as units.
+		t.hasMoney, t.moneyBudget = i == 0, price.Micros(t.budget)*9
 		m.tenants = append(m.tenants, t)
 	}
 	m.quota.limit = ledger.Units(100 + int(m.next())%300)
@@ -150,7 +193,9 @@ func (m *Machine) tail() string {
 func (m *Machine) policy() []ledger.Tenant {
 	var ts []ledger.Tenant
 	for _, t := range m.tenants {
-		ts = append(ts, Tenant(t.id, t.budget, t.max))
+		tn := Tenant(t.id, t.budget, t.max)
+		tn.HasMoneyBudget, tn.BudgetMicros = t.hasMoney, t.moneyBudget
+		ts = append(ts, tn)
 	}
 	return ts
 }
@@ -251,8 +296,9 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 			return nil
 		}
 		units := ledger.Units(int(m.arg()) % (int(r.reserve) + 2))
-		m.logf("settle %s %d", r.id, units)
-		run, err := m.Store.Settle(ctx, r.id, units, "usage", by)
+		s, cost := m.settlement(r, units, m.arg())
+		m.logf("settle %s %d usage=%+v", r.id, units, s.Usage)
+		run, err := m.Store.SettleUsage(ctx, r.id, s, by)
 		want := ""
 		switch {
 		case r.status.Ended():
@@ -260,7 +306,9 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 		default:
 			spent := min(units, r.reserve) // above the reserve: an overrun, counted in the quota day only
 			r.tenant.spent += spent
-			r.tenant.held -= r.reserve
+			r.tenant.hold(r, -1)
+			r.tenant.moneySpent += cost
+			r.cost = cost
 			r.tenant.active--
 			if r.quota {
 				m.quota.usage += units
@@ -297,7 +345,7 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 		if r.status.Ended() {
 			want = ledger.CodeRunEnded
 		} else {
-			r.tenant.held -= r.reserve
+			r.tenant.hold(r, -1)
 			r.tenant.active--
 			if r.quota {
 				m.quota.held -= r.reserve
@@ -315,19 +363,25 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 		if m.arg()%8 == 0 {
 			evidence = ""
 		}
-		m.logf("reconcile %s %d %q", r.id, units, evidence)
-		run, err := m.Store.Reconcile(ctx, r.id, units, evidence, ledger.ActorAdmin)
+		c := m.reconciliation(r, units, evidence, m.arg())
+		m.logf("reconcile %s %d %q bill=%v %s", r.id, units, evidence, c.HasCost, c.CostMicros)
+		run, err := m.Store.ReconcileCost(ctx, r.id, c, ledger.ActorAdmin)
 		want := ""
 		switch {
 		case evidence == "":
 			want = ledger.CodeInvalidRequest
 		case r.usage != ledger.UsageUnknown:
 			want = ledger.CodeNotHeld
-		case units > r.reserve:
+		case units > r.reserve || (c.HasCost && c.CostMicros > r.reserveMicros):
 			want = ledger.CodeInvalidRequest
 		default:
+			r.cost = c.CostMicros
+			if !c.HasCost {
+				r.cost = r.unitsCharge(units)
+			}
 			r.tenant.spent += units
-			r.tenant.held -= r.reserve
+			r.tenant.moneySpent += r.cost
+			r.tenant.hold(r, -1)
 			if r.quota {
 				m.quota.usage += units
 				m.quota.held -= r.reserve
@@ -372,7 +426,7 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 			open++
 			r.tenant.active--
 			if r.status == ledger.RunQueued { // never sent upstream: released
-				r.tenant.held -= r.reserve
+				r.tenant.hold(r, -1)
 				if r.quota {
 					m.quota.held -= r.reserve
 				}
@@ -396,7 +450,7 @@ func (m *Machine) exec(ctx context.Context, op int) error {
 }
 
 func (m *Machine) admit(ctx context.Context) error {
-	a, b, c := m.arg(), m.arg(), m.arg()
+	a, b, c, d := m.arg(), m.arg(), m.arg(), m.arg()
 	var t *mTenant
 	tenantID := m.Prefix + "-ghost"
 	if int(a)%5 != 4 {
@@ -417,10 +471,17 @@ func (m *Machine) admit(ctx context.Context) error {
 	}
 	req := ledger.AdmitRequest{RunID: id, TenantID: tenantID, Upstream: m.upstream(), Model: "m",
 		ReserveUnits: reserve, Queued: queued, Actor: ledger.System("sim")}
+	// Most runs are priced, their counted input some part of the reserve.
+	priced := d%8 != 0
+	if priced {
+		req.Prices = TestPrice
+		req.InputUnits = ledger.Units(int(d>>3) % (int(reserve) + 1))
+		req.ReserveMicros, _ = TestPrice.ReserveCost(int64(req.InputUnits), int64(reserve-req.InputUnits))
+	}
 	if guarded {
 		req.Quota = &ledger.QuotaCheck{Day: quotaDay, LimitUnits: m.quota.limit}
 	}
-	m.logf("admit %s tenant=%s reserve=%d queued=%v guarded=%v", id, tenantID, reserve, queued, guarded)
+	m.logf("admit %s tenant=%s reserve=%d (%s) queued=%v guarded=%v", id, tenantID, reserve, req.ReserveMicros, queued, guarded)
 	run, err := m.Store.Admit(ctx, req)
 	want := ""
 	switch {
@@ -428,7 +489,9 @@ func (m *Machine) admit(ctx context.Context) error {
 		want = ledger.CodeConflict
 	case t == nil:
 		want = ledger.CodeInvalidAPIKey
-	case t.available() < reserve:
+	case t.hasMoney && !priced:
+		want = ledger.CodeModelUnpriced
+	case t.available() < reserve || (t.hasMoney && t.availableMoney() < req.ReserveMicros):
 		want = ledger.CodeInsufficientBudget
 	case t.active >= t.max:
 		want = ledger.CodeConcurrencyLimit
@@ -438,11 +501,12 @@ func (m *Machine) admit(ctx context.Context) error {
 	if want != "" {
 		return m.expect(err, want, dup, nil)
 	}
-	r := &mRun{id: id, tenant: t, reserve: reserve, status: ledger.RunActive, usage: ledger.UsagePending, quota: guarded}
+	r := &mRun{id: id, tenant: t, reserve: reserve, status: ledger.RunActive, usage: ledger.UsagePending, quota: guarded,
+		priced: priced, input: req.InputUnits, reserveMicros: req.ReserveMicros}
 	if queued {
 		r.status = ledger.RunQueued
 	}
-	t.held += reserve
+	t.hold(r, 1)
 	t.active++
 	if guarded {
 		m.quota.held += reserve
@@ -450,6 +514,39 @@ func (m *Machine) admit(ctx context.Context) error {
 	m.runs = append(m.runs, r)
 	m.byID[id] = r
 	return m.expect(err, "", r, &run)
+}
+
+// settlement is how the program settles r at units, by arg: as units
+// alone (priced as input first), or as a usage whose prompt is up to the
+// run's input with part of it read from or written to the cache; and the
+// charge the model expects.
+func (m *Machine) settlement(r *mRun, units ledger.Units, arg byte) (ledger.Settlement, price.Micros) {
+	s := ledger.Settlement{Units: units, Evidence: "usage"}
+	if arg%3 == 0 {
+		return s, r.unitsCharge(units)
+	}
+	prompt := min(units, r.input)
+	read := prompt * ledger.Units(arg>>2%3) / 2
+	write := (prompt - read) * ledger.Units(arg>>4%2)
+	s.Usage = &ledger.Usage{PromptTokens: int64(prompt), CachedTokens: int64(read), CacheCreationTokens: int64(write),
+		CompletionTokens: int64(units - prompt)}
+	return s, r.charge(price.Tokens{Input: int64(prompt - read - write), CacheRead: int64(read),
+		CacheWrite: int64(write), Output: int64(units - prompt)})
+}
+
+// reconciliation is how the program reconciles r, by arg: with a bill of
+// part of its reserve's cost (now and then a micro above it), or without.
+func (m *Machine) reconciliation(r *mRun, units ledger.Units, evidence string, arg byte) ledger.Reconciliation {
+	c := ledger.Reconciliation{Units: units, Evidence: evidence}
+	if arg%2 == 0 {
+		return c
+	}
+	c.HasCost = true
+	c.CostMicros = r.reserveMicros * price.Micros(arg>>1%16) / 15
+	if arg>>1%16 == 15 && arg>>5 == 7 {
+		c.CostMicros = r.reserveMicros + 1
+	}
+	return c
 }
 
 func (m *Machine) logf(format string, args ...any) {
@@ -484,9 +581,10 @@ func (m *Machine) checkRun(r *mRun, got *ledger.Run) error {
 		got = &run
 	}
 	if got.ID != r.id || got.TenantID != r.tenant.id || got.Status != r.status || got.Usage != r.usage ||
-		got.ReserveUnits != r.reserve || got.SpentUnits != r.spent || got.HeldUnits != r.held() {
-		return fmt.Errorf("run %s is %+v; the model has status %s usage %s reserve %d spent %d held %d",
-			r.id, *got, r.status, r.usage, r.reserve, r.spent, r.held())
+		got.ReserveUnits != r.reserve || got.SpentUnits != r.spent || got.HeldUnits != r.held() ||
+		got.ReserveMicros != r.reserveMicros || got.CostMicros != r.cost || (got.Prices != nil) != r.priced {
+		return fmt.Errorf("run %s is %+v; the model has status %s usage %s reserve %d spent %d held %d, reserve %s cost %s",
+			r.id, *got, r.status, r.usage, r.reserve, r.spent, r.held(), r.reserveMicros, r.cost)
 	}
 	return nil
 }
@@ -504,7 +602,11 @@ func (m *Machine) check(touched *mRun) error {
 			return err
 		}
 		want := ledger.Balance{TenantID: t.id, BudgetUnits: t.budget, SpentUnits: t.spent, HeldUnits: t.held,
-			AvailableUnits: t.available(), Active: t.active}
+			AvailableUnits: t.available(), Active: t.active,
+			SpentMicros: t.moneySpent, HeldMicros: t.moneyHeld, HasMoneyBudget: t.hasMoney}
+		if t.hasMoney {
+			want.BudgetMicros, want.AvailableMicros = t.moneyBudget, t.availableMoney()
+		}
 		if b != want {
 			return fmt.Errorf("balance %+v; the model has %+v", b, want)
 		}

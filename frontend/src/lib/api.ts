@@ -127,6 +127,8 @@ export interface ConnectInfo {
 export interface TenantPolicy {
   id: string;
   budget_units: number;
+  /** the money budget, a decimal string in the gateway's currency; absent: none (the budget is in units only) */
+  budget?: string;
   max_concurrent: number;
   per_minute: number;
   per_hour: number;

@@ -333,6 +333,8 @@ export const en = {
   'settings.deletedInFile': 'Tenant {tenant} deleted; the config file still has it until you write back (or discard to bring it back).',
   'settings.newKey': 'New key of {tenant}',
   'settings.newKeyOnce': 'Shown once: copy it now.',
+  'settings.moneyBudget': 'Money budget, in {currency} (blank: none)',
+  'settings.errMoney': 'The money budget must be a decimal with at most 6 places, e.g. 50.00.',
   'settings.errNumbers': 'Budget, concurrency and rate limits are whole numbers of 0 or more.',
   'notice.dismiss': 'dismiss',
   'form.close': 'Close',

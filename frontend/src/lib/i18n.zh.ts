@@ -321,6 +321,8 @@ export const zhCN: Record<keyof typeof en, string> = {
   'settings.deletedInFile': '租户 {tenant} 已删除；在写回之前配置文件中仍有它（放弃更改可恢复它）。',
   'settings.newKey': '{tenant} 的新密钥',
   'settings.newKeyOnce': '只显示一次：请现在复制。',
+  'settings.moneyBudget': '金额预算（{currency}，留空：无）',
+  'settings.errMoney': '金额预算须为最多 6 位小数的数字，例如 50.00。',
   'settings.errNumbers': '预算、并发和速率限制必须是 0 或更大的整数。',
   'notice.dismiss': '关闭',
   'form.close': '关闭',

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { currencyOf, decimalOf, microsOf, money } from '../../lib/money';
 import type { TenantPolicy, TenantSettings as TenantSettingsData } from '../../lib/api';
 import { copyText } from '../../lib/clipboard';
 import { units } from '../../lib/format';
@@ -106,11 +107,15 @@ function OverrideBanner(props: { overrides: TenantSettingsData['overrides'] }) {
 function TenantRows(props: { p: TenantPolicy; refused: string | null; onEdit: () => void }) {
   const store = useStore();
   const p = props.p;
+  const currency = useView((v) => currencyOf(v.state));
   return (
     <>
       <tr data-testid={`settings-row-${p.id}`}>
         <td>{p.id}</td>
-        <td class="num">{units(p.budget_units)}</td>
+        <td class="num">
+          {units(p.budget_units)}
+          {p.budget && currency && <span class="money" data-testid={`settings-money-${p.id}`}> {money(microsOf(p.budget), currency)}</span>}
+        </td>
         <td class="num">{units(p.max_concurrent)}</td>
         <td class="num">{p.per_minute ? units(p.per_minute) : '—'}</td>
         <td class="num">{p.per_hour ? units(p.per_hour) : '—'}</td>
@@ -184,7 +189,10 @@ function TenantForm(props: { p: TenantPolicy; isNew: boolean; onClose: () => voi
     pm: String(props.p.per_minute),
     ph: String(props.p.per_hour),
     models: props.p.allowed_models.join(', '),
+    money: props.p.budget ?? '',
   });
+  // The money budget is asked only of a gateway with a currency (config `money`).
+  const currency = useView((v) => currencyOf(v.state));
   const server = useView((v) => v.notes.get(FORM));
   const busy = useView((v) => v.busy.has(FORM));
   const err = server?.kind === 'error' ? noteText(server) : null;
@@ -207,6 +215,11 @@ function TenantForm(props: { p: TenantPolicy; isNew: boolean; onClose: () => voi
             store.fail(FORM, () => t('settings.errNumbers'));
             return;
           }
+          const budget = currency && f.money.trim() !== '' ? microsOf(f.money) : undefined;
+          if (budget === null) {
+            store.fail(FORM, () => t('settings.errMoney'));
+            return;
+          }
           const saved = await store.tenants.save({
             id: f.id.trim(),
             budget_units: nums[0]!,
@@ -214,12 +227,14 @@ function TenantForm(props: { p: TenantPolicy; isNew: boolean; onClose: () => voi
             per_minute: nums[2]!,
             per_hour: nums[3]!,
             allowed_models: f.models.split(/[,\s]+/).filter(Boolean),
+            ...(budget === undefined ? {} : { budget: decimalOf(budget) }),
           });
           if (saved) props.onSaved();
         }}
       >
         {field('id', t('audit.tenant'), !props.isNew)}
         {field('budget', t('overview.budget'))}
+        {currency && field('money', t('settings.moneyBudget', { currency }))}
         {field('conc', t('settings.concurrency'))}
         {field('pm', t('settings.perMinute'))}
         {field('ph', t('settings.perHour'))}

@@ -10,6 +10,8 @@ import type { Api, TenantSettings as Settings, WriteBack } from '../../lib/api';
 import type { Host } from '../../lib/desktop';
 import { setLang } from '../../lib/i18n';
 import { InStore, testStore } from '../../fixtures/store';
+import fixture from '../../fixtures/state.json';
+import type { State } from '../../lib/types';
 
 let root: HTMLElement;
 beforeEach(() => {
@@ -178,5 +180,40 @@ describe('delete a tenant', () => {
     expect(q('settings-row-bot')).not.toBeNull();
     expect(q('override-banner')!.textContent).toContain('team.tenant');
     expect(q('tenant-deleted')!.textContent).toContain('租户 team 已删除；在写回之前配置文件中仍有它');
+  });
+});
+
+describe('money budget in Settings', () => {
+  const one: Settings = { tenants: [{ id: 'team', budget_units: 1000, budget: '50', max_concurrent: 2, per_minute: 0, per_hour: 0, allowed_models: [] }], overrides: [] };
+  const withCurrency = (currency?: string) => ({ ...(fixture as unknown as State), currency });
+  const type = (id: string, v: string) => {
+    const el = q(id)!;
+    el.value = v;
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  };
+
+  it('edits the money budget as a decimal string when the gateway has a currency', async () => {
+    const save = vi.fn(async (): Promise<Settings> => one);
+    act(() => render(<InStore store={testStore(withCurrency('USD'), { tenants: async () => one, saveTenant: save })}><TenantSettings /></InStore>, root));
+    await flush();
+    expect(q('settings-money-team')!.textContent!.trim()).toBe('$50.00');
+    act(() => q('edit-team')!.click());
+    expect(q('tenant-money')!.value).toBe('50');
+    act(() => type('tenant-money', '1.2345678'));
+    await act(async () => q('tenant-save')!.click());
+    expect(save).not.toHaveBeenCalled();
+    expect(q('tenant-error')!.textContent).toContain('at most 6 places');
+    act(() => type('tenant-money', '75.50'));
+    await act(async () => q('tenant-save')!.click());
+    await flush();
+    expect(save).toHaveBeenCalledWith(expect.objectContaining({ id: 'team', budget_units: 1000, budget: '75.5' }));
+  });
+
+  it('asks no money budget of a gateway without a currency', async () => {
+    act(() => render(<InStore store={testStore(withCurrency(undefined), { tenants: async () => one })}><TenantSettings /></InStore>, root));
+    await flush();
+    expect(q('settings-money-team')).toBeNull();
+    act(() => q('edit-team')!.click());
+    expect(q('tenant-money')).toBeNull();
   });
 });

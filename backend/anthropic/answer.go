@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // The Anthropic shapes the gateway writes: a whole message, its blocks and
@@ -58,13 +60,11 @@ type (
 // Marshal encodes v as Anthropic writes JSON: no HTML escaping, no
 // trailing newline.
 func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := wire.Marshal(v)
+	if err != nil {
 		return nil, fmt.Errorf("anthropic: encode: %w", err)
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return b, nil
 }
 
 // Event frames one Anthropic SSE event: the event name is the data's type.

@@ -1,9 +1,10 @@
 package responses
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // Meta is what a translated answer says about itself.
@@ -118,13 +119,11 @@ func (m Meta) Response(status string, output []json.RawMessage, u *Usage) Respon
 // Encode is v as OpenAI writes JSON (no HTML escaping); only quotagate's
 // own shapes are encoded, so a failure is a bug and panics.
 func Encode(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := wire.Marshal(v)
+	if err != nil {
 		panic(fmt.Sprintf("responses: encode %T: %v", v, err)) // only our own types get here
 	}
-	return bytes.TrimRight(b.Bytes(), "\n")
+	return b
 }
 
 // MessageItemJSON is a message output item; items and parts keep their

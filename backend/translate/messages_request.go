@@ -1,11 +1,11 @@
 package translate
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
 	"github.com/quotagate/quotagate/backend/anthropic"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // Reasoning switches a chat-completions upstream may have, for `thinking`.
@@ -141,13 +141,11 @@ func MessagesToChat(r *anthropic.Request, o ChatOptions) ([]byte, error) {
 	} else if rf != nil {
 		b.ResponseFormat = rf
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(b); err != nil {
+	out, err := wire.Marshal(b)
+	if err != nil {
 		return nil, fmt.Errorf("anthropic: encode chat body: %w", err)
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return out, nil
 }
 
 // effort maps a thinking budget onto OpenAI's three efforts.

@@ -95,13 +95,7 @@ func (t *ResponsesStream) Chunk(data []byte) ([]responses.Event, error) {
 			continue
 		}
 		d := ch.Delta
-		text := ""
-		if d.Content != nil {
-			text += *d.Content
-		}
-		if d.Refusal != nil {
-			text += *d.Refusal
-		}
+		text := answerText(d.Content, d.Refusal)
 		if text != "" {
 			evs = append(evs, t.closeCall()...)
 			evs = append(evs, t.openMessage()...)
@@ -236,13 +230,7 @@ func ResponseFromChat(meta responses.Meta, body []byte) ([]byte, error) {
 		}
 		t.finish = ch.FinishReason
 		m := ch.Message
-		text := ""
-		if m.Content != nil {
-			text += *m.Content
-		}
-		if m.Refusal != nil {
-			text += *m.Refusal
-		}
+		text := answerText(m.Content, m.Refusal)
 		if text != "" {
 			t.openMessage()
 			t.msg.text.WriteString(text)
@@ -264,4 +252,17 @@ func ResponseFromChat(meta responses.Meta, body []byte) ([]byte, error) {
 		r = meta.Response(status, t.output, t.usage)
 	}
 	return responses.Encode(r), nil
+}
+
+// answerText is what a chat answer (a delta or a whole message) shows as
+// Responses output text: its content, then its refusal, either absent.
+func answerText(content, refusal *string) string {
+	text := ""
+	if content != nil {
+		text += *content
+	}
+	if refusal != nil {
+		text += *refusal
+	}
+	return text
 }

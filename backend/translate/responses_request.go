@@ -1,11 +1,11 @@
 package translate
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
 	"github.com/quotagate/quotagate/backend/responses"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // ResponsesToChat translates a Responses request into a chat-completions
@@ -52,13 +52,11 @@ func ResponsesToChat(r *responses.Request) (body []byte, notes []string, err err
 			note("left out %s: chat completions upstreams do not take it", skipped.what)
 		}
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
+	chat, err := wire.Marshal(out)
+	if err != nil {
 		return nil, nil, fmt.Errorf("responses: encode chat body: %w", err)
 	}
-	return bytes.TrimRight(b.Bytes(), "\n"), notes, nil
+	return chat, notes, nil
 }
 
 // responsesChatMessages is the instructions and the input as chat
@@ -194,11 +192,8 @@ func chatMessageFrom(it responses.Item) (responsesChatMessage, error) {
 
 // stringJSON is s as a JSON string, HTML characters as they are.
 func stringJSON(s string) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return bytes.TrimRight(b.Bytes(), "\n")
+	b, _ := wire.Marshal(s)
+	return b
 }
 
 func chatToolChoice(raw json.RawMessage) (json.RawMessage, error) {

@@ -3,7 +3,6 @@ package demo
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -108,23 +107,18 @@ func (m *messagesRequest) toolResult() (string, bool) {
 }
 
 func (s *Server) messagesHandler(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return
-	}
 	var req messagesRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeJSON(w, http.StatusBadRequest, msgError("invalid_request_error", "the demo upstream could not parse the request: "+err.Error()))
+	body, ok := readRequest(w, r, func(b []byte) error { return json.Unmarshal(b, &req) }, func(msg string) any {
+		return msgError("invalid_request_error", msg)
+	})
+	if !ok {
 		return
 	}
 	x := s.begin(w, r, body, &chatRequest{Model: req.Model, Stream: req.Stream}, req.lastUser(), req.Stream)
 	if x == nil {
 		return
 	}
-	defer s.update(func() {
-		x.rec.Done = true
-		s.flight--
-	})
+	defer s.done(x)
 	x.msg = &req
 	x.run()
 }

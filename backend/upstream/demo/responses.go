@@ -3,7 +3,6 @@ package demo
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -115,13 +114,9 @@ func (r *responsesRequest) promptUnits(custom func([]byte) int64, body []byte) i
 }
 
 func (s *Server) responsesHandler(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return
-	}
-	rr, err := parseResponsesRequest(body)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, errorBody("the demo upstream could not parse the request: "+err.Error(), "invalid_request_error", "invalid_request"))
+	var rr *responsesRequest
+	body, ok := readRequest(w, r, func(b []byte) (err error) { rr, err = parseResponsesRequest(b); return err }, chatRefusal)
+	if !ok {
 		return
 	}
 	x := s.begin(w, r, body, &chatRequest{Model: rr.Model, Stream: rr.Stream}, rr.lastUser(), rr.Stream)
@@ -129,10 +124,7 @@ func (s *Server) responsesHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x.resp = rr
-	defer s.update(func() {
-		x.rec.Done = true
-		s.flight--
-	})
+	defer s.done(x)
 	x.run()
 }
 

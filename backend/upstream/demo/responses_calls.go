@@ -3,7 +3,6 @@ package demo
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/quotagate/quotagate/backend/openai"
@@ -102,33 +101,16 @@ func (x *exchange) toolCall(args string) openai.ToolCallJSON {
 // call's id and name, then its arguments in pieces, finish_reason
 // "tool_calls", the usage and [DONE] — or a cut after Plan.CutAfter pieces.
 func (x *exchange) streamCall(created int64, includeUsage bool) {
-	chunk := func(d *openai.DeltaJSON, finish *string) openai.ChunkJSON {
-		return x.chunk(created, includeUsage, d, finish)
-	}
 	zero := 0
-	head := x.toolCall("")
-	head.Index = &zero
-	if !x.event(chunk(&openai.DeltaJSON{Role: "assistant", ToolCalls: []openai.ToolCallJSON{head}}, nil), false) {
-		return
-	}
-	for i, part := range x.argParts() {
-		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
-			panic(http.ErrAbortHandler)
-		}
-		if !x.pause(x.plan.ChunkDelay) {
-			return
-		}
+	call := x.toolCall("")
+	call.Index = &zero
+	head := &openai.DeltaJSON{Role: "assistant", ToolCalls: []openai.ToolCallJSON{call}}
+	args := func(part string) *openai.DeltaJSON {
 		var tc openai.ToolCallJSON
 		tc.Index, tc.Function.Arguments = &zero, part
-		if !x.event(chunk(&openai.DeltaJSON{ToolCalls: []openai.ToolCallJSON{tc}}, nil), true) {
-			return
-		}
+		return &openai.DeltaJSON{ToolCalls: []openai.ToolCallJSON{tc}}
 	}
-	if x.plan.Kind == KindCut {
-		panic(http.ErrAbortHandler)
-	}
-	finish := "tool_calls"
-	if !x.event(chunk(&openai.DeltaJSON{}, &finish), false) {
+	if !x.streamDeltas(created, includeUsage, head, x.argParts(), args, "tool_calls") {
 		return
 	}
 	x.end(created, includeUsage)

@@ -264,24 +264,42 @@ func (c *chatRequest) lastUser() string {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return
-	}
 	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorBody("the demo upstream could not parse the request: "+err.Error(), "invalid_request_error", "invalid_request"))
+	body, ok := readRequest(w, r, func(b []byte) error { return json.Unmarshal(b, &req) }, chatRefusal)
+	if !ok {
 		return
 	}
 	x := s.begin(w, r, body, &req, req.lastUser(), req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 	if x == nil {
 		return
 	}
-	defer s.update(func() {
+	defer s.done(x)
+	x.run()
+}
+
+// readRequest reads a request's body and parses it; a body that does not
+// parse is answered 400 with refusal's error body, in the protocol's shape.
+func readRequest(w http.ResponseWriter, r *http.Request, parse func([]byte) error, refusal func(msg string) any) ([]byte, bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, false
+	}
+	if err := parse(body); err != nil {
+		writeJSON(w, http.StatusBadRequest, refusal("the demo upstream could not parse the request: "+err.Error()))
+		return nil, false
+	}
+	return body, true
+}
+
+// chatRefusal is an unparsable body's error in OpenAI's shape.
+func chatRefusal(msg string) any { return errorBody(msg, "invalid_request_error", "invalid_request") }
+
+// done ends an exchange begin started: it no longer counts as in flight.
+func (s *Server) done(x *exchange) {
+	s.update(func() {
 		x.rec.Done = true
 		s.flight--
 	})
-	x.run()
 }
 
 // begin checks the model, chooses the request's plan (header, directive in
@@ -483,35 +501,37 @@ func (x *exchange) stream() {
 		x.streamCall(created, includeUsage)
 		return
 	}
+	head := &openai.DeltaJSON{Role: "assistant", Content: new(string)}
+	text := func(part string) *openai.DeltaJSON { return &openai.DeltaJSON{Content: &part} }
+	if !x.streamDeltas(created, includeUsage, head, x.parts(), text, "stop") || !x.pause(x.plan.UsageDelay) {
+		return
+	}
+	x.end(created, includeUsage)
+}
+
+// streamDeltas streams choice 0 as chat-completions chunks: head, then a
+// delta a part (paced by Plan.ChunkDelay), then finish; false when the
+// client went away. A cut plan closes the connection after Plan.CutAfter
+// parts, or before finish: no terminating chunk, no usage, no [DONE].
+func (x *exchange) streamDeltas(created int64, includeUsage bool, head *openai.DeltaJSON, parts []string, delta func(part string) *openai.DeltaJSON, finish string) bool {
 	chunk := func(d *openai.DeltaJSON, finish *string) openai.ChunkJSON {
 		return x.chunk(created, includeUsage, d, finish)
 	}
-	if !x.event(chunk(&openai.DeltaJSON{Role: "assistant", Content: new(string)}, nil), false) {
-		return
+	if !x.event(chunk(head, nil), false) {
+		return false
 	}
-	for i, part := range x.parts() {
+	for i, part := range parts {
 		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
-			// Close the connection mid-body: no terminating chunk, no usage, no [DONE].
 			panic(http.ErrAbortHandler)
 		}
-		if !x.pause(x.plan.ChunkDelay) {
-			return
-		}
-		if !x.event(chunk(&openai.DeltaJSON{Content: &part}, nil), true) {
-			return
+		if !x.pause(x.plan.ChunkDelay) || !x.event(chunk(delta(part), nil), true) {
+			return false
 		}
 	}
 	if x.plan.Kind == KindCut {
 		panic(http.ErrAbortHandler)
 	}
-	stop := "stop"
-	if !x.event(chunk(&openai.DeltaJSON{}, &stop), false) {
-		return
-	}
-	if !x.pause(x.plan.UsageDelay) {
-		return
-	}
-	x.end(created, includeUsage)
+	return x.event(chunk(&openai.DeltaJSON{}, &finish), false)
 }
 
 // chunk is one chat.completion.chunk of choice 0.

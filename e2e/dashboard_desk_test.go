@@ -255,7 +255,7 @@ func TestDashboardDesk(t *testing.T) {
 	}
 	for _, e := range all {
 		if q.Matches(e) {
-			want2 = append(want2, audit.Record(e, time.Local))
+			want2 = append(want2, audit.Record(e, time.Local, s.Currency()))
 		}
 	}
 	if len(rows) != len(want2)+1 || fmt.Sprint(rows[1:]) != fmt.Sprint(want2) {

@@ -57,6 +57,7 @@ type Options struct {
 	Hub       *live.Hub
 	Connect   ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
 	Tenants   Tenants     // the Settings tab's tenant edits (tenants.go)
+	Currency  string      // the gateway's, beside every amount of money in audit.csv; "": none
 	Presenter Presenter   // POST /admin/api/show; nil: there is no window to show
 	Logger    *slog.Logger
 	Coalesce  time.Duration // minimum gap between two pushed snapshots; default 100ms
@@ -276,6 +277,7 @@ func (h *Handler) auditCSV(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	f.Currency = h.o.Currency
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+audit.FileName(f)+`"`)
 	w.Header().Set("Cache-Control", "no-store")

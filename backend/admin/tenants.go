@@ -9,13 +9,16 @@ import (
 
 // TenantPolicy is a tenant's editable policy on the dashboard's Settings tab.
 type TenantPolicy struct {
-	ID            string       `json:"id"`
-	BudgetUnits   ledger.Units `json:"budget_units"`
-	MaxConcurrent int          `json:"max_concurrent"`
-	PerMinute     int          `json:"per_minute"`
-	PerHour       int          `json:"per_hour"`
-	AllowedModels []string     `json:"allowed_models"`
-	KeyGenerated  bool         `json:"key_generated"` // the key is quotagate's (shown on Connect), not the config file's
+	ID          string       `json:"id"`
+	BudgetUnits ledger.Units `json:"budget_units"`
+	// Budget is a money budget in the gateway's currency, a decimal string
+	// ("50.00"); empty: none.
+	Budget        string   `json:"budget,omitempty"`
+	MaxConcurrent int      `json:"max_concurrent"`
+	PerMinute     int      `json:"per_minute"`
+	PerHour       int      `json:"per_hour"`
+	AllowedModels []string `json:"allowed_models"`
+	KeyGenerated  bool     `json:"key_generated"` // the key is quotagate's (shown on Connect), not the config file's
 }
 
 // Override is one value that differs from the config file: changed on the
@@ -23,7 +26,7 @@ type TenantPolicy struct {
 // operator's back).
 type Override struct {
 	Tenant string `json:"tenant"`
-	Field  string `json:"field"` // budget_units, max_concurrent, per_minute, per_hour, allowed_models, key, tenant
+	Field  string `json:"field"` // budget_units, budget, max_concurrent, per_minute, per_hour, allowed_models, key, tenant
 	File   string `json:"file"`  // the file's value ("" for a tenant the file does not have)
 	Now    string `json:"now"`
 }

@@ -38,6 +38,7 @@ var Header = []string{
 	"seq", "at", "kind", "tenant", "run", "actor", "reason",
 	"units", "balance", "available_before", "available_after", "evidence", "detail",
 	"count", "last_at", // a reject row counts the refusals of its interval
+	"cost", "currency", // the money the row moved, as units does units; empty when none
 }
 
 // TimeLayout is ISO 8601 with the local offset (never "Z"), to the microsecond.
@@ -54,6 +55,9 @@ type Query struct {
 	Run  ledger.RunID
 	Text string // case-insensitive substring of reason, evidence, detail or actor
 	Loc  *time.Location
+	// Currency is the gateway's, written beside every row that moved
+	// money (the ledger keeps micros, not the currency they are in).
+	Currency string
 }
 
 // Matches reports whether e is selected by q.
@@ -130,7 +134,7 @@ func WriteCSV(ctx context.Context, w io.Writer, src Source, q Query) error {
 	}
 	n := 0
 	err := Each(ctx, src, q, func(e ledger.AuditEntry) error {
-		if err := writeRecord(bw, Record(e, q.loc())); err != nil {
+		if err := writeRecord(bw, Record(e, q.loc(), q.Currency)); err != nil {
 			return fmt.Errorf("write audit row %d: %w", e.Seq, err)
 		}
 		if n++; n%pageSize == 0 {
@@ -149,11 +153,18 @@ func WriteCSV(ctx context.Context, w io.Writer, src Source, q Query) error {
 	return nil
 }
 
-// Record is e's CSV row (before quoting), times in loc.
-func Record(e ledger.AuditEntry, loc *time.Location) []string {
+// Record is e's CSV row (before quoting), times in loc; a row that moved
+// money says how much (an exact decimal string) in currency.
+func Record(e ledger.AuditEntry, loc *time.Location, currency string) []string {
 	units, balance := strconv.FormatInt(int64(e.Units), 10), ""
 	if IsBalance(e) {
 		units, balance = "", strconv.FormatInt(int64(e.Units), 10)
+	}
+	cost := ""
+	if e.Micros != 0 {
+		cost = e.Micros.String()
+	} else {
+		currency = ""
 	}
 	return []string{
 		strconv.FormatInt(e.Seq, 10),
@@ -171,6 +182,8 @@ func Record(e ledger.AuditEntry, loc *time.Location) []string {
 		Field(e.Detail),
 		strconv.FormatInt(max(e.Count, 1), 10),
 		lastAt(e, loc),
+		cost,
+		Field(currency),
 	}
 }
 

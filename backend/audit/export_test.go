@@ -52,6 +52,14 @@ func sample() trail {
 	}
 }
 
+// withMoney is sample with two rows that moved money: their cost, in the
+// query's currency, fills the last two columns.
+func withMoney() trail {
+	return append(sample(),
+		ledger.AuditEntry{Seq: 9, At: t0.Add(27 * time.Hour), Kind: ledger.AuditSettle, TenantID: "tenant-b", RunID: "run_4", Actor: ledger.TenantActor("tenant-b"), Units: 15, Micros: 24, AvailableBefore: 16, AvailableAfter: 1, Detail: "demo/demo-chat"},
+		ledger.AuditEntry{Seq: 10, At: t0.Add(28 * time.Hour), Kind: ledger.AuditAdmit, TenantID: "tenant-b", RunID: "run_5", Actor: ledger.TenantActor("tenant-b"), Units: 1, Micros: 12_345_678, AvailableBefore: 1, AvailableAfter: 0})
+}
+
 func export(t *testing.T, src audit.Source, q audit.Query) string {
 	t.Helper()
 	var buf bytes.Buffer
@@ -62,7 +70,7 @@ func export(t *testing.T, src audit.Source, q audit.Query) string {
 }
 
 func TestWriteCSVGolden(t *testing.T) {
-	got := export(t, sample(), audit.Query{Loc: shanghai})
+	got := export(t, withMoney(), audit.Query{Loc: shanghai, Currency: "CNY"})
 	path := filepath.Join("testdata", "export.golden.csv")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

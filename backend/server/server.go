@@ -255,6 +255,7 @@ func (s *Server) start(ctx context.Context, addr string) (err error) {
 		Logger:    s.log,
 		Connect:   s.connectInfo,
 		Tenants:   tenantAdmin{s},
+		Currency:  s.money.Currency,
 	})
 	s.http = &http.Server{
 		Handler:           hostCheck(allowedHosts(addr, port), s.routes(s.assembly.gateway)),
@@ -350,6 +351,10 @@ func (s *Server) Demo(upstream string) *demo.Server {
 // Store returns the ledger.
 func (s *Server) Store() ledger.Store { return s.store }
 
+// Currency is the gateway's currency ("" when its books are in units
+// only), which the audit export writes beside each amount of money.
+func (s *Server) Currency() string { return s.money.Currency }
+
 // WriteAuditCSV streams the audit export, as GET /admin/api/audit.csv does;
 // the desktop's save dialog uses it.
 func (s *Server) WriteAuditCSV(ctx context.Context, w io.Writer, from, to, tenant string) error {
@@ -357,6 +362,7 @@ func (s *Server) WriteAuditCSV(ctx context.Context, w io.Writer, from, to, tenan
 	if err != nil {
 		return err
 	}
+	q.Currency = s.money.Currency
 	return audit.WriteCSV(ctx, w, s.store, q)
 }
 

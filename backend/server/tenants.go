@@ -30,7 +30,7 @@ func (a tenantAdmin) Settings(context.Context) (admin.TenantSettings, error) {
 		if t.ID == quota.DefaultTopUpTenant { // quotagate's own: not the operator's to edit
 			continue
 		}
-		out.Tenants = append(out.Tenants, admin.TenantPolicy{ID: t.ID, BudgetUnits: t.BudgetUnits, MaxConcurrent: t.MaxConcurrent,
+		out.Tenants = append(out.Tenants, admin.TenantPolicy{ID: t.ID, BudgetUnits: t.BudgetUnits, Budget: t.Budget, MaxConcurrent: t.MaxConcurrent,
 			PerMinute: t.RateLimits.PerMinute, PerHour: t.RateLimits.PerHour, AllowedModels: append([]string{}, t.AllowedModels...),
 			KeyGenerated: s.keys[t.ID] != ""})
 	}
@@ -65,6 +65,7 @@ func overrides(file, now []config.Tenant) []admin.Override {
 			}
 		}
 		add("budget_units", strconv.FormatInt(int64(f.BudgetUnits), 10), strconv.FormatInt(int64(t.BudgetUnits), 10))
+		add("budget", f.Budget, t.Budget)
 		add("max_concurrent", strconv.Itoa(f.MaxConcurrent), strconv.Itoa(t.MaxConcurrent))
 		add("per_minute", strconv.Itoa(f.RateLimits.PerMinute), strconv.Itoa(t.RateLimits.PerMinute))
 		add("per_hour", strconv.Itoa(f.RateLimits.PerHour), strconv.Itoa(t.RateLimits.PerHour))
@@ -91,7 +92,7 @@ func (a tenantAdmin) Save(ctx context.Context, p admin.TenantPolicy) error {
 		i = len(next) - 1
 	}
 	t := &next[i]
-	t.BudgetUnits, t.MaxConcurrent = p.BudgetUnits, p.MaxConcurrent
+	t.BudgetUnits, t.Budget, t.MaxConcurrent = p.BudgetUnits, strings.TrimSpace(p.Budget), p.MaxConcurrent
 	t.RateLimits = config.RateLimits{PerMinute: p.PerMinute, PerHour: p.PerHour}
 	t.AllowedModels = slices.DeleteFunc(append([]string(nil), p.AllowedModels...), func(m string) bool { return strings.TrimSpace(m) == "" })
 	check := *s.cfg

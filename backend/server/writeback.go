@@ -97,7 +97,7 @@ func sameTenants(out []byte, now []config.Tenant) (*config.Config, error) {
 			return nil, fmt.Errorf("the rewritten file lacks tenant %s", t.ID)
 		}
 		f := c.Tenants[i]
-		if f.BudgetUnits != t.BudgetUnits || f.MaxConcurrent != t.MaxConcurrent || f.RateLimits != t.RateLimits ||
+		if f.BudgetUnits != t.BudgetUnits || f.Budget != t.Budget || f.MaxConcurrent != t.MaxConcurrent || f.RateLimits != t.RateLimits ||
 			!slices.Equal(f.AllowedModels, t.AllowedModels) {
 			return nil, fmt.Errorf("the rewritten file gives tenant %s another policy", t.ID)
 		}
@@ -230,6 +230,13 @@ func tenantsNode(masked []byte) (doc, seq *yaml.Node, err error) {
 func writePolicy(item *yaml.Node, f, t config.Tenant, added bool) {
 	if f.BudgetUnits != t.BudgetUnits {
 		mapSet(item, "budget_units", num(int64(t.BudgetUnits)))
+	}
+	if f.Budget != t.Budget {
+		if t.Budget == "" {
+			mapDel(item, "budget")
+		} else {
+			mapSet(item, "budget", str(t.Budget)) // quoted: money is a decimal string
+		}
 	}
 	if f.MaxConcurrent != t.MaxConcurrent {
 		mapSet(item, "max_concurrent", num(int64(t.MaxConcurrent)))

@@ -17,6 +17,7 @@ import (
 	"github.com/quotagate/quotagate/backend/audit"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // Canceller cancels a run on the operator's behalf (the gateway closes the
@@ -210,6 +211,9 @@ func (h *Handler) state(w http.ResponseWriter, r *http.Request) error {
 type reconcileBody struct {
 	Units    *ledger.Units `json:"units"`
 	Evidence string        `json:"evidence"`
+	// Cost is the provider's bill, a decimal string in the gateway's
+	// currency; without it the ledger prices the units at the run's prices.
+	Cost *string `json:"cost"`
 }
 
 func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
@@ -220,7 +224,15 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
 	if b.Units == nil {
 		return ledger.Errorf(ledger.CodeInvalidRequest, "units is required").Because(ledger.ReasonUnitsRequired, nil)
 	}
-	run, err := h.o.Store.Reconcile(r.Context(), ledger.RunID(r.PathValue("run_id")), *b.Units, b.Evidence, Actor)
+	c := ledger.Reconciliation{Units: *b.Units, Evidence: b.Evidence}
+	if b.Cost != nil {
+		m, err := price.ParseMicros(*b.Cost)
+		if err != nil {
+			return ledger.Errorf(ledger.CodeInvalidRequest, "cost: %v", err)
+		}
+		c.CostMicros, c.HasCost = m, true
+	}
+	run, err := h.o.Store.ReconcileCost(r.Context(), ledger.RunID(r.PathValue("run_id")), c, Actor)
 	if err != nil {
 		return err
 	}

@@ -151,7 +151,7 @@ func TestSettingsApplyAtOnce(t *testing.T) {
 		{"DuplicateKey", `{"id":"team","budget_units":1,"budget_units":900,"max_concurrent":1}`, "twice; send each field once"},
 		{"DuplicateNestedKey", `{"id":"team","budget_units":1,"max_concurrent":1,"allowed_models":[],"id":"bot"}`, "twice"},
 		{"ZeroConcurrency", `{"id":"team","budget_units":1,"max_concurrent":0}`, "max_concurrent must be between 1 and 10000"},
-		{"UnknownField", `{"id":"team","budget":1,"max_concurrent":1}`, "unknown field"},
+		{"UnknownField", `{"id":"team","budgets":1,"max_concurrent":1}`, "unknown field"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resp, b := do(t, "POST", s.URL()+"/admin/api/tenants", tok, c.body)

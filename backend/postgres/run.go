@@ -108,9 +108,8 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 	// transaction committed it: the condition is always tested on the
 	// latest balance, and the row lock serialises every admission and
 	// transition of one tenant.
-	// A money budget is checked in the same condition: a priced call's
-	// reserve fits what is left of it ($4: the model has a price, which a
-	// tenant with a money budget needs).
+	// A money budget is checked in the same condition ($4: the model has
+	// a price, which a tenant with a money budget needs).
 	b, err := scanPosition(w.QueryRow(ctx, `UPDATE tenants SET held_units = held_units + $1, active = active + 1,
 		held_micros = held_micros + $3
 		WHERE id = $2 AND budget_units - spent_units - held_units >= $1 AND active < max_concurrent

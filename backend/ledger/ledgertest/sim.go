@@ -582,11 +582,17 @@ func (m *Machine) checkRun(r *mRun, got *ledger.Run) error {
 	}
 	if got.ID != r.id || got.TenantID != r.tenant.id || got.Status != r.status || got.Usage != r.usage ||
 		got.ReserveUnits != r.reserve || got.SpentUnits != r.spent || got.HeldUnits != r.held() ||
-		got.ReserveMicros != r.reserveMicros || got.CostMicros != r.cost || (got.Prices != nil) != r.priced {
+		got.ReserveMicros != r.reserveMicros || got.CostMicros != r.cost || !samePrices(got.Prices, r.priced) {
 		return fmt.Errorf("run %s is %+v; the model has status %s usage %s reserve %d spent %d held %d, reserve %s cost %s",
 			r.id, *got, r.status, r.usage, r.reserve, r.spent, r.held(), r.reserveMicros, r.cost)
 	}
 	return nil
+}
+
+// samePrices reports whether a run's prices, as the store keeps them
+// across restarts, are TestPrice exactly when the model priced it.
+func samePrices(p *price.Price, priced bool) bool {
+	return (p != nil) == priced && (p == nil || *p == *TestPrice)
 }
 
 // check compares every tenant's balance, the touched run and the guarded

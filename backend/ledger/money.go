@@ -231,3 +231,9 @@ func (v *Verification) TenantMoney(b Balance, runsSpent, runsHeld price.Micros) 
 		v.Addf("tenant %s: holds %s of money but its runs hold %s", b.TenantID, b.HeldMicros, runsHeld)
 	}
 }
+
+// RunMoneyRows reports a run whose admit rows (what: "reserve") or settle
+// and reconcile rows (what: "cost") carry other money than the run.
+func (v *Verification) RunMoneyRows(run, what string, want, rows price.Micros) {
+	v.Addf("run %s: %s %s of money but its audit rows carry %s", run, what, want, rows)
+}

@@ -109,6 +109,16 @@ func (v *verifier) runsAgainstAudit() {
 		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind = 'admit' AND a.balance
 		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.reserve_units ORDER BY r.id`,
 		[]any{&id, &reserve, &n, &lo, &hi}, func() { v.AdmitRows(id, reserve, n, lo, hi) })
+	var what string
+	var want, got price.Micros
+	// Each run's admit row carries its reserve's money and its settle or
+	// reconcile row its cost (rows before money carry 0, as their runs do).
+	v.each(`SELECT r.id, CASE WHEN a.kind = 'admit' THEN 'reserve' ELSE 'cost' END,
+			CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END, sum(a.micros)::bigint
+		FROM runs r JOIN audit a ON a.run_id = r.id AND a.balance AND a.kind IN ('admit', 'settle', 'reconcile')
+		GROUP BY r.id, a.kind = 'admit'
+		HAVING sum(a.micros) != CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END ORDER BY r.id`,
+		[]any{&id, &what, &want, &got}, func() { v.RunMoneyRows(id, what, want, got) })
 	v.each(`SELECT a.seq, a.run_id FROM audit a LEFT JOIN runs r ON r.id = a.run_id
 		WHERE a.kind = 'admit' AND a.balance AND r.id IS NULL ORDER BY a.seq`,
 		[]any{&seq, &id}, func() { v.MissingRun(seq, id) })

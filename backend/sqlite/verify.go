@@ -121,6 +121,27 @@ func (v *verifier) balances() {
 		})
 }
 
+// runsMoney checks that each run's admit row carries its reserve's money
+// and its settle or reconcile row its cost (rows before money carry 0, as
+// their runs do).
+func (v *verifier) runsMoney() {
+	v.each(`SELECT r.id, CASE WHEN a.kind = 'admit' THEN 'reserve' ELSE 'cost' END,
+			CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END, sum(a.micros)
+		FROM runs r JOIN audit a ON a.run_id = r.id AND a.balance = 1
+			AND (a.kind = 'admit' OR a.kind = 'settle' OR a.kind = 'reconcile')
+		GROUP BY r.id, a.kind = 'admit'
+		HAVING sum(a.micros) != CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END ORDER BY r.id`,
+		func(rows *sql.Rows) error {
+			var id, what string
+			var want, got price.Micros
+			if err := rows.Scan(&id, &what, &want, &got); err != nil {
+				return err
+			}
+			v.RunMoneyRows(id, what, want, got)
+			return nil
+		})
+}
+
 func (v *verifier) auditChain() {
 	v.each(`SELECT seq, tenant_id, kind, units, available_before, available_after FROM audit
 		WHERE balance = 1 ORDER BY tenant_id, seq`, func(rows *sql.Rows) error {
@@ -159,6 +180,7 @@ func (v *verifier) runsAgainstAudit() {
 			v.AdmitRows(id, reserve, n, lo, hi)
 			return nil
 		})
+	v.runsMoney()
 	v.each(`SELECT a.seq, a.run_id FROM audit a LEFT JOIN runs r ON r.id = a.run_id
 		WHERE a.kind = 'admit' AND a.balance = 1 AND r.id IS NULL ORDER BY a.seq`,
 		func(rows *sql.Rows) error {

@@ -28,6 +28,9 @@ func TestVerifyFindsTampering(t *testing.T) {
 		{"RunDeleted", `DELETE FROM runs WHERE id = 'held'`, "admitted run held, which is missing"},
 		{"QuotaDay", `UPDATE quota_days SET usage_units = usage_units + 5`, "quota demo/demo-model 2026-11-29"},
 		{"BudgetWithoutAudit", `UPDATE tenants SET budget_units = 500 WHERE id = 't'`, "available 451 but replaying its audit rows gives 51"},
+		{"RunCost", `UPDATE runs SET cost_micros = 13 WHERE id = 'settled'`, "run settled: cost 0.000013 of money but its audit rows carry 0.000014"},
+		{"BalanceRowSpentMicros", `UPDATE tenants SET spent_micros = 15 WHERE id = 't'`, "spent 0.000015 of money but its runs cost 0.000014"},
+		{"BalanceRowHeldMicros", `UPDATE tenants SET held_micros = held_micros + 1 WHERE id = 't'`, "holds 0.000117 of money but its runs hold 0.000116"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tamperLedger(t)
@@ -55,7 +58,10 @@ func TestVerifyFindsTampering(t *testing.T) {
 }
 
 // tamperLedger writes a small consistent ledger and returns its path: tenant
-// t, budget 100: settled (7 of 20), held (22, unknown), active (20, guarded).
+// t, budget 100: settled (7 of 20), held (22, unknown), active (20, guarded);
+// settled and held are priced at ledgertest.TestPrice with 10 tokens of
+// counted input: settled reserved 100 micros and cost 14 (7 input tokens),
+// held holds 116.
 func tamperLedger(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
@@ -65,8 +71,10 @@ func tamperLedger(t *testing.T) string {
 		t.Fatal(err)
 	}
 	ledgertest.MustApply(t, st, ledgertest.Tenant("t", 100, 4))
-	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "settled", TenantID: "t", ReserveUnits: 20})
-	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "held", TenantID: "t", ReserveUnits: 22})
+	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "settled", TenantID: "t", ReserveUnits: 20,
+		InputUnits: 10, ReserveMicros: 100, Prices: ledgertest.TestPrice})
+	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "held", TenantID: "t", ReserveUnits: 22,
+		InputUnits: 10, ReserveMicros: 116, Prices: ledgertest.TestPrice})
 	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "active", TenantID: "t", ReserveUnits: 20,
 		Quota: &ledger.QuotaCheck{Day: "2026-11-29", LimitUnits: 1000}})
 	if _, err := st.Settle(ctx, "settled", 7, "usage", ledger.System("test")); err != nil {

@@ -186,6 +186,11 @@ upstreams:
 			t.Errorf("tenant %s budget = %d, %v; want %d, %v", c.Tenants[i].ID, m, ok, want.micros, want.ok)
 		}
 	}
+	lt := c.LedgerTenants()
+	if !lt[0].HasMoneyBudget || lt[0].BudgetMicros != 50_000_000 || lt[0].BudgetUnits != 1000 ||
+		!lt[1].HasMoneyBudget || lt[1].BudgetUnits != ledger.NoUnitsLimit || lt[2].HasMoneyBudget || lt[2].BudgetUnits != 0 {
+		t.Errorf("ledger tenants %+v: a money budget alone budgets in money only", lt)
+	}
 	q, err := c.Upstreams[0].Prices["m"].Quote()
 	if err != nil || q.Input != 2_000_000 || q.CachedInput != 500_000 || q.CacheWrite != 2_500_000 || q.Output != 8_000_000 {
 		t.Errorf("prices of m = %+v, %v", q, err)

@@ -1,6 +1,6 @@
 // Money beside units: balances, runs, holds, the reconcile dialog's preview
 // and cost, and the spend chart — and units alone when the fields are absent.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { Holds } from './Holds';
@@ -11,20 +11,11 @@ import type { Run, State, TenantState } from '../../lib/types';
 import fixture from '../../fixtures/state.json';
 import { heldRun } from '../../fixtures/run';
 import { InStore, testStore } from '../../fixtures/store';
+import { page } from '../../fixtures/page';
 
 const base = fixture as unknown as State;
-let root: HTMLElement;
-beforeEach(() => {
-  setLang('en');
-  root = document.createElement('div');
-  document.body.appendChild(root);
-});
-afterEach(() => {
-  act(() => render(null, root));
-  root.remove();
-  setLang('en');
-});
-const q = (id: string) => root.querySelector(`[data-testid="${id}"]`);
+const { root } = page();
+const q = (id: string) => root().querySelector(`[data-testid="${id}"]`);
 const text = (id: string) => q(id)?.textContent?.replace(/[\u00a0\u202f]/g, ' ').trim();
 
 function tenant(currency?: string): TenantState {
@@ -42,7 +33,7 @@ function state(currency: string | undefined, runs: Run[], holds: Run[] = []): St
 
 describe('money on the dashboard', () => {
   it('shows a money budget beside units in the balance (en, USD)', () => {
-    act(() => render(<InStore store={testStore(state('USD', []))}><Overview /></InStore>, root));
+    act(() => render(<InStore store={testStore(state('USD', []))}><Overview /></InStore>, root()));
     expect(text('tenant-local-spent')).toBe('100');
     expect(text('tenant-local-spent-money')).toBe('$1.23');
     expect(text('tenant-local-held-money')).toBe('$0.01');
@@ -52,7 +43,7 @@ describe('money on the dashboard', () => {
 
   it('shows units only for a tenant without a money budget, beside one with it', () => {
     const other = { ...tenant(), tenant: 'other', spent_micros: 24, held_micros: 0 };
-    act(() => render(<InStore store={testStore({ ...state('CNY', []), tenants: [tenant('CNY'), other] })}><Overview /></InStore>, root));
+    act(() => render(<InStore store={testStore({ ...state('CNY', []), tenants: [tenant('CNY'), other] })}><Overview /></InStore>, root()));
     expect(text('tenant-local-budget-money')).toBe('CN¥50.00');
     expect(text('tenant-other-spent')).toBe('100');
     expect(q('tenant-other-spent-money')).toBeNull();
@@ -60,7 +51,7 @@ describe('money on the dashboard', () => {
 
   it('shows units only when the gateway has no currency', () => {
     const done = priced('run_a', '01', { status: 'completed', usage: 'trusted', held_units: 0, spent_units: 90 });
-    act(() => render(<InStore store={testStore(state(undefined, [done]))}><Overview /><Runs /></InStore>, root));
+    act(() => render(<InStore store={testStore(state(undefined, [done]))}><Overview /><Runs /></InStore>, root()));
     expect(text('tenant-local-spent')).toBe('100');
     expect(q('tenant-local-spent-money')).toBeNull();
     expect(q('spend')).toBeNull();
@@ -71,7 +62,7 @@ describe('money on the dashboard', () => {
   it("shows a run's cost and reserve in zh-CN's yuan", () => {
     setLang('zh-CN');
     const done = priced('run_a', '01', { status: 'completed', usage: 'trusted', held_units: 0, spent_units: 90, cost_micros: 1_234_567, cost: '1.234567' });
-    act(() => render(<InStore store={testStore(state('CNY', [done]))}><Runs /></InStore>, root));
+    act(() => render(<InStore store={testStore(state('CNY', [done]))}><Runs /></InStore>, root()));
     expect(text('run-cost-run_a')).toBe('¥1.23');
     expect(q('run-cost-run_a')!.getAttribute('title')).toBe('1.234567');
     expect(text('run-reserve-money-run_a')).toBe('¥2.50');
@@ -82,7 +73,7 @@ describe('money on the dashboard', () => {
       priced('run_a', '01', { status: 'completed', usage: 'trusted', cost_micros: 1_000_000 }),
       priced('run_b', '02', { status: 'completed', usage: 'trusted', cost_micros: 2_500_000, model: 'demo-reasoner' }),
     ];
-    act(() => render(<InStore store={testStore(state('USD', runs))}><Overview /></InStore>, root));
+    act(() => render(<InStore store={testStore(state('USD', runs))}><Overview /></InStore>, root()));
     expect(text('spend-tenant-local')).toBe('local $3.50');
     expect(text('spend-model-demo/demo-reasoner')).toBe('demo/demo-reasoner $2.50');
     expect(text('spend-window')).toContain('2 most recent runs');
@@ -92,7 +83,7 @@ describe('money on the dashboard', () => {
     const sent: unknown[][] = [];
     const h = priced('run_h', '03');
     const st = testStore(state('USD', [h], [h]), { reconcile: async (...a) => void sent.push(a) });
-    act(() => render(<InStore store={st}><Holds /></InStore>, root));
+    act(() => render(<InStore store={st}><Holds /></InStore>, root()));
     expect(text('hold-reserve-money-run_h')).toBe('$2.50');
     act(() => (q('reconcile-run_h') as HTMLButtonElement).click());
     expect(text('reconcile-money-run_h')).toBe('The reserve is $2.50.');
@@ -117,7 +108,7 @@ describe('money on the dashboard', () => {
 
   it('asks no cost for a run without a reserve in money', () => {
     const h = heldRun('run_u', '04');
-    act(() => render(<InStore store={testStore(state('USD', [h], [h]))}><Holds /></InStore>, root));
+    act(() => render(<InStore store={testStore(state('USD', [h], [h]))}><Holds /></InStore>, root()));
     act(() => (q('reconcile-run_u') as HTMLButtonElement).click());
     expect(q('reconcile-cost-run_u')).toBeNull();
     expect(q('hold-reserve-money-run_u')).toBeNull();

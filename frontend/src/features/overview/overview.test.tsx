@@ -1,6 +1,6 @@
 // The Overview's rate-limit use comes from the gateway's limiter (the
 // state's tenants[].rate), not from counting the listed runs.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { Overview } from './Overview';
@@ -8,23 +8,14 @@ import { setLang } from '../../lib/i18n';
 import type { State, TenantState } from '../../lib/types';
 import fixture from '../../fixtures/state.json';
 import { InStore, testStore } from '../../fixtures/store';
+import { page } from '../../fixtures/page';
 
 const state = fixture as unknown as State;
-let root: HTMLElement;
-beforeEach(() => {
-  setLang('en');
-  root = document.createElement('div');
-  document.body.appendChild(root);
-});
-afterEach(() => {
-  act(() => render(null, root));
-  root.remove();
-  setLang('en');
-});
-const q = (id: string) => root.querySelector(`[data-testid="${id}"]`);
+const { root } = page();
+const q = (id: string) => root().querySelector(`[data-testid="${id}"]`);
 
 describe('rate-limit use', () => {
-  const show = (tenants: TenantState[]) => act(() => render(<InStore store={testStore({ ...state, tenants, runs: [] })}><Overview /></InStore>, root));
+  const show = (tenants: TenantState[]) => act(() => render(<InStore store={testStore({ ...state, tenants, runs: [] })}><Overview /></InStore>, root()));
 
   it('shows both windows and the refusals as the limiter counts them, a full window marked', () => {
     show(state.tenants); // no runs listed: the figures cannot come from the runs
@@ -54,7 +45,7 @@ describe('queued count', () => {
   it('comes from the gateway (tenants[].queued), not the listed runs: right with 1,000 queued and 50 listed', () => {
     const listed = Array.from({ length: 50 }, (_, i) => ({ ...state.runs[0], id: `r${i}`, tenant: 'local', status: 'queued' as const }));
     const tenants = [{ ...state.tenants[0], queued: 700 }, { ...state.tenants[1], queued: 300 }];
-    act(() => render(<InStore store={testStore({ ...state, tenants, runs: listed })}><Overview /></InStore>, root));
+    act(() => render(<InStore store={testStore({ ...state, tenants, runs: listed })}><Overview /></InStore>, root()));
     expect(q('tenant-local-queued')!.textContent).toMatch(/ 700$/);
     expect(q('tenant-tenant-a-queued')!.textContent).toMatch(/ 300$/);
     expect(q('total-queued')!.textContent).toMatch(/ 1,000$/);

@@ -1,6 +1,6 @@
 // The Settings panel's own parts: the window-only start-at-login switch and
 // write-back of the overrides to the config file.
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { render } from 'preact';
 import { act } from 'preact/test-utils';
 import { AutostartSwitch } from './AutostartSwitch';
@@ -10,25 +10,16 @@ import type { Api, TenantSettings as Settings, WriteBack } from '../../lib/api';
 import type { Host } from '../../lib/desktop';
 import { setLang } from '../../lib/i18n';
 import { InStore, testStore } from '../../fixtures/store';
+import { page } from '../../fixtures/page';
 import fixture from '../../fixtures/state.json';
 import type { State } from '../../lib/types';
 
-let root: HTMLElement;
-beforeEach(() => {
-  setLang('en');
-  root = document.createElement('div');
-  document.body.appendChild(root);
-});
-afterEach(() => {
-  act(() => render(null, root));
-  root.remove();
-  vi.unstubAllGlobals();
-});
+const { root } = page(() => vi.unstubAllGlobals());
 
 const flush = async () => {
   for (let i = 0; i < 5; i++) await act(async () => await Promise.resolve());
 };
-const q = (id: string) => root.querySelector(`[data-testid="${id}"]`) as HTMLInputElement | null;
+const q = (id: string) => root().querySelector(`[data-testid="${id}"]`) as HTMLInputElement | null;
 
 const host = (app: object | undefined): Host => ({
   go: app ? { app: { App: app as never } } : undefined,
@@ -48,7 +39,7 @@ describe('autostartApp', () => {
 
 describe('AutostartSwitch', () => {
   it('is absent in a browser', () => {
-    act(() => render(<AutostartSwitch app={null} />, root));
+    act(() => render(<AutostartSwitch app={null} />, root()));
     expect(q('autostart-panel')).toBeNull();
   });
 
@@ -63,7 +54,7 @@ describe('AutostartSwitch', () => {
         return undefined;
       },
     };
-    act(() => render(<AutostartSwitch app={app} />, root));
+    act(() => render(<AutostartSwitch app={app} />, root()));
     await flush();
     expect(q('autostart')!.checked).toBe(false);
     q('autostart')!.checked = true;
@@ -80,12 +71,12 @@ describe('AutostartSwitch', () => {
         throw new Error('no autostart directory');
       },
     };
-    act(() => render(<AutostartSwitch app={app} />, root));
+    act(() => render(<AutostartSwitch app={app} />, root()));
     await flush();
     q('autostart')!.checked = true;
     act(() => void q('autostart')!.dispatchEvent(new Event('change', { bubbles: true })));
     await flush();
-    expect(root.querySelector('[role="alert"]')?.textContent).toBe('Could not change start at login: no autostart directory');
+    expect(root().querySelector('[role="alert"]')?.textContent).toBe('Could not change start at login: no autostart directory');
   });
 });
 
@@ -103,7 +94,7 @@ describe('write back', () => {
       notes: [{ kind: 'rotated_hash', tenant: 'team', text: 'tenant team: the rotated key is in the file as its SHA-256 (key_hashes)' }],
       settings: { ...withOverride, overrides: [] },
     }));
-    act(() => render(<InStore store={testStore(undefined, api(wb))}><TenantSettings /></InStore>, root));
+    act(() => render(<InStore store={testStore(undefined, api(wb))}><TenantSettings /></InStore>, root()));
     await flush();
     expect(q('override-banner')).not.toBeNull();
     act(() => q('write-back')!.click());
@@ -120,14 +111,14 @@ describe('write back', () => {
     const wb = vi.fn(async (): Promise<WriteBack> => {
       throw new Error('quotagate was started without --config');
     });
-    act(() => render(<InStore store={testStore(undefined, api(wb))}><TenantSettings /></InStore>, root));
+    act(() => render(<InStore store={testStore(undefined, api(wb))}><TenantSettings /></InStore>, root()));
     await flush();
     act(() => q('write-back')!.click());
     expect(wb).not.toHaveBeenCalled();
     answer = true;
     act(() => q('write-back')!.click());
     await flush();
-    expect(root.querySelector('[role="alert"]')?.textContent).toContain('without --config');
+    expect(root().querySelector('[role="alert"]')?.textContent).toContain('without --config');
     expect(q('override-banner')).not.toBeNull();
   });
 });
@@ -148,7 +139,7 @@ describe('delete a tenant', () => {
     const del = vi.fn(async (): Promise<Settings> => {
       throw new Error('tenant team cannot be deleted: 102 units are held by 1 run; reconcile it on the Holds tab first');
     });
-    act(() => render(<InStore store={testStore(undefined, api(del))}><TenantSettings /></InStore>, root));
+    act(() => render(<InStore store={testStore(undefined, api(del))}><TenantSettings /></InStore>, root()));
     await flush();
     act(() => q('delete-team')!.click());
     expect(del).not.toHaveBeenCalled();
@@ -172,7 +163,7 @@ describe('delete a tenant', () => {
       tenants: two.tenants.filter((x) => x.id !== id),
       overrides: [{ tenant: id, field: 'tenant', file: 'in the file', now: 'deleted on the dashboard' }],
     }));
-    act(() => render(<InStore store={testStore(undefined, api(del))}><TenantSettings /></InStore>, root));
+    act(() => render(<InStore store={testStore(undefined, api(del))}><TenantSettings /></InStore>, root()));
     await flush();
     act(() => q('delete-team')!.click());
     await flush();
@@ -194,7 +185,7 @@ describe('money budget in Settings', () => {
 
   it('edits the money budget as a decimal string when the gateway has a currency', async () => {
     const save = vi.fn(async (): Promise<Settings> => one);
-    act(() => render(<InStore store={testStore(withCurrency('USD'), { tenants: async () => one, saveTenant: save })}><TenantSettings /></InStore>, root));
+    act(() => render(<InStore store={testStore(withCurrency('USD'), { tenants: async () => one, saveTenant: save })}><TenantSettings /></InStore>, root()));
     await flush();
     expect(q('settings-money-team')!.textContent!.trim()).toBe('$50.00');
     act(() => q('edit-team')!.click());
@@ -210,7 +201,7 @@ describe('money budget in Settings', () => {
   });
 
   it('asks no money budget of a gateway without a currency', async () => {
-    act(() => render(<InStore store={testStore(withCurrency(undefined), { tenants: async () => one })}><TenantSettings /></InStore>, root));
+    act(() => render(<InStore store={testStore(withCurrency(undefined), { tenants: async () => one })}><TenantSettings /></InStore>, root()));
     await flush();
     expect(q('settings-money-team')).toBeNull();
     act(() => q('edit-team')!.click());

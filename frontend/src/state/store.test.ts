@@ -4,28 +4,13 @@ import { noteText, Store } from './store';
 import { setLang } from '../lib/i18n';
 import type { State } from '../lib/types';
 import fixture from '../fixtures/state.json';
+import { fakeApi as baseApi } from '../fixtures/store';
 
 const state = fixture as unknown as State;
 
+/** fakeApi is the fixtures' fake admin API answering state with the fixture. */
 function fakeApi(over: Partial<Api> = {}): Api {
-  return {
-    state: async () => state,
-    reconcile: async () => {},
-    cancelRun: async () => {},
-    syncQuota: async () => {},
-    setBalance: async () => {},
-    auditCSV: async () => ({ blob: new Blob([]), name: 'x.csv' }),
-    audit: async () => ({ rows: [], more: false }),
-    connect: async () => ({ base_url: 'http://x/v1', origin: 'http://x', locale: '', tenants: [], models: [] }),
-    tenants: async () => ({ tenants: [], overrides: [] }),
-    saveTenant: async () => ({ tenants: [], overrides: [] }),
-    rotateKey: async () => 'k',
-    deleteTenant: async () => ({ tenants: [], overrides: [] }),
-    discardTenants: async () => ({ tenants: [], overrides: [] }),
-    writeBack: async () => ({ file: 'f.yaml', notes: [], settings: { tenants: [], overrides: [] } }),
-    wsURL: () => 'ws://x/admin/ws?token=t',
-    ...over,
-  };
+  return baseApi({ state: async () => state, ...over });
 }
 
 describe('Store actions', () => {

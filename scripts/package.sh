@@ -23,6 +23,11 @@ for b in "$bin" "$bin-headless"; do
 done
 rm -rf "$out" && mkdir -p "$out"
 
+# The README links its reference pages under docs/; ship them beside it.
+install_docs() {
+  for f in docs/*.md docs/*.png; do install -Dm644 "$f" "$1/$f"; done
+}
+
 # --- .deb -------------------------------------------------------------------
 deb=$stage/deb
 install -Dm755 "$bin" "$deb/usr/bin/quotagate"
@@ -36,6 +41,7 @@ done
 install -Dm644 build/linux/quotagate.1 "$deb/usr/share/man/man1/quotagate.1"
 gzip -9n "$deb/usr/share/man/man1/quotagate.1"
 install -Dm644 README.md "$deb/usr/share/doc/quotagate/README.md"
+install_docs "$deb/usr/share/doc/quotagate"
 printf 'quotagate\nCopyright: the quotagate authors\n' >"$deb/usr/share/doc/quotagate/copyright"
 mkdir -p "$deb/DEBIAN"
 cat >"$deb/DEBIAN/control" <<CONTROL
@@ -65,6 +71,7 @@ install -Dm644 build/linux/quotagate.desktop "$tl/quotagate.desktop"
 install -Dm644 build/appicon.png "$tl/quotagate.png"
 install -Dm644 build/linux/quotagate.1 "$tl/quotagate.1"
 install -Dm644 README.md "$tl/README.md"
+install_docs "$tl"
 tar -C "$stage" --owner=0 --group=0 -czf "$out/quotagate-$version-linux-amd64.tar.gz" "$(basename "$tl")"
 
 # --- Windows zip ----------------------------------------------------------------
@@ -75,6 +82,7 @@ mkdir -p "$tw"
 GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -tags desktop,production \
   -ldflags "-w -s -H windowsgui -X main.version=$version" -o "$tw/quotagate.exe" .
 install -Dm644 README.md "$tw/README.md"
+install_docs "$tw"
 (cd "$stage" && zip -qr9 - "$(basename "$tw")") >"$out/quotagate-$version-windows-amd64.zip"
 
 ls -l "$out"

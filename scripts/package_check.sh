@@ -71,11 +71,11 @@ pass "removed cleanly"
 # tarball
 tar -C "$tmp" -xzf "$tgz"
 td=$tmp/quotagate-$version-linux-amd64
-for f in quotagate quotagate-headless quotagate.desktop quotagate.png quotagate.1 README.md; do [ -s "$td/$f" ] || fail "tarball lacks $f"; done
+for f in quotagate quotagate-headless quotagate.desktop quotagate.png quotagate.1 README.md docs/api.md docs/configuration.md; do [ -s "$td/$f" ] || fail "tarball lacks $f"; done
 for b in quotagate quotagate-headless; do
   [ "$("$td/$b" --version)" = "quotagate $version" ] || fail "the tarball's $b has the wrong version"
 done
-pass "tarball holds both binaries, desktop file, icon, man page, README"
+pass "tarball holds both binaries, desktop file, icon, man page, README and its docs"
 
 # Windows zip
 (cd "$tmp" && unzip -q "$OLDPWD/$zip")

@@ -112,7 +112,7 @@ func (r *responsesRequest) upstream(to target) (string, []byte, error) {
 		return "", nil, err
 	}
 	for _, n := range notes {
-		r.log.Info("responses door: translating to chat completions", "model", r.req.Model, "note", n)
+		r.log.Debug("responses door: translating to chat completions", "model", r.req.Model, "note", n)
 	}
 	return chatPath, body, nil
 }

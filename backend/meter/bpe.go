@@ -17,7 +17,7 @@ import (
 // bpe is one tiktoken encoding, built on first use from the BPE file
 // embedded by tiktoken-go-loader and shared by every meter.
 //
-// Why not tiktoken-go's own encoder at run time (issue 15): it keeps, per
+// Why not tiktoken-go's own encoder at run time: it keeps, per
 // encoding, the loader's map[string]int, a reverse map[int]string and a
 // sorted copy of every token — 42 MB for the two encodings, a quarter of
 // the process's RSS with 1,000 slow streams — and it converts every text

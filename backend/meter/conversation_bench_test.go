@@ -13,7 +13,7 @@ import (
 )
 
 // mixedMessage is one ~2k-token message of English prose, Chinese prose and
-// code, different for every i (issue 15's counting corpus).
+// code, different for every i (the corpus BENCHMARKS.md's counting targets use).
 func mixedMessage(i int) string {
 	var b strings.Builder
 	for j := 0; b.Len() < 6000; j++ {
@@ -60,7 +60,7 @@ func TestMixedCorpusCountsEqualTiktoken(t *testing.T) {
 // BenchmarkConversation200k: from the request body to the reserve for a
 // conversation of ~200k tokens (100 mixed messages of ~2k), sent the first
 // time (nothing counted before) and resent with one new message (the 100
-// earlier ones in the count cache). Issue 15's targets: ≤ 250 ms and ≤ 10 ms.
+// earlier ones in the count cache). The targets in BENCHMARKS.md: ≤ 250 ms and ≤ 10 ms.
 //
 //	go test -run '^$' -bench BenchmarkConversation200k -benchtime 5x ./backend/meter/
 func BenchmarkConversation200k(b *testing.B) {
@@ -89,7 +89,7 @@ func BenchmarkConversation200k(b *testing.B) {
 	})
 	b.Run("first-send-baseline-tiktoken-go", func(b *testing.B) {
 		// The same segments counted by tiktoken-go's encoder (the meter
-		// before issue 15's compact encodings).
+		// before its compact encodings).
 		b.SetBytes(int64(len(first)))
 		var tokens int64
 		for b.Loop() {

@@ -57,5 +57,5 @@
 // pre-token piece, so the meter cuts long text where both encodings start
 // a new piece anyway (and by force only inside a pathological run), and it
 // remembers counts of long texts, which agents resend every turn. See
-// docs/bench/meter.md and BENCHMARKS.md (issue 15).
+// docs/bench/meter.md and BENCHMARKS.md.
 package meter

@@ -45,7 +45,7 @@ func FuzzMessagesEvents(f *testing.F) {
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		var tl anthropic.Tally
 		problem := ""
-		for _, ev := range splitSSE(string(stream)) {
+		for _, ev := range golden.SplitSSE(string(stream)) {
 			_, _ = tl.Observe(ev.Name, []byte(ev.Data))
 			if problem != "" && tl.Problem() != problem {
 				t.Fatalf("problem %q replaced by %q", problem, tl.Problem())

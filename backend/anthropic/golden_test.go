@@ -1,7 +1,6 @@
 package anthropic_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,44 +10,6 @@ import (
 	"github.com/quotagate/quotagate/backend/anthropic"
 	"github.com/quotagate/quotagate/backend/internal/golden"
 )
-
-func indent(t *testing.T, b []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		t.Fatalf("indent %s: %v", b, err)
-	}
-	out.WriteByte('\n')
-	return out.Bytes()
-}
-
-// sseEvent is one framed event of a test stream; Incomplete when the
-// stream ended before its blank line (a cut).
-type sseEvent struct {
-	Name, Data string
-	Incomplete bool
-}
-
-func splitSSE(s string) []sseEvent {
-	var out []sseEvent
-	frames := strings.Split(s, "\n\n")
-	for i, f := range frames {
-		if strings.TrimSpace(f) == "" {
-			continue
-		}
-		var ev sseEvent
-		for _, line := range strings.Split(f, "\n") {
-			if v, ok := strings.CutPrefix(line, "event: "); ok {
-				ev.Name = v
-			} else if v, ok := strings.CutPrefix(line, "data: "); ok {
-				ev.Data = v
-			}
-		}
-		ev.Incomplete = i == len(frames)-1
-		out = append(out, ev)
-	}
-	return out
-}
 
 // TestGoldenNative: native Messages streams → what the tally reads.
 func TestGoldenNative(t *testing.T) {
@@ -64,7 +25,7 @@ func TestGoldenNative(t *testing.T) {
 				t.Fatal(err)
 			}
 			var tl anthropic.Tally
-			for _, ev := range splitSSE(string(raw)) {
+			for _, ev := range golden.SplitSSE(string(raw)) {
 				if ev.Incomplete {
 					continue // a client drops it; so does the gateway
 				}
@@ -78,7 +39,7 @@ func TestGoldenNative(t *testing.T) {
 				got["prompt_tokens"] = u.PromptTokens()
 			}
 			b, _ := json.Marshal(got)
-			golden.Check(t, strings.TrimSuffix(f, ".sse")+".golden.json", indent(t, b))
+			golden.Check(t, strings.TrimSuffix(f, ".sse")+".golden.json", golden.IndentJSON(t, b))
 		})
 	}
 }

@@ -41,8 +41,8 @@ func FuzzEvents(f *testing.F) {
 		if err != nil {
 			continue
 		}
-		for _, ev := range readSSE(&testing.T{}, b) {
-			f.Add(ev.name, []byte(ev.data), ev.name, []byte(ev.data))
+		for _, ev := range golden.ReadSSE(&testing.T{}, b) {
+			f.Add(ev.Name, []byte(ev.Data), ev.Name, []byte(ev.Data))
 		}
 	}
 	f.Fuzz(func(t *testing.T, name1 string, data1 []byte, name2 string, data2 []byte) {

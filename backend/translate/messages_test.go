@@ -1,7 +1,6 @@
 package translate_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -14,44 +13,6 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/translate"
 )
-
-func indentBytes(t *testing.T, b []byte) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		t.Fatalf("indent %s: %v", b, err)
-	}
-	out.WriteByte('\n')
-	return out.Bytes()
-}
-
-// sseEvent is one framed event of a test stream; Incomplete when the
-// stream ended before its blank line (a cut).
-type sseEvent struct {
-	Name, Data string
-	Incomplete bool
-}
-
-func splitSSE(s string) []sseEvent {
-	var out []sseEvent
-	frames := strings.Split(s, "\n\n")
-	for i, f := range frames {
-		if strings.TrimSpace(f) == "" {
-			continue
-		}
-		var ev sseEvent
-		for _, line := range strings.Split(f, "\n") {
-			if v, ok := strings.CutPrefix(line, "event: "); ok {
-				ev.Name = v
-			} else if v, ok := strings.CutPrefix(line, "data: "); ok {
-				ev.Data = v
-			}
-		}
-		ev.Incomplete = i == len(frames)-1
-		out = append(out, ev)
-	}
-	return out
-}
 
 var translateOptions = map[string]translate.ChatOptions{
 	"thinking_effort": {Reasoning: translate.ReasoningEffort},
@@ -81,7 +42,7 @@ func TestGoldenRequests(t *testing.T) {
 			if err != nil {
 				t.Fatalf("translate: %v", err)
 			}
-			golden.Check(t, strings.TrimSuffix(f, ".json")+".chat.json", indentBytes(t, chat))
+			golden.Check(t, strings.TrimSuffix(f, ".json")+".chat.json", golden.IndentJSON(t, chat))
 		})
 	}
 	if n < 4 {
@@ -107,7 +68,7 @@ func TestGoldenAnswers(t *testing.T) {
 			tr := translate.NewMessagesStream("msg_run_1", "demo-chat", name == "thinking")
 			out := tr.Start()
 			done := false
-			for _, ev := range splitSSE(string(raw)) {
+			for _, ev := range golden.SplitSSE(string(raw)) {
 				if ev.Incomplete {
 					continue
 				}
@@ -146,7 +107,7 @@ func TestGoldenAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, strings.TrimSuffix(f, ".chat.json")+".message.json", indentBytes(t, m))
+			golden.Check(t, strings.TrimSuffix(f, ".chat.json")+".message.json", golden.IndentJSON(t, m))
 		})
 	}
 }
@@ -154,7 +115,7 @@ func TestGoldenAnswers(t *testing.T) {
 // checkOrder asserts Anthropic's event order on a translated stream.
 func checkOrder(t *testing.T, s string, done bool) {
 	t.Helper()
-	evs := splitSSE(s)
+	evs := golden.SplitSSE(s)
 	if evs[0].Name != "message_start" {
 		t.Errorf("first event %q, want message_start", evs[0].Name)
 	}
@@ -322,7 +283,7 @@ func FuzzChatStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		tr := translate.NewMessagesStream("msg", "m", true)
 		out := string(tr.Start())
-		for _, ev := range splitSSE(string(stream)) {
+		for _, ev := range golden.SplitSSE(string(stream)) {
 			b, _ := tr.Chunk([]byte(ev.Data))
 			out += string(b)
 		}

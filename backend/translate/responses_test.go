@@ -1,7 +1,6 @@
 package translate_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -15,70 +14,10 @@ import (
 	"github.com/quotagate/quotagate/backend/translate"
 )
 
-// chatEvent is one event of a test stream (the gateway frames real streams
-// with the shared SSE reader; this is only for fixtures).
-type chatEvent struct {
-	name string
-	data string
-}
-
-func readEvents(t *testing.T, b []byte) []chatEvent {
-	t.Helper()
-	var out []chatEvent
-	var cur chatEvent
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.data != "" {
-				out = append(out, cur)
-			}
-			cur = chatEvent{}
-		case strings.HasPrefix(line, "event: "):
-			cur.name = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: "):
-			cur.data = strings.TrimPrefix(line, "data: ")
-		}
-	}
-	if cur.data != "" {
-		out = append(out, cur)
-	}
-	return out
-}
-
-func indentValue(t *testing.T, v any) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-func cases(t *testing.T, dir, ext string) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", dir, "*"+ext))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata/%s/*%s: %v", dir, ext, err)
-	}
-	var out []string
-	for _, f := range files {
-		if !strings.Contains(f, ".golden.") {
-			out = append(out, strings.TrimSuffix(f, ext))
-		}
-	}
-	return out
-}
-
 // Request direction: a Responses request and the chat-completions body it
 // becomes, with the notes of what was left out.
 func TestGoldenToChat(t *testing.T) {
-	for _, base := range cases(t, "responses/tochat", ".json") {
+	for _, base := range golden.Cases(t, "responses/tochat", ".json") {
 		t.Run(filepath.Base(base), func(t *testing.T) {
 			in, err := os.ReadFile(base + ".json")
 			if err != nil {
@@ -95,7 +34,7 @@ func TestGoldenToChat(t *testing.T) {
 			if !json.Valid(body) {
 				t.Fatalf("chat body is not JSON: %s", body)
 			}
-			golden.Check(t, base+".golden.json", indentValue(t, struct {
+			golden.Check(t, base+".golden.json", golden.IndentValue(t, struct {
 				Chat  json.RawMessage `json:"chat"`
 				Notes []string        `json:"notes"`
 			}{body, sortStrings(notes)}))
@@ -122,7 +61,7 @@ var meta = responses.Meta{ResponseID: "resp_r1", CreatedAt: 1764547200, Model: "
 // is then read back with the native reader (the round trip must give the
 // chat's text and usage).
 func TestGoldenFromChat(t *testing.T) {
-	for _, base := range cases(t, "responses/fromchat", ".sse") {
+	for _, base := range golden.Cases(t, "responses/fromchat", ".sse") {
 		t.Run(filepath.Base(base), func(t *testing.T) {
 			in, err := os.ReadFile(base + ".sse")
 			if err != nil {
@@ -138,16 +77,16 @@ func TestGoldenFromChat(t *testing.T) {
 			write(tr.Start()...)
 			done := false
 			var chatText string
-			for _, ev := range readEvents(t, in) {
-				if ev.data == "[DONE]" {
+			for _, ev := range golden.ReadSSE(t, in) {
+				if ev.Data == "[DONE]" {
 					done = true
 					break
 				}
-				evs, err := tr.Chunk([]byte(ev.data))
+				evs, err := tr.Chunk([]byte(ev.Data))
 				if err != nil {
 					t.Fatal(err)
 				}
-				chatText += chatDeltaText(t, ev.data)
+				chatText += chatDeltaText(t, ev.Data)
 				write(evs...)
 			}
 			if done {
@@ -158,8 +97,8 @@ func TestGoldenFromChat(t *testing.T) {
 			golden.Check(t, base+".golden.sse", out.Bytes())
 
 			var r responses.Reader
-			for _, ev := range readEvents(t, out.Bytes()) {
-				if err := r.Observe(ev.name, []byte(ev.data)); err != nil {
+			for _, ev := range golden.ReadSSE(t, out.Bytes()) {
+				if err := r.Observe(ev.Name, []byte(ev.Data)); err != nil {
 					t.Fatalf("the translation does not read back: %v", err)
 				}
 			}
@@ -203,7 +142,7 @@ func chatDeltaText(t *testing.T, data string) string {
 
 // A whole chat completion becomes a Response object.
 func TestGoldenFromChatCompletion(t *testing.T) {
-	for _, base := range cases(t, "responses/fromchat", ".json") {
+	for _, base := range golden.Cases(t, "responses/fromchat", ".json") {
 		t.Run(filepath.Base(base), func(t *testing.T) {
 			in, err := os.ReadFile(base + ".json")
 			if err != nil {
@@ -217,7 +156,7 @@ func TestGoldenFromChatCompletion(t *testing.T) {
 			if err := json.Unmarshal(out, &v); err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, base+".golden.json", indentValue(t, v))
+			golden.Check(t, base+".golden.json", golden.IndentValue(t, v))
 			res, err := responses.ParseResponse(out)
 			if err != nil || res.Final != responses.FinalCompleted || res.Usage == nil {
 				t.Errorf("ParseResponse of the translation = %+v, %v", res, err)
@@ -265,9 +204,9 @@ func FuzzTranslate(f *testing.F) {
 		if err != nil {
 			continue
 		}
-		evs := readEvents(&testing.T{}, b)
+		evs := golden.ReadSSE(&testing.T{}, b)
 		for i := 0; i+1 < len(evs); i++ {
-			f.Add([]byte(evs[i].data), []byte(evs[i+1].data))
+			f.Add([]byte(evs[i].Data), []byte(evs[i+1].Data))
 		}
 	}
 	f.Fuzz(func(t *testing.T, a, b []byte) {

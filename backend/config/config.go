@@ -51,10 +51,14 @@ const (
 	ProtocolChat      = "chat"      // POST /chat/completions
 	ProtocolResponses = "responses" // POST /responses (OpenAI Responses API)
 	ProtocolMessages  = "messages"  // POST /messages (Anthropic Messages API)
+	// Completions and embeddings are never translated: an upstream that
+	// does not list them is refused at their doors.
+	ProtocolCompletions = "completions" // POST /completions (legacy completions, fill-in-the-middle)
+	ProtocolEmbeddings  = "embeddings"  // POST /embeddings
 )
 
 // Protocols lists every protocol name, in the order messages name them.
-var Protocols = []string{ProtocolChat, ProtocolResponses, ProtocolMessages}
+var Protocols = []string{ProtocolChat, ProtocolResponses, ProtocolMessages, ProtocolCompletions, ProtocolEmbeddings}
 
 // DefaultAddr is the default of the config's own key addr. The defaults of
 // the keys that are another package's options are stated once, in that

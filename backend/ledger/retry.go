@@ -75,9 +75,9 @@ func KeyedRetry(req AdmitRequest, earlier []KeyedRun) (retryOf RunID, err error)
 func CheckRunFacts(req AdmitRequest) error {
 	for _, p := range []struct{ what, v string }{{"door", req.Door}, {"upstream protocol", req.UpstreamProtocol}} {
 		switch p.v {
-		case "", "chat", "responses", "messages":
+		case "", "chat", "responses", "messages", "gemini", "completions", "embeddings":
 		default:
-			return Errorf(CodeInvalidRequest, "unknown %s %q (chat, responses or messages)", p.what, p.v)
+			return Errorf(CodeInvalidRequest, "unknown %s %q (chat, responses, messages, gemini, completions or embeddings)", p.what, p.v)
 		}
 	}
 	if err := CheckIdempotencyKey(req.IdempotencyKey); err != nil {

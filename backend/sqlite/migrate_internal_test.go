@@ -105,6 +105,13 @@ func TestRunsRebuildKeepsEveryRun(t *testing.T) {
 			t.Errorf("%s: %v, want a constraint failure", bad, err)
 		}
 	}
+	// 0008 rebuilt runs again for the newer doors; every door is a door.
+	for _, door := range []string{"gemini", "completions", "embeddings"} {
+		mustExec(t, db, `UPDATE runs SET door = ?, upstream_protocol = ? WHERE id = 'run_02'`, door, door)
+	}
+	if got := indexes(t, db); !reflect.DeepEqual(got, indexesBefore) {
+		t.Errorf("indexes after 0008 %v, before %v", got, indexesBefore)
+	}
 }
 
 func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {

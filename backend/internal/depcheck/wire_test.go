@@ -41,6 +41,13 @@ var wireFormats = []struct {
 		"fmt":           "error context",
 		"strings":       "text assembly",
 	}},
+	{"gemini", map[string]string{
+		"bytes":         "byte-level parsing",
+		"encoding/json": "the wire format is JSON",
+		"errors":        "ErrBadUsage",
+		"fmt":           "error context",
+		"strings":       "text assembly",
+	}},
 }
 
 func TestWireFormatsAreLeaves(t *testing.T) {

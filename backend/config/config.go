@@ -77,6 +77,8 @@ type Config struct {
 	// Money is the gateway's currency; nil (no money key) keeps the books
 	// in units only, and then no budget or price in money may be written.
 	Money *Money `yaml:"money"`
+	// Alerts: thresholds of a tenant's budget and a webhook; nil: none.
+	Alerts *Alerts `yaml:"alerts"`
 }
 
 // Money is the currency every cost, price and money budget is in.

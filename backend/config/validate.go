@@ -56,6 +56,9 @@ func (c *Config) Validate() error {
 	if err := c.Ledger.validate(); err != nil {
 		return err
 	}
+	if err := c.Alerts.validate(); err != nil {
+		return err
+	}
 	return c.Limits.validate()
 }
 

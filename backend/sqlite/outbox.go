@@ -1,0 +1,119 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
+
+// RecordAlert records a and its audit row in one write, unless its key was
+// recorded before (ledger.Outbox).
+func (s *Store) RecordAlert(ctx context.Context, a ledger.AlertRecord) (bool, error) {
+	var recorded bool
+	err := s.writeAside(ctx, func(w *wtx) error {
+		at := a.At
+		if at.IsZero() {
+			at = w.now
+		}
+		var delivered any // NULL: pending
+		if !a.Deliver {
+			delivered = nanos(at)
+		}
+		var err error
+		recorded, err = w.insertOnce(ctx, `INSERT INTO alert_outbox (key, tenant_id, kind, body, at, delivered_at)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+			a.Key, a.Tenant, a.Kind, a.Body, nanos(at), delivered)
+		if err != nil || !recorded {
+			return err
+		}
+		return insertAudit(ctx, w, ledger.AuditEntry{At: at, Kind: ledger.AuditAlert, Actor: ledger.ActorAlerts,
+			TenantID: a.Tenant, RunID: a.RunID, Reason: a.Kind, Detail: a.Detail}, false)
+	})
+	if err != nil {
+		return false, fmt.Errorf("record alert %s: %w", a.Key, err)
+	}
+	return recorded, nil
+}
+
+// DueAlerts lists the head of each queue that is due. One gateway owns a
+// SQLite ledger (the data dir's lock), so there is nobody to claim against:
+// lease is not needed and not recorded.
+func (s *Store) DueAlerts(ctx context.Context, now time.Time, _ time.Duration, limit int) ([]ledger.OutboxAlert, error) {
+	rows, err := s.query(ctx, `SELECT `+outboxColumns+` FROM alert_outbox
+		WHERE id IN (SELECT min(id) FROM alert_outbox WHERE delivered_at IS NULL GROUP BY tenant_id)
+			AND next_try <= ? ORDER BY id LIMIT ?`, nanos(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due alerts: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.OutboxAlert
+	for rows.Next() {
+		var a ledger.OutboxAlert
+		var at, last, next int64
+		if err := rows.Scan(&a.ID, &a.Key, &a.Tenant, &a.Kind, &a.Body, &at, &a.Attempts, &a.LastError, &last, &next); err != nil {
+			return nil, fmt.Errorf("due alerts: %w", err)
+		}
+		a.At, a.LastAttemptAt, a.NextTry = fromNanos(at), fromNanosOrZero(last), fromNanosOrZero(next)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("due alerts: %w", err)
+	}
+	return out, nil
+}
+
+const outboxColumns = `id, key, tenant_id, kind, body, at, attempts, last_error, last_attempt_at, next_try`
+
+// AlertDelivered marks the alert delivered (ledger.Outbox).
+func (s *Store) AlertDelivered(ctx context.Context, id int64, at time.Time) error {
+	return s.updateAlert(ctx, id, `UPDATE alert_outbox SET delivered_at = ?1, last_attempt_at = ?1, last_error = ''
+		WHERE id = ?2`, nanos(at), id)
+}
+
+// AlertFailed records a failed delivery (ledger.Outbox).
+func (s *Store) AlertFailed(ctx context.Context, id int64, at time.Time, reason string, next time.Time) error {
+	return s.updateAlert(ctx, id, `UPDATE alert_outbox SET attempts = attempts + 1, last_error = ?1,
+		last_attempt_at = ?2, next_try = ?3 WHERE id = ?4 AND delivered_at IS NULL`, reason, nanos(at), nanos(next), id)
+}
+
+func (s *Store) updateAlert(ctx context.Context, id int64, query string, args ...any) error {
+	err := s.writeAside(ctx, func(w *wtx) error {
+		_, err := w.exec(ctx, query, args...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("alert %d: %w", id, err)
+	}
+	return nil
+}
+
+// OutboxStatus reports the undelivered count and the latest attempt
+// (ledger.Outbox).
+func (s *Store) OutboxStatus(ctx context.Context) (ledger.OutboxStatus, error) {
+	var st ledger.OutboxStatus
+	if err := s.queryRow(ctx, `SELECT count(*) FROM alert_outbox WHERE delivered_at IS NULL`).Scan(&st.Pending); err != nil {
+		return st, fmt.Errorf("outbox status: %w", err)
+	}
+	var last int64
+	err := s.queryRow(ctx, `SELECT last_error, last_attempt_at FROM alert_outbox WHERE last_attempt_at > 0
+		ORDER BY last_attempt_at DESC, id DESC LIMIT 1`).Scan(&st.LastError, &last)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return st, fmt.Errorf("outbox status: %w", err)
+	}
+	st.LastAttemptAt = fromNanosOrZero(last)
+	return st, nil
+}
+
+// fromNanosOrZero reads 0 as the zero time (never).
+func fromNanosOrZero(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return fromNanos(n)
+}
+
+var _ ledger.Outbox = (*Store)(nil)

@@ -1,7 +1,7 @@
 // Applying the server's deltas (backend/admin/delta.go) to the state: keyed
 // lists get their changed rows, lose their gone keys and take a new order
 // when one is sent; small lists are replaced whole. Pure, for tests.
-import type { GateState, QuotaState, Run, Snapshot, State, TenantState } from './types';
+import type { AlertsState, ClockState, GateState, PeriodSpend, QuotaState, Run, Snapshot, State, TenantState } from './types';
 
 export interface Delta {
   uptime_seconds: number;
@@ -18,6 +18,10 @@ export interface Delta {
   quota?: QuotaState[];
   snapshots?: Snapshot[];
   header?: Pick<State, 'version' | 'data_dir' | 'addr' | 'meter' | 'demo'>;
+  // Replaced whole when sent; absent: unchanged.
+  periods?: Record<string, PeriodSpend[]>;
+  alerts?: AlertsState;
+  clock?: ClockState;
 }
 
 function keyed<T>(rows: T[], changed: T[] | undefined, gone: string[] | undefined, order: string[] | undefined, key: (r: T) => string): T[] {
@@ -54,5 +58,8 @@ export function applyDelta(s: State, d: Delta): State {
     gates: d.gates ?? s.gates,
     quota: d.quota ?? s.quota,
     snapshots: d.snapshots ?? s.snapshots,
+    ...(d.periods ? { periods: d.periods } : {}),
+    ...(d.alerts ? { alerts: d.alerts } : {}),
+    ...(d.clock ? { clock: d.clock } : {}),
   };
 }

@@ -27,6 +27,44 @@ export interface TenantState {
   spent_micros?: number;
   held_micros?: number;
   available_micros?: number;
+  // The budget's current period, when it renews (budget_period day, week or
+  // month): its label ("2026-12", "2026-W49", "2026-12-01") and its bounds
+  // in RFC 3339 (the end exclusive, the next period's start). The spent,
+  // held and available above are then this period's. All absent for a
+  // budget that never renews.
+  period?: string;
+  period_start?: string;
+  period_end?: string;
+}
+
+/** PeriodSpend is what one tenant spent in one period (the admin state's periods, newest first). */
+export interface PeriodSpend {
+  period: string;
+  period_start: string;
+  spent_units: number;
+  spent_micros?: number;
+}
+
+/** WebhookState is how the alerts' webhook is doing; the secret itself is never shown. */
+export interface WebhookState {
+  url: string;
+  secret_set?: boolean;
+  pending?: number; // alerts waiting to be delivered
+  failing?: boolean; // the latest attempt failed
+  last_error?: string;
+  last_attempt_at?: string | null;
+}
+
+/** AlertsState is the alerts' config and delivery; absent when no alerts are configured. */
+export interface AlertsState {
+  thresholds?: number[]; // percent of a tenant's budget
+  webhook?: WebhookState | null;
+}
+
+/** ClockState is the gateway's clock: offset is a Go duration ("72h0m0s", "0s" when not shifted). */
+export interface ClockState {
+  offset: string;
+  now: string;
 }
 
 export interface Run {
@@ -56,6 +94,8 @@ export interface Run {
   cost_micros?: number;
   cost?: string; // the same cost as an exact decimal string
   reserve_micros?: number;
+  /** the budget period the run was admitted in; its hold and settlement stay there ("" or absent: none) */
+  period?: string;
 }
 
 export interface GateState {
@@ -139,6 +179,12 @@ export interface State {
   gates: GateState[];
   quota: QuotaState[];
   snapshots: Snapshot[];
+  // Periods, alerts and the test clock; each absent from a gateway that does
+  // not send it, so the page shows what it has.
+  /** the last periods' spend per tenant, newest first */
+  periods?: Record<string, PeriodSpend[]>;
+  alerts?: AlertsState | null;
+  clock?: ClockState | null;
 }
 
 const listKeys = ['tenants', 'runs', 'holds', 'gates', 'quota', 'snapshots'] as const;

@@ -85,17 +85,16 @@ func Chunk(v any) []byte {
 
 // Google's error statuses (google.rpc.Code names) with their HTTP codes.
 const (
-	StatusInvalidArgument    = "INVALID_ARGUMENT"    // 400
-	StatusFailedPrecondition = "FAILED_PRECONDITION" // 400
-	StatusUnauthenticated    = "UNAUTHENTICATED"     // 401
-	StatusPermissionDenied   = "PERMISSION_DENIED"   // 403
-	StatusNotFound           = "NOT_FOUND"           // 404
-	StatusAborted            = "ABORTED"             // 409
-	StatusResourceExhausted  = "RESOURCE_EXHAUSTED"  // 429
-	StatusCancelled          = "CANCELLED"           // 499
-	StatusInternal           = "INTERNAL"            // 500
-	StatusUnavailable        = "UNAVAILABLE"         // 503
-	StatusDeadlineExceeded   = "DEADLINE_EXCEEDED"   // 504
+	StatusInvalidArgument   = "INVALID_ARGUMENT"   // 400
+	StatusUnauthenticated   = "UNAUTHENTICATED"    // 401
+	StatusPermissionDenied  = "PERMISSION_DENIED"  // 403
+	StatusNotFound          = "NOT_FOUND"          // 404
+	StatusAborted           = "ABORTED"            // 409
+	StatusResourceExhausted = "RESOURCE_EXHAUSTED" // 429
+	StatusCancelled         = "CANCELLED"          // 499
+	StatusInternal          = "INTERNAL"           // 500
+	StatusUnavailable       = "UNAVAILABLE"        // 503
+	StatusDeadlineExceeded  = "DEADLINE_EXCEEDED"  // 504
 )
 
 // ErrorJSON is Google's error body, {"error":{"code","message","status"}}.
@@ -130,4 +129,32 @@ func ErrorBody(code int, status, message string) []byte {
 // (a cut upstream, a timeout): never a chunk with a made-up finishReason.
 func ErrorEvent(code int, status, message string) []byte {
 	return Chunk(errorJSON(code, status, message))
+}
+
+// StatusFor is Google's status for an HTTP status code, as Google pairs
+// them (google.rpc.Code's HTTP mapping); a code Google does not use gets
+// the status of its class.
+func StatusFor(code int) string {
+	switch code {
+	case 401:
+		return StatusUnauthenticated
+	case 402, 429:
+		return StatusResourceExhausted // a spent budget is a resource exhausted, not a bad argument
+	case 403:
+		return StatusPermissionDenied
+	case 404:
+		return StatusNotFound
+	case 408, 504:
+		return StatusDeadlineExceeded
+	case 409:
+		return StatusAborted
+	case 499:
+		return StatusCancelled
+	case 502, 503:
+		return StatusUnavailable
+	}
+	if code >= 500 {
+		return StatusInternal
+	}
+	return StatusInvalidArgument
 }

@@ -19,6 +19,7 @@ func TestDependencies(t *testing.T) {
 		depcheck.Module + "/backend/openai":    "the chat side of every translation",
 		depcheck.Module + "/backend/responses": "the Responses side",
 		depcheck.Module + "/backend/anthropic": "the Messages side",
+		depcheck.Module + "/backend/gemini":    "the Gemini side",
 		depcheck.Module + "/backend/wire":      "the formats' shared reader",
 		depcheck.Module + "/backend/ledger":    "quotagate's error codes, which a translation answers with",
 		depcheck.Module + "/backend/price":     "through ledger only (a run's money); price is a stdlib-only leaf",
@@ -27,6 +28,7 @@ func TestDependencies(t *testing.T) {
 		"bytes":         "byte-level work",
 		"encoding/json": "the formats are JSON",
 		"fmt":           "error context",
+		"sort":          "a stream's function calls in chat's order",
 		"strconv":       "tool ids",
 		"strings":       "text assembly",
 	})

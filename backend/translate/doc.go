@@ -6,10 +6,13 @@
 //     MessageFromChat (the answer), and quotagate's errors in Anthropic's
 //     shape (MessagesErrorBody, MessagesErrorEvent);
 //   - Responses ⇄ chat: ResponsesToChat, ResponsesStream and
-//     ResponseFromChat.
+//     ResponseFromChat;
+//   - Gemini ⇄ chat: GeminiToChat, GeminiStream and GeminiFromChat, and
+//     quotagate's errors in Google's shape (GeminiErrorBody,
+//     GeminiErrorEvent).
 //
 // It imports the wire formats (backend/openai, backend/responses,
-// backend/anthropic), which know nothing of each other, and ledger for
+// backend/anthropic, backend/gemini), which know nothing of each other, and ledger for
 // quotagate's error codes. Nothing here does I/O.
 package translate
 

@@ -16,6 +16,8 @@ import (
 // Messages carry a sequence number: a page that misses one re-reads the state.
 type Delta struct {
 	UptimeSeconds int64 `json:"uptime_seconds"`
+	// Clock moves with every snapshot, like the uptime, so it is always sent.
+	Clock ClockState `json:"clock"`
 
 	Runs       []ledger.Run   `json:"runs,omitempty"`
 	RunsGone   []ledger.RunID `json:"runs_gone,omitempty"`
@@ -36,7 +38,7 @@ type Delta struct {
 	Header *Header `json:"header,omitempty"`
 }
 
-// Header is the part of State that is neither a list nor the uptime.
+// Header is the part of State that is neither a list nor the uptime or clock.
 type Header struct {
 	Version string `json:"version"`
 	DataDir string `json:"data_dir"`
@@ -49,7 +51,7 @@ func headerOf(s State) Header {
 	return Header{Version: s.Version, DataDir: s.DataDir, Addr: s.Addr, Meter: s.Meter, Demo: s.Demo}
 }
 
-// Empty reports whether d carries nothing but the uptime.
+// Empty reports whether d carries nothing but the uptime and the clock.
 func (d Delta) Empty() bool {
 	return len(d.Runs)+len(d.RunsGone)+len(d.RunsOrder)+len(d.Holds)+len(d.HoldsGone)+len(d.HoldsOrder)+
 		len(d.Tenants)+len(d.TenantsGone)+len(d.TenantOrder) == 0 &&
@@ -58,7 +60,7 @@ func (d Delta) Empty() bool {
 
 // Diff is the Delta that turns prev into next.
 func Diff(prev, next State) Delta {
-	d := Delta{UptimeSeconds: next.UptimeSeconds}
+	d := Delta{UptimeSeconds: next.UptimeSeconds, Clock: next.Clock}
 	d.Runs, d.RunsGone, d.RunsOrder = diffKeyed(prev.Runs, next.Runs, runKey)
 	d.Holds, d.HoldsGone, d.HoldsOrder = diffKeyed(prev.Holds, next.Holds, runKey)
 	d.Tenants, d.TenantsGone, d.TenantOrder = diffKeyed(prev.Tenants, next.Tenants, func(t TenantState) string { return t.Tenant })
@@ -135,7 +137,7 @@ func sameJSON(a, b any) bool { return bytes.Equal(mustJSON(a), mustJSON(b)) }
 
 // Apply returns s with d applied: what a page does with a delta message.
 func (s State) Apply(d Delta) State {
-	s.UptimeSeconds = d.UptimeSeconds
+	s.UptimeSeconds, s.Clock = d.UptimeSeconds, d.Clock
 	s.Runs = applyKeyed(s.Runs, d.Runs, d.RunsGone, d.RunsOrder, runKey)
 	s.Holds = applyKeyed(s.Holds, d.Holds, d.HoldsGone, d.HoldsOrder, runKey)
 	s.Tenants = applyKeyed(s.Tenants, d.Tenants, d.TenantsGone, d.TenantOrder, func(t TenantState) string { return t.Tenant })

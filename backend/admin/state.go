@@ -29,6 +29,17 @@ type State struct {
 	Gates     []GateState       `json:"gates"`
 	Quota     []QuotaState      `json:"quota"`
 	Snapshots []ledger.Snapshot `json:"snapshots"` // latest first, at most MaxSnapshots
+	// Clock is the time the gateway's books run on: always present, so a
+	// dashboard can say when it runs off real time (QUOTAGATE_CLOCK_OFFSET).
+	Clock ClockState `json:"clock"`
+}
+
+// ClockState is the gateway's clock: how far it runs from real time (a Go
+// duration, "0s" on real time) and its reading when the state was built,
+// which periods, quota days and run times are in.
+type ClockState struct {
+	Offset string    `json:"offset"`
+	Now    time.Time `json:"now"`
 }
 
 // Bounds of the lists in State.

@@ -55,6 +55,7 @@ func goldenState() admin.State {
 		Snapshots: []ledger.Snapshot{{ID: 2, Upstream: "ark", Model: "deepseek-v4-flash", Day: "2026-11-29", At: t0.Add(time.Hour),
 			BalanceUnits: 1_726_526, UsageAtSync: 515_652, LimitUnits: 2_192_178, LimitV6Units: 2_192_128, B0Units: 2_242_178,
 			LagSeconds: 840, Source: "volcengine"}},
+		Clock: admin.ClockState{Offset: "72h0m0s", Now: t0.Add(3725 * time.Second)},
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -96,17 +95,7 @@ func TestSecondLaunchHandsOver(t *testing.T) {
 		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", data}, pw, &firstLog)
 		pw.Close()
 	}()
-	lines := map[string]string{}
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ": "); ok {
-			lines[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		}
-		if _, ok := lines["data"]; ok {
-			break
-		}
-	}
-	go io.Copy(io.Discard, pr)
+	lines := serveLines(pr)
 	base, key := strings.TrimSuffix(lines["base URL"], "/v1"), lines["local key"]
 
 	// A stream that stays open (the demo stalls after its headers).

@@ -15,7 +15,9 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/quotagate/quotagate/backend/clock"
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/postgres"
 	"github.com/quotagate/quotagate/backend/server"
@@ -205,8 +207,15 @@ func (c cli) options(log *slog.Logger) (server.Options, error) {
 	if abs, err := filepath.Abs(path); path != "" && err == nil {
 		path = abs
 	}
+	// A test or a demo shifts the gateway's clock from outside the process;
+	// a value that is not a duration refuses the start rather than run on
+	// real time unnoticed.
+	clk, err := clock.FromEnv(os.LookupEnv)
+	if err != nil {
+		return server.Options{}, err
+	}
 	return server.Options{Config: cfg, ConfigPath: path, DataDir: c.data, Addr: c.addr, Version: version,
-		Frontend: frontend.FS(), Logger: log}, nil
+		Frontend: frontend.FS(), Logger: log, Clock: clk}, nil
 }
 
 func serve(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logger) int {
@@ -245,6 +254,9 @@ func serve(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logge
 	sort.Strings(ids)
 	for _, id := range ids {
 		fmt.Fprintf(stdout, "  %s key: %s\n", id, keys[id])
+	}
+	if o.Clock.Shifted() {
+		fmt.Fprintf(stdout, "  clock:     %s (%s), now %s\n", o.Clock, clock.EnvOffset, o.Clock.Now().UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(stdout, "  data:      %s\n", srv.DataDir())
 	<-ctx.Done()

@@ -132,29 +132,14 @@ func TestServeArgs(t *testing.T) {
 // with the token and the local key, answers /healthz there, and exits 0
 // when its context ends (Ctrl+C); with --pprof it serves the profiler.
 func TestServe(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan int, 1)
 	data := filepath.Join(t.TempDir(), "data")
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--pprof", "127.0.0.1:0"}, pw, io.Discard)
-		pw.Close()
-	}()
-	lines := map[string]string{}
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ": "); ok {
-			lines[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		}
-		if _, ok := lines["data"]; ok {
-			break
-		}
-	}
-	go io.Copy(io.Discard, pr)
+	lines, stop := startServe(t, "--data", data, "--pprof", "127.0.0.1:0")
 	dash, key := lines["dashboard"], lines["local key"]
 	if !strings.Contains(dash, "/#token=") || !strings.HasPrefix(key, "sk-qg-local-") || lines["data"] != data {
 		t.Fatalf("serve printed %v", lines)
+	}
+	if _, shifted := lines["clock"]; shifted {
+		t.Fatalf("serve on real time printed a clock line: %v", lines)
 	}
 	base, _, _ := strings.Cut(dash, "/#token=")
 	if lines["base URL"] != base+"/v1" {
@@ -170,14 +155,52 @@ func TestServe(t *testing.T) {
 		t.Fatalf("pprof at %q: %v %v", lines["pprof"], resp, err)
 	}
 	resp.Body.Close()
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited %d after Ctrl+C, want 0", code)
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d after Ctrl+C, want 0", code)
+	}
+}
+
+// serveLines reads serve's start lines up to the data dir's, by label, and
+// discards the rest of out.
+func serveLines(out io.Reader) map[string]string {
+	lines := map[string]string{}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ": "); ok {
+			lines[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop")
+		if _, ok := lines["data"]; ok {
+			break
+		}
+	}
+	go io.Copy(io.Discard, out)
+	return lines
+}
+
+// startServe runs `quotagate serve --addr 127.0.0.1:0 args…` in-process and
+// returns the lines it printed up to the data dir's, by label; stop is
+// Ctrl+C, returning the exit code.
+func startServe(t *testing.T, args ...string) (lines map[string]string, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), pw, io.Discard)
+		pw.Close()
+	}()
+	lines = serveLines(pr)
+	return lines, func() int {
+		t.Helper()
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve did not stop")
+			return -1
+		}
 	}
 }
 

@@ -81,6 +81,10 @@ type Options struct {
 
 	Logger   *slog.Logger // default slog.Default()
 	NewRunID func() ledger.RunID
+	// Now is the gateway's clock for the times it writes itself (a
+	// translated Responses answer's created_at); the ledger keeps its own
+	// for run and audit times. Default time.Now.
+	Now func() time.Time
 }
 
 // Money is the gateway's currency and the price of each model in it,
@@ -152,6 +156,9 @@ func (opts Options) withDefaults() Options {
 	if opts.NewRunID == nil {
 		opts.NewRunID = newRunID
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	return opts
 }
 
@@ -159,7 +166,7 @@ func (opts Options) withDefaults() Options {
 func (g *Gateway) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", g.serveDoor(chatDoor{}))
-	mux.HandleFunc("POST /v1/responses", g.serveDoor(responsesDoor{log: g.log}))
+	mux.HandleFunc("POST /v1/responses", g.serveDoor(responsesDoor{log: g.log, now: g.opts.Now}))
 	mux.HandleFunc("GET /v1/responses", serveResponsesUpgrade)
 	mux.HandleFunc("POST /v1/messages", g.serveDoor(messagesDoor{}))
 	mux.HandleFunc("POST /v1/messages/count_tokens", g.countTokens)

@@ -22,7 +22,10 @@ import (
 // "/responses" when the upstream speaks it, else translated to chat
 // completions and the answer translated back into Responses events. Errors
 // are OpenAI-shaped, as at the chat door.
-type responsesDoor struct{ log *slog.Logger }
+type responsesDoor struct {
+	log *slog.Logger
+	now func() time.Time // the gateway's clock: a translated answer's created_at
+}
 
 // responsesPath is where a Responses body goes under an upstream's base URL.
 const responsesPath = "/responses"
@@ -34,7 +37,7 @@ func (d responsesDoor) parse(body []byte) (doorRequest, error) {
 	if err != nil {
 		return nil, invalidRequest(err)
 	}
-	return &responsesRequest{req: req, log: d.log}, nil
+	return &responsesRequest{req: req, log: d.log, now: d.now}, nil
 }
 
 func (responsesDoor) writeError(w http.ResponseWriter, err error) { writeError(w, err) }
@@ -65,6 +68,7 @@ func serveResponsesUpgrade(w http.ResponseWriter, r *http.Request) {
 type responsesRequest struct {
 	req *responses.Request
 	log *slog.Logger
+	now func() time.Time
 	id  string // the response id quotagate gives a translated answer
 }
 
@@ -121,7 +125,7 @@ func (r *responsesRequest) answer(native bool) answer {
 	if native {
 		return &nativeResponsesAnswer{}
 	}
-	meta := responses.Meta{ResponseID: newResponseID(), CreatedAt: time.Now().Unix(), Model: r.req.Model, Request: r.req}
+	meta := responses.Meta{ResponseID: newResponseID(), CreatedAt: r.now().Unix(), Model: r.req.Model, Request: r.req}
 	return &translatedAnswer{meta: meta, tr: translate.NewResponsesStream(meta)}
 }
 

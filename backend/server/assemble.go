@@ -53,7 +53,7 @@ func assemble(p parts) (_ *assembly, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a.limiter = ratelimit.New(ratelimit.Options{})
+	a.limiter = ratelimit.New(ratelimit.Options{Now: p.Now})
 	a.limiter.Replace(rateLimits(cfg.Tenants))
 	if err := metrics.Register(p.Registry, p.Gates, a.limiter); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
@@ -79,6 +79,7 @@ func assemble(p parts) (_ *assembly, err error) {
 		Elsewhere:      elsewhere(p.Store),
 		Logger:         p.Logger,
 		Scrub:          p.Scrub,
+		Now:            p.Now,
 	}, cfg.Limits))
 	return a, nil
 }
@@ -191,7 +192,7 @@ func newGuard(p parts) (*quota.Guard, error) {
 		return nil, nil
 	}
 	hub := p.Hub
-	g, err := quota.NewGuard(p.Store, models, sources, nil, func(string) { hub.Publish(live.Change{Kind: live.KindQuota}) })
+	g, err := quota.NewGuard(p.Store, models, sources, p.Now, func(string) { hub.Publish(live.Change{Kind: live.KindQuota}) })
 	if err != nil {
 		return nil, fmt.Errorf("quota guard: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/quotagate/quotagate/backend/clock"
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -22,9 +23,9 @@ import (
 // On PostgreSQL the gateway also takes its instance's lease here, before
 // Open recovers the instance's interrupted runs: a live twin with the same
 // instance name makes the open fail instead.
-func configuredLedger(cfg *config.Config, addr string, log *slog.Logger) func(ctx context.Context, dataDir string) (ledger.Store, error) {
+func configuredLedger(cfg *config.Config, addr string, now clock.Func, log *slog.Logger) func(ctx context.Context, dataDir string) (ledger.Store, error) {
 	if cfg.Ledger.Driver != config.DriverPostgres {
-		return OpenLedger
+		return openLedgerAt(now)
 	}
 	return func(ctx context.Context, _ string) (ledger.Store, error) {
 		for _, t := range cfg.Tenants {
@@ -34,7 +35,7 @@ func configuredLedger(cfg *config.Config, addr string, log *slog.Logger) func(ct
 				return nil, fmt.Errorf("tenant %s has no key in the config; on a shared ledger every gateway needs the same keys (key, keys or key_hashes)", t.ID)
 			}
 		}
-		st, err := postgres.Open(ctx, cfg.Ledger.DSN, postgres.Options{Instance: instanceName(cfg, addr)})
+		st, err := postgres.Open(ctx, cfg.Ledger.DSN, postgres.Options{Instance: instanceName(cfg, addr), Now: now})
 		if err != nil {
 			return nil, err
 		}

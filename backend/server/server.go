@@ -21,6 +21,7 @@ import (
 
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/audit"
+	"github.com/quotagate/quotagate/backend/clock"
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/datadir"
 	"github.com/quotagate/quotagate/backend/gate"
@@ -44,6 +45,11 @@ type Options struct {
 	ConfigPath string
 	Frontend   fs.FS // the built dashboard (frontend.FS()); nil or unbuilt: a placeholder page
 	Logger     *slog.Logger
+	// Clock is the time every part of the gateway reads — the ledger's
+	// periods and run and audit times, quota days, rate windows, the
+	// dashboard's now. The zero Clock is real time; the command line sets
+	// it from QUOTAGATE_CLOCK_OFFSET (clock.FromEnv).
+	Clock clock.Clock
 }
 
 // parts are what the server has opened, handed to assemble.
@@ -61,6 +67,7 @@ type parts struct {
 	Scrub *scrub.Scrubber
 	Fence *tenantFence  // the gateway's admissions of a tenant being deleted
 	Money gateway.Money // the currency and every model's price in it
+	Now   clock.Func    // the gateway's clock (Options.Clock)
 }
 
 // Server is a running quotagate backend.
@@ -68,7 +75,7 @@ type Server struct {
 	opts     Options
 	cfg      *config.Config
 	log      *slog.Logger
-	started  time.Time
+	started  time.Time // on the gateway's clock
 	token    string
 	keys     map[string]string // tenant → generated key, printed by `serve`
 	topUpKey string            // the system tenant of the quota top-up job, never printed
@@ -112,7 +119,7 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		opts:    o,
 		cfg:     cfg,
 		log:     cmp.Or(o.Logger, slog.New(slog.DiscardHandler)),
-		started: time.Now().UTC(),
+		started: o.Clock.Now().UTC(),
 		keys:    map[string]string{},
 		hub:     live.NewHub(0),
 		gates:   gate.NewGates(),
@@ -156,6 +163,10 @@ func Open(ctx context.Context, o Options) (_ *Server, err error) {
 		return nil, err
 	}
 	s.log.Info("quotagate listening", "url", s.URL(), "data_dir", o.DataDir, "version", o.Version)
+	if o.Clock.Shifted() {
+		s.log.Warn("the gateway's clock runs off real time ("+clock.EnvOffset+"): periods, quota days and run times are shifted",
+			"offset", o.Clock.Offset().String(), "now", o.Clock.Now().UTC().Format(time.RFC3339))
+	}
 	return s, nil
 }
 
@@ -195,7 +206,7 @@ func (s *Server) loadPrices() error {
 // openLedger opens the configured ledger, recovers the runs the last exit
 // interrupted, applies the configured tenants and sets the upstreams' gates.
 func (s *Server) openLedger(ctx context.Context, addr string) (err error) {
-	if s.store, err = configuredLedger(s.cfg, addr, s.log)(ctx, s.opts.DataDir); err != nil {
+	if s.store, err = configuredLedger(s.cfg, addr, s.opts.Clock.Now, s.log)(ctx, s.opts.DataDir); err != nil {
 		return fmt.Errorf("open ledger: %w", err)
 	}
 	s.commits = &commits{hub: s.hub, log: s.log}
@@ -232,7 +243,7 @@ func listen(addr string) (net.Listener, error) {
 func (s *Server) start(ctx context.Context, addr string) (err error) {
 	port := s.ln.Addr().(*net.TCPAddr).Port
 	if s.assembly, err = assemble(parts{Config: s.cfg, Store: s.store, Gates: s.gates, Hub: s.hub, Registry: s.registry,
-		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey, Scrub: scrub.New(s.secrets()...), Fence: s.fence, Money: s.money}); err != nil {
+		Logger: s.log, URL: s.URL(), TopUpKey: s.topUpKey, Scrub: scrub.New(s.secrets()...), Fence: s.fence, Money: s.money, Now: s.opts.Clock.Now}); err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	var quotaActions admin.Quota = unguarded{}
@@ -401,8 +412,15 @@ func (s *Server) Close() error {
 const LedgerFile = "ledger.db"
 
 // OpenLedger opens (creating if needed) the SQLite ledger in dataDir.
-func OpenLedger(_ context.Context, dataDir string) (ledger.Store, error) {
-	return sqlite.Open(filepath.Join(dataDir, LedgerFile), sqlite.Options{})
+func OpenLedger(ctx context.Context, dataDir string) (ledger.Store, error) {
+	return openLedgerAt(nil)(ctx, dataDir)
+}
+
+// openLedgerAt is OpenLedger with the ledger's clock now (nil: real time).
+func openLedgerAt(now clock.Func) func(context.Context, string) (ledger.Store, error) {
+	return func(_ context.Context, dataDir string) (ledger.Store, error) {
+		return sqlite.Open(filepath.Join(dataDir, LedgerFile), sqlite.Options{Now: now})
+	}
 }
 
 // Verify opens the ledger in o.DataDir and recomputes every balance from the

@@ -80,7 +80,7 @@ func (s *Server) applyTenantsLocked(ctx context.Context, tenants []config.Tenant
 // State builds the admin snapshot: balances from the ledger, recent runs and
 // holds, gates, quota guards and balance snapshots.
 func (s *Server) State(ctx context.Context) (admin.State, error) {
-	now := time.Now()
+	now := s.opts.Clock.Now()
 	st := admin.State{
 		Version:       s.opts.Version,
 		StartedAt:     s.started,
@@ -89,6 +89,7 @@ func (s *Server) State(ctx context.Context) (admin.State, error) {
 		Addr:          strings.TrimPrefix(s.URL(), "http://"),
 		Meter:         s.cfg.Meter,
 		Currency:      s.money.Currency,
+		Clock:         admin.ClockState{Offset: s.opts.Clock.Offset().String(), Now: now.UTC()},
 	}
 	for _, u := range s.cfg.Upstreams {
 		st.Demo = st.Demo || u.Kind == config.KindDemo

@@ -13,6 +13,7 @@ import { Audit } from './features/audit/Audit';
 import { Connect } from './features/connect/Connect';
 import { Settings } from './features/settings/Settings';
 import { Note } from './ui/Note';
+import { WebhookBanner } from './features/periods/WebhookBanner';
 import { applyTheme, t } from './lib/i18n';
 import { time } from './lib/format';
 
@@ -75,6 +76,7 @@ function Page(props: { tab?: Tab }) {
     <div class="page" lang={v.lang}>
       <Header tab={shown} onTab={setTab} />
       <Note scope={GLOBAL} testid="error-banner" />
+      <WebhookBanner />
       {stale && (
         <div class="banner stale-banner" role="status" data-testid="stale">
           <StaleSince />

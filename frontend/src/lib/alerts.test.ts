@@ -1,37 +1,40 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { alertSentence, auditAlertText, parseAlert, webhookTrouble } from './alerts';
+import { alertText, webhookTrouble } from './alerts';
 import { setLang } from './i18n';
 
 afterEach(() => setLang('en'));
 
-const body = '{"kind":"threshold","tenant":"team","threshold":80,"period":"2026-12","used":"4.000001","budget":"5","currency":"USD","at":"2026-12-02T01:00:00.000Z","run":"run_1"}';
+const row = (reason: string, detail: string, over = {}) => ({ kind: 'alert', tenant: 'team', reason, detail, ...over });
 
 describe('alert rows', () => {
-  it('reads the webhook’s JSON from a row’s detail, alone or after words', () => {
-    expect(parseAlert(body)?.threshold).toBe(80);
-    expect(parseAlert(`threshold 80: ${body}`)?.kind).toBe('threshold');
-    expect(parseAlert('threshold 80 crossed')).toBeNull();
-    expect(parseAlert('{not json}')).toBeNull();
-    expect(parseAlert(undefined)).toBeNull();
-  });
-  it('says a threshold in the budget’s terms: money in its currency, or units', () => {
-    expect(alertSentence(parseAlert(body)!)).toBe('team reached 80% of its budget in December 2026: $4.00 of $5.00 used.');
-    const unitsBody = { kind: 'threshold', tenant: 'team', threshold: 50, period: null, used: '50000', budget: '100000', currency: null };
-    expect(alertSentence(unitsBody)).toBe('team reached 50% of its budget: 50,000 of 100,000 used.');
-    setLang('zh-CN');
-    expect(alertSentence(parseAlert(body)!)).toBe('team 已用到预算的 80%（2026年12月）：已用 US$4.00，预算 US$5.00。');
-  });
-  it('says a hold, an eviction and a restore; an unknown kind is left to the row', () => {
-    expect(alertSentence({ kind: 'hold', tenant: 'team', run: 'run_9', period: '2026-W49' })).toBe(
-      'A run of team ended held in week 49 of 2026 (run run_9): its usage is unknown until reconciled.',
+  it('a threshold in the budget’s terms: money in the gateway’s currency, or units', () => {
+    expect(alertText(row('threshold', '80% of the money budget reached: 4.000001 of 5 in 2026-12'), 'USD')).toEqual({
+      kind: 'budget threshold',
+      text: 'team reached 80% of its budget in December 2026: $4.00 of $5.00 used.',
+    });
+    expect(alertText(row('threshold', '50% of the units budget reached: 50000 of 100000'), 'USD').text).toBe(
+      'team reached 50% of its budget: 50,000 of 100,000 used.',
     );
-    expect(alertSentence({ kind: 'evict' })).toContain('evicted');
-    expect(alertSentence({ kind: 'restore' })).toContain('restored');
-    expect(alertSentence({ kind: 'surprise' })).toBeNull();
+    setLang('zh-CN');
+    expect(alertText(row('threshold', '80% of the money budget reached: 4.000001 of 5 in 2026-12'), 'USD')).toEqual({
+      kind: '预算阈值',
+      text: 'team 已用到预算的 80%（2026年12月）：已用 US$4.00，预算 US$5.00。',
+    });
   });
-  it('an audit row shows its sentence, else its own words', () => {
-    expect(auditAlertText({ kind: 'alert', detail: body })).toContain('reached 80%');
-    expect(auditAlertText({ kind: 'alert', reason: 'threshold', detail: 'webhook queued' })).toBe('threshold · webhook queued');
+  it('a held run, an eviction and a restore', () => {
+    expect(alertText(row('hold', 'run r9 ended with its usage unknown; its hold stays until it is reconciled', { run: 'r9' }), null).text).toBe(
+      'A run of team ended held (run r9): its usage is unknown until reconciled.',
+    );
+    expect(alertText(row('evict', 'demo/demo-chat evict: usage reached the wall', { tenant: undefined }), null).text).toBe(
+      'The quota guard evicted demo/demo-chat from the free quota: usage reached the wall',
+    );
+    expect(alertText(row('restore', 'demo/demo-chat restore: a new day', { tenant: undefined }), null).text).toBe(
+      'The quota guard restored demo/demo-chat to the free quota: a new day',
+    );
+  });
+  it('a sentence of another shape, or a kind it does not know, is shown as written', () => {
+    expect(alertText(row('threshold', 'eighty percent'), null)).toEqual({ kind: 'budget threshold', text: 'eighty percent' });
+    expect(alertText(row('surprise', 'something new'), null)).toEqual({ kind: null, text: 'surprise · something new' });
   });
 });
 

@@ -1,85 +1,69 @@
 // Alerts on the dashboard, kept pure: an audit row of kind alert said in
-// words, and whether the alerts' webhook needs the operator's attention.
-// An alert row carries the webhook's JSON ({"kind","tenant","threshold",
-// "period","used","budget","currency","at","run"}) in its detail; a row
-// this page cannot read is shown as the server wrote it.
+// the page's language, and whether the alerts' webhook needs the
+// operator's attention. An alert row's reason is the alert's kind
+// (threshold, hold, evict, restore) and its detail the gateway's English
+// sentence; the figures are read back from that sentence, and a sentence of
+// a shape this page does not know is shown as the gateway wrote it.
 
 import type { AuditRow } from './api';
 import { units } from './format';
-import { t } from './i18n';
+import { t, type Key } from './i18n';
 import { microsOf, money } from './money';
 import { periodName } from './period';
 import type { AlertsState, WebhookState } from './types';
 
-/** Alert is the webhook's body as the audit row keeps it; fields that do not apply are null. */
-export interface Alert {
-  kind: string;
-  tenant?: string | null;
-  threshold?: number | null;
-  period?: string | null;
-  used?: string | null;
-  budget?: string | null;
-  currency?: string | null;
-  at?: string | null;
-  run?: string | null;
+export type AlertKind = 'threshold' | 'hold' | 'evict' | 'restore';
+const kinds: readonly AlertKind[] = ['threshold', 'hold', 'evict', 'restore'];
+
+/** AlertText is an alert row in words: its kind's name (null for a kind this page does not know) and its sentence. */
+export interface AlertText {
+  kind: string | null;
+  text: string;
 }
 
-/** parseAlert reads an alert from text holding its JSON (alone, or after words); null when there is none. */
-export function parseAlert(text: string | null | undefined): Alert | null {
-  if (!text) return null;
-  const i = text.indexOf('{');
-  const j = text.lastIndexOf('}');
-  if (i < 0 || j <= i) return null;
-  try {
-    const v: unknown = JSON.parse(text.slice(i, j + 1));
-    if (v && typeof v === 'object' && typeof (v as Alert).kind === 'string') return v as Alert;
-  } catch {
-    // not JSON: the row is shown as written
-  }
-  return null;
-}
+const thresholdRe = /^(\d+)% of the (units|money) budget reached: (\S+) of (\S+?)(?: in (\S+))?$/;
+const modelRe = /^(\S+) (?:evict|restore)\w*: (.*)$/s;
 
-/** amount is a decimal string of the alert in its budget's terms: money in its currency, else whole units. */
-function amount(text: string | null | undefined, currency: string | null | undefined): string {
-  if (!text) return '—';
-  if (currency) {
+/** amount is a decimal string of an alert: money in the gateway's currency, else whole units. */
+function amount(text: string, inMoney: boolean, currency: string | null): string {
+  if (inMoney) {
     const m = microsOf(text);
-    const s = m === null ? '' : money(m, currency);
-    return s || `${text} ${currency}`;
+    return (m !== null && currency && money(m, currency)) || (currency ? `${text} ${currency}` : text);
   }
   const n = Number(text);
   return Number.isSafeInteger(n) ? units(n) : text;
 }
 
-/** alertSentence says what an alert was about; null when it is not one this page knows. */
-export function alertSentence(a: Alert): string | null {
-  const tenant = a.tenant ?? '';
-  const period = a.period ? t('alert.inPeriod', { period: periodName(a.period) }) : '';
-  switch (a.kind) {
-    case 'threshold':
-      return t('alert.threshold', {
-        tenant,
-        threshold: a.threshold ?? '?',
-        used: amount(a.used, a.currency),
-        budget: amount(a.budget, a.currency),
-        period,
-      });
-    case 'hold':
-      return t('alert.hold', { tenant, run: a.run ?? '—', period });
-    case 'evict':
-      return t('alert.evict', { tenant: tenant || '—' });
-    case 'restore':
-      return t('alert.restore', { tenant: tenant || '—' });
-    default:
-      return null;
+/** sentence reads the gateway's sentence of an alert of kind k; null when it is not of the shape this page knows. */
+function sentence(k: AlertKind, r: Pick<AuditRow, 'tenant' | 'run' | 'detail'>, currency: string | null): string | null {
+  const d = (r.detail ?? '').trim();
+  const tenant = r.tenant ?? '';
+  if (k === 'threshold') {
+    const m = thresholdRe.exec(d);
+    if (!m) return null;
+    const inMoney = m[2] === 'money';
+    return t('alert.threshold', {
+      tenant,
+      threshold: m[1],
+      used: amount(m[3], inMoney, currency),
+      budget: amount(m[4], inMoney, currency),
+      period: m[5] ? t('alert.inPeriod', { period: periodName(m[5]) }) : '',
+    });
   }
+  if (k === 'hold') return r.run ? t('alert.hold', { tenant, run: r.run }) : null;
+  const m = modelRe.exec(d);
+  if (!m) return null;
+  return t(k === 'evict' ? 'alert.evict' : 'alert.restore', { model: m[1], reason: m[2] });
 }
 
-/** auditAlertText is an alert row's words: its sentence, else the row's own reason and detail. */
-export function auditAlertText(r: Pick<AuditRow, 'kind' | 'reason' | 'evidence' | 'detail'>): string {
-  const a = parseAlert(r.detail) ?? parseAlert(r.evidence);
-  const said = a ? alertSentence(a) : null;
-  return said ?? [r.reason, r.evidence, r.detail].filter(Boolean).join(' · ');
+/** alertText is an alert row in the page's language, else as the gateway wrote it. */
+export function alertText(r: Pick<AuditRow, 'reason' | 'evidence' | 'detail' | 'tenant' | 'run'>, currency: string | null): AlertText {
+  const k = kinds.find((x) => x === r.reason) ?? null;
+  const said = k ? sentence(k, r, currency) : null;
+  return {
+    kind: k ? t(`alert.kind.${k}` as Key) : null,
+    text: said ?? [k ? null : r.reason, r.evidence, r.detail].filter(Boolean).join(' · '),
+  };
 }
 
 /** webhookTrouble is the webhook when it is failing (its latest attempt did not get a 2xx); null otherwise. */

@@ -5,6 +5,7 @@ import { useStore, useView } from '../../state/use';
 import { TenantSettings } from './TenantSettings';
 import { AutostartSwitch } from './AutostartSwitch';
 import { autostartApp } from '../../lib/autostart';
+import { AlertSettings } from '../periods/AlertSettings';
 
 /** Settings: the desktop notifications, each with its off switch, and the budget share. */
 export function Settings() {
@@ -25,6 +26,7 @@ export function Settings() {
     <>
     <TenantSettings />
     <AutostartSwitch app={autostartApp()} />
+    <AlertSettings />
     <section class="panel" data-testid="settings-panel">
       <h2>
         {t('settings.notify')} <span class="muted">{t('settings.notifyNote')}</span>

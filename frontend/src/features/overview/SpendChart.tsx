@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { canDraw, css } from '../../ui/canvas';
 import { spendByDay, type SpendData } from '../../lib/spend';
 import { currencyOf, money } from '../../lib/money';
 import { units } from '../../lib/format';
@@ -10,19 +11,6 @@ import { useView } from '../../state/use';
 
 const none: Run[] = [];
 const palette = ['--accent', '--held', '--bad', '--good', '--muted'];
-
-function css(name: string, fallback: string): string {
-  if (typeof getComputedStyle !== 'function') return fallback;
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
-}
-
-function canDraw(): boolean {
-  try {
-    return !!document.createElement('canvas').getContext('2d');
-  } catch {
-    return false;
-  }
-}
 
 /** Plot draws one line per series over the days; amounts become floats here only, to place points. */
 function Plot(props: { d: SpendData; currency: string; label: string }) {

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { canDraw, css } from '../../ui/canvas';
 import type { QuotaState, Snapshot } from '../../lib/types';
 import { chartData, type ChartData, type Threshold } from '../../lib/chart';
 import { tone } from '../../lib/quota';
@@ -15,20 +16,6 @@ const thresholdKeys: Record<Threshold['key'], Key> = {
   wall: 'quota.wall',
   buffer: 'quota.buffer',
 };
-
-function css(name: string, fallback: string): string {
-  if (typeof getComputedStyle !== 'function') return fallback;
-  const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
-  return v || fallback;
-}
-
-function canDraw(): boolean {
-  try {
-    return !!document.createElement('canvas').getContext('2d');
-  } catch {
-    return false;
-  }
-}
 
 /** drawMarks draws on the plot the held-in-flight band at now and each threshold as a labelled line. */
 function drawMarks(u: uPlot, d: ChartData, held: string, ink: string) {

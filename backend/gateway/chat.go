@@ -59,11 +59,18 @@ func ChatMeterRequest(r *openai.ChatRequest) meter.Request {
 // under m, as the reserve counts it (no media units); 0 when the body does
 // not parse. The demo upstream reports it as prompt units, to be trusted.
 func ChatInputUnits(m meter.Meter, body []byte) ledger.Units {
-	req, err := openai.ParseChatRequest(body)
+	return inputUnits(m, body, openai.ParseChatRequest, ChatMeterRequest)
+}
+
+// inputUnits is a door's count of a body's input under m, as the reserve
+// counts it: the format's parse, what the meter counts of it, and the
+// reserve policy's input part. 0 when the body does not parse.
+func inputUnits[R any](m meter.Meter, body []byte, parse func([]byte) (R, error), count func(R) meter.Request) ledger.Units {
+	req, err := parse(body)
 	if err != nil {
 		return 0
 	}
-	in, _ := meter.ReservePolicy{}.Reserve(m, ChatMeterRequest(req))
+	in, _ := meter.ReservePolicy{}.Reserve(m, count(req))
 	return in
 }
 

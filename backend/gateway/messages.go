@@ -127,12 +127,7 @@ func MessagesMeterRequest(r *anthropic.Request) meter.Request {
 // under m, as the reserve counts it (no media units); 0 when the body does
 // not parse. The demo upstream reports it as prompt units, to be trusted.
 func MessagesInputUnits(m meter.Meter, body []byte) ledger.Units {
-	req, err := anthropic.ParseRequest(body)
-	if err != nil {
-		return 0
-	}
-	in, _ := meter.ReservePolicy{}.Reserve(m, MessagesMeterRequest(req))
-	return in
+	return inputUnits(m, body, anthropic.ParseRequest, MessagesMeterRequest)
 }
 
 // nativeMessages reads a Messages answer and relays it as it came. The

@@ -97,12 +97,7 @@ func ResponsesMeterRequest(r *responses.Request) meter.Request {
 // under m, as the reserve counts it (no media units); 0 when it does not
 // parse. The demo upstream reports it as input_tokens, to be trusted.
 func ResponsesInputUnits(m meter.Meter, body []byte) ledger.Units {
-	req, err := responses.ParseRequest(body)
-	if err != nil {
-		return 0
-	}
-	in, _ := meter.ReservePolicy{}.Reserve(m, ResponsesMeterRequest(req))
-	return in
+	return inputUnits(m, body, responses.ParseRequest, ResponsesMeterRequest)
 }
 
 // upstream is the client's body as it came when native; a chat-completions

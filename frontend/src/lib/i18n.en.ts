@@ -93,7 +93,7 @@ export const en = {
   'overview.removed': 'deleted: history only',
   'overview.rateNone': 'no rate limit',
   'overview.barLabel': '{tenant}: spent {spent}, held {held}, available {available} of {budget}',
-  'overview.noTenants': 'No tenants configured.',
+  'overview.empty': 'No tenants configured.',
   'overview.concurrency': '{active} / {max} running',
 
   // holds

@@ -90,7 +90,7 @@ export const zhCN: Record<keyof typeof en, string> = {
   'overview.removed': '已删除：仅保留历史',
   'overview.rateNone': '无速率限制',
   'overview.barLabel': '{tenant}：预算 {budget} 中已花费 {spent}，占用 {held}，可用 {available}',
-  'overview.noTenants': '没有配置租户。',
+  'overview.empty': '没有配置租户。',
   'overview.concurrency': '运行 {active} / {max}',
 
   'holds.title': '占用',

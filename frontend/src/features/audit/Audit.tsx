@@ -9,6 +9,9 @@ import { noteText } from '../../state/notes';
 import { useStore, useView } from '../../state/use';
 import { Note } from '../../ui/Note';
 import { When } from '../../ui/Ago';
+import { Choice } from '../../ui/Choice';
+import { PanelHeading } from '../../ui/Panel';
+import { EmptyRow, TableHead, figures, headings, type Column } from '../../ui/TablePanel';
 
 /** Audit: the audit log, filtered and paged by the store, newest first, live on its first page; exported as CSV. */
 export function Audit() {
@@ -18,9 +21,7 @@ export function Audit() {
   const rows = a.page?.rows ?? [];
   return (
     <section class="panel" data-testid="audit-panel">
-      <h2>
-        {t('audit.title')} <span class="muted">{t('audit.note')}</span>
-      </h2>
+      <PanelHeading words="audit" />
       <AuditForm f={a.filter} />
       {a.error && (
         <p class="field-error" role="alert">
@@ -60,28 +61,15 @@ function AuditForm(props: { f: AuditFilter }) {
         void store.exportCSV(auditQuery(f));
       }}
     >
-      <label>
-        {t('audit.tenant')}
-        <select value={f.tenant} data-testid="audit-tenant" onChange={set('tenant')}>
-          <option value="">{t('audit.allTenants')}</option>
-          {(tenants ?? []).map((x) => (
-            <option key={x.tenant} value={x.tenant}>
-              {x.tenant}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        {t('audit.kind')}
-        <select value={f.kind} data-testid="audit-kind" onChange={set('kind')}>
-          <option value="">{t('audit.allKinds')}</option>
-          {auditKinds.map((k) => (
-            <option key={k} value={k}>
-              {k}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Choice
+        label={t('audit.tenant')}
+        testid="audit-tenant"
+        value={f.tenant}
+        blank={t('audit.allTenants')}
+        options={(tenants ?? []).map((x) => x.tenant)}
+        onChoose={(tenant) => store.audit.setFilter({ tenant })}
+      />
+      <Choice label={t('audit.kind')} testid="audit-kind" value={f.kind} blank={t('audit.allKinds')} options={auditKinds} onChoose={(kind) => store.audit.setFilter({ kind })} />
       <label>
         {t('audit.run')}
         <input value={f.run} data-testid="audit-run" onInput={set('run')} size={14} />
@@ -109,32 +97,18 @@ function AuditForm(props: { f: AuditFilter }) {
 /** AuditTable lists a page of rows: a balance reading in its own column, the units of a change in theirs. */
 function AuditTable(props: { rows: readonly AuditRow[] }) {
   const rows = props.rows;
+  const columns: Column[] = [
+    { label: '#' },
+    ...headings('audit.at', 'audit.kind', 'audit.tenant', 'audit.run', 'audit.actor'),
+    ...figures('audit.units', 'audit.balance', 'audit.availBefore', 'audit.availAfter'),
+    ...headings('audit.detail'),
+  ];
   return (
     <div class="scroll">
       <table data-testid="audit-table">
-        <thead>
-          <tr>
-            <th>#</th>
-            <th>{t('audit.at')}</th>
-            <th>{t('audit.kind')}</th>
-            <th>{t('audit.tenant')}</th>
-            <th>{t('audit.run')}</th>
-            <th>{t('audit.actor')}</th>
-            <th class="num">{t('audit.units')}</th>
-            <th class="num">{t('audit.balance')}</th>
-            <th class="num">{t('audit.availBefore')}</th>
-            <th class="num">{t('audit.availAfter')}</th>
-            <th>{t('audit.detail')}</th>
-          </tr>
-        </thead>
+        <TableHead columns={columns} />
         <tbody>
-          {rows.length === 0 && (
-            <tr>
-              <td colSpan={11} class="empty">
-                {t('audit.empty')}
-              </td>
-            </tr>
-          )}
+          {rows.length === 0 && <EmptyRow width={columns.length} text={t('audit.empty')} />}
           {rows.map((r) => (
             <tr key={r.seq} data-testid={`audit-row-${r.seq}`}>
               <td class="num muted">{r.seq}</td>

@@ -4,6 +4,7 @@ import { copyText } from '../../lib/clipboard';
 import { t, type Key } from '../../lib/i18n';
 import { noteText } from '../../state/notes';
 import { shallow, useView } from '../../state/use';
+import { Choice } from '../../ui/Choice';
 
 function CopyButton(props: { text: string; testid: string }) {
   const [said, setSaid] = useState<string | null>(null);
@@ -96,27 +97,9 @@ export function Connect() {
       </dl>
       <div class="inline">
         {info.tenants.length > 1 && (
-          <label>
-            {t('connect.tenant')}
-            <select value={tn?.tenant} data-testid="connect-tenant" onChange={(e) => setTenant((e.target as HTMLSelectElement).value)}>
-              {info.tenants.map((x) => (
-                <option key={x.tenant} value={x.tenant}>
-                  {x.tenant}
-                </option>
-              ))}
-            </select>
-          </label>
+          <Choice label={t('connect.tenant')} testid="connect-tenant" value={tn?.tenant} options={info.tenants.map((x) => x.tenant)} onChoose={setTenant} />
         )}
-        <label>
-          {t('connect.model')}
-          <select value={m} data-testid="connect-model" onChange={(e) => setModel((e.target as HTMLSelectElement).value)}>
-            {models.map((x) => (
-              <option key={x} value={x}>
-                {x}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Choice label={t('connect.model')} testid="connect-model" value={m} options={models} onChoose={setModel} />
       </div>
       <ToolTabs tool={tool} onTool={setTool} />
       <p class="muted small">{t(`connect.hint.${tool}` as Key)}</p>

@@ -1,11 +1,14 @@
+import type { ComponentChildren } from 'preact';
 import { langs, t, type Key, type Lang, type ThemePref } from '../../lib/i18n';
 import { useStore, useView, shallow } from '../../state/use';
 import { Uptime } from '../../ui/Ago';
+import { Choice } from '../../ui/Choice';
 
 export type Tab = 'connect' | 'overview' | 'quota' | 'audit' | 'settings';
 export const tabs: readonly Tab[] = ['connect', 'overview', 'quota', 'audit', 'settings'];
 
 const langNames: Record<Lang, string> = { en: 'English', 'zh-CN': '简体中文' };
+const themes: readonly ThemePref[] = ['system', 'light', 'dark'];
 
 export function Header(props: { tab: Tab; onTab: (t: Tab) => void }) {
   const v = useView((v) => ({ state: v.state, status: v.status }), shallow);
@@ -57,36 +60,8 @@ function Switches() {
   const v = useView((v) => ({ lang: v.lang, theme: v.theme }), shallow);
   return (
     <div class="switches">
-      <label>
-        <span class="sr">{t('header.lang')}</span>
-        <select
-          data-testid="lang-switch"
-          aria-label={t('header.lang')}
-          value={v.lang}
-          onChange={(e) => store.setLanguage((e.target as HTMLSelectElement).value as Lang)}
-        >
-          {langs.map((l) => (
-            <option key={l} value={l} lang={l}>
-              {langNames[l]}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        <span class="sr">{t('header.theme')}</span>
-        <select
-          data-testid="theme-switch"
-          aria-label={t('header.theme')}
-          value={v.theme}
-          onChange={(e) => store.setTheme((e.target as HTMLSelectElement).value as ThemePref)}
-        >
-          {(['system', 'light', 'dark'] as const).map((p) => (
-            <option key={p} value={p}>
-              {t(`theme.${p}`)}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Choice label={t('header.lang')} hidden testid="lang-switch" value={v.lang} options={langs} name={(l) => langNames[l]} lang={(l) => l} onChoose={(l) => store.setLanguage(l)} />
+      <Choice label={t('header.theme')} hidden testid="theme-switch" value={v.theme} options={themes} name={(p) => t(`theme.${p}`)} onChoose={(p) => store.setTheme(p)} />
     </div>
   );
 }
@@ -102,26 +77,26 @@ function StatusLine() {
   const s = v.state;
   return (
     <dl class="status-line" data-testid="status-line">
-      <div>
-        <dt>{t('header.uptime')}</dt>
-        <dd data-testid="uptime">
-          <Uptime seconds={s ? s.uptime_seconds : null} receivedAt={v.receivedAt} />
-        </dd>
-      </div>
-      <div>
-        <dt>{t('header.addr')}</dt>
-        <dd data-testid="addr">{s?.addr ?? '—'}</dd>
-      </div>
-      <div>
-        <dt>{t('header.dataDir')}</dt>
-        <dd data-testid="data-dir" class="path" title={s?.data_dir}>
-          {s?.data_dir ?? '—'}
-        </dd>
-      </div>
-      <div>
-        <dt>{t('header.meter')}</dt>
-        <dd data-testid="meter">{s?.meter ?? '—'}</dd>
-      </div>
+      <Fact label="header.uptime" testid="uptime">
+        <Uptime seconds={s ? s.uptime_seconds : null} receivedAt={v.receivedAt} />
+      </Fact>
+      <Fact label="header.addr" testid="addr">{s?.addr ?? '—'}</Fact>
+      <Fact label="header.dataDir" testid="data-dir" class="path" title={s?.data_dir}>
+        {s?.data_dir ?? '—'}
+      </Fact>
+      <Fact label="header.meter" testid="meter">{s?.meter ?? '—'}</Fact>
     </dl>
+  );
+}
+
+/** Fact is one labelled figure of the status line. */
+function Fact(props: { label: Key; testid: string; class?: string; title?: string; children: ComponentChildren }) {
+  return (
+    <div>
+      <dt>{t(props.label)}</dt>
+      <dd data-testid={props.testid} class={props.class} title={props.title}>
+        {props.children}
+      </dd>
+    </div>
   );
 }

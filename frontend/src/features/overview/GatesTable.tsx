@@ -1,7 +1,6 @@
 import type { GateState } from '../../lib/types';
 import { count, millis } from '../../lib/format';
-import { t } from '../../lib/i18n';
-import { TablePanel, type Column } from '../../ui/TablePanel';
+import { TablePanel, figures, headings, type Column } from '../../ui/TablePanel';
 import { useView } from '../../state/use';
 
 const none: GateState[] = [];
@@ -9,24 +8,11 @@ const none: GateState[] = [];
 export function GatesTable() {
   const gates = useView((v) => v.state?.gates ?? none);
   const columns: Column[] = [
-    { label: t('gates.upstream') },
-    { label: t('gates.inFlight'), class: 'num' },
-    { label: t('gates.queued'), class: 'num' },
-    { label: t('gates.maxWait'), class: 'num' },
-    { label: t('gates.admitted'), class: 'num' },
-    { label: t('gates.rejected'), class: 'num' },
-    { label: t('gates.timedOut'), class: 'num' },
-    { label: t('gates.p95'), class: 'num' },
+    ...headings('gates.upstream'),
+    ...figures('gates.inFlight', 'gates.queued', 'gates.maxWait', 'gates.admitted', 'gates.rejected', 'gates.timedOut', 'gates.p95'),
   ];
   return (
-    <TablePanel
-      title={t('gates.title')}
-      note={t('gates.note')}
-      testid="gates-table"
-      columns={columns}
-      empty={t('gates.empty')}
-      isEmpty={gates.length === 0}
-    >
+    <TablePanel words="gates" testid="gates-table" columns={columns} isEmpty={gates.length === 0}>
       {gates.map((g) => (
         <tr key={g.upstream} data-testid={`gate-row-${g.upstream}`}>
           <td>{g.upstream}</td>

@@ -11,7 +11,7 @@ import { check, checkCost, errorField, maxUnits, moneyPreview, preview } from '.
 import { currencyOf } from '../../lib/money';
 import { Money } from '../../ui/Money';
 import { RunCells, runColumns } from './RunCells';
-import { TablePanel, type Column } from '../../ui/TablePanel';
+import { TablePanel, figures, headings, type Column } from '../../ui/TablePanel';
 import { Dialog } from '../../ui/Dialog';
 import { Note } from '../../ui/Note';
 
@@ -63,21 +63,18 @@ export function Holds() {
   const columns: Column[] = [
     { label: '' },
     ...runColumns(),
-    { label: t('holds.why') },
-    { label: t('holds.reserve'), class: 'num' },
-    { label: t('holds.age'), class: 'num' },
-    { label: t('holds.retry') },
+    ...headings('holds.why'),
+    ...figures('holds.reserve', 'holds.age'),
+    ...headings('holds.retry'),
     { label: '' },
   ];
   const openRuns = open ? holds.filter((r) => open.includes(r.id)) : [];
   return (
     <>
       <TablePanel
-        title={t('holds.title')}
-        note={t('holds.note')}
+        words="holds"
         testid="holds-table"
         columns={columns}
-        empty={t('holds.empty')}
         isEmpty={holds.length === 0}
         tools={
           sel.length > 1 && (

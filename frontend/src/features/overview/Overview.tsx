@@ -5,6 +5,7 @@ import { useView } from '../../state/use';
 import { currencyOf, hasMoneyBudget } from '../../lib/money';
 import { Money } from '../../ui/Money';
 import { SpendChart } from './SpendChart';
+import { Panel } from '../../ui/Panel';
 
 interface Parts {
   spent: number;
@@ -163,11 +164,7 @@ export function Overview() {
     </div>
   );
   return (
-    <section class="panel" data-testid="tenants-table">
-      <h2>
-        {t('overview.title')} <span class="muted">{t('overview.note')}</span>
-      </h2>
-      {ts.length === 0 && <p class="empty">{t('overview.noTenants')}</p>}
+    <Panel words="overview" testid="tenants-table" isEmpty={ts.length === 0}>
       {ts.map((x) =>
         row(
           x.tenant,
@@ -186,6 +183,6 @@ export function Overview() {
           </>,
         )}
       <SpendChart />
-    </section>
+    </Panel>
   );
 }

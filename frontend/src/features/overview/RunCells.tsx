@@ -1,12 +1,11 @@
 import type { Run } from '../../lib/types';
-import { t } from '../../lib/i18n';
-import type { Column } from '../../ui/TablePanel';
+import { headings, type Column } from '../../ui/TablePanel';
 import { doorText, doorTitle } from '../../lib/runfacts';
 import { RunID } from '../../ui/RunID';
 
 /** The columns every run table starts with, matching RunCells. */
 export function runColumns(): Column[] {
-  return [{ label: t('holds.run') }, { label: t('holds.tenant') }, { label: t('holds.model') }, { label: t('holds.door') }];
+  return headings('holds.run', 'holds.tenant', 'holds.model', 'holds.door');
 }
 
 /**

@@ -6,7 +6,7 @@ import { Since, When } from '../../ui/Ago';
 import { t } from '../../lib/i18n';
 import { RunCells, runColumns } from './RunCells';
 import { StatusBadge } from '../../ui/StatusBadge';
-import { TablePanel, type Column } from '../../ui/TablePanel';
+import { TablePanel, figures, headings, type Column } from '../../ui/TablePanel';
 import { Dialog } from '../../ui/Dialog';
 import { Note } from '../../ui/Note';
 import { currencyOf, money } from '../../lib/money';
@@ -31,21 +31,14 @@ export function Runs() {
   const [asking, setAsking] = useState<Run | null>(null);
   const columns: Column[] = [
     ...runColumns(),
-    { label: t('runs.status') },
-    { label: t('runs.usage') },
-    { label: t('runs.elapsed'), class: 'num' },
-    { label: t('runs.streamed'), class: 'num' },
-    { label: t('holds.reserve'), class: 'num' },
-    { label: t('runs.spent'), class: 'num' },
-    { label: t('runs.cost'), class: 'num' },
-    { label: t('runs.cached'), class: 'num' },
-    { label: t('runs.held'), class: 'num' },
-    { label: t('runs.started') },
+    ...headings('runs.status', 'runs.usage'),
+    ...figures('runs.elapsed', 'runs.streamed', 'holds.reserve', 'runs.spent', 'runs.cost', 'runs.cached', 'runs.held'),
+    ...headings('runs.started'),
     { label: '' },
   ];
   return (
     <>
-      <TablePanel title={t('runs.title')} note={t('runs.note')} testid="runs-table" columns={columns} empty={t('runs.empty')} isEmpty={runs.length === 0}>
+      <TablePanel words="runs" testid="runs-table" columns={columns} isEmpty={runs.length === 0}>
         {ordered(runs).map((r) => (
           <tr key={r.id} data-testid={`run-row-${r.id}`} class={live.has(r.status) ? 'live' : ''}>
             <RunCells run={r} label={labels.get(r.id)} />

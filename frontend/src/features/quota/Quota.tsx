@@ -8,6 +8,7 @@ import { wholeUnits } from '../../lib/parse';
 import { evictionWords, synced, tone, wall } from '../../lib/quota';
 import { Note } from '../../ui/Note';
 import { QuotaChart } from './QuotaChart';
+import { Panel } from '../../ui/Panel';
 
 const key = (q: QuotaState) => `${q.upstream}/${q.model}`;
 
@@ -29,15 +30,11 @@ const noSnapshots: Snapshot[] = [];
 export function Quota() {
   const quota = useView((v) => v.state?.quota ?? none);
   return (
-    <section class="panel" data-testid="quota-table">
-      <h2>
-        {t('quota.title')} <span class="muted">{t('quota.note')}</span>
-      </h2>
-      {quota.length === 0 && <p class="empty">{t('quota.empty')}</p>}
+    <Panel words="quota" testid="quota-table" isEmpty={quota.length === 0}>
       {quota.map((q) => (
         <QuotaCard key={key(q)} q={q} />
       ))}
-    </section>
+    </Panel>
   );
 }
 

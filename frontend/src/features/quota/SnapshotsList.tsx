@@ -1,7 +1,7 @@
 import type { Snapshot } from '../../lib/types';
 import { duration, fullTime, units } from '../../lib/format';
 import { t } from '../../lib/i18n';
-import { TablePanel, type Column } from '../../ui/TablePanel';
+import { TablePanel, figures, headings, type Column } from '../../ui/TablePanel';
 import { useView } from '../../state/use';
 import { When } from '../../ui/Ago';
 
@@ -10,25 +10,13 @@ const none: Snapshot[] = [];
 export function SnapshotsList() {
   const snapshots = useView((v) => v.state?.snapshots ?? none);
   const columns: Column[] = [
-    { label: t('quota.synced') },
-    { label: t('holds.model') },
-    { label: t('quota.balance'), class: 'num' },
-    { label: t('snap.usageAtSync'), class: 'num' },
-    { label: t('quota.limit'), class: 'num' },
-    { label: t('quota.limitV6'), class: 'num' },
-    { label: t('quota.b0'), class: 'num' },
+    ...headings('quota.synced', 'holds.model'),
+    ...figures('quota.balance', 'snap.usageAtSync', 'quota.limit', 'quota.limitV6', 'quota.b0'),
     { label: t('quota.lag', { lag: '' }).trim(), class: 'num' },
-    { label: t('snap.source') },
+    ...headings('snap.source'),
   ];
   return (
-    <TablePanel
-      title={t('snap.title')}
-      note={t('snap.note')}
-      testid="snapshots-list"
-      columns={columns}
-      empty={t('snap.empty')}
-      isEmpty={snapshots.length === 0}
-    >
+    <TablePanel words="snap" testid="snapshots-list" columns={columns} isEmpty={snapshots.length === 0}>
       {snapshots.map((s) => (
         <tr key={s.id} data-testid={`snapshot-row-${s.id}`} title={s.detail}>
           <td title={fullTime(s.synced_at)}><When at={s.synced_at} /></td>

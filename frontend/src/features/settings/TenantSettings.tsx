@@ -9,7 +9,13 @@ import { noteText } from '../../state/notes';
 import { FORM } from '../../state/tenants';
 import { useStore, useView } from '../../state/use';
 import { Dialog } from '../../ui/Dialog';
+import { TableHead, figures, headings, type Column } from '../../ui/TablePanel';
 import { WriteBackButton, WrittenBack } from './WriteBack';
+
+/** columns head the tenants' table; a row's last cell holds its actions. */
+function columns(): Column[] {
+  return [...headings('audit.tenant'), ...figures('overview.budget', 'settings.concurrency', 'settings.perMinute', 'settings.perHour'), ...headings('settings.models'), { label: '' }];
+}
 
 const empty: TenantPolicy = { id: '', budget_units: 0, max_concurrent: 1, per_minute: 0, per_hour: 0, allowed_models: [] };
 
@@ -45,17 +51,7 @@ export function TenantSettings() {
       )}
       <p class="muted small">{t('settings.writeBack')}</p>
       <table>
-        <thead>
-          <tr>
-            <th>{t('audit.tenant')}</th>
-            <th class="num">{t('overview.budget')}</th>
-            <th class="num">{t('settings.concurrency')}</th>
-            <th class="num">{t('settings.perMinute')}</th>
-            <th class="num">{t('settings.perHour')}</th>
-            <th>{t('settings.models')}</th>
-            <th />
-          </tr>
-        </thead>
+        <TableHead columns={columns()} />
         <tbody>
           {s.tenants.map((p) => (
             <TenantRows key={p.id} p={p} refused={deleted?.tenant === p.id && deleted.kind === 'error' ? deleted.text : null} onEdit={() => edit(p)} />

@@ -79,6 +79,9 @@ type Config struct {
 	Money *Money `yaml:"money"`
 	// Alerts: thresholds of a tenant's budget and a webhook; nil: none.
 	Alerts *Alerts `yaml:"alerts"`
+	// Timezone is the gateway's zone (IANA) for budget periods of tenants
+	// that name none; empty: the machine's.
+	Timezone string `yaml:"timezone"`
 }
 
 // Money is the currency every cost, price and money budget is in.
@@ -109,6 +112,12 @@ type Tenant struct {
 	MaxConcurrent int        `yaml:"max_concurrent"`
 	RateLimits    RateLimits `yaml:"rate_limits"`
 	AllowedModels []string   `yaml:"allowed_models"`
+	// BudgetPeriod renews the budget every day, week or month ("none" or
+	// empty: never), in Timezone (IANA; empty: the gateway's timezone,
+	// else the machine's), weeks starting on WeekStarts (empty: monday).
+	BudgetPeriod string `yaml:"budget_period"`
+	Timezone     string `yaml:"timezone"`
+	WeekStarts   string `yaml:"week_starts"`
 }
 
 // RateLimits are a tenant's two request windows; 0 turns a window off.
@@ -423,7 +432,8 @@ func (c *Config) hashKeys() {
 // A tenant with a money budget and no budget_units budgets in money only.
 func (c *Config) LedgerTenants() []ledger.Tenant {
 	out := make([]ledger.Tenant, 0, len(c.Tenants))
-	for _, t := range c.Tenants {
+	calendars := c.calendars()
+	for i, t := range c.Tenants {
 		units := t.BudgetUnits
 		money, hasMoney := t.BudgetMicros()
 		if hasMoney && units == 0 {
@@ -439,6 +449,7 @@ func (c *Config) LedgerTenants() []ledger.Tenant {
 			AllowedModels:  append([]string(nil), t.AllowedModels...),
 			PerMinute:      t.RateLimits.PerMinute,
 			PerHour:        t.RateLimits.PerHour,
+			Calendar:       calendars[i],
 		})
 	}
 	return out

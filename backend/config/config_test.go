@@ -10,6 +10,7 @@ import (
 
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/period"
 )
 
 func env(m map[string]string) func(string) (string, bool) {
@@ -129,6 +130,10 @@ func TestParseRefuses(t *testing.T) {
 		{"FinishGraceWord", "limits: {finish_grace: never}\n", `"never": write a positive duration`},
 		{"MoneyBudgetWithoutMoney", "tenants:\n  - id: a\n    budget: 5\n", `tenants[0].budget "5": a money budget needs the gateway's currency`},
 		{"PricesWithoutMoney", "upstreams:\n  - {name: x, kind: demo, models: [m], prices: {m: {input: '1', cached_input: '1', cache_write: '1', output: '1'}}}\n", "upstreams[0].prices.m: a price needs the gateway's currency"},
+		{"UnknownPeriod", "tenants:\n  - id: a\n  - {id: b, budget_period: monthly}\n", `tenants[1].budget_period: unknown period "monthly"`},
+		{"UnknownTenantZone", "tenants:\n  - {id: a, budget_period: day, timezone: Mars/Base}\n", `tenants[0].timezone: unknown time zone "Mars/Base"`},
+		{"UnknownWeekday", "tenants:\n  - {id: a, budget_period: week, week_starts: funday}\n", `tenants[0].week_starts: unknown weekday "funday"`},
+		{"UnknownGatewayZone", "timezone: Europe/Atlantis\n", `timezone: unknown time zone "Europe/Atlantis"`},
 		{"LowerCaseCurrency", "money: {currency: usd}\n", `money.currency "usd": an ISO 4217 code`},
 		{"LongCurrency", "money: {currency: USDT, usd_rate: '1'}\n", `money.currency "USDT"`},
 		{"NoRate", "money: {currency: CNY}\n", "money.usd_rate is missing"},
@@ -279,5 +284,37 @@ func TestEnvValueIsOneScalar(t *testing.T) {
 	}
 	if c.AdminToken != "abc: def\nmeter: runes #x" || c.Meter != config.MeterTiktoken {
 		t.Fatalf("admin token %q, meter %q", c.AdminToken, c.Meter)
+	}
+}
+
+// A tenant's calendar: its own zone, else the gateway's timezone, else the
+// machine's; weeks from Monday unless week_starts says otherwise; no
+// budget_period never renews.
+func TestTenantCalendars(t *testing.T) {
+	c, err := config.Parse([]byte(`timezone: Pacific/Kiritimati
+tenants:
+  - {id: a, budget_period: month, timezone: America/New_York}
+  - {id: b, budget_period: week, week_starts: Sunday}
+  - {id: c}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := c.LedgerTenants()
+	if cal := lt[0].Calendar; cal.Kind != period.Month || cal.Zone.String() != "America/New_York" || cal.WeekStarts != time.Monday {
+		t.Errorf("tenant a's calendar = %+v", cal)
+	}
+	if cal := lt[1].Calendar; cal.Kind != period.Week || cal.Zone.String() != "Pacific/Kiritimati" || cal.WeekStarts != time.Sunday {
+		t.Errorf("tenant b's calendar = %+v", cal)
+	}
+	if cal := lt[2].Calendar; ledger.Renews(cal) {
+		t.Errorf("tenant c without budget_period renews: %+v", cal)
+	}
+	local, err := config.Parse([]byte("tenants:\n  - {id: a, budget_period: day}\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z := local.LedgerTenants()[0].Calendar.Zone; z != time.Local {
+		t.Errorf("without any timezone the zone is %v, want the machine's", z)
 	}
 }

@@ -19,6 +19,7 @@ func TestDependencies(t *testing.T) {
 		depcheck.Module + "/backend/ledger": "units, tenants, key hashes, reasons and the lease defaults",
 		depcheck.Module + "/backend/price":  "money and prices are parsed and checked as the ledger will read them (a stdlib-only leaf)",
 		depcheck.Module + "/backend/alert":  "alerts' thresholds and webhook URL are checked as the alerts read them (a stdlib-only leaf)",
+		depcheck.Module + "/backend/period": "budget_period, timezone and week_starts are read as the calendar will cut them (a stdlib-only leaf)",
 		"gopkg.in/yaml.v3":                  "the file's format",
 		"github.com/jackc/pgx/v5/pgconn":    "ledger.dsn is checked as PostgreSQL parses it (pgconn only, no driver)",
 	})

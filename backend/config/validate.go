@@ -53,6 +53,9 @@ func (c *Config) Validate() error {
 	if err := c.validateMoney(); err != nil {
 		return err
 	}
+	if err := c.validatePeriods(); err != nil {
+		return err
+	}
 	if err := c.Ledger.validate(); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/period"
 	"github.com/quotagate/quotagate/backend/price"
 )
 
@@ -21,6 +22,11 @@ type Position struct {
 	// Money, checked only when HasMoneyBudget.
 	BudgetMicros, SpentMicros, HeldMicros price.Micros
 	HasMoneyBudget                        bool
+	// Calendar is the tenant's, which cuts its budget into periods; Period
+	// the label of the period whose books the figures are ("" for the
+	// tenant's row: runs admitted without a period).
+	Calendar period.Calendar
+	Period   string
 }
 
 // Available is budget − spent − held.
@@ -135,6 +141,12 @@ func ErrQuotaGuard(req AdmitRequest, usage, held Units) error {
 // instance ("" on a gateway's own ledger): queued or active, usage pending,
 // its whole reserve held.
 func AdmittedRun(req AdmitRequest, instance string, now time.Time) Run {
+	return AdmittedRunIn(req, instance, now, "")
+}
+
+// AdmittedRunIn is AdmittedRun for a run that belongs to budget period
+// label ("" for none): its hold, settlement and reconcile stay there.
+func AdmittedRunIn(req AdmitRequest, instance string, now time.Time, label string) Run {
 	status := RunActive
 	if req.Queued {
 		status = RunQueued
@@ -149,7 +161,7 @@ func AdmittedRun(req AdmitRequest, instance string, now time.Time) Run {
 		InputUnits: req.InputUnits, ReserveMicros: req.ReserveMicros, Prices: req.Prices,
 		Instance: instance, CreatedAt: now, UpdatedAt: now,
 		Door: req.Door, UpstreamProtocol: req.UpstreamProtocol, IdempotencyKey: req.IdempotencyKey,
-		RetryCount: req.RetryCount,
+		RetryCount: req.RetryCount, Period: label,
 	}
 }
 
@@ -163,7 +175,7 @@ func AdmitAudit(run Run, actor Actor, availableAfter Units) AuditEntry {
 	if run.Status == RunQueued {
 		d += " queued"
 	}
-	return AuditEntry{Kind: AuditAdmit, TenantID: run.TenantID, RunID: run.ID, Actor: actor,
+	return AuditEntry{Kind: AuditAdmit, TenantID: run.TenantID, RunID: run.ID, Actor: actor, Period: run.Period,
 		Units: run.ReserveUnits, Micros: run.ReserveMicros, AvailableBefore: availableAfter + run.ReserveUnits, AvailableAfter: availableAfter,
 		Detail: d + RunFacts(run)}
 }
@@ -189,6 +201,7 @@ func RejectAudit(req AdmitRequest, refusal error, p Position, known bool) AuditE
 		Detail: req.Upstream + "/" + req.Model + ": " + ErrorMessage(refusal)}
 	if known {
 		e.AvailableBefore, e.AvailableAfter = p.Available(), p.Available()
+		e.Period = p.Period
 	}
 	return e
 }

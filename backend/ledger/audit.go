@@ -47,6 +47,10 @@ type AuditEntry struct {
 	// a RefusalInterval (At the first, LastAt the last of them).
 	Count  int64     `json:"count"`
 	LastAt time.Time `json:"last_at"`
+	// Period is the budget period whose books the available figures are
+	// ("" for the tenant's row: a tenant that never renews), so that Verify
+	// chains each period's rows on their own.
+	Period string `json:"period,omitempty"`
 }
 
 // RefusalInterval is the window in which repeated refusals of one tenant

@@ -15,6 +15,7 @@ func TestDependencies(t *testing.T) {
 	// reverse — except price, a leaf of the standard library only, because
 	// a run's cost and a money budget are the ledger's own figures.
 	depcheck.Allow(t, ".", map[string]string{
-		depcheck.Module + "/backend/price": "money is priced from tokens exactly (price.Micros, price.Price); price imports nothing of quotagate",
+		depcheck.Module + "/backend/price":  "money is priced from tokens exactly (price.Micros, price.Price); price imports nothing of quotagate",
+		depcheck.Module + "/backend/period": "a budget renews in its tenant's calendar periods; period imports nothing of quotagate",
 	})
 }

@@ -179,16 +179,30 @@ func (b Balance) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes a tenant with budget_micros only when it has a money
-// budget.
+// budget, and its calendar (budget_period, timezone, week_starts) only
+// when its budget renews.
 func (t Tenant) MarshalJSON() ([]byte, error) {
 	type tenant Tenant // without this method
-	if !t.HasMoneyBudget {
-		return json.Marshal(tenant(t))
+	var money *price.Micros
+	if t.HasMoneyBudget {
+		money = &t.BudgetMicros
+	}
+	var cal calendarJSON
+	if Renews(t.Calendar) {
+		cal = calendarJSON{CalendarKind(t.Calendar), zoneWord(t.Calendar), weekWord(t.Calendar)}
 	}
 	return json.Marshal(struct {
 		tenant
-		BudgetMicros price.Micros `json:"budget_micros"`
-	}{tenant(t), t.BudgetMicros})
+		BudgetMicros *price.Micros `json:"budget_micros,omitempty"`
+		calendarJSON
+	}{tenant(t), money, cal})
+}
+
+// calendarJSON is a renewing tenant's calendar in the config's words.
+type calendarJSON struct {
+	BudgetPeriod string `json:"budget_period,omitempty"`
+	Timezone     string `json:"timezone,omitempty"`
+	WeekStarts   string `json:"week_starts,omitempty"`
 }
 
 // PricesText is a run's prices as a store keeps them in one column: the

@@ -100,9 +100,13 @@ type Run struct {
 	// from its cache (OpenAI prompt_tokens_details.cached_tokens, Responses
 	// input_tokens_details.cached_tokens, Anthropic cache_read_input_tokens),
 	// recorded at Settle; shown, never priced differently.
-	CachedTokens int64     `json:"cached_tokens"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
+	CachedTokens int64 `json:"cached_tokens"`
+	// Period is the budget period of its tenant the run was admitted in
+	// ("2026-12"; "" when the tenant's budget never renews): the books its
+	// hold, settlement and reconcile move.
+	Period    string    `json:"period,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Translated reports whether the run was relayed in another protocol than

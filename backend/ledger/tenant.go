@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 
+	"github.com/quotagate/quotagate/backend/period"
 	"github.com/quotagate/quotagate/backend/price"
 )
 
@@ -23,6 +24,9 @@ type Tenant struct {
 	AllowedModels  []string     `json:"allowed_models,omitempty"` // empty: every configured model
 	PerMinute      int          `json:"per_minute,omitempty"`     // 0: no per-minute limit
 	PerHour        int          `json:"per_hour,omitempty"`       // 0: no per-hour limit
+	// Calendar cuts the budget into periods that renew it (the zero
+	// Calendar: never renews); see PeriodBooks.
+	Calendar period.Calendar `json:"-"`
 }
 
 // HashKey returns the stored form of an API key.

@@ -16,6 +16,9 @@ type StoredTenant struct {
 	Tenant
 	SpentUnits, HeldUnits   Units
 	SpentMicros, HeldMicros price.Micros
+	// Current is the books of the tenant's current period, for a tenant
+	// whose stored calendar renews (the zero PeriodBooks otherwise).
+	Current PeriodBooks
 }
 
 func (t StoredTenant) available() Units { return t.BudgetUnits - t.SpentUnits - t.HeldUnits }
@@ -140,7 +143,7 @@ func (pl *tenantPlanner) tenant(t Tenant) error {
 	if !exists {
 		pl.p.Create = append(pl.p.Create, t)
 		diff = append(diff, fmt.Sprintf("created: budget_units=%d max_concurrent=%d per_minute=%d per_hour=%d allowed_models=%s",
-			t.BudgetUnits, t.MaxConcurrent, t.PerMinute, t.PerHour, AllowedModelsJSON(t.AllowedModels))+moneyBudgetText(t))
+			t.BudgetUnits, t.MaxConcurrent, t.PerMinute, t.PerHour, AllowedModelsJSON(t.AllowedModels))+moneyBudgetText(t)+calendarText(t.Calendar))
 	} else {
 		before = old.available()
 		if t.BudgetUnits < old.SpentUnits+old.HeldUnits {
@@ -152,6 +155,9 @@ func (pl *tenantPlanner) tenant(t Tenant) error {
 			return Errorf(CodeInvalidRequest,
 				"tenant %s: budget %s is below what is already spent (%s) and held (%s); raise it or reconcile holds first",
 				t.ID, t.BudgetMicros, old.SpentMicros, old.HeldMicros)
+		}
+		if err := budgetBelowPeriod(old, t); err != nil {
+			return err
 		}
 		diff = tenantDiff(old.Tenant, t)
 		if len(diff) > 0 {
@@ -212,7 +218,7 @@ func tenantDiff(old, t Tenant) []string {
 	if !slices.Equal(nonNil(old.AllowedModels), nonNil(t.AllowedModels)) {
 		d = append(d, fmt.Sprintf("allowed_models %q→%q", old.AllowedModels, t.AllowedModels))
 	}
-	return d
+	return append(d, calendarDiff(old.Calendar, t.Calendar)...)
 }
 
 // moneyBudgetText is a created tenant's money budget for its audit row's

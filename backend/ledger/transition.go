@@ -63,7 +63,7 @@ func (m Moves) QuotaMoves(before Run) bool {
 // available units after the change.
 func (t Transition) Audit(before Run, actor Actor, availableAfter Units) AuditEntry {
 	m := t.Moves(before)
-	return AuditEntry{Kind: t.Kind, TenantID: before.TenantID, RunID: before.ID,
+	return AuditEntry{Kind: t.Kind, TenantID: before.TenantID, RunID: before.ID, Period: before.Period,
 		Actor: actor, Reason: t.Reason, Evidence: t.Evidence, Units: t.Units, Micros: t.Micros,
 		AvailableBefore: availableAfter + m.Spent + m.Held, AvailableAfter: availableAfter,
 		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, t.After.Status, t.After.Usage)}

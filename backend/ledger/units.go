@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/price"
 )
@@ -42,6 +43,13 @@ type Balance struct {
 	BudgetMicros    price.Micros `json:"-"`
 	AvailableMicros price.Micros `json:"-"`
 	HasMoneyBudget  bool         `json:"-"`
+	// Period is the tenant's current budget period ("2026-12", "" for a
+	// budget that never renews), from PeriodStart to PeriodEnd (exclusive:
+	// the next period's start); spent, held and available are then that
+	// period's (WithPeriod).
+	Period      string    `json:"period,omitempty"`
+	PeriodStart time.Time `json:"period_start,omitzero"`
+	PeriodEnd   time.Time `json:"period_end,omitzero"`
 }
 
 // Available derives available units from the other three figures.

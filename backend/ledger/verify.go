@@ -6,29 +6,45 @@ import "fmt"
 // reads in one snapshot; Problems holds one line per difference. Every
 // store asks the same questions (their SQL differs only in dialect), so
 // they say the same lines:
-//   - each tenant's balance row equals the sums over its runs (spent, held,
-//     queued+active count) and has no negative figure (Tenant);
-//   - replaying the tenant's audit rows in seq order chains
-//     available_before to the previous available_after and ends at the
-//     current available; its settle and reconcile rows add up to its spent
-//     (AuditRow, then TenantEnd);
+//   - each tenant's balance row equals the sums over its runs without a
+//     period (spent, held; queued+active count over all) and has no
+//     negative figure (Tenant);
+//   - each budget period's books equal the sums over the runs admitted in
+//     it, and stay within the budget (Period);
+//   - replaying the tenant's audit rows in seq order, each period's on
+//     their own, chains available_before to the previous available_after
+//     and ends at the current available; its settle and reconcile rows add
+//     up to its spent (AuditRow, then TenantEnd and PeriodEnd);
 //   - every run has exactly one admit row carrying its reserve, every admit
 //     row has its run, and every settled or reconciled run has exactly one
 //     row carrying its spent units (AdmitRows, MissingRun, SettleRows);
 //   - each guarded model's day equals the sums over its runs (QuotaDay).
 type Verification struct {
 	Problems []string
-	chain    map[string]*chainState
+	chain    map[chainKey]*chainState
 }
 
-type chainState struct{ last, spent Units }
+// chainKey names one chain of audit rows: a tenant's row ("" period) or
+// one of its budget periods.
+type chainKey struct{ tenant, period string }
+
+// chainState is where a chain's replay stands. A loose chain does not know
+// its next row's available_before: a period's first row (its books start
+// wherever the budget stood), and every period of a tenant after a config
+// row (a budget change moves every period's available at once).
+type chainState struct {
+	last, spent Units
+	loose       bool
+}
 
 // Addf adds a problem line.
 func (v *Verification) Addf(format string, args ...any) {
 	v.Problems = append(v.Problems, fmt.Sprintf(format, args...))
 }
 
-// Tenant checks a tenant's balance row b against the sums over its runs.
+// Tenant checks a tenant's balance row b against the sums over its runs
+// without a period (runsSpent, runsHeld) and all its runs still queued or
+// active (runsOpen).
 func (v *Verification) Tenant(b Balance, runsSpent, runsHeld Units, runsOpen int) {
 	b.AvailableUnits, b.AvailableMicros = b.Available(), b.AvailableMoney()
 	if err := b.Check(); err != nil {
@@ -45,31 +61,39 @@ func (v *Verification) Tenant(b Balance, runsSpent, runsHeld Units, runsOpen int
 	}
 }
 
-// AuditRow replays one audit row that moves a tenant's balance; rows come
-// in seq order per tenant.
-func (v *Verification) AuditRow(seq int64, tenant string, kind AuditKind, units, before, after Units) {
+// AuditRow replays one audit row that moves a tenant's balance, in the
+// books of period (its tenant's row for ""); rows come in seq order per
+// tenant.
+func (v *Verification) AuditRow(seq int64, tenant, period string, kind AuditKind, units, before, after Units) {
 	if v.chain == nil {
-		v.chain = map[string]*chainState{}
+		v.chain = map[chainKey]*chainState{}
 	}
-	st := v.chain[tenant]
+	k := chainKey{tenant, period}
+	st := v.chain[k]
 	if st == nil {
-		st = &chainState{}
-		v.chain[tenant] = st
+		st = &chainState{loose: period != ""}
+		v.chain[k] = st
 	}
-	if st.last != before {
+	if !st.loose && st.last != before {
 		v.Addf("tenant %s: audit row %d starts at available %d but the previous row left %d", tenant, seq, before, st.last)
 	}
-	st.last = after
+	st.last, st.loose = after, false
 	switch kind {
 	case AuditSettle, AuditReconcile:
 		st.spent += units
+	case AuditConfig:
+		for other, o := range v.chain {
+			if other.tenant == tenant && other != k {
+				o.loose = true
+			}
+		}
 	}
 }
 
 // TenantEnd checks where the replayed audit rows of tenant end against its
 // balance row's available and spent, after every AuditRow.
 func (v *Verification) TenantEnd(tenant string, available, spent Units) {
-	st := v.chain[tenant]
+	st := v.chain[chainKey{tenant, ""}]
 	if st == nil {
 		v.Addf("tenant %s: no audit row records its creation", tenant)
 		return
@@ -79,6 +103,42 @@ func (v *Verification) TenantEnd(tenant string, available, spent Units) {
 	}
 	if st.spent != spent {
 		v.Addf("tenant %s: spent %d but its settle and reconcile audit rows add up to %d", tenant, spent, st.spent)
+	}
+}
+
+// PeriodEnd checks where the replayed audit rows of a tenant's period end
+// against the period's books (available in units against the tenant's
+// budget), after every AuditRow.
+func (v *Verification) PeriodEnd(tenant, period string, available, spent Units) {
+	st := v.chain[chainKey{tenant, period}]
+	if st == nil {
+		v.Addf("tenant %s: period %s has books but no audit row", tenant, period)
+		return
+	}
+	if !st.loose && st.last != available {
+		v.Addf("tenant %s: period %s has available %d but replaying its audit rows gives %d", tenant, period, available, st.last)
+	}
+	if st.spent != spent {
+		v.Addf("tenant %s: period %s spent %d but its settle and reconcile audit rows add up to %d", tenant, period, spent, st.spent)
+	}
+}
+
+// Period checks one period's books b of a tenant with budget t (units, and
+// money when it has a money budget) against the sums over the period's
+// runs (runs): equal, none negative, and spent plus held within the budget.
+func (v *Verification) Period(t Tenant, b, runs PeriodBooks) {
+	if b.SpentUnits != runs.SpentUnits || b.HeldUnits != runs.HeldUnits ||
+		b.SpentMicros != runs.SpentMicros || b.HeldMicros != runs.HeldMicros {
+		v.Addf("tenant %s: period %s spent %d held %d (money %s, %s) but its runs spent %d and hold %d (money %s, %s)",
+			t.ID, b.Label, b.SpentUnits, b.HeldUnits, b.SpentMicros, b.HeldMicros,
+			runs.SpentUnits, runs.HeldUnits, runs.SpentMicros, runs.HeldMicros)
+	}
+	if b.SpentUnits < 0 || b.HeldUnits < 0 || b.SpentMicros < 0 || b.HeldMicros < 0 {
+		v.Addf("tenant %s: period %s has a negative figure in %+v", t.ID, b.Label, b)
+	}
+	if b.SpentUnits+b.HeldUnits > t.BudgetUnits ||
+		(t.HasMoneyBudget && b.SpentMicros+b.HeldMicros > t.BudgetMicros) {
+		v.Addf("tenant %s: period %s spent and holds more than the budget: %+v", t.ID, b.Label, b)
 	}
 }
 

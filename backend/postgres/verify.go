@@ -94,7 +94,7 @@ func (v *verifier) auditChain() {
 	var units, before, after ledger.Units
 	v.each(`SELECT seq, tenant_id, kind, units, available_before, available_after FROM audit
 		WHERE balance ORDER BY tenant_id, seq`, []any{&seq, &tenant, &kind, &units, &before, &after},
-		func() { v.AuditRow(seq, tenant, ledger.AuditKind(kind), units, before, after) })
+		func() { v.AuditRow(seq, tenant, "", ledger.AuditKind(kind), units, before, after) })
 	var avail, spent ledger.Units
 	v.each(`SELECT id, budget_units - spent_units - held_units, spent_units FROM tenants ORDER BY id`,
 		[]any{&tenant, &avail, &spent}, func() { v.TenantEnd(tenant, avail, spent) })

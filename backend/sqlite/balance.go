@@ -11,50 +11,106 @@ import (
 )
 
 const balanceQuery = `SELECT id, budget_units, spent_units, held_units, active,
-	budget_micros, spent_micros, held_micros FROM tenants`
+	budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts FROM tenants`
 
-func scanBalance(r rowScanner) (ledger.Balance, error) {
-	var b ledger.Balance
+// tenantBalance is a tenant's row as a balance reads it, with its calendar.
+type tenantBalance struct {
+	ledger.Balance
+	pos ledger.Position // the calendar only
+}
+
+func scanBalance(r rowScanner) (tenantBalance, error) {
+	var b tenantBalance
 	var budget sql.NullInt64
+	var kind, zone string
+	var weekStarts int
 	if err := r.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active,
-		&budget, &b.SpentMicros, &b.HeldMicros); err != nil {
+		&budget, &b.SpentMicros, &b.HeldMicros, &kind, &zone, &weekStarts); err != nil {
 		return b, err
 	}
 	b.BudgetMicros, b.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
 	b.AvailableUnits, b.AvailableMicros = b.Available(), b.AvailableMoney()
+	var err error
+	if b.pos.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts); err != nil {
+		return b, fmt.Errorf("calendar of tenant %s: %w", b.TenantID, err)
+	}
 	return b, nil
 }
 
-// Balance returns one tenant's position (CodeInvalidAPIKey for an unknown tenant).
+// inPeriod is b as of now: for a tenant that renews, its current period's
+// figures (nothing spent or held in a period without a row yet).
+func (s *Store) inPeriod(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}, b tenantBalance) (ledger.Balance, error) {
+	per := b.pos.Current(s.opts.Now())
+	if !per.Bounded() {
+		return b.Balance, nil
+	}
+	books := ledger.NewPeriodBooks(per)
+	err := q.QueryRowContext(ctx, `SELECT spent_units, held_units, spent_micros, held_micros FROM tenant_periods
+		WHERE tenant_id = ? AND period = ?`, b.TenantID, per.Label).Scan(
+		&books.SpentUnits, &books.HeldUnits, &books.SpentMicros, &books.HeldMicros)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return b.Balance, fmt.Errorf("period %s of tenant %s: %w", per.Label, b.TenantID, err)
+	}
+	return b.WithPeriod(per, books), nil
+}
+
+// Balance returns one tenant's position (CodeInvalidAPIKey for an unknown
+// tenant), in its current period for a tenant that renews.
 func (s *Store) Balance(ctx context.Context, tenantID string) (ledger.Balance, error) {
-	b, err := scanBalance(s.queryRow(ctx, balanceQuery+` WHERE id = ?`, tenantID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", tenantID)
-	}
+	out, err := s.balances(ctx, balanceQuery+` WHERE id = ?`, tenantID)
 	if err != nil {
-		return b, fmt.Errorf("balance of tenant %s: %w", tenantID, err)
+		return ledger.Balance{}, fmt.Errorf("balance of tenant %s: %w", tenantID, err)
 	}
-	return b, nil
+	if len(out) == 0 {
+		return ledger.Balance{}, ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", tenantID)
+	}
+	return out[0], nil
 }
 
 // Balances returns every tenant's position, ordered by tenant id, from one
 // consistent snapshot.
 func (s *Store) Balances(ctx context.Context) ([]ledger.Balance, error) {
-	rows, err := s.query(ctx, balanceQuery+` ORDER BY id`)
+	out, err := s.balances(ctx, balanceQuery+` ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("balances: %w", err)
 	}
-	defer rows.Close()
-	var out []ledger.Balance
+	return out, nil
+}
+
+// balances reads the tenants query selects and their current periods in
+// one read transaction.
+func (s *Store) balances(ctx context.Context, query string, args ...any) ([]ledger.Balance, error) {
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	var read []tenantBalance
 	for rows.Next() {
 		b, err := scanBalance(rows)
 		if err != nil {
-			return nil, fmt.Errorf("balances: %w", err)
+			rows.Close()
+			return nil, err
 		}
-		out = append(out, b)
+		read = append(read, b)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("balances: %w", err)
+		return nil, err
+	}
+	out := make([]ledger.Balance, 0, len(read))
+	for _, b := range read {
+		bal, err := s.inPeriod(ctx, tx, b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bal)
 	}
 	return out, nil
 }

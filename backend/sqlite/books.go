@@ -16,6 +16,7 @@ import (
 // other processes out), so what it read once stays true until it writes:
 //   - tenants: each tenant's balance row as the batch has moved it; the
 //     moves are written once per batch per tenant, before the commit;
+//   - periods: the books of each tenant's period that was read, likewise;
 //   - days: each guarded model's day (usage, held), likewise;
 //   - minutes: usage per model and minute added in this batch;
 //   - runs: the runs not ended yet, as written (their rows are written at
@@ -32,6 +33,7 @@ import (
 // the file.
 type books struct {
 	tenants map[string]*tenantBook
+	periods map[periodKey]*periodBook
 	days    map[dayKey]*dayBook
 	minutes map[minuteKey]ledger.Units
 	runs    map[ledger.RunID]ledger.Run
@@ -66,6 +68,7 @@ func newBooks() *books {
 // forget drops everything, for the file to be read again.
 func (b *books) forget() {
 	b.tenants = map[string]*tenantBook{}
+	b.periods = map[periodKey]*periodBook{}
 	b.days = map[dayKey]*dayBook{}
 	b.minutes = map[minuteKey]ledger.Units{}
 	b.runs = map[ledger.RunID]ledger.Run{}
@@ -135,18 +138,19 @@ func (w *wtx) noteRun(run ledger.Run) {
 	w.books.runs[run.ID] = run
 }
 
-// move applies m to the books of run's tenant, quota day and minute (after
+// move applies m to the books of run's tenant (its period's, p, when it
+// has one), quota day and minute (after
 // the run's own row and audit row were written).
-func (w *wtx) move(t *tenantBook, d *dayBook, run ledger.Run, m ledger.Moves) {
+func (w *wtx) move(t *tenantBook, p *periodBook, d *dayBook, run ledger.Run, m ledger.Moves) {
 	if m == (ledger.Moves{}) {
 		return // Start: nothing moves
 	}
-	t.pos.SpentUnits += m.Spent
-	t.pos.HeldUnits += m.Held
-	t.pos.Active += m.Active
-	t.pos.SpentMicros += m.SpentMicros
-	t.pos.HeldMicros += m.HeldMicros
+	t.pos.Move(m, p == nil)
 	t.dirty = true
+	if p != nil {
+		p.books.Move(m)
+		p.dirty = true
+	}
 	if d != nil && (m.Used != 0 || m.Held != 0) {
 		d.usage += m.Used
 		d.held += m.Held
@@ -173,6 +177,9 @@ func (w *wtx) flush(ctx context.Context) error {
 			return fmt.Errorf("write balance of tenant %s: %w", id, err)
 		}
 		t.dirty = false
+	}
+	if err := w.flushPeriods(ctx); err != nil {
+		return err
 	}
 	for k, d := range w.books.days {
 		if !d.dirty {

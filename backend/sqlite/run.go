@@ -14,7 +14,7 @@ import (
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
 	held_units, overrun_units, evidence, created_at, updated_at,
 	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens,
-	prices, input_units, reserve_micros, cost_micros, overrun_micros`
+	prices, input_units, reserve_micros, cost_micros, overrun_micros, period`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -25,7 +25,7 @@ func scanRun(r rowScanner) (ledger.Run, error) {
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
 		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated,
 		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens,
-		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros)
+		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros, &run.Period)
 	if err != nil {
 		return run, err
 	}
@@ -88,10 +88,13 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		return ledger.Run{}, err
 	}
 	var pos ledger.Position
+	var pb *periodBook
 	if ok {
-		pos = t.pos
+		if pos, pb, err = w.current(ctx, req.TenantID, t); err != nil {
+			return ledger.Run{}, err
+		}
 	}
-	run := ledger.AdmittedRun(req, "", w.now)
+	run := ledger.AdmittedRunIn(req, "", w.now, pos.Period)
 	var refusal error
 	if ok {
 		// The writer is the only writer: no run with this key can appear
@@ -116,13 +119,13 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		return ledger.Run{}, refusal
 	}
 	inserted, err := w.insertOnce(ctx, `INSERT INTO runs (`+runColumns+`, fingerprint)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
 		nanos(run.CreatedAt), nanos(run.UpdatedAt),
 		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
 		ledger.PricesText(run.Prices), int64(run.InputUnits), int64(run.ReserveMicros), int64(run.CostMicros),
-		int64(run.OverrunMicros), req.Fingerprint)
+		int64(run.OverrunMicros), run.Period, req.Fingerprint)
 	if err != nil {
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
@@ -132,7 +135,7 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 	if err := insertRunAudit(ctx, w, ledger.AdmitAudit(run, req.Actor, pos.Available()-r), run); err != nil {
 		return ledger.Run{}, err
 	}
-	w.move(t, d, run, ledger.Moves{Held: r, Active: 1, HeldMicros: run.ReserveMicros})
+	w.move(t, pb, d, run, ledger.Moves{Held: r, Active: 1, HeldMicros: run.ReserveMicros})
 	w.noteRun(run)
 	return run, nil
 }
@@ -156,7 +159,9 @@ func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal e
 	}
 	var pos ledger.Position
 	if ok {
-		pos = t.pos
+		if pos, _, err = w.current(ctx, req.TenantID, t); err != nil {
+			return err
+		}
 	}
 	c, err := insertAuditChange(ctx, w, ledger.RejectAudit(req, refusal, pos, ok), ok)
 	if err != nil {
@@ -178,6 +183,10 @@ func applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transi
 	if !ok {
 		return fmt.Errorf("move balance of tenant %s: the tenant is missing", before.TenantID)
 	}
+	pos, pb, err := w.runBooks(ctx, tb, before)
+	if err != nil {
+		return err
+	}
 	var d *dayBook
 	if m.QuotaMoves(before) {
 		if d, err = w.day(ctx, dayKey{before.Upstream, before.Model, before.QuotaDay}); err != nil {
@@ -192,11 +201,11 @@ func applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transi
 		nanos(w.now), after.CachedTokens, int64(after.CostMicros), int64(after.OverrunMicros), string(after.ID)); err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
-	availAfter := tb.pos.Available() - m.Spent - m.Held
+	availAfter := pos.Available() - m.Spent - m.Held
 	if err := insertRunAudit(ctx, w, t.Audit(before, actor, availAfter), after); err != nil {
 		return err
 	}
-	w.move(tb, d, before, m)
+	w.move(tb, pb, d, before, m)
 	w.noteRun(after)
 	return nil
 }

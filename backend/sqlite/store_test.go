@@ -94,3 +94,9 @@ func TestIdempotencyKeySurvivesRestart(t *testing.T) {
 		t.Fatalf("refusal names %q", ledger.ErrorRunID(err))
 	}
 }
+
+func TestPeriods(t *testing.T) {
+	ledgertest.RunPeriods(t, func(tb testing.TB, now func() time.Time) ledger.Store {
+		return MustOpenStore(tb, sqlite.Options{Now: now})
+	})
+}

@@ -14,9 +14,12 @@ import (
 // ok is false when the tenant does not exist.
 func readBalance(ctx context.Context, w *wtx, tenantID string) (b ledger.Position, ok bool, err error) {
 	var budget sql.NullInt64
+	var kind, zone string
+	var weekStarts int
 	err = w.queryRow(ctx, `SELECT budget_units, spent_units, held_units, active, max_concurrent,
-		budget_micros, spent_micros, held_micros FROM tenants WHERE id = ?`, tenantID).Scan(
-		&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent, &budget, &b.SpentMicros, &b.HeldMicros)
+		budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts FROM tenants WHERE id = ?`, tenantID).Scan(
+		&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent, &budget, &b.SpentMicros, &b.HeldMicros,
+		&kind, &zone, &weekStarts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, false, nil
 	}
@@ -24,6 +27,9 @@ func readBalance(ctx context.Context, w *wtx, tenantID string) (b ledger.Positio
 		return b, false, fmt.Errorf("read balance of tenant %s: %w", tenantID, err)
 	}
 	b.BudgetMicros, b.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
+	if b.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts); err != nil {
+		return b, false, fmt.Errorf("read balance of tenant %s: %w", tenantID, err)
+	}
 	return b, true, nil
 }
 
@@ -53,6 +59,15 @@ func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor le
 	if err != nil {
 		return err
 	}
+	for i, t := range stored {
+		if per := t.Calendar.At(w.now); per.Bounded() {
+			p, err := w.period(ctx, t.ID, per)
+			if err != nil {
+				return err
+			}
+			stored[i].Current = p.books
+		}
+	}
 	p, err := ledger.PlanTenants(stored, tenants, actor)
 	if err != nil {
 		return err
@@ -64,16 +79,20 @@ func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor le
 	}
 	for _, t := range p.Create {
 		if _, err := w.exec(ctx, `INSERT INTO tenants (id, budget_units, max_concurrent, allowed_models, per_minute,
-			per_hour, created_at, updated_at, budget_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ID, int64(t.BudgetUnits),
+			per_hour, created_at, updated_at, budget_micros, budget_period, timezone, week_starts)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, t.ID, int64(t.BudgetUnits),
 			t.MaxConcurrent, ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour,
-			nanos(w.now), nanos(w.now), moneyBudget(t)); err != nil {
+			nanos(w.now), nanos(w.now), moneyBudget(t), ledger.CalendarKind(t.Calendar), ledger.CalendarZone(t.Calendar),
+			int(t.Calendar.WeekStarts)); err != nil {
 			return fmt.Errorf("create tenant %s: %w", t.ID, err)
 		}
 	}
 	for _, t := range p.Update {
 		if _, err := w.exec(ctx, `UPDATE tenants SET budget_units = ?, max_concurrent = ?, allowed_models = ?,
-			per_minute = ?, per_hour = ?, updated_at = ?, budget_micros = ? WHERE id = ?`, int64(t.BudgetUnits), t.MaxConcurrent,
-			ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour, nanos(w.now), moneyBudget(t), t.ID); err != nil {
+			per_minute = ?, per_hour = ?, updated_at = ?, budget_micros = ?, budget_period = ?, timezone = ?,
+			week_starts = ? WHERE id = ?`, int64(t.BudgetUnits), t.MaxConcurrent,
+			ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour, nanos(w.now), moneyBudget(t),
+			ledger.CalendarKind(t.Calendar), ledger.CalendarZone(t.Calendar), int(t.Calendar.WeekStarts), t.ID); err != nil {
 			return fmt.Errorf("update tenant %s: %w", t.ID, err)
 		}
 	}
@@ -96,7 +115,8 @@ type querier interface {
 
 func loadTenants(ctx context.Context, q querier) ([]ledger.StoredTenant, error) {
 	rows, err := q.query(ctx, `SELECT id, budget_units, max_concurrent, allowed_models, per_minute, per_hour,
-		spent_units, held_units, budget_micros, spent_micros, held_micros FROM tenants ORDER BY id`)
+		spent_units, held_units, budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts
+		FROM tenants ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("load tenants: %w", err)
 	}
@@ -105,12 +125,18 @@ func loadTenants(ctx context.Context, q querier) ([]ledger.StoredTenant, error) 
 		var t ledger.StoredTenant
 		var models string
 		var budget sql.NullInt64
+		var kind, zone string
+		var weekStarts int
 		if err := rows.Scan(&t.ID, &t.BudgetUnits, &t.MaxConcurrent, &models, &t.PerMinute, &t.PerHour,
-			&t.SpentUnits, &t.HeldUnits, &budget, &t.SpentMicros, &t.HeldMicros); err != nil {
+			&t.SpentUnits, &t.HeldUnits, &budget, &t.SpentMicros, &t.HeldMicros, &kind, &zone, &weekStarts); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("load tenants: %w", err)
 		}
 		t.BudgetMicros, t.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
+		if t.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("load tenants: calendar of %s: %w", t.ID, err)
+		}
 		if t.AllowedModels, err = ledger.ParseAllowedModels(models); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("load tenants: allowed_models of %s: %w", t.ID, err)

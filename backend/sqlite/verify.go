@@ -48,6 +48,7 @@ func (s *Store) Verify(ctx context.Context) ([]string, error) {
 	v := &verifier{ctx: ctx, tx: tx}
 	v.quickCheck()
 	v.balances()
+	v.periods()
 	v.auditChain()
 	v.runsAgainstAudit()
 	v.quotaDays()
@@ -99,10 +100,12 @@ func (v *verifier) quickCheck() {
 
 func (v *verifier) balances() {
 	v.each(`SELECT t.id, t.budget_units, t.spent_units, t.held_units, t.active,
-			coalesce(sum(r.spent_units), 0), coalesce(sum(r.held_units), 0),
+			coalesce(sum(CASE WHEN r.period = '' THEN r.spent_units END), 0),
+			coalesce(sum(CASE WHEN r.period = '' THEN r.held_units END), 0),
 			coalesce(sum(r.status IN ('queued', 'active')), 0),
-			t.budget_micros, t.spent_micros, t.held_micros, coalesce(sum(r.cost_micros), 0),
-			coalesce(sum(CASE WHEN r.usage = 'pending' OR r.usage = 'unknown' THEN r.reserve_micros ELSE 0 END), 0)
+			t.budget_micros, t.spent_micros, t.held_micros,
+			coalesce(sum(CASE WHEN r.period = '' THEN r.cost_micros END), 0),
+			coalesce(sum(CASE WHEN r.period = '' AND (r.usage = 'pending' OR r.usage = 'unknown') THEN r.reserve_micros END), 0)
 		FROM tenants t LEFT JOIN runs r ON r.tenant_id = t.id GROUP BY t.id ORDER BY t.id`,
 		func(rows *sql.Rows) error {
 			var b ledger.Balance
@@ -143,17 +146,28 @@ func (v *verifier) runsMoney() {
 }
 
 func (v *verifier) auditChain() {
-	v.each(`SELECT seq, tenant_id, kind, units, available_before, available_after FROM audit
+	v.each(`SELECT seq, tenant_id, period, kind, units, available_before, available_after FROM audit
 		WHERE balance = 1 ORDER BY tenant_id, seq`, func(rows *sql.Rows) error {
 		var seq int64
-		var tenant, kind string
+		var tenant, period, kind string
 		var units, before, after ledger.Units
-		if err := rows.Scan(&seq, &tenant, &kind, &units, &before, &after); err != nil {
+		if err := rows.Scan(&seq, &tenant, &period, &kind, &units, &before, &after); err != nil {
 			return err
 		}
-		v.AuditRow(seq, tenant, ledger.AuditKind(kind), units, before, after)
+		v.AuditRow(seq, tenant, period, ledger.AuditKind(kind), units, before, after)
 		return nil
 	})
+	v.each(`SELECT p.tenant_id, p.period, t.budget_units - p.spent_units - p.held_units, p.spent_units
+		FROM tenant_periods p JOIN tenants t ON t.id = p.tenant_id ORDER BY p.tenant_id, p.period`,
+		func(rows *sql.Rows) error {
+			var tenant, period string
+			var avail, spent ledger.Units
+			if err := rows.Scan(&tenant, &period, &avail, &spent); err != nil {
+				return err
+			}
+			v.PeriodEnd(tenant, period, avail, spent)
+			return nil
+		})
 	v.each(`SELECT id, budget_units - spent_units - held_units, spent_units FROM tenants ORDER BY id`,
 		func(rows *sql.Rows) error {
 			var tenant string
@@ -230,6 +244,39 @@ func (v *verifier) quotaDays() {
 				return err
 			}
 			v.QuotaDay(up, model, day, usage, held, rUsage, rHeld)
+			return nil
+		})
+}
+
+// periods checks each tenant's period books against the sums over the runs
+// admitted in it (a period with runs and no row, or a row and no runs, is
+// compared with nothing spent or held).
+func (v *verifier) periods() {
+	v.each(`WITH sums AS (
+			SELECT tenant_id, period, sum(spent_units) AS spent, sum(held_units) AS held, sum(cost_micros) AS cost,
+				sum(CASE WHEN usage = 'pending' OR usage = 'unknown' THEN reserve_micros ELSE 0 END) AS held_micros
+			FROM runs WHERE period != '' GROUP BY tenant_id, period
+		), keys AS (
+			SELECT tenant_id, period FROM sums UNION SELECT tenant_id, period FROM tenant_periods
+		)
+		SELECT k.tenant_id, k.period, t.budget_units, t.budget_micros,
+			coalesce(p.spent_units, 0), coalesce(p.held_units, 0), coalesce(p.spent_micros, 0), coalesce(p.held_micros, 0),
+			coalesce(s.spent, 0), coalesce(s.held, 0), coalesce(s.cost, 0), coalesce(s.held_micros, 0)
+		FROM keys k JOIN tenants t ON t.id = k.tenant_id
+		LEFT JOIN tenant_periods p ON p.tenant_id = k.tenant_id AND p.period = k.period
+		LEFT JOIN sums s ON s.tenant_id = k.tenant_id AND s.period = k.period
+		ORDER BY k.tenant_id, k.period`,
+		func(rows *sql.Rows) error {
+			var t ledger.Tenant
+			var b, r ledger.PeriodBooks
+			var budget sql.NullInt64
+			if err := rows.Scan(&t.ID, &b.Label, &t.BudgetUnits, &budget, &b.SpentUnits, &b.HeldUnits, &b.SpentMicros,
+				&b.HeldMicros, &r.SpentUnits, &r.HeldUnits, &r.SpentMicros, &r.HeldMicros); err != nil {
+				return err
+			}
+			t.BudgetMicros, t.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
+			r.Label = b.Label
+			v.Period(t, b, r)
 			return nil
 		})
 }

@@ -44,7 +44,7 @@ func TestReliabilityRoutes(t *testing.T) {
 		code, allow, contains    string
 	}{
 		{"UnknownRoute", "GET", "/v1/nope", "Bearer " + canaryKeyA, 404, "not_found", "", "not a quotagate endpoint"},
-		{"UnknownPost", "POST", "/v1/embeddings", "Bearer " + canaryKeyA, 404, "not_found", "", ""},
+		{"UnknownPost", "POST", "/v1/audio/speech", "Bearer " + canaryKeyA, 404, "not_found", "", ""},
 		{"WrongMethodChat", "GET", "/v1/chat/completions", "Bearer " + canaryKeyA, 405, "method_not_allowed", "POST", ""},
 		{"WrongMethodModels", "DELETE", "/v1/models", "Bearer " + canaryKeyA, 405, "method_not_allowed", "GET, HEAD", ""},
 		{"WrongMethodRun", "POST", "/v1/runs/run_x", "Bearer " + canaryKeyA, 405, "method_not_allowed", "GET, DELETE, HEAD", ""},

@@ -52,7 +52,7 @@ func TestModelsAndBalance(t *testing.T) {
 			t.Errorf("%s without a key: %d", path, resp.StatusCode)
 		}
 	}
-	resp = e.do(ctxT(t), http.MethodPost, "/v1/embeddings", "key-a", "{}", nil)
+	resp = e.do(ctxT(t), http.MethodPost, "/v1/audio/speech", "key-a", "{}", nil)
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Errorf("unknown endpoint: %d", resp.StatusCode)

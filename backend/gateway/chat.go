@@ -75,8 +75,10 @@ func inputUnits[R any](m meter.Meter, body []byte, parse func([]byte) (R, error)
 }
 
 // chatAnswer reads a chat-completions answer and relays it as it came,
-// except the usage chunk the client did not ask for.
-type chatAnswer struct{ includeUsage bool }
+// except the usage chunk the client did not ask for. With text it reads a
+// legacy completions answer (choices[].text), whose stream is chat's in
+// every other way: the usage chunk, then [DONE].
+type chatAnswer struct{ includeUsage, text bool }
 
 func (chatAnswer) endMarker() string { return "" }
 
@@ -90,7 +92,7 @@ func (a chatAnswer) event(ev openai.Event) step {
 	if !ev.HasData() {
 		return step{relay: bytes.Clone(ev.Raw)} // comments (keep-alives) pass through
 	}
-	chunk, o := chatObservation(ev.Data)
+	chunk, o := a.observe(ev.Data)
 	switch {
 	case chunk.Done:
 		return step{observe: true, obs: o, final: bytes.Clone(ev.Raw)}
@@ -120,8 +122,19 @@ func hasFinishReason(data []byte) bool {
 	}
 }
 
-func (chatAnswer) body(b []byte) (meter.Observation, []byte) {
-	c, err := openai.ParseCompletion(b)
+func (a chatAnswer) observe(data []byte) (openai.Chunk, meter.Observation) {
+	if a.text {
+		return textObservation(data)
+	}
+	return chatObservation(data)
+}
+
+func (a chatAnswer) body(b []byte) (meter.Observation, []byte) {
+	parse := openai.ParseCompletion
+	if a.text {
+		parse = openai.ParseTextCompletion
+	}
+	c, err := parse(b)
 	o := meter.Observation{Text: c.Text(), Usage: (*meter.Usage)(c.Usage)}
 	switch {
 	case errors.Is(err, openai.ErrBadUsage):
@@ -137,7 +150,12 @@ func (chatAnswer) body(b []byte) (meter.Observation, []byte) {
 
 // chatObservation is what one chat.completion.chunk payload says to the meter.
 func chatObservation(data []byte) (openai.Chunk, meter.Observation) {
-	c, err := openai.ParseChunk(data)
+	return chunkObservation(openai.ParseChunk(data))
+}
+
+// chunkObservation is what a parsed payload (chat's or a legacy
+// completion's) says to the meter.
+func chunkObservation(c openai.Chunk, err error) (openai.Chunk, meter.Observation) {
 	if err != nil && !errors.Is(err, openai.ErrBadUsage) {
 		return c, meter.Observation{Unreadable: true, Problem: "a data event did not parse: " + err.Error()}
 	}

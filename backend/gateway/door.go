@@ -152,6 +152,9 @@ const (
 	ProtocolChat      Protocol = "chat"      // POST /v1/chat/completions
 	ProtocolResponses Protocol = "responses" // POST /v1/responses
 	ProtocolMessages  Protocol = "messages"  // POST /v1/messages
+	// Native only (never translated to chat completions):
+	ProtocolCompletions Protocol = "completions" // POST /v1/completions
+	ProtocolEmbeddings  Protocol = "embeddings"  // POST /v1/embeddings
 )
 
 // upstreamProtocol is the protocol a call at door d is relayed in: the

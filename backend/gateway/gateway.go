@@ -170,6 +170,8 @@ func (g *Gateway) routes() *http.ServeMux {
 	mux.HandleFunc("GET /v1/responses", serveResponsesUpgrade)
 	mux.HandleFunc("POST /v1/messages", g.serveDoor(messagesDoor{}))
 	mux.HandleFunc("POST /v1/messages/count_tokens", g.countTokens)
+	mux.HandleFunc("POST /v1/completions", g.serveDoor(completionsDoor{}))
+	mux.HandleFunc("POST /v1/embeddings", g.serveDoor(embeddingsDoor{}))
 	mux.HandleFunc("GET /v1/models", g.models)
 	mux.HandleFunc("GET /v1/balance", g.balance)
 	mux.HandleFunc("GET /v1/runs/{id}", g.getRun)

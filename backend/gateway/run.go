@@ -161,6 +161,10 @@ func (g *Gateway) route(d door, w http.ResponseWriter, r *http.Request, a *admis
 		return false
 	}
 	a.native = speaks(a.up, d.protocol())
+	if _, only := d.(nativeOnly); only && !a.native {
+		d.writeError(w, refuseNotSpoken(d, model, a.up))
+		return false
+	}
 	if !a.native && !speaks(a.up, ProtocolChat) {
 		d.writeError(w, ledger.Errorf(ledger.CodeModelNotFound, "the model %q is served by %s, which speaks neither %s nor chat completions", model, a.up.Name(), d.protocol()))
 		return false

@@ -76,6 +76,14 @@ type Request struct {
 	// N is the number of answers asked for (0 is 1); each may produce up to
 	// the output cap, so the reserve multiplies by N.
 	N int64
+	// Plain: the input is text as it is, not a conversation (a completions
+	// prompt and suffix, embedding inputs): Texts are counted each alone,
+	// with none of chat's per-message and reply-priming tokens, and
+	// CountedUnits (inputs given as token ids: one unit an id) are added as
+	// they are. Messages and ToolsJSON are then not read.
+	Plain        bool
+	Texts        []string
+	CountedUnits ledger.Units
 }
 
 // Message is one prompt message with its text flattened.
@@ -132,6 +140,13 @@ const (
 // Estimate is Reserve with its breakdown.
 func (p ReservePolicy) Estimate(m Meter, req Request) Estimate {
 	var e Estimate
+	if req.Plain {
+		for _, t := range req.Texts {
+			e.TextUnits = addUnits(e.TextUnits, m.Count(req.Model, t))
+		}
+		e.TextUnits = addUnits(e.TextUnits, req.CountedUnits)
+		return p.withOutput(e, req)
+	}
 	tiktokenRules := m.Name() != NameUTF8Bytes
 	media := 0
 	for _, msg := range req.Messages {
@@ -153,9 +168,14 @@ func (p ReservePolicy) Estimate(m Meter, req Request) Estimate {
 		}
 	}
 	e.MediaUnits = mulUnits(p.ImageUnits, int64(media))
-	e.InputUnits = addUnits(addUnits(e.TextUnits, e.ToolUnits), e.MediaUnits)
 	e.UncertainUnits = addUnits(e.ToolUnits, e.MediaUnits)
+	return p.withOutput(e, req)
+}
 
+// withOutput completes e, whose input parts are counted: the input, the
+// output cap and the reserve.
+func (p ReservePolicy) withOutput(e Estimate, req Request) Estimate {
+	e.InputUnits = addUnits(addUnits(e.TextUnits, e.ToolUnits), e.MediaUnits)
 	out := p.DefaultOutputUnits
 	if req.HasOutputCap {
 		out = ledger.Units(req.OutputCap)

@@ -112,3 +112,30 @@ func TestReservePolicyWithDefaults(t *testing.T) {
 		t.Errorf("WithDefaults = %+v", got)
 	}
 }
+
+// TestReservePlainCountsTextAsItIs: a completions prompt and suffix, or
+// embedding inputs, carry none of chat's message framing under either
+// meter; token ids count one unit each.
+func TestReservePlainCountsTextAsItIs(t *testing.T) {
+	tik, utf8m := mustMeter(t, NameTiktoken), mustMeter(t, NameUTF8Bytes)
+	policy := ReservePolicy{DefaultOutputUnits: 1000}
+	for _, tc := range []struct {
+		name      string
+		m         Meter
+		req       Request
+		wantInput ledger.Units
+		wantRes   ledger.Units
+	}{
+		{"fim bytes", utf8m, Request{Model: "demo", Plain: true, Texts: []string{"def f(", "):\n"}, OutputCap: 16, HasOutputCap: true}, 9, 25},
+		{"fim tokens, no overhead", tik, Request{Model: "gpt-4o", Plain: true, Texts: []string{"hello", " world"}, OutputCap: 16, HasOutputCap: true}, 2, 18},
+		{"embeddings: texts and token ids, no output", tik, Request{Model: "text-embedding-3-small", Plain: true, Texts: []string{"hello"}, CountedUnits: 7, HasOutputCap: true}, 8, 8},
+		{"messages are not read", utf8m, Request{Model: "demo", Plain: true, Messages: []Message{{Role: "user", Text: "xx"}}, HasOutputCap: true}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, res := policy.Reserve(tc.m, tc.req)
+			if in != tc.wantInput || res != tc.wantRes {
+				t.Errorf("Reserve = (%d, %d), want (%d, %d)", in, res, tc.wantInput, tc.wantRes)
+			}
+		})
+	}
+}

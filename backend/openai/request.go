@@ -316,11 +316,18 @@ func (r *ChatRequest) UpstreamBody() ([]byte, error) {
 	if !r.Stream || r.IncludeUsage {
 		return r.raw, nil
 	}
+	return withStreamUsage(r.fields, len(r.raw))
+}
+
+// withStreamUsage writes a body's members (fields, in body order; size is
+// the body's length) back as an object whose stream_options asks for the
+// usage chunk, keeping every other member as the client wrote it.
+func withStreamUsage(fields []wire.Field, size int) ([]byte, error) {
 	var b bytes.Buffer
-	b.Grow(len(r.raw) + 48)
+	b.Grow(size + 48)
 	b.WriteByte('{')
-	wrote := false
-	for _, f := range r.fields {
+	wrote, hadOptions := false, false
+	for _, f := range fields {
 		if wrote {
 			b.WriteByte(',')
 		}
@@ -332,13 +339,14 @@ func (r *ChatRequest) UpstreamBody() ([]byte, error) {
 			b.Write(f.Val)
 			continue
 		}
+		hadOptions = true
 		opts, err := withIncludeUsage(f.Val)
 		if err != nil {
 			return nil, err
 		}
 		b.Write(opts)
 	}
-	if _, ok := r.field("stream_options"); !ok {
+	if !hadOptions {
 		if wrote {
 			b.WriteByte(',')
 		}
@@ -346,15 +354,6 @@ func (r *ChatRequest) UpstreamBody() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
-}
-
-func (r *ChatRequest) field(key string) (json.RawMessage, bool) {
-	for _, f := range r.fields {
-		if f.Key == key {
-			return f.Val, true
-		}
-	}
-	return nil, false
 }
 
 // withIncludeUsage rewrites a stream_options object (or null) so that

@@ -33,7 +33,11 @@ var ErrBadUsage = errors.New("usage object is not valid evidence")
 // ParseUsage parses a usage object. "null" gives (nil, nil): absent.
 // prompt_tokens and completion_tokens are required; total_tokens is
 // optional (HasTotal says whether it was given).
-func ParseUsage(raw []byte) (*Usage, error) {
+func ParseUsage(raw []byte) (*Usage, error) { return parseUsage(raw, true) }
+
+// parseUsage is ParseUsage; completion_tokens is required only when
+// needCompletion (embeddings' usage has none: it is 0).
+func parseUsage(raw []byte, needCompletion bool) (*Usage, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || wire.IsNull(raw) {
 		return nil, nil
 	}
@@ -76,7 +80,10 @@ func ParseUsage(raw []byte) (*Usage, error) {
 			}
 		}
 	}
-	if !havePrompt || !haveCompletion {
+	switch {
+	case !havePrompt && !needCompletion:
+		return nil, fmt.Errorf("%w: prompt_tokens is required", ErrBadUsage)
+	case !havePrompt || !haveCompletion && needCompletion:
 		return nil, fmt.Errorf("%w: prompt_tokens and completion_tokens are both required", ErrBadUsage)
 	}
 	return &u, nil
@@ -247,12 +254,19 @@ func parseBody(d []byte, message bool) (Chunk, error) {
 		}
 	}
 	c.Content, c.Reasoning, c.ToolArguments = content.String(), reasoning.String(), tools.String()
-	if len(w.Error) > 0 && !wire.IsNull(w.Error) {
-		if c.Error = objectMessage(w.Error); c.Error == "" {
-			c.Error = string(w.Error)
+	return c.withEvidence(w.Error, w.Usage)
+}
+
+// withEvidence is c with its payload's error object and usage read: the
+// same in every answer shape that carries them (a chunk, a whole body, a
+// legacy completion).
+func (c Chunk) withEvidence(errObj, usage json.RawMessage) (Chunk, error) {
+	if len(errObj) > 0 && !wire.IsNull(errObj) {
+		if c.Error = objectMessage(errObj); c.Error == "" {
+			c.Error = string(errObj)
 		}
 	}
-	u, err := ParseUsage(w.Usage)
+	u, err := ParseUsage(usage)
 	if err != nil {
 		return c, err
 	}

@@ -156,6 +156,8 @@ func demoOptions(u config.Upstream, m meter.Meter) demo.Options {
 	o.PromptUnits = func(body []byte) int64 { return int64(gateway.ChatInputUnits(m, body)) }
 	o.ResponsesPromptUnits = func(body []byte) int64 { return int64(gateway.ResponsesInputUnits(m, body)) }
 	o.MessagesPromptUnits = func(body []byte) int64 { return int64(gateway.MessagesInputUnits(m, body)) }
+	o.CompletionsPromptUnits = func(body []byte) int64 { return int64(gateway.CompletionsInputUnits(m, body)) }
+	o.EmbeddingsPromptUnits = func(body []byte) int64 { return int64(gateway.EmbeddingsInputUnits(m, body)) }
 	o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
 	return o
 }

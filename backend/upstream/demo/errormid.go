@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/quotagate/quotagate/backend/openai"
 )
 
 // errorMid answers KindErrorMid: CutAfter parts of output in the door's
@@ -65,14 +67,23 @@ func (x *exchange) errorMid() {
 		event("error", msgError("authentication_error", msg), false)
 	default:
 		for _, part := range parts {
-			c := map[string]any{"id": x.id(), "object": "chat.completion.chunk", "model": x.req.Model,
-				"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": part}, "finish_reason": nil}}}
-			if !event("", c, true) {
+			if !event("", x.partChunk(part), true) {
 				return
 			}
 		}
 		event("", x.errorObject(msg), false)
 	}
+}
+
+// partChunk is a chunk of part in an OpenAI-shaped stream: a legacy
+// completion's text, or chat's delta.
+func (x *exchange) partChunk(part string) any {
+	if x.fim != nil {
+		return openai.TextCompletionJSON{ID: x.fimID(), Object: "text_completion", Model: x.req.Model,
+			Choices: []openai.TextChoiceJSON{{Text: part}}}
+	}
+	return map[string]any{"id": x.id(), "object": "chat.completion.chunk", "model": x.req.Model,
+		"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": part}, "finish_reason": nil}}}
 }
 
 // errorObject is the protocol's error body with message msg.

@@ -41,6 +41,12 @@ type Options struct {
 	// default is what utf8-bytes-v1 measures there (the bytes of
 	// system text, text blocks and tool_result text).
 	MessagesPromptUnits func(body []byte) int64
+	// CompletionsPromptUnits counts the input of a /v1/completions body
+	// (default: the UTF-8 bytes of prompt and suffix);
+	// EmbeddingsPromptUnits of a /v1/embeddings body (default: the UTF-8
+	// bytes of every text input and the length of every token-id input).
+	CompletionsPromptUnits func(body []byte) int64
+	EmbeddingsPromptUnits  func(body []byte) int64
 	// KeepRequests bounds the request records kept for Stats (the newest are
 	// kept; default 1000), so a long-running demo does not grow.
 	KeepRequests int
@@ -115,6 +121,8 @@ func Start(opts Options) (*Server, error) {
 	mux.HandleFunc("POST /v1/responses", s.responsesHandler)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("POST /v1/messages", s.messagesHandler)
+	mux.HandleFunc("POST /v1/completions", s.completionsHandler)
+	mux.HandleFunc("POST /v1/embeddings", s.embeddingsHandler)
 	s.srv = &http.Server{Handler: s.auth(mux), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -370,15 +378,17 @@ func (s *Server) serves(model string) bool {
 
 // exchange is one request being answered.
 type exchange struct {
-	s    *Server
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	ctx  context.Context
-	rec  *Request
-	plan Plan
-	req  *chatRequest
-	resp *responsesRequest // set for POST /v1/responses
-	msg  *messagesRequest  // set for POST /v1/messages
+	s     *Server
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	ctx   context.Context
+	rec   *Request
+	plan  Plan
+	req   *chatRequest
+	resp  *responsesRequest // set for POST /v1/responses
+	msg   *messagesRequest  // set for POST /v1/messages
+	fim   *fimRequest       // set for POST /v1/completions
+	embed *embedRequest     // set for POST /v1/embeddings
 }
 
 func (x *exchange) disconnected() {
@@ -458,6 +468,10 @@ func (x *exchange) run() {
 		x.responses()
 	case x.msg != nil:
 		x.messages()
+	case x.fim != nil:
+		x.completions()
+	case x.embed != nil:
+		x.embeddings()
 	case x.req.Stream:
 		x.stream()
 	default:

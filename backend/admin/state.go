@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/alert"
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/price"
@@ -32,6 +33,9 @@ type State struct {
 	// Clock is the time the gateway's books run on: always present, so a
 	// dashboard can say when it runs off real time (QUOTAGATE_CLOCK_OFFSET).
 	Clock ClockState `json:"clock"`
+	// Alerts are the thresholds and how the webhook is doing; absent
+	// without the alerts key.
+	Alerts *alert.Status `json:"alerts,omitempty"`
 }
 
 // ClockState is the gateway's clock: how far it runs from real time (a Go

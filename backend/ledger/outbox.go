@@ -58,6 +58,10 @@ type OutboxStatus struct {
 	// succeeded (or none was made): a receiver that keeps failing shows it.
 	LastError     string
 	LastAttemptAt time.Time // zero: none
+	// NextDue is when the earliest undelivered alert is due again (its
+	// next try, or the end of another gateway's claim on it); zero when
+	// none waits.
+	NextDue time.Time
 }
 
 // Outbox keeps alerts durably until they are delivered, at least once and
@@ -80,6 +84,7 @@ type Outbox interface {
 	// AlertFailed records a failed delivery at at with its error, and when
 	// to try again; the claim ends.
 	AlertFailed(ctx context.Context, id int64, at time.Time, reason string, next time.Time) error
-	// OutboxStatus reports the undelivered count and the latest attempt.
+	// OutboxStatus reports the undelivered count, the latest attempt and
+	// when the next undelivered alert is due.
 	OutboxStatus(ctx context.Context) (OutboxStatus, error)
 }

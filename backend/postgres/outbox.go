@@ -99,8 +99,14 @@ func (s *Store) updateAlert(ctx context.Context, id int64, query string, args ..
 // every gateway (ledger.Outbox).
 func (s *Store) OutboxStatus(ctx context.Context) (ledger.OutboxStatus, error) {
 	var st ledger.OutboxStatus
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM alert_outbox WHERE delivered_at IS NULL`).Scan(&st.Pending); err != nil {
+	var next int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce((SELECT min(greatest(next_try, lease_until))
+		FROM alert_outbox WHERE id IN (SELECT min(id) FROM alert_outbox WHERE delivered_at IS NULL GROUP BY tenant_id)), 0)
+		FROM alert_outbox WHERE delivered_at IS NULL`).Scan(&st.Pending, &next); err != nil {
 		return st, fmt.Errorf("outbox status: %w", err)
+	}
+	if st.Pending > 0 {
+		st.NextDue = fromNanos(next)
 	}
 	var last int64
 	err := s.pool.QueryRow(ctx, `SELECT last_error, last_attempt_at FROM alert_outbox WHERE last_attempt_at > 0

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/alert/dispatch"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
 )
@@ -20,11 +21,14 @@ type Observer interface {
 }
 
 // commits is the one path after a ledger commit: the store's commit hook,
-// wired to the live hub and the quota guard.
+// wired to the live hub, the alerts and the quota guard.
 type commits struct {
 	hub   *live.Hub
 	log   *slog.Logger
 	guard atomic.Pointer[Observer] // nil until the guard is built, or when no model is guarded
+	// alerts is told of every commit (it only queues them); nil without
+	// the alerts key.
+	alerts atomic.Pointer[dispatch.Dispatcher]
 }
 
 // observeTimeout bounds the guard's re-read after one commit.
@@ -35,6 +39,9 @@ const observeTimeout = 10 * time.Second
 // changed; the guard observes each guarded (upstream, model) it moved once.
 func (c *commits) committed(ctx context.Context, changes []ledger.Change) {
 	c.hub.Publish(live.Change{Kind: live.KindLedger, Commit: changes})
+	if a := c.alerts.Load(); a != nil {
+		a.Committed(ctx, changes)
+	}
 	g := c.guard.Load()
 	if g == nil {
 		return

@@ -105,6 +105,9 @@ func (s *Server) secrets() []string {
 		out = append(out, t.Key)
 		out = append(out, t.Keys...)
 	}
+	if a := s.cfg.Alerts; a != nil && a.Webhook != nil {
+		out = append(out, string(a.Webhook.Secret))
+	}
 	for _, u := range s.cfg.Upstreams {
 		out = append(out, u.APIKey)
 		if q := u.Quota; q != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/quotagate/quotagate/backend/admin"
+	"github.com/quotagate/quotagate/backend/alert/dispatch"
 	"github.com/quotagate/quotagate/backend/audit"
 	"github.com/quotagate/quotagate/backend/clock"
 	"github.com/quotagate/quotagate/backend/config"
@@ -80,7 +81,8 @@ type Server struct {
 	keys     map[string]string // tenant → generated key, printed by `serve`
 	topUpKey string            // the system tenant of the quota top-up job, never printed
 	store    ledger.Store
-	commits  *commits // the store's commit hook: live hub and quota guard
+	commits  *commits             // the store's commit hook: live hub, alerts and quota guard
+	alerts   *dispatch.Dispatcher // nil without the alerts key
 	gates    *gate.Gates
 	hub      *live.Hub
 	admin    *admin.Handler
@@ -211,6 +213,7 @@ func (s *Server) openLedger(ctx context.Context, addr string) (err error) {
 	}
 	s.commits = &commits{hub: s.hub, log: s.log}
 	s.store.OnCommit(s.commits.committed)
+	s.startAlerts()
 	if n, err := s.store.RecoverInterrupted(ctx, ledger.ActorRecovery); err != nil {
 		return fmt.Errorf("recover runs interrupted by the last exit: %w", err)
 	} else if n > 0 {
@@ -397,6 +400,9 @@ func (s *Server) Close() error {
 		}
 		if s.assembly != nil {
 			s.assembly.close()
+		}
+		if s.alerts != nil {
+			s.alerts.Close() // records what it was told, before the ledger closes
 		}
 		if s.store != nil {
 			if err := s.store.Close(); err != nil && s.closeErr == nil {

@@ -107,6 +107,9 @@ func (s *Server) State(ctx context.Context) (admin.State, error) {
 	if st.Snapshots, err = s.snapshots(ctx, now); err != nil {
 		return st, err
 	}
+	if st.Alerts, err = s.alertsState(ctx); err != nil {
+		return st, err
+	}
 	st.Gates = s.gates.State()
 	if g := s.assembly.guard; g != nil {
 		if st.Quota, err = g.State(ctx); err != nil {

@@ -44,8 +44,7 @@ func (s *Store) RecordAlert(ctx context.Context, a ledger.AlertRecord) (bool, er
 // lease is not needed and not recorded.
 func (s *Store) DueAlerts(ctx context.Context, now time.Time, _ time.Duration, limit int) ([]ledger.OutboxAlert, error) {
 	rows, err := s.query(ctx, `SELECT `+outboxColumns+` FROM alert_outbox
-		WHERE id IN (SELECT min(id) FROM alert_outbox WHERE delivered_at IS NULL GROUP BY tenant_id)
-			AND next_try <= ? ORDER BY id LIMIT ?`, nanos(now), limit)
+		WHERE id IN (`+queueHeads+`) AND next_try <= ? ORDER BY id LIMIT ?`, nanos(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due alerts: %w", err)
 	}
@@ -65,6 +64,10 @@ func (s *Store) DueAlerts(ctx context.Context, now time.Time, _ time.Duration, l
 	}
 	return out, nil
 }
+
+// queueHeads selects the oldest undelivered alert of each queue: the only
+// one of its queue that may be sent.
+const queueHeads = `SELECT min(id) FROM alert_outbox WHERE delivered_at IS NULL GROUP BY tenant_id`
 
 const outboxColumns = `id, key, tenant_id, kind, body, at, attempts, last_error, last_attempt_at, next_try`
 
@@ -95,8 +98,13 @@ func (s *Store) updateAlert(ctx context.Context, id int64, query string, args ..
 // (ledger.Outbox).
 func (s *Store) OutboxStatus(ctx context.Context) (ledger.OutboxStatus, error) {
 	var st ledger.OutboxStatus
-	if err := s.queryRow(ctx, `SELECT count(*) FROM alert_outbox WHERE delivered_at IS NULL`).Scan(&st.Pending); err != nil {
+	var next int64
+	if err := s.queryRow(ctx, `SELECT count(*), coalesce((SELECT min(next_try) FROM alert_outbox
+		WHERE id IN (`+queueHeads+`)), 0) FROM alert_outbox WHERE delivered_at IS NULL`).Scan(&st.Pending, &next); err != nil {
 		return st, fmt.Errorf("outbox status: %w", err)
+	}
+	if st.Pending > 0 {
+		st.NextDue = fromNanos(next)
 	}
 	var last int64
 	err := s.queryRow(ctx, `SELECT last_error, last_attempt_at FROM alert_outbox WHERE last_attempt_at > 0

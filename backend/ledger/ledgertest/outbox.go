@@ -127,17 +127,26 @@ func testOutboxStatus(t *testing.T, st outboxStore) {
 	ctx := context.Background()
 	mustRecord(t, st, alertRecord("a1", "a"))
 	mustRecord(t, st, alertRecord("a2", "a"))
-	wantStatus(t, st, ledger.OutboxStatus{Pending: 2})
+	wantStatus(t, st, ledger.OutboxStatus{Pending: 2, NextDue: time.Unix(0, 0)})
 	a1 := mustDue(t, st, outboxAt)[0]
 	if err := st.AlertFailed(ctx, a1.ID, outboxAt, "connection refused", outboxAt.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	wantStatus(t, st, ledger.OutboxStatus{Pending: 2, LastError: "connection refused", LastAttemptAt: outboxAt})
+	// a2 waits behind a1: the next alert due is a1, at its next try.
+	wantStatus(t, st, ledger.OutboxStatus{Pending: 2, LastError: "connection refused", LastAttemptAt: outboxAt, NextDue: outboxAt.Add(time.Second)})
 	later := outboxAt.Add(2 * time.Second)
 	if err := st.AlertDelivered(ctx, a1.ID, later); err != nil {
 		t.Fatal(err)
 	}
-	wantStatus(t, st, ledger.OutboxStatus{Pending: 1, LastAttemptAt: later})
+	wantStatus(t, st, ledger.OutboxStatus{Pending: 1, LastAttemptAt: later, NextDue: time.Unix(0, 0)})
+	if err := st.AlertFailed(ctx, mustDue(t, st, later)[0].ID, later, "HTTP 503", later.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, st, ledger.OutboxStatus{Pending: 1, LastError: "HTTP 503", LastAttemptAt: later, NextDue: later.Add(time.Minute)})
+	if err := st.AlertDelivered(ctx, mustDue(t, st, later.Add(time.Minute))[0].ID, later.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, st, ledger.OutboxStatus{LastAttemptAt: later.Add(time.Minute)})
 }
 
 func mustRecord(tb testing.TB, st outboxStore, r ledger.AlertRecord) {
@@ -171,7 +180,8 @@ func wantDue(tb testing.TB, st outboxStore, now time.Time, keys ...string) {
 func wantStatus(tb testing.TB, st outboxStore, want ledger.OutboxStatus) {
 	tb.Helper()
 	got, err := st.OutboxStatus(context.Background())
-	if err != nil || got.Pending != want.Pending || got.LastError != want.LastError || !got.LastAttemptAt.Equal(want.LastAttemptAt) {
+	if err != nil || got.Pending != want.Pending || got.LastError != want.LastError || !got.LastAttemptAt.Equal(want.LastAttemptAt) ||
+		!got.NextDue.Equal(want.NextDue) {
 		tb.Fatalf("status %+v, %v; want %+v", got, err, want)
 	}
 }

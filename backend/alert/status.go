@@ -1,0 +1,21 @@
+package alert
+
+import "time"
+
+// Status is the alerts' state as the dashboard shows it: the thresholds,
+// and how delivery to the webhook is going.
+type Status struct {
+	Thresholds []int          `json:"thresholds"`
+	Webhook    *WebhookStatus `json:"webhook"` // nil without a webhook
+}
+
+// WebhookStatus is how delivery to the webhook is going. The secret is
+// never shown, only whether there is one.
+type WebhookStatus struct {
+	URL           string     `json:"url"`
+	SecretSet     bool       `json:"secret_set"`
+	Pending       int        `json:"pending"`    // alerts not yet delivered
+	Failing       bool       `json:"failing"`    // the latest attempt failed
+	LastError     string     `json:"last_error"` // its error; "" when it succeeded
+	LastAttemptAt *time.Time `json:"last_attempt_at"`
+}

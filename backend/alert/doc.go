@@ -1,9 +1,9 @@
 // Package alert holds the pure parts of budget alerts: which thresholds a
 // change of a tenant's use crosses, the webhook's body and its signature,
 // which URLs may receive it, and how long to wait before retrying a
-// delivery. The outbox that makes an alert durable, the loop that delivers
-// it and the desktop notification live with the ledger and the server;
-// everything here is arithmetic and encoding they share, so that the
+// delivery, and the status the dashboard shows. The outbox that makes an
+// alert durable lives in the ledger, the loop that records, notifies and
+// delivers in alert/dispatch; everything here is arithmetic and encoding they share, so that the
 // sender, the tests and a receiver agree on every byte.
 //
 // # Once per tenant, threshold and period

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/quotagate/quotagate/backend/alert"
 	"github.com/quotagate/quotagate/backend/alert/dispatch"
@@ -29,7 +28,7 @@ func (s *Server) startAlerts() {
 		Thresholds: a.ParsedThresholds(),
 		Currency:   s.money.Currency,
 		Notifier:   notify.New(""), // the session's notification server, when there is one
-		Now:        time.Now,
+		Now:        s.opts.Clock.Now,
 		Logger:     s.log,
 	}
 	if w := a.Webhook; w != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
 	"github.com/quotagate/quotagate/backend/notify"
 	"github.com/quotagate/quotagate/backend/notify/notifytest"
+	"github.com/quotagate/quotagate/backend/period"
 	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
@@ -127,7 +128,7 @@ type gateway struct {
 
 func start(t *testing.T, path string, o dispatch.Options) *gateway {
 	t.Helper()
-	st, err := sqlite.Open(path, sqlite.Options{Synchronous: "OFF"})
+	st, err := sqlite.Open(path, sqlite.Options{Synchronous: "OFF", Now: o.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,5 +316,35 @@ func TestAdmissionNeverWaitsOnWebhook(t *testing.T) {
 		if _, err := g.store.Settle(context.Background(), id, 5, "usage", ledger.TenantActor("acme")); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestThresholdOncePerPeriod: a monthly budget's threshold fires once in
+// each month, labelled with it.
+func TestThresholdOncePerPeriod(t *testing.T) {
+	r := newReceiver(t, 0)
+	var mu sync.Mutex
+	now := time.Date(2026, 12, 31, 23, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	g := start(t, filepath.Join(t.TempDir(), "ledger.db"), dispatch.Options{Thresholds: alert.Thresholds{50}, Webhook: webhook(t, r), Now: clock})
+	acme := ledgertest.Tenant("acme", 1000, 5)
+	acme.Calendar = period.Calendar{Kind: period.Month, Zone: time.UTC}
+	ledgertest.MustApply(t, g.store, acme)
+	ledgertest.MustAdmit(t, g.store, ledger.AdmitRequest{RunID: "dec-1", TenantID: "acme", ReserveUnits: 600})
+	ledgertest.MustAdmit(t, g.store, ledger.AdmitRequest{RunID: "dec-2", TenantID: "acme", ReserveUnits: 100})
+	if got := r.next(t); got["period"] != "2026-12" || got["threshold"] != 50.0 {
+		t.Fatalf("December's alert %v", got)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	ledgertest.MustAdmit(t, g.store, ledger.AdmitRequest{RunID: "jan-1", TenantID: "acme", ReserveUnits: 500})
+	if got := r.next(t); got["period"] != "2027-01" || got["used"] != "500" || got["run"] != "jan-1" && got["run"] != nil {
+		t.Fatalf("January's alert %v", got)
+	}
+	g.seen.want(t, "delivered")
+	g.seen.want(t, "delivered")
+	if n := len(r.deliveries()); n != 2 {
+		t.Fatalf("%d webhooks, want one per month", n)
 	}
 }

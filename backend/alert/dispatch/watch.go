@@ -109,7 +109,7 @@ func (d *Dispatcher) thresholdAlerts(ctx context.Context, it item) error {
 	if err != nil {
 		return fmt.Errorf("read the balance: %w", err)
 	}
-	label := periodLabel(b)
+	label := b.Period // "" for a budget that never renews
 	for _, bu := range d.budgets(b) {
 		for _, t := range d.o.Thresholds.Reached(bu.used, bu.budget) {
 			key := fmt.Sprintf("threshold:%s:%d:%s:%s", it.tenant, t, label, bu.kind)
@@ -124,10 +124,6 @@ func (d *Dispatcher) thresholdAlerts(ctx context.Context, it item) error {
 	return nil
 }
 
-// periodLabel is the label of the balance's period; "" for a budget that
-// never renews.
-func periodLabel(ledger.Balance) string { return "" }
-
 func inPeriod(label string) string {
 	if label == "" {
 		return ""
@@ -141,7 +137,7 @@ func (d *Dispatcher) holdAlert(ctx context.Context, it item) error {
 	if err != nil {
 		return fmt.Errorf("read the balance: %w", err)
 	}
-	a := alert.Alert{Kind: alert.KindHold, Tenant: it.tenant, Period: periodLabel(b), At: d.o.Now(), Run: string(it.run)}
+	a := alert.Alert{Kind: alert.KindHold, Tenant: it.tenant, Period: b.Period, At: d.o.Now(), Run: string(it.run)}
 	if bs := d.budgets(b); len(bs) > 0 {
 		a.Used, a.Budget, a.Currency = bs[0].format(bs[0].used), bs[0].format(bs[0].budget), bs[0].currency
 	}

@@ -140,6 +140,7 @@ export const en = {
   'rec.evidence': 'Evidence',
   'rec.evidenceHint': 'e.g. provider console shows 1,234 tokens for this request',
   'rec.preview': 'Spend {spend}, release {release}; {tenant} available becomes {available}.',
+  'rec.previewClosed': 'Spend {spend}, release {release} in {period}; {tenant} available now stays {available}.',
   'rec.previewBulk': 'Spend {spend}, release {release} across {n} runs.',
   'rec.previewEmpty': 'Type the units the provider billed to see the result.',
   'rec.confirm': 'Confirm',

@@ -135,6 +135,7 @@ export const zhCN: Record<keyof typeof en, string> = {
   'rec.evidence': '依据',
   'rec.evidenceHint': '例如：服务商控制台显示此请求 1,234 个 token',
   'rec.preview': '花费 {spend}，释放 {release}；{tenant} 的可用额度变为 {available}。',
+  'rec.previewClosed': '在 {period} 中花费 {spend}、释放 {release}；{tenant} 当前可用仍为 {available}。',
   'rec.previewBulk': '在 {n} 个调用中共花费 {spend}，释放 {release}。',
   'rec.previewEmpty': '输入服务商计费的单位以查看结果。',
   'rec.confirm': '确认',

@@ -12,6 +12,7 @@ import { When } from '../../ui/Ago';
 import { Choice } from '../../ui/Choice';
 import { PanelHeading } from '../../ui/Panel';
 import { EmptyRow, TableHead, figures, headings, type Column } from '../../ui/TablePanel';
+import { AuditDetail } from '../periods/AuditDetail';
 
 /** Audit: the audit log, filtered and paged by the store, newest first, live on its first page; exported as CSV. */
 export function Audit() {
@@ -125,7 +126,9 @@ function AuditTable(props: { rows: readonly AuditRow[] }) {
               <td class="num">{r.balance !== undefined && r.balance !== null ? units(r.balance) : ''}</td>
               <td class="num">{units(r.available_before)}</td>
               <td class="num">{units(r.available_after)}</td>
-              <td class="wrap small">{[r.reason, r.evidence, r.detail].filter(Boolean).join(' · ')}</td>
+              <td class="wrap small">
+                <AuditDetail row={r} />
+              </td>
             </tr>
           ))}
         </tbody>

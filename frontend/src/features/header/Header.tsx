@@ -3,6 +3,7 @@ import { langs, t, type Key, type Lang, type ThemePref } from '../../lib/i18n';
 import { useStore, useView, shallow } from '../../state/use';
 import { Uptime } from '../../ui/Ago';
 import { Choice } from '../../ui/Choice';
+import { useClockShift } from '../periods/clockShift';
 
 export type Tab = 'connect' | 'overview' | 'quota' | 'audit' | 'settings';
 export const tabs: readonly Tab[] = ['connect', 'overview', 'quota', 'audit', 'settings'];
@@ -75,6 +76,7 @@ function Switches() {
 function StatusLine() {
   const v = useView((v) => ({ state: v.state, receivedAt: v.receivedAt }), shallow);
   const s = v.state;
+  const shift = useClockShift();
   return (
     <dl class="status-line" data-testid="status-line">
       <Fact label="header.uptime" testid="uptime">
@@ -85,6 +87,11 @@ function StatusLine() {
         {s?.data_dir ?? '—'}
       </Fact>
       <Fact label="header.meter" testid="meter">{s?.meter ?? '—'}</Fact>
+      {shift && (
+        <Fact label="header.clock" testid="clock-offset" class="badge warn" title={shift.title}>
+          {shift.text}
+        </Fact>
+      )}
     </dl>
   );
 }

@@ -14,6 +14,7 @@ import { RunCells, runColumns } from './RunCells';
 import { TablePanel, figures, headings, type Column } from '../../ui/TablePanel';
 import { Dialog } from '../../ui/Dialog';
 import { Note } from '../../ui/Note';
+import { RunPeriod } from '../periods/RunPeriod';
 
 const none: Run[] = [];
 
@@ -175,12 +176,25 @@ function HoldGroup(props: {
   );
 }
 
-/** previewSentence says what a reconcile at the typed units would do, before it is confirmed. */
-function previewSentence(runs: Run[], unitsText: string, max: number, available: number | null): string {
+/**
+ * previewSentence says what a reconcile at the typed units would do, before
+ * it is confirmed. A hold of a closed period is settled in that period: what
+ * the tenant has available now does not move (closed names that period).
+ */
+function previewSentence(runs: Run[], unitsText: string, max: number, available: number | null, closed: string | null): string {
   const c = check(unitsText, 'x', max);
   if (!('units' in c)) return t('rec.previewEmpty');
   const p = preview(runs, c.units, available);
   if (runs.length !== 1) return t('rec.previewBulk', { spend: units(p.spend), release: units(p.release), n: runs.length });
+  if (closed) {
+    return t('rec.previewClosed', {
+      spend: units(p.spend),
+      release: units(p.release),
+      period: closed,
+      tenant: runs[0].tenant,
+      available: available === null ? t('fmt.unknown') : units(available),
+    });
+  }
   return t('rec.preview', {
     spend: units(p.spend),
     release: units(p.release),
@@ -253,7 +267,8 @@ function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => voi
   const f = useReconcile(runs, scope, props.onDone);
   const { unitsText, evidence, max, err, onUnits, onEvidence, submit } = f;
   const tenant = useView((v) => (one ? v.state?.tenants.find((x) => x.tenant === one.tenant) : undefined));
-  const previewText = previewSentence(runs, unitsText, max, tenant ? tenant.available_units : null);
+  const closed = one?.period && tenant?.period && one.period !== tenant.period ? one.period : null;
+  const previewText = previewSentence(runs, unitsText, max, tenant ? tenant.available_units : null, closed);
   const fieldErr = (f: Field) =>
     err?.field === f ? (
       <span class="field-error" role="alert" data-testid={`reconcile-error-${f}-${id}`}>
@@ -268,6 +283,7 @@ function ReconcileDialog(props: { runs: Run[]; busy: boolean; onClose: () => voi
     <Dialog title={one ? t('rec.title', { run: one.id }) : t('rec.titleBulk', { n: runs.length })} onClose={close} testid={`reconcile-dialog-${id}`}>
       <form class="stacked" onSubmit={submit} data-testid={`reconcile-form-${id}`} noValidate>
         {one && <p class="muted small">{reasonSentence(one)}</p>}
+        {one && <RunPeriod run={one} current={tenant?.period} />}
         <label>
           {one ? t('rec.units', { max: units(max) }) : t('rec.unitsBulk', { max: units(max) })}
           <input

@@ -6,6 +6,8 @@ import { currencyOf, hasMoneyBudget } from '../../lib/money';
 import { Money } from '../../ui/Money';
 import { SpendChart } from './SpendChart';
 import { Panel } from '../../ui/Panel';
+import { PeriodFacts } from '../periods/PeriodFacts';
+import { PeriodHistory } from '../periods/PeriodHistory';
 
 interface Parts {
   spent: number;
@@ -106,11 +108,17 @@ export function RateUse(props: { x: TenantState }) {
 
 const none: TenantState[] = [];
 
-/** TenantFacts are a tenant's calls in flight and waiting, its rate use, and whether it was deleted. */
+/** TenantFacts are a tenant's budget period, its calls in flight and waiting, its rate use, and whether it was deleted. */
 function TenantFacts(props: { x: TenantState }) {
   const x = props.x;
   return (
     <>
+      {x.period && (
+        <>
+          <PeriodFacts x={x} />
+          {' · '}
+        </>
+      )}
       <span data-testid={`tenant-${x.tenant}-active`}>{t('overview.concurrency', { active: units(x.active), max: units(x.max_concurrent) })}</span>
       {' · '}
       <span data-testid={`tenant-${x.tenant}-queued`}>{t('overview.queued')} {units(x.queued ?? 0)}</span>
@@ -143,7 +151,7 @@ export function Overview() {
   }
   // The gateway's own count of calls waiting at a gate: right however many runs there are (the state lists 50).
   const queued = ts.reduce((n, x) => n + (x.queued ?? 0), 0);
-  const row = (id: string, name: string, p: Parts, extra: preact.ComponentChildren) => (
+  const row = (id: string, name: string, p: Parts, extra: preact.ComponentChildren, below?: preact.ComponentChildren) => (
     <div class="tenant" data-testid={`tenant-row-${id}`} key={id}>
       <div class="tenant-head">
         <strong>{name}</strong>
@@ -161,6 +169,7 @@ export function Overview() {
         })}
       />
       <Legend parts={p} id={`tenant-${id}`} />
+      {below}
     </div>
   );
   return (
@@ -171,6 +180,7 @@ export function Overview() {
           x.tenant,
           { spent: x.spent_units, held: x.held_units, available: x.available_units, budget: x.budget_units, money: moneyParts(x, currency) },
           <TenantFacts x={x} />,
+          <PeriodHistory tenant={x.tenant} current={x.period} currency={currency} />,
         ),
       )}
       {ts.length > 1 &&

@@ -12,7 +12,7 @@ import { InStore, NOW, testStore } from '../../fixtures/store';
 import { page } from '../../fixtures/page';
 import { PeriodFacts } from './PeriodFacts';
 import { PeriodHistory } from './PeriodHistory';
-import { ClockBadge } from './ClockBadge';
+import { Header } from '../header/Header';
 import { WebhookBanner } from './WebhookBanner';
 import { AlertSettings } from './AlertSettings';
 
@@ -91,15 +91,15 @@ describe('the last periods’ spend', () => {
 
 describe('the clock badge', () => {
   it('shows a shifted clock and its now', () => {
-    show(state(), <ClockBadge />);
+    show(state(), <Header tab="overview" onTab={() => {}} />);
     expect(text('clock-offset')).toBe('+72h');
-    expect(q('clock-offset')?.getAttribute('title')).toContain('72h');
+    expect(q('clock-offset')?.getAttribute('title')).toContain('+72h');
     expect(q('clock-offset')?.getAttribute('title')).toContain('2026');
   });
   it('nothing on a real clock or an older gateway', () => {
-    show(state({ clock: { offset: '0s', now: new Date(NOW).toISOString() } }), <ClockBadge />);
+    show(state({ clock: { offset: '0s', now: new Date(NOW).toISOString() } }), <Header tab="overview" onTab={() => {}} />);
     expect(q('clock-offset')).toBeNull();
-    show(state({ clock: undefined }), <ClockBadge />);
+    show(state({ clock: undefined }), <Header tab="overview" onTab={() => {}} />);
     expect(q('clock-offset')).toBeNull();
   });
 });

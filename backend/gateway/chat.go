@@ -20,10 +20,7 @@ func (chatDoor) protocol() Protocol { return ProtocolChat }
 
 func (chatDoor) parse(body []byte) (doorRequest, error) {
 	req, err := openai.ParseChatRequest(body)
-	if err != nil {
-		return nil, invalidRequest(err)
-	}
-	return chatRequest{req}, nil
+	return chatRequest{req}, err
 }
 
 func (chatDoor) writeError(w http.ResponseWriter, err error) { writeError(w, err) }
@@ -167,8 +164,13 @@ func chunkObservation(c openai.Chunk, err error) (openai.Chunk, meter.Observatio
 }
 
 // invalidRequest is a format's refusal of a body (a *wire.RequestError) as
-// quotagate's invalid_request: the wire packages know no error codes.
+// quotagate's invalid_request: the wire packages know no error codes. An
+// error that already carries a code keeps it.
 func invalidRequest(err error) error {
+	var coded *ledger.Error
+	if errors.As(err, &coded) {
+		return err
+	}
 	return ledger.Errorf(ledger.CodeInvalidRequest, "%s", wire.Reason(err))
 }
 

@@ -29,7 +29,8 @@ import (
 //   - parse: reads and checks the client's body into a doorRequest; what
 //     admission needs is its meterRequest (model, stream, the messages the
 //     meter counts, output cap, n — the reasoning floor is the policy's).
-//     Errors are *ledger.Error with CodeInvalidRequest.
+//     Errors are the format's refusals, which the core answers as
+//     invalid_request (invalidRequest).
 //   - writeError / streamError: renders refusals and failures in the door's
 //     error shape, before the first byte (status from the code, Retry-After
 //     on the 429 family — see writeError for OpenAI's) and after it (a

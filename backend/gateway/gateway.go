@@ -169,15 +169,15 @@ func (g *Gateway) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v1/responses", g.serveDoor(responsesDoor{log: g.log, now: g.opts.Now}))
 	mux.HandleFunc("GET /v1/responses", serveResponsesUpgrade)
 	mux.HandleFunc("POST /v1/messages", g.serveDoor(messagesDoor{}))
-	mux.HandleFunc("POST /v1/messages/count_tokens", g.countTokens)
+	mux.HandleFunc("POST /v1/messages/count_tokens", g.asTenant(messagesDoor{}, g.countTokens))
 	mux.HandleFunc("POST /v1/completions", g.serveDoor(completionsDoor{}))
 	mux.HandleFunc("POST /v1/embeddings", g.serveDoor(embeddingsDoor{}))
 	mux.HandleFunc("GET /v1/models", g.models)
-	mux.HandleFunc("GET /v1/balance", g.balance)
-	mux.HandleFunc("GET /v1/runs/{id}", g.getRun)
-	mux.HandleFunc("DELETE /v1/runs/{id}", g.deleteRun)
-	mux.HandleFunc("GET /v1/models/{id}", g.model)
-	mux.HandleFunc("GET /v1/runs", g.listRuns)
+	mux.HandleFunc("GET /v1/balance", g.asTenant(chatDoor{}, g.balance))
+	mux.HandleFunc("GET /v1/runs/{id}", g.asTenant(chatDoor{}, g.getRun))
+	mux.HandleFunc("DELETE /v1/runs/{id}", g.asTenant(chatDoor{}, g.deleteRun))
+	mux.HandleFunc("GET /v1/models/{id}", g.asTenant(chatDoor{}, g.model))
+	mux.HandleFunc("GET /v1/runs", g.asTenant(chatDoor{}, g.listRuns))
 	mux.HandleFunc(catchAll, g.unknownRoute)
 	return mux
 }
@@ -223,6 +223,27 @@ func (g *Gateway) loadTenants(ctx context.Context, force bool) ([]ledger.Tenant,
 	}
 	g.tenants, g.tenantsAt = ts, time.Now()
 	return ts, nil
+}
+
+// asTenant serves h for the tenant the request authenticates as; a request
+// that does not is refused in door d's error shape before h runs.
+func (g *Gateway) asTenant(d door, h func(http.ResponseWriter, *http.Request, ledger.Tenant)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if t, ok := g.authenticated(d, w, r); ok {
+			h(w, r, t)
+		}
+	}
+}
+
+// authenticated is authenticate for a handler: on failure the refusal (or
+// the internal error) is written in door d's error shape and ok is false.
+func (g *Gateway) authenticated(d door, w http.ResponseWriter, r *http.Request) (t ledger.Tenant, ok bool) {
+	t, err := g.authenticate(r)
+	if err != nil {
+		g.internalFor(d, w, err, "authenticate")
+		return t, false
+	}
+	return t, true
 }
 
 // authenticate returns the tenant whose key is the request's Bearer token.
@@ -284,13 +305,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // anthropic-version or x-api-key), else in OpenAI's.
 func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
 	anthropicShape := r.Header.Get("Anthropic-Version") != "" || r.Header.Get("X-Api-Key") != ""
-	t, err := g.authenticate(r)
-	if err != nil {
-		if anthropicShape {
-			g.internalFor(messagesDoor{}, w, err, "authenticate")
-			return
-		}
-		g.internal(w, err, "authenticate")
+	var shape door = chatDoor{}
+	if anthropicShape {
+		shape = messagesDoor{}
+	}
+	t, ok := g.authenticated(shape, w, r)
+	if !ok {
 		return
 	}
 	type served struct{ id, upstream string }
@@ -340,12 +360,7 @@ type anthropicModel struct {
 	CreatedAt   string `json:"created_at"`
 }
 
-func (g *Gateway) balance(w http.ResponseWriter, r *http.Request) {
-	t, err := g.authenticate(r)
-	if err != nil {
-		g.internal(w, err, "authenticate")
-		return
-	}
+func (g *Gateway) balance(w http.ResponseWriter, r *http.Request, t ledger.Tenant) {
 	b, err := g.opts.Store.Balance(r.Context(), t.ID)
 	if err != nil {
 		g.internal(w, err, "balance of "+t.ID)

@@ -28,10 +28,7 @@ func (messagesDoor) protocol() Protocol { return ProtocolMessages }
 
 func (messagesDoor) parse(body []byte) (doorRequest, error) {
 	req, err := anthropic.ParseRequest(body)
-	if err != nil {
-		return nil, invalidRequest(err)
-	}
-	return &messagesRequest{req: req, id: newMessageID()}, nil
+	return &messagesRequest{req: req, id: newMessageID()}, err
 }
 
 func (messagesDoor) writeError(w http.ResponseWriter, err error) { writeAnthropicError(w, err) }
@@ -239,12 +236,7 @@ func (a *translatedMessages) body(b []byte) (meter.Observation, []byte) {
 
 // countTokens is POST /v1/messages/count_tokens, answered locally with the
 // reserve's own count of the input ({"input_tokens": N}); no upstream call.
-func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request) {
-	t, err := g.authenticate(r)
-	if err != nil {
-		g.internalFor(messagesDoor{}, w, err, "authenticate")
-		return
-	}
+func (g *Gateway) countTokens(w http.ResponseWriter, r *http.Request, t ledger.Tenant) {
 	body, err := g.readBody(w, r)
 	if err != nil {
 		writeAnthropicError(w, err)

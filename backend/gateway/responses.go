@@ -34,10 +34,7 @@ func (responsesDoor) protocol() Protocol { return ProtocolResponses }
 
 func (d responsesDoor) parse(body []byte) (doorRequest, error) {
 	req, err := responses.ParseRequest(body)
-	if err != nil {
-		return nil, invalidRequest(err)
-	}
-	return &responsesRequest{req: req, log: d.log, now: d.now}, nil
+	return &responsesRequest{req: req, log: d.log, now: d.now}, err
 }
 
 func (responsesDoor) writeError(w http.ResponseWriter, err error) { writeError(w, err) }

@@ -80,12 +80,7 @@ var MissingV1Paths = []string{"/chat/completions", "/completions", "/embeddings"
 
 // model answers GET /v1/models/{id}: the model object, or 404
 // model_not_found for a model this key may not use.
-func (g *Gateway) model(w http.ResponseWriter, r *http.Request) {
-	t, err := g.authenticate(r)
-	if err != nil {
-		g.internal(w, err, "authenticate")
-		return
-	}
+func (g *Gateway) model(w http.ResponseWriter, r *http.Request, t ledger.Tenant) {
 	id := r.PathValue("id")
 	for _, u := range g.opts.Upstreams {
 		for _, m := range u.Models() {
@@ -108,12 +103,7 @@ type modelObject struct {
 // listRuns answers GET /v1/runs?limit=N: the caller's own most recent
 // runs, newest first — how a client that aborted before it saw X-Run-Id
 // finds its run.
-func (g *Gateway) listRuns(w http.ResponseWriter, r *http.Request) {
-	t, err := g.authenticate(r)
-	if err != nil {
-		g.internal(w, err, "authenticate")
-		return
-	}
+func (g *Gateway) listRuns(w http.ResponseWriter, r *http.Request, t ledger.Tenant) {
 	limit := DefaultRunsListLimit
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)

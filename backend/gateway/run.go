@@ -119,9 +119,8 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 // receive authenticates the call, applies the tenant's rate limit and
 // reads and parses its body.
 func (g *Gateway) receive(d door, w http.ResponseWriter, r *http.Request) (*admission, bool) {
-	t, err := g.authenticate(r)
-	if err != nil {
-		g.internalFor(d, w, err, "authenticate")
+	t, ok := g.authenticated(d, w, r)
+	if !ok {
 		return nil, false
 	}
 	if g.opts.RateLimiter != nil {
@@ -145,7 +144,7 @@ func (g *Gateway) receive(d door, w http.ResponseWriter, r *http.Request) (*admi
 	}
 	req, err := d.parse(body)
 	if err != nil {
-		d.writeError(w, err)
+		d.writeError(w, invalidRequest(err))
 		return nil, false
 	}
 	return &admission{tenant: t, retry: retry, body: body, req: req, mreq: req.meterRequest()}, true

@@ -101,12 +101,7 @@ func notInFlight(run ledger.Run) error {
 	return ledger.Errorf(ledger.CodeConflict, "the run %s is %s but not in flight in this gateway", run.ID, run.Status)
 }
 
-func (g *Gateway) getRun(w http.ResponseWriter, r *http.Request) {
-	t, err := g.authenticate(r)
-	if err != nil {
-		g.internal(w, err, "authenticate")
-		return
-	}
+func (g *Gateway) getRun(w http.ResponseWriter, r *http.Request, t ledger.Tenant) {
 	run, err := g.ownRun(r.Context(), t, ledger.RunID(r.PathValue("id")))
 	if err != nil {
 		g.internal(w, err, "run")
@@ -127,12 +122,7 @@ func (g *Gateway) ownRun(ctx context.Context, t ledger.Tenant, id ledger.RunID) 
 // deleteRun is the owner's cancel: 202 and the upstream connection closed;
 // 404 for unknown ids and other tenants' runs (the run goes on); 409 when
 // the run already ended.
-func (g *Gateway) deleteRun(w http.ResponseWriter, r *http.Request) {
-	t, err := g.authenticate(r)
-	if err != nil {
-		g.internal(w, err, "authenticate")
-		return
-	}
+func (g *Gateway) deleteRun(w http.ResponseWriter, r *http.Request, t ledger.Tenant) {
 	id := ledger.RunID(r.PathValue("id"))
 	if c := g.lookup(id); c != nil {
 		if c.tenant.ID != t.ID {

@@ -51,6 +51,7 @@ const (
 	ProtocolChat      = "chat"      // POST /chat/completions
 	ProtocolResponses = "responses" // POST /responses (OpenAI Responses API)
 	ProtocolMessages  = "messages"  // POST /messages (Anthropic Messages API)
+	ProtocolGemini    = "gemini"    // POST /models/{model}:generateContent (Gemini API; base_url ends in /v1beta)
 	// Completions and embeddings are never translated: an upstream that
 	// does not list them is refused at their doors.
 	ProtocolCompletions = "completions" // POST /completions (legacy completions, fill-in-the-middle)
@@ -58,7 +59,7 @@ const (
 )
 
 // Protocols lists every protocol name, in the order messages name them.
-var Protocols = []string{ProtocolChat, ProtocolResponses, ProtocolMessages, ProtocolCompletions, ProtocolEmbeddings}
+var Protocols = []string{ProtocolChat, ProtocolResponses, ProtocolMessages, ProtocolGemini, ProtocolCompletions, ProtocolEmbeddings}
 
 // DefaultAddr is the default of the config's own key addr. The defaults of
 // the keys that are another package's options are stated once, in that

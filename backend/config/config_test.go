@@ -116,7 +116,7 @@ func TestParseRefuses(t *testing.T) {
 		{"LagOverTwoHours", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {lag: 3h}}\n", "min_lag ≤ lag ≤ max_lag ≤ 2h"},
 		{"NegativeMaxConcurrent", "upstreams:\n  - {name: x, kind: demo, models: [m], max_concurrent: -1}\n", "max_concurrent must be between 1 and 10000"},
 		{"BadMaxWait", "upstreams:\n  - {name: x, kind: demo, models: [m], queue: {max_wait: 1h}}\n", "max_wait"},
-		{"UnknownProtocol", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat, grpc]}\n", `upstream x: protocols[1] "grpc": want chat, responses, messages, completions, embeddings`},
+		{"UnknownProtocol", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat, grpc]}\n", `upstream x: protocols[1] "grpc": want chat, responses, messages, gemini, completions, embeddings`},
 		{"ProtocolTwice", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat, chat]}\n", "protocols lists chat twice"},
 		{"UnknownReasoningSwitch", "upstreams:\n  - {name: x, kind: demo, models: [m], reasoning_switch: effort}\n", `upstream x: reasoning_switch "effort": want reasoning_effort or thinking`},
 		{"TinyBodyLimit", "limits: {request_bytes_max: 10}\n", "request_bytes_max"},
@@ -250,7 +250,7 @@ func TestProtocols(t *testing.T) {
 		want       []string
 	}{
 		{"DefaultChat", "upstreams:\n  - {name: x, base_url: 'http://h', models: [m]}\n", []string{"chat"}},
-		{"DemoSpeaksAll", "upstreams:\n  - {name: x, kind: demo, models: [m]}\n", []string{"chat", "responses", "messages", "completions", "embeddings"}},
+		{"DemoSpeaksAll", "upstreams:\n  - {name: x, kind: demo, models: [m]}\n", []string{"chat", "responses", "messages", "gemini", "completions", "embeddings"}},
 		{"DemoChatOnly", "upstreams:\n  - {name: x, kind: demo, models: [m], protocols: [chat]}\n", []string{"chat"}},
 		{"Listed", "upstreams:\n  - {name: x, base_url: 'http://h', models: [m], protocols: [chat, responses]}\n", []string{"chat", "responses"}},
 	}

@@ -153,6 +153,7 @@ const (
 	ProtocolChat      Protocol = "chat"      // POST /v1/chat/completions
 	ProtocolResponses Protocol = "responses" // POST /v1/responses
 	ProtocolMessages  Protocol = "messages"  // POST /v1/messages
+	ProtocolGemini    Protocol = "gemini"    // POST /v1beta/models/{model}:generateContent
 	// Native only (never translated to chat completions):
 	ProtocolCompletions Protocol = "completions" // POST /v1/completions
 	ProtocolEmbeddings  Protocol = "embeddings"  // POST /v1/embeddings

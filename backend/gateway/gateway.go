@@ -179,6 +179,7 @@ func (g *Gateway) routes() *http.ServeMux {
 	mux.HandleFunc("GET /v1/models/{id}", g.asTenant(chatDoor{}, g.model))
 	mux.HandleFunc("GET /v1/runs", g.asTenant(chatDoor{}, g.listRuns))
 	mux.HandleFunc(catchAll, g.unknownRoute)
+	g.geminiRoutes(mux)
 	return mux
 }
 
@@ -266,22 +267,30 @@ func (g *Gateway) authenticate(r *http.Request) (ledger.Tenant, error) {
 	return ledger.Tenant{}, ledger.Errorf(ledger.CodeInvalidAPIKey, "the API key is not known to this quotagate")
 }
 
-// requestKey is the tenant key a request carries, on every /v1 route:
+// requestKey is the tenant key a request carries, on every route:
 // "Authorization: Bearer <key>" (OpenAI's clients, Claude Code's
-// ANTHROPIC_AUTH_TOKEN) or "x-api-key: <key>" (the Anthropic SDKs,
-// ANTHROPIC_API_KEY). When both are sent they must agree.
+// ANTHROPIC_AUTH_TOKEN), "x-api-key: <key>" (the Anthropic SDKs,
+// ANTHROPIC_API_KEY) or "x-goog-api-key: <key>" (Gemini CLI and the Google
+// Gen AI SDKs, GEMINI_API_KEY). When several are sent they must agree.
 func requestKey(r *http.Request) (string, error) {
 	bearer, _ := bearerKey(r.Header.Get("Authorization")) // the scheme in any case (RFC 9110)
-	apiKey := strings.TrimSpace(r.Header.Get("X-Api-Key"))
-	switch {
-	case bearer != "" && apiKey != "" && bearer != apiKey:
-		return "", ledger.Errorf(ledger.CodeInvalidAPIKey, "the request carries two different keys (Authorization and x-api-key); send one")
-	case bearer != "":
-		return bearer, nil
-	case apiKey != "":
-		return apiKey, nil
+	sent := [...]struct{ header, key string }{{"Authorization", bearer},
+		{"x-api-key", strings.TrimSpace(r.Header.Get("X-Api-Key"))},
+		{"x-goog-api-key", strings.TrimSpace(r.Header.Get("X-Goog-Api-Key"))}}
+	key, from := "", ""
+	for _, s := range sent {
+		switch {
+		case s.key == "":
+		case key == "":
+			key, from = s.key, s.header
+		case s.key != key:
+			return "", ledger.Errorf(ledger.CodeInvalidAPIKey, "the request carries two different keys (%s and %s); send one", from, s.header)
+		}
 	}
-	return "", ledger.Errorf(ledger.CodeInvalidAPIKey, "send your quotagate key as \"Authorization: Bearer <key>\" or \"x-api-key: <key>\"")
+	if key == "" {
+		return "", ledger.Errorf(ledger.CodeInvalidAPIKey, "send your quotagate key as \"Authorization: Bearer <key>\" or \"x-api-key: <key>\"")
+	}
+	return key, nil
 }
 
 // upstreamFor picks the first configured upstream that serves model.

@@ -163,8 +163,10 @@ type Tally struct {
 }
 
 // Observe takes one chunk's data. It returns the text the chunk adds and
-// whether it is the final chunk; an error means the chunk says something
-// the tally cannot account for (recorded: the verdict will keep the hold).
+// whether it is the final chunk (its candidate carries finishReason); an
+// error means the chunk says something the tally cannot account for
+// (recorded: the verdict will keep the hold). An error chunk's error wraps
+// ErrUpstream.
 func (t *Tally) Observe(data []byte) (text string, final bool, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return "", false, nil
@@ -178,32 +180,45 @@ func (t *Tally) Observe(data []byte) (text string, final bool, err error) {
 		if t.UpstreamError == "" {
 			t.UpstreamError = "(no message)"
 		}
-		return "", false, t.fail("the upstream sent an error chunk: %s", t.UpstreamError)
+		return "", false, t.fail("%w: %s", ErrUpstream, t.UpstreamError)
 	}
 	t.text.WriteString(text)
 	if t.final {
 		return text, false, t.fail("a chunk arrived after the one with finishReason")
 	}
-	if w.UsageMetadata != nil {
-		u, err := w.UsageMetadata.usage()
-		if err != nil {
-			return text, false, t.fail("%v", err)
-		}
-		if t.last != nil {
-			if err := u.notBelow(*t.last); err != nil {
-				return text, false, t.fail("%v", err)
-			}
-		}
-		t.last = &u
-	}
 	if finish != "" {
 		t.final, t.FinishReason = true, finish
-		t.finalUse = w.UsageMetadata != nil
-		if !t.finalUse {
-			return text, true, t.fail("the chunk with finishReason carries no usageMetadata")
-		}
+	}
+	if err := t.usage(w.UsageMetadata, finish != ""); err != nil {
+		return text, t.final, err
 	}
 	return text, t.final, nil
+}
+
+// ErrUpstream marks an error chunk.
+var ErrUpstream = errors.New("the upstream sent an error chunk")
+
+// usage takes a chunk's usageMetadata: its figures may only grow, and the
+// final chunk must carry one.
+func (t *Tally) usage(w *wireUsage, final bool) error {
+	if w == nil {
+		if final {
+			return t.fail("the chunk with finishReason carries no usageMetadata")
+		}
+		return nil
+	}
+	u, err := w.usage()
+	if err != nil {
+		return t.fail("%v", err)
+	}
+	if t.last != nil {
+		if err := u.notBelow(*t.last); err != nil {
+			return t.fail("%v", err)
+		}
+	}
+	t.last = &u
+	t.finalUse = final
+	return nil
 }
 
 func (t *Tally) fail(format string, args ...any) error {

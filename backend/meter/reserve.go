@@ -84,6 +84,10 @@ type Request struct {
 	Plain        bool
 	Texts        []string
 	CountedUnits ledger.Units
+	// ReasoningBudget is the client's own thinking budget (Gemini's
+	// thinkingBudget), 0 when none: for a reasoning model it raises the
+	// reasoning floor when it is larger.
+	ReasoningBudget int64
 }
 
 // Message is one prompt message with its text flattened.
@@ -180,8 +184,8 @@ func (p ReservePolicy) withOutput(e Estimate, req Request) Estimate {
 	if req.HasOutputCap {
 		out = ledger.Units(req.OutputCap)
 	}
-	if p.IsReasoning(req.Model) && out < p.ReasoningFloorUnits {
-		out = p.ReasoningFloorUnits
+	if p.IsReasoning(req.Model) {
+		out = max(out, p.ReasoningFloorUnits, ledger.Units(max(req.ReasoningBudget, 0)))
 	}
 	n := req.N
 	if n < 1 {

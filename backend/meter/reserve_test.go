@@ -139,3 +139,25 @@ func TestReservePlainCountsTextAsItIs(t *testing.T) {
 		})
 	}
 }
+
+// TestReserveReasoningBudget: a client's own thinking budget raises a
+// reasoning model's floor when it is larger, and nothing else's.
+func TestReserveReasoningBudget(t *testing.T) {
+	m := mustMeter(t, NameUTF8Bytes)
+	p := ReservePolicy{DefaultOutputUnits: 100, ReasoningFloorUnits: 4096, ReasoningModels: []string{"gemini-2.5-pro"}}
+	for _, tc := range []struct {
+		model       string
+		budget, cap int64
+		want        ledger.Units
+	}{
+		{"gemini-2.5-pro", 8192, 1000, 8192},
+		{"gemini-2.5-pro", 1024, 1000, 4096},
+		{"gemini-2.5-pro", 1024, 6000, 6000},
+		{"demo-chat", 8192, 1000, 1000},
+	} {
+		e := p.Estimate(m, Request{Model: tc.model, OutputCap: tc.cap, HasOutputCap: true, ReasoningBudget: tc.budget})
+		if e.OutputUnits != tc.want {
+			t.Errorf("%s budget %d cap %d: output %d, want %d", tc.model, tc.budget, tc.cap, e.OutputUnits, tc.want)
+		}
+	}
+}

@@ -158,6 +158,7 @@ func demoOptions(u config.Upstream, m meter.Meter) demo.Options {
 	o.MessagesPromptUnits = func(body []byte) int64 { return int64(gateway.MessagesInputUnits(m, body)) }
 	o.CompletionsPromptUnits = func(body []byte) int64 { return int64(gateway.CompletionsInputUnits(m, body)) }
 	o.EmbeddingsPromptUnits = func(body []byte) int64 { return int64(gateway.EmbeddingsInputUnits(m, body)) }
+	o.GeminiPromptUnits = func(model string, body []byte) int64 { return int64(gateway.GeminiInputUnits(m, model, body)) }
 	o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
 	return o
 }

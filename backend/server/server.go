@@ -294,6 +294,8 @@ func (s *Server) routes(gw http.Handler) http.Handler {
 	mux.Handle("GET /metrics", count("metrics", s.metrics()))
 	mux.Handle("/admin/", count("admin", s.admin))
 	mux.Handle("/v1/", count("v1", gw))
+	// The Gemini API: its clients' base URL is the origin, their paths /v1beta/….
+	mux.Handle("/v1beta/", count("v1", gw))
 	for _, p := range gateway.MissingV1Paths { // a base URL without /v1
 		mux.Handle(p, count("v1", http.HandlerFunc(gateway.MissingV1)))
 	}

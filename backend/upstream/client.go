@@ -190,6 +190,10 @@ func (c *Client) Post(ctx context.Context, path string, body []byte, header http
 		// Anthropic's API (and every Anthropic-compatible endpoint) takes
 		// the key as x-api-key; Authorization is for its OAuth tokens.
 		req.Header.Set("X-Api-Key", c.opts.APIKey)
+	case strings.HasPrefix(path, GeminiModelsPath):
+		// The Gemini API takes the key as x-goog-api-key, never in the URL
+		// (a key in a URL ends up in logs).
+		req.Header.Set("X-Goog-Api-Key", c.opts.APIKey)
 	default:
 		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
 	}
@@ -204,6 +208,10 @@ func (c *Client) Post(ctx context.Context, path string, body []byte, header http
 
 // MessagesPath is the Anthropic Messages API's path under a base URL.
 const MessagesPath = "/messages"
+
+// GeminiModelsPath starts the Gemini API's paths under a base URL
+// (…/v1beta): GeminiModelsPath + model + ":generateContent".
+const GeminiModelsPath = "/models/"
 
 // CloseIdleConnections closes idle keep-alive connections.
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }

@@ -3,7 +3,6 @@ package demo
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/quotagate/quotagate/backend/openai"
 )
@@ -13,10 +12,7 @@ import (
 func (x *exchange) errorMid() {
 	msg := x.plan.Body
 	if msg == "" {
-		key := x.rec.Header.Get("X-Api-Key")
-		if key == "" {
-			key = strings.TrimPrefix(x.rec.Header.Get("Authorization"), "Bearer ")
-		}
+		key := apiKey(&http.Request{Header: x.rec.Header})
 		msg = "Incorrect API key provided: " + key + ". You can find your API key at https://platform.openai.com/account/api-keys."
 	}
 	stream := x.req.Stream
@@ -53,6 +49,8 @@ func (x *exchange) errorMid() {
 			}
 		}
 		event("error", map[string]any{"type": "error", "code": "invalid_api_key", "message": msg, "param": nil, "sequence_number": len(parts)}, false)
+	case x.gem != nil:
+		x.geminiErrorMid(parts, msg)
 	case x.msg != nil:
 		if !event("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": x.msgID(), "type": "message",
 			"role": "assistant", "model": x.req.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil}}, false) ||
@@ -88,8 +86,11 @@ func (x *exchange) partChunk(part string) any {
 
 // errorObject is the protocol's error body with message msg.
 func (x *exchange) errorObject(msg string) any {
-	if x.msg != nil {
+	switch {
+	case x.msg != nil:
 		return msgError("authentication_error", msg)
+	case x.gem != nil:
+		return geminiError(http.StatusUnauthorized, msg)
 	}
 	return errorBody(msg, "invalid_request_error", "invalid_api_key")
 }

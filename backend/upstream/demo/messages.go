@@ -277,10 +277,13 @@ func msgError(typ, message string) map[string]any {
 	return map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": message}}
 }
 
-// apiKey is the key a request carries: x-api-key (Anthropic's header) or
-// an Authorization bearer token.
+// apiKey is the key a request carries: x-api-key (Anthropic's header),
+// x-goog-api-key (Google's) or an Authorization bearer token.
 func apiKey(r *http.Request) string {
 	if k := r.Header.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	if k := r.Header.Get("X-Goog-Api-Key"); k != "" {
 		return k
 	}
 	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quotagate/quotagate/backend/gemini"
 	"github.com/quotagate/quotagate/backend/openai"
 )
 
@@ -32,6 +33,8 @@ func (x *exchange) funcOutput() (string, bool) {
 		return x.resp.callOutput()
 	case x.msg != nil:
 		return x.msg.toolResult()
+	case x.gem != nil:
+		return x.gem.functionResponse()
 	}
 	return x.req.toolResult()
 }
@@ -78,6 +81,8 @@ func (x *exchange) output() string {
 		return x.text()
 	case x.resp != nil:
 		return x.args()
+	case x.gem != nil:
+		return x.plan.Call + string(gemini.CompactJSON(json.RawMessage(x.args()))) // a call comes whole, compacted
 	}
 	return x.plan.Call + x.args()
 }

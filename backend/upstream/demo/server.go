@@ -47,6 +47,11 @@ type Options struct {
 	// bytes of every text input and the length of every token-id input).
 	CompletionsPromptUnits func(body []byte) int64
 	EmbeddingsPromptUnits  func(body []byte) int64
+	// GeminiPromptUnits counts the input of a Gemini body for model (from
+	// its URL); the default is what utf8-bytes-v1 measures there (the bytes
+	// of the system instruction's and the turns' text parts and of function
+	// responses).
+	GeminiPromptUnits func(model string, body []byte) int64
 	// KeepRequests bounds the request records kept for Stats (the newest are
 	// kept; default 1000), so a long-running demo does not grow.
 	KeepRequests int
@@ -123,6 +128,7 @@ func Start(opts Options) (*Server, error) {
 	mux.HandleFunc("POST /v1/messages", s.messagesHandler)
 	mux.HandleFunc("POST /v1/completions", s.completionsHandler)
 	mux.HandleFunc("POST /v1/embeddings", s.embeddingsHandler)
+	mux.HandleFunc("POST /v1/models/{call}", s.geminiHandler)
 	s.srv = &http.Server{Handler: s.auth(mux), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -389,6 +395,7 @@ type exchange struct {
 	msg   *messagesRequest  // set for POST /v1/messages
 	fim   *fimRequest       // set for POST /v1/completions
 	embed *embedRequest     // set for POST /v1/embeddings
+	gem   *geminiExchange   // set for POST /v1/models/{model}:…
 }
 
 func (x *exchange) disconnected() {
@@ -437,8 +444,11 @@ func (x *exchange) run() {
 		body := p.Body
 		if body == "" {
 			var e any = errorBody("the demo upstream was told to fail with "+http.StatusText(status), "server_error", "demo_error")
-			if x.msg != nil {
+			switch {
+			case x.msg != nil:
 				e = msgError(errorTypeFor(status), "the demo upstream was told to fail with "+http.StatusText(status))
+			case x.gem != nil:
+				e = geminiError(status, "the demo upstream was told to fail with "+http.StatusText(status))
 			}
 			b, _ := json.Marshal(e)
 			body = string(b)
@@ -472,6 +482,10 @@ func (x *exchange) run() {
 		x.completions()
 	case x.embed != nil:
 		x.embeddings()
+	case x.gem != nil && x.req.Stream:
+		x.geminiStream()
+	case x.gem != nil:
+		x.geminiComplete()
 	case x.req.Stream:
 		x.stream()
 	default:

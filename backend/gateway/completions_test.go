@@ -2,11 +2,14 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/meter"
 	"github.com/quotagate/quotagate/backend/upstream"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
@@ -224,5 +227,33 @@ func TestEmbeddingsUnverifiedUsageKeepsItsHold(t *testing.T) {
 				t.Fatalf("run %+v, want 3 held", run)
 			}
 		})
+	}
+}
+
+// TestCompletionsAndEmbeddingsUnderTiktoken: under the tiktoken meter the
+// prompt and suffix, or the inputs, are counted as plain text (no chat
+// message framing), so an upstream that counts them so is trusted.
+func TestCompletionsAndEmbeddingsUnderTiktoken(t *testing.T) {
+	e := newEnv(t, envOpts{meter: meter.NameTiktoken, tenants: []ledger.Tenant{tenant("a", 10000, 2)},
+		upstream: upstream.Options{Protocols: []string{"completions", "embeddings"}},
+		demo: func(o *demo.Options, m meter.Meter) {
+			o.CompletionsPromptUnits = func(b []byte) int64 { return int64(gateway.CompletionsInputUnits(m, b)) }
+			o.EmbeddingsPromptUnits = func(b []byte) int64 { return int64(gateway.EmbeddingsInputUnits(m, b)) }
+			o.CompletionUnits = func(model, text string) int64 { return int64(m.Count(model, text)) }
+		}})
+	for _, c := range []struct{ path, body string }{
+		{"/v1/completions", strings.Replace(fimBody, "%s", `,"stream":true`, 1)},
+		{"/v1/embeddings", `{"model":"demo-chat","input":["hello world","again"]}`},
+		{"/v1/embeddings", `{"model":"demo-chat","input":[[1,2,3]]}`},
+	} {
+		resp := e.post(c.path, c.body, "")
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", c.path, resp.StatusCode, b)
+		}
+		if run := e.waitEnd(runID(t, resp)); run.Usage != ledger.UsageTrusted {
+			t.Errorf("%s: run %+v, want trusted", c.path, run)
+		}
 	}
 }

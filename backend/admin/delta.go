@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/quotagate/quotagate/backend/alert"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -33,6 +34,9 @@ type Delta struct {
 	Gates     []GateState       `json:"gates,omitempty"`
 	Quota     []QuotaState      `json:"quota,omitempty"`
 	Snapshots []ledger.Snapshot `json:"snapshots,omitempty"`
+	// Alerts is the alerts' status when it changed (a webhook starting or
+	// ceasing to fail, alerts waiting), so the dashboard's banner follows.
+	Alerts *alert.Status `json:"alerts,omitempty"`
 	// Header is the state's other fields when one of them changed (version,
 	// addr, meter, demo, data dir).
 	Header *Header `json:"header,omitempty"`
@@ -55,7 +59,7 @@ func headerOf(s State) Header {
 func (d Delta) Empty() bool {
 	return len(d.Runs)+len(d.RunsGone)+len(d.RunsOrder)+len(d.Holds)+len(d.HoldsGone)+len(d.HoldsOrder)+
 		len(d.Tenants)+len(d.TenantsGone)+len(d.TenantOrder) == 0 &&
-		d.Gates == nil && d.Quota == nil && d.Snapshots == nil && d.Header == nil
+		d.Gates == nil && d.Quota == nil && d.Snapshots == nil && d.Alerts == nil && d.Header == nil
 }
 
 // Diff is the Delta that turns prev into next.
@@ -72,6 +76,9 @@ func Diff(prev, next State) Delta {
 	}
 	if !sameJSON(prev.Snapshots, next.Snapshots) {
 		d.Snapshots = next.Snapshots
+	}
+	if next.Alerts != nil && !sameJSON(prev.Alerts, next.Alerts) {
+		d.Alerts = next.Alerts
 	}
 	if h := headerOf(next); h != headerOf(prev) {
 		d.Header = &h
@@ -149,6 +156,9 @@ func (s State) Apply(d Delta) State {
 	}
 	if d.Snapshots != nil {
 		s.Snapshots = d.Snapshots
+	}
+	if d.Alerts != nil {
+		s.Alerts = d.Alerts
 	}
 	if h := d.Header; h != nil {
 		s.Version, s.DataDir, s.Addr, s.Meter, s.Demo = h.Version, h.DataDir, h.Addr, h.Meter, h.Demo

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/admin"
+	"github.com/quotagate/quotagate/backend/alert"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -42,6 +43,12 @@ func TestDiffApply(t *testing.T) {
 			return s
 		}, 1},
 		{"Header", func(s admin.State) admin.State { s.Demo = true; s.UptimeSeconds = 9; return s }, 0},
+		{"WebhookFails", func(s admin.State) admin.State {
+			at := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
+			s.Alerts = &alert.Status{Thresholds: []int{80}, Webhook: &alert.WebhookStatus{URL: "http://127.0.0.1:9/h", Pending: 2,
+				Failing: true, LastError: "HTTP 500", LastAttemptAt: &at}}
+			return s
+		}, 0},
 		{"ClockMoves", func(s admin.State) admin.State {
 			s.Clock = admin.ClockState{Offset: "72h0m0s", Now: time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)}
 			return s

@@ -203,3 +203,13 @@ func (p Position) RunPeriod(run Run) period.Period {
 func NewPeriodBooks(per period.Period) PeriodBooks {
 	return PeriodBooks{Label: per.Label, Start: per.Start, End: per.End}
 }
+
+// OnRow is what m moves on the tenant's row for run: all of it for a run
+// without a period, else only the active count (its period's books take
+// the rest).
+func (m Moves) OnRow(run Run) Moves {
+	if run.Period == "" {
+		return m
+	}
+	return Moves{Active: m.Active}
+}

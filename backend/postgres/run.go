@@ -16,7 +16,7 @@ import (
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
 	held_units, overrun_units, evidence, created_at, updated_at, instance,
 	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens,
-	prices, input_units, reserve_micros, cost_micros, overrun_micros`
+	prices, input_units, reserve_micros, cost_micros, overrun_micros, period`
 
 func scanRun(r pgx.Row) (ledger.Run, error) {
 	var run ledger.Run
@@ -25,7 +25,7 @@ func scanRun(r pgx.Row) (ledger.Run, error) {
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
 		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated, &run.Instance,
 		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens,
-		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros)
+		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros, &run.Period)
 	if err != nil {
 		return run, err
 	}
@@ -109,11 +109,15 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 	// latest balance, and the row lock serialises every admission and
 	// transition of one tenant.
 	// A money budget is checked in the same condition ($4: the model has
-	// a price, which a tenant with a money budget needs).
-	b, err := scanPosition(w.QueryRow(ctx, `UPDATE tenants SET held_units = held_units + $1, active = active + 1,
-		held_micros = held_micros + $3
-		WHERE id = $2 AND budget_units - spent_units - held_units >= $1 AND active < max_concurrent
-		AND (budget_micros IS NULL OR ($4 AND budget_micros - spent_micros - held_micros >= $3))
+	// a price, which a tenant with a money budget needs). A tenant whose
+	// budget renews holds in its current period's books instead (takeHold),
+	// under the row lock this UPDATE takes.
+	b, err := scanPosition(w.QueryRow(ctx, `UPDATE tenants SET active = active + 1,
+		held_units = held_units + CASE WHEN budget_period = 'none' THEN $1 ELSE 0 END,
+		held_micros = held_micros + CASE WHEN budget_period = 'none' THEN $3 ELSE 0 END
+		WHERE id = $2 AND active < max_concurrent AND (budget_micros IS NULL OR $4)
+		AND (budget_period <> 'none' OR (budget_units - spent_units - held_units >= $1
+			AND (budget_micros IS NULL OR budget_micros - spent_micros - held_micros >= $3)))
 		RETURNING `+positionColumns,
 		int64(r), req.TenantID, int64(req.ReserveMicros), req.Prices != nil))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -122,45 +126,58 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 	if err != nil {
 		return ledger.Run{}, fmt.Errorf("take hold: %w", err)
 	}
-	run := ledger.AdmittedRun(req, s.opts.Instance, w.now)
+	if b, err = takePeriodHold(ctx, w, req, b); err != nil {
+		return ledger.Run{}, err
+	}
+	run := ledger.AdmittedRunIn(req, s.opts.Instance, w.now, b.Period)
 	run.RetryOf = retryOf
-	if day := run.QuotaDay; day != "" {
-		if _, err := w.Exec(ctx, `INSERT INTO quota_days (upstream, model, day) VALUES ($1, $2, $3)
-			ON CONFLICT DO NOTHING`, req.Upstream, req.Model, day); err != nil {
-			return ledger.Run{}, fmt.Errorf("quota day: %w", err)
-		}
-		tag, err := w.Exec(ctx, `UPDATE quota_days SET held_units = held_units + $1
-			WHERE upstream = $2 AND model = $3 AND day = $4 AND usage_units + held_units + $1 <= $5`,
-			int64(r), req.Upstream, req.Model, day, int64(req.Quota.LimitUnits))
-		if err != nil {
-			return ledger.Run{}, fmt.Errorf("quota hold: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			var usage, held ledger.Units
-			if err := w.QueryRow(ctx, `SELECT usage_units, held_units FROM quota_days
-				WHERE upstream = $1 AND model = $2 AND day = $3`,
-				req.Upstream, req.Model, day).Scan(&usage, &held); err != nil {
-				return ledger.Run{}, fmt.Errorf("quota day: %w", err)
-			}
-			return ledger.Run{}, ledger.ErrQuotaGuard(req, usage, held)
+	if run.QuotaDay != "" {
+		if err := takeQuotaHold(ctx, w, req); err != nil {
+			return ledger.Run{}, err
 		}
 	}
 	w.queue(`INSERT INTO runs (`+runColumns+`, fingerprint)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		$22, $23, $24, $25, $26, $27)`,
+		$22, $23, $24, $25, $26, $27, $28)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
 		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance,
 		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
 		ledger.PricesText(run.Prices), int64(run.InputUnits), int64(run.ReserveMicros), int64(run.CostMicros),
-		int64(run.OverrunMicros), req.Fingerprint)
+		int64(run.OverrunMicros), run.Period, req.Fingerprint)
 	s.insertRunAudit(w, ledger.AdmitAudit(run, req.Actor, b.Available()), run)
 	return run, nil
 }
 
+// takeQuotaHold holds req's reserve on its guarded model's day, if the
+// day's limit allows it.
+func takeQuotaHold(ctx context.Context, w *wtx, req ledger.AdmitRequest) error {
+	day := req.Quota.Day
+	if _, err := w.Exec(ctx, `INSERT INTO quota_days (upstream, model, day) VALUES ($1, $2, $3)
+		ON CONFLICT DO NOTHING`, req.Upstream, req.Model, day); err != nil {
+		return fmt.Errorf("quota day: %w", err)
+	}
+	tag, err := w.Exec(ctx, `UPDATE quota_days SET held_units = held_units + $1
+		WHERE upstream = $2 AND model = $3 AND day = $4 AND usage_units + held_units + $1 <= $5`,
+		int64(req.ReserveUnits), req.Upstream, req.Model, day, int64(req.Quota.LimitUnits))
+	if err != nil {
+		return fmt.Errorf("quota hold: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		var usage, held ledger.Units
+		if err := w.QueryRow(ctx, `SELECT usage_units, held_units FROM quota_days
+			WHERE upstream = $1 AND model = $2 AND day = $3`,
+			req.Upstream, req.Model, day).Scan(&usage, &held); err != nil {
+			return fmt.Errorf("quota day: %w", err)
+		}
+		return ledger.ErrQuotaGuard(req, usage, held)
+	}
+	return nil
+}
+
 // admitRefusal explains why the conditional UPDATE matched no row.
 func admitRefusal(ctx context.Context, w *wtx, req ledger.AdmitRequest) error {
-	b, ok, err := readBalance(ctx, w, req.TenantID, false)
+	b, ok, err := readPosition(ctx, w, req.TenantID, false)
 	if err != nil {
 		return err
 	}
@@ -172,7 +189,7 @@ func admitRefusal(ctx context.Context, w *wtx, req ledger.AdmitRequest) error {
 // auditReject records a refusal. It locks the tenant's row so that the
 // row's available figures sit at their place in the tenant's audit chain.
 func auditReject(ctx context.Context, w *wtx, req ledger.AdmitRequest, refusal error) error {
-	b, ok, err := readBalance(ctx, w, req.TenantID, true)
+	b, ok, err := readPosition(ctx, w, req.TenantID, true)
 	if err != nil {
 		return err
 	}
@@ -217,12 +234,16 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t le
 		return errMoved
 	}
 	m := t.Moves(before)
+	row := m.OnRow(before)
 	b, err := scanPosition(w.QueryRow(ctx, `UPDATE tenants SET spent_units = spent_units + $1, held_units = held_units + $2,
 		active = active + $3, spent_micros = spent_micros + $5, held_micros = held_micros + $6
 		WHERE id = $4 RETURNING `+positionColumns,
-		int64(m.Spent), int64(m.Held), m.Active, before.TenantID, int64(m.SpentMicros), int64(m.HeldMicros)))
+		int64(row.Spent), int64(row.Held), row.Active, before.TenantID, int64(row.SpentMicros), int64(row.HeldMicros)))
 	if err != nil {
 		return fmt.Errorf("move balance of tenant %s: %w", before.TenantID, err)
+	}
+	if b, err = movePeriod(ctx, w, before, m, b); err != nil {
+		return err
 	}
 	if m.QuotaMoves(before) {
 		w.queue(`UPDATE quota_days SET usage_units = usage_units + $1, held_units = held_units + $2

@@ -82,3 +82,9 @@ func TestIdempotencyWindow(t *testing.T) {
 		return MustOpenStore(tb, postgres.Options{Now: now})
 	})
 }
+
+func TestPeriods(t *testing.T) {
+	ledgertest.RunPeriods(t, func(tb testing.TB, now func() time.Time) ledger.Store {
+		return MustOpenStore(tb, postgres.Options{Now: now})
+	})
+}

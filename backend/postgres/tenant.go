@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/period"
 	"github.com/quotagate/quotagate/backend/price"
 )
 
@@ -30,14 +31,20 @@ func readBalance(ctx context.Context, w *wtx, tenantID string, lock bool) (b led
 
 // positionColumns are what scanPosition reads of a tenant's row.
 const positionColumns = `budget_units, spent_units, held_units, active, max_concurrent,
-	budget_micros, spent_micros, held_micros`
+	budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts`
 
 func scanPosition(r pgx.Row) (ledger.Position, error) {
 	var b ledger.Position
 	var budget *int64
-	err := r.Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent,
-		&budget, &b.SpentMicros, &b.HeldMicros)
+	var kind, zone string
+	var weekStarts int
+	if err := r.Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent,
+		&budget, &b.SpentMicros, &b.HeldMicros, &kind, &zone, &weekStarts); err != nil {
+		return b, err
+	}
 	b.BudgetMicros, b.HasMoneyBudget = moneyFrom(budget)
+	var err error
+	b.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts)
 	return b, err
 }
 
@@ -93,6 +100,13 @@ func (s *Store) applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenan
 	if err != nil {
 		return err
 	}
+	for i, t := range stored {
+		if per := t.Calendar.At(w.now); per.Bounded() {
+			if stored[i].Current, err = readPeriod(ctx, w, t.ID, per); err != nil {
+				return err
+			}
+		}
+	}
 	p, err := ledger.PlanTenants(stored, tenants, actor)
 	if err != nil {
 		return err
@@ -104,16 +118,20 @@ func (s *Store) applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenan
 	}
 	for _, t := range p.Create {
 		if _, err := w.Exec(ctx, `INSERT INTO tenants (id, budget_units, max_concurrent, allowed_models, per_minute,
-			per_hour, created_at, updated_at, budget_micros) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, t.ID, int64(t.BudgetUnits),
+			per_hour, created_at, updated_at, budget_micros, budget_period, timezone, week_starts)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, t.ID, int64(t.BudgetUnits),
 			t.MaxConcurrent, ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour,
-			nanos(w.now), nanos(w.now), moneyBudget(t)); err != nil {
+			nanos(w.now), nanos(w.now), moneyBudget(t), ledger.CalendarKind(t.Calendar), ledger.CalendarZone(t.Calendar),
+			int(t.Calendar.WeekStarts)); err != nil {
 			return fmt.Errorf("create tenant %s: %w", t.ID, err)
 		}
 	}
 	for _, t := range p.Update {
 		if _, err := w.Exec(ctx, `UPDATE tenants SET budget_units = $1, max_concurrent = $2, allowed_models = $3,
-			per_minute = $4, per_hour = $5, updated_at = $6, budget_micros = $8 WHERE id = $7`, int64(t.BudgetUnits), t.MaxConcurrent,
-			ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour, nanos(w.now), t.ID, moneyBudget(t)); err != nil {
+			per_minute = $4, per_hour = $5, updated_at = $6, budget_micros = $8, budget_period = $9, timezone = $10,
+			week_starts = $11 WHERE id = $7`, int64(t.BudgetUnits), t.MaxConcurrent,
+			ledger.AllowedModelsJSON(t.AllowedModels), t.PerMinute, t.PerHour, nanos(w.now), t.ID, moneyBudget(t),
+			ledger.CalendarKind(t.Calendar), ledger.CalendarZone(t.Calendar), int(t.Calendar.WeekStarts)); err != nil {
 			return fmt.Errorf("update tenant %s: %w", t.ID, err)
 		}
 	}
@@ -136,7 +154,8 @@ type querier interface {
 
 func loadTenants(ctx context.Context, q querier, lock bool) ([]ledger.StoredTenant, error) {
 	sql := `SELECT id, budget_units, max_concurrent, allowed_models, per_minute, per_hour,
-		spent_units, held_units, budget_micros, spent_micros, held_micros FROM tenants ORDER BY id`
+		spent_units, held_units, budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts
+		FROM tenants ORDER BY id`
 	if lock {
 		sql += ` FOR UPDATE`
 	}
@@ -148,12 +167,17 @@ func loadTenants(ctx context.Context, q querier, lock bool) ([]ledger.StoredTena
 		var t ledger.StoredTenant
 		var models string
 		var budget *int64
+		var kind, zone string
+		var weekStarts int
 		if err := r.Scan(&t.ID, &t.BudgetUnits, &t.MaxConcurrent, &models, &t.PerMinute, &t.PerHour,
-			&t.SpentUnits, &t.HeldUnits, &budget, &t.SpentMicros, &t.HeldMicros); err != nil {
+			&t.SpentUnits, &t.HeldUnits, &budget, &t.SpentMicros, &t.HeldMicros, &kind, &zone, &weekStarts); err != nil {
 			return t, err
 		}
 		t.BudgetMicros, t.HasMoneyBudget = moneyFrom(budget)
 		var err error
+		if t.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts); err != nil {
+			return t, fmt.Errorf("calendar of %s: %w", t.ID, err)
+		}
 		if t.AllowedModels, err = ledger.ParseAllowedModels(models); err != nil {
 			return t, fmt.Errorf("allowed_models of %s: %w", t.ID, err)
 		}
@@ -197,42 +221,80 @@ func (s *Store) Tenants(ctx context.Context) ([]ledger.Tenant, error) {
 }
 
 const balanceQuery = `SELECT id, budget_units, spent_units, held_units, active,
-	budget_micros, spent_micros, held_micros FROM tenants`
+	budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts FROM tenants`
 
-func scanBalance(r pgx.Row) (ledger.Balance, error) {
+// scanBalance reads a tenant's row as a balance, with the calendar that
+// says which period's books the balance shows.
+func scanBalance(r pgx.Row) (ledger.Balance, period.Calendar, error) {
 	var b ledger.Balance
 	var budget *int64
+	var kind, zone string
+	var weekStarts int
 	if err := r.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active,
-		&budget, &b.SpentMicros, &b.HeldMicros); err != nil {
-		return b, err
+		&budget, &b.SpentMicros, &b.HeldMicros, &kind, &zone, &weekStarts); err != nil {
+		return b, period.Calendar{}, err
 	}
 	b.BudgetMicros, b.HasMoneyBudget = moneyFrom(budget)
 	b.AvailableUnits, b.AvailableMicros = b.Available(), b.AvailableMoney()
-	return b, nil
+	cal, err := ledger.CalendarOf(kind, zone, weekStarts)
+	return b, cal, err
 }
 
-// Balance returns one tenant's position (CodeInvalidAPIKey for an unknown tenant).
+// Balance returns one tenant's position (CodeInvalidAPIKey for an unknown
+// tenant), in its current period for a tenant whose budget renews.
 func (s *Store) Balance(ctx context.Context, tenantID string) (ledger.Balance, error) {
-	b, err := scanBalance(s.pool.QueryRow(ctx, balanceQuery+` WHERE id = $1`, tenantID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return b, ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", tenantID)
-	}
+	out, err := s.balances(ctx, balanceQuery+` WHERE id = $1`, tenantID)
 	if err != nil {
-		return b, fmt.Errorf("balance of tenant %s: %w", tenantID, err)
+		return ledger.Balance{}, fmt.Errorf("balance of tenant %s: %w", tenantID, err)
 	}
-	return b, nil
+	if len(out) == 0 {
+		return ledger.Balance{}, ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", tenantID)
+	}
+	return out[0], nil
 }
 
 // Balances returns every tenant's position, ordered by tenant id, from one
-// statement (one snapshot).
+// snapshot.
 func (s *Store) Balances(ctx context.Context) ([]ledger.Balance, error) {
-	rows, err := s.pool.Query(ctx, balanceQuery+` ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("balances: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Balance, error) { return scanBalance(r) })
+	out, err := s.balances(ctx, balanceQuery+` ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("balances: %w", err)
 	}
 	return out, nil
+}
+
+// balances reads the tenants query selects and, for those whose budget
+// renews, their current period's books, in one REPEATABLE READ snapshot.
+func (s *Store) balances(ctx context.Context, query string, args ...any) ([]ledger.Balance, error) {
+	var out []ledger.Balance
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+		func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, query, args...)
+			if err != nil {
+				return err
+			}
+			var cals []period.Calendar
+			out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Balance, error) {
+				b, cal, err := scanBalance(r)
+				cals = append(cals, cal)
+				return b, err
+			})
+			if err != nil {
+				return err
+			}
+			now := s.opts.Now()
+			for i, b := range out {
+				per := cals[i].At(now)
+				if !per.Bounded() {
+					continue
+				}
+				books, err := readPeriod(ctx, tx, b.TenantID, per)
+				if err != nil {
+					return err
+				}
+				out[i] = b.WithPeriod(per, books)
+			}
+			return nil
+		})
+	return out, err
 }

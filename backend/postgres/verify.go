@@ -38,6 +38,7 @@ func (s *Store) Verify(ctx context.Context) ([]string, error) {
 	defer tx.Rollback(context.Background())
 	v := &verifier{ctx: ctx, tx: tx}
 	v.balances()
+	v.periods()
 	v.auditChain()
 	v.runsAgainstAudit()
 	v.quotaDays()
@@ -74,10 +75,12 @@ func (v *verifier) balances() {
 	var budget *int64
 	var spentMicros, heldMicros price.Micros
 	v.each(`SELECT t.id, t.budget_units, t.spent_units, t.held_units, t.active,
-			coalesce(sum(r.spent_units), 0)::bigint, coalesce(sum(r.held_units), 0)::bigint,
+			coalesce(sum(r.spent_units) FILTER (WHERE r.period = ''), 0)::bigint,
+			coalesce(sum(r.held_units) FILTER (WHERE r.period = ''), 0)::bigint,
 			count(r.id) FILTER (WHERE r.status IN ('queued', 'active'))::int,
-			t.budget_micros, t.spent_micros, t.held_micros, coalesce(sum(r.cost_micros), 0)::bigint,
-			coalesce(sum(r.reserve_micros) FILTER (WHERE r.usage IN ('pending', 'unknown')), 0)::bigint
+			t.budget_micros, t.spent_micros, t.held_micros,
+			coalesce(sum(r.cost_micros) FILTER (WHERE r.period = ''), 0)::bigint,
+			coalesce(sum(r.reserve_micros) FILTER (WHERE r.period = '' AND r.usage IN ('pending', 'unknown')), 0)::bigint
 		FROM tenants t LEFT JOIN runs r ON r.tenant_id = t.id GROUP BY t.id ORDER BY t.id`,
 		[]any{&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &spent, &held, &active,
 			&budget, &b.SpentMicros, &b.HeldMicros, &spentMicros, &heldMicros},
@@ -90,14 +93,17 @@ func (v *verifier) balances() {
 
 func (v *verifier) auditChain() {
 	var seq int64
-	var tenant, kind string
+	var tenant, per, kind string
 	var units, before, after ledger.Units
-	v.each(`SELECT seq, tenant_id, kind, units, available_before, available_after FROM audit
-		WHERE balance ORDER BY tenant_id, seq`, []any{&seq, &tenant, &kind, &units, &before, &after},
-		func() { v.AuditRow(seq, tenant, "", ledger.AuditKind(kind), units, before, after) })
+	v.each(`SELECT seq, tenant_id, period, kind, units, available_before, available_after FROM audit
+		WHERE balance ORDER BY tenant_id, seq`, []any{&seq, &tenant, &per, &kind, &units, &before, &after},
+		func() { v.AuditRow(seq, tenant, per, ledger.AuditKind(kind), units, before, after) })
 	var avail, spent ledger.Units
 	v.each(`SELECT id, budget_units - spent_units - held_units, spent_units FROM tenants ORDER BY id`,
 		[]any{&tenant, &avail, &spent}, func() { v.TenantEnd(tenant, avail, spent) })
+	v.each(`SELECT p.tenant_id, p.period, t.budget_units - p.spent_units - p.held_units, p.spent_units
+		FROM tenant_periods p JOIN tenants t ON t.id = p.tenant_id ORDER BY p.tenant_id, p.period`,
+		[]any{&tenant, &per, &avail, &spent}, func() { v.PeriodEnd(tenant, per, avail, spent) })
 }
 
 func (v *verifier) runsAgainstAudit() {
@@ -147,4 +153,28 @@ func (v *verifier) quotaDays() {
 		WHERE coalesce(q.usage_units, 0) != coalesce(s.usage, 0) OR coalesce(q.held_units, 0) != coalesce(s.held, 0)
 		ORDER BY k.upstream, k.model, k.day`,
 		[]any{&up, &model, &day, &usage, &held, &rUsage, &rHeld}, func() { v.QuotaDay(up, model, day, usage, held, rUsage, rHeld) })
+}
+
+// periods checks each tenant's period books against the sums over the
+// runs admitted in it (a missing row or missing runs count as nothing).
+func (v *verifier) periods() {
+	var t ledger.Tenant
+	var b, r ledger.PeriodBooks
+	var budget *int64
+	v.each(`SELECT t.id, coalesce(p.period, s.period), t.budget_units, t.budget_micros,
+			coalesce(p.spent_units, 0), coalesce(p.held_units, 0), coalesce(p.spent_micros, 0), coalesce(p.held_micros, 0),
+			coalesce(s.spent, 0)::bigint, coalesce(s.held, 0)::bigint, coalesce(s.cost, 0)::bigint, coalesce(s.held_micros, 0)::bigint
+		FROM tenant_periods p
+		FULL JOIN (SELECT tenant_id, period, sum(spent_units) AS spent, sum(held_units) AS held, sum(cost_micros) AS cost,
+				sum(reserve_micros) FILTER (WHERE usage IN ('pending', 'unknown')) AS held_micros
+			FROM runs WHERE period <> '' GROUP BY tenant_id, period) s ON s.tenant_id = p.tenant_id AND s.period = p.period
+		JOIN tenants t ON t.id = coalesce(p.tenant_id, s.tenant_id)
+		ORDER BY 1, 2`,
+		[]any{&t.ID, &b.Label, &t.BudgetUnits, &budget, &b.SpentUnits, &b.HeldUnits, &b.SpentMicros, &b.HeldMicros,
+			&r.SpentUnits, &r.HeldUnits, &r.SpentMicros, &r.HeldMicros},
+		func() {
+			t.BudgetMicros, t.HasMoneyBudget = moneyFrom(budget)
+			r.Label = b.Label
+			v.Period(t, b, r)
+		})
 }

@@ -227,6 +227,18 @@ func TestParseQueryErrors(t *testing.T) {
 	}
 }
 
+// TestParseQueryKinds: every kind of row the ledger writes is a kind the
+// audit log and its export filter by.
+func TestParseQueryKinds(t *testing.T) {
+	for _, k := range []ledger.AuditKind{ledger.AuditAdmit, ledger.AuditReject, ledger.AuditStart, ledger.AuditSettle,
+		ledger.AuditHold, ledger.AuditRelease, ledger.AuditReconcile, ledger.AuditCancel, ledger.AuditRecover,
+		ledger.AuditConfig, ledger.AuditEvict, ledger.AuditRestore, ledger.AuditSync, ledger.AuditAlert} {
+		if q, err := audit.ParseQuery(url.Values{"kind": {string(k)}}, shanghai); err != nil || q.Kind != string(k) {
+			t.Errorf("kind %q: %+v, %v", k, q, err)
+		}
+	}
+}
+
 func TestFileName(t *testing.T) {
 	q, err := audit.ParseQuery(url.Values{"tenant": {"a/b c"}, "from": {"2026-11-29"}, "to": {"2026-11-30"}}, shanghai)
 	if err != nil {

@@ -221,21 +221,18 @@ func (c cli) options(log *slog.Logger) (server.Options, error) {
 func serve(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logger) int {
 	o, err := c.options(log)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotagate: %v\n", err)
-		return 1
+		return fail(stderr, err)
 	}
 	srv, err := server.Open(ctx, o)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotagate: %v\n", err)
-		return 1
+		return fail(stderr, err)
 	}
 	var pprofAt string
 	if c.pprof != "" {
 		stop, bound, err := startPprof(c.pprof)
 		if err != nil {
 			srv.Close()
-			fmt.Fprintf(stderr, "quotagate: %v\n", err)
-			return 1
+			return fail(stderr, err)
 		}
 		defer stop()
 		pprofAt = bound
@@ -261,22 +258,25 @@ func serve(ctx context.Context, c cli, stdout, stderr io.Writer, log *slog.Logge
 	fmt.Fprintf(stdout, "  data:      %s\n", srv.DataDir())
 	<-ctx.Done()
 	if err := srv.Close(); err != nil {
-		fmt.Fprintf(stderr, "quotagate: %v\n", err)
-		return 1
+		return fail(stderr, err)
 	}
 	return 0
+}
+
+// fail says err on stderr and is the exit status of a command that failed.
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "quotagate: %v\n", err)
+	return 1
 }
 
 func verify(ctx context.Context, c cli, stdout, stderr io.Writer) int {
 	o, err := c.options(slog.New(slog.DiscardHandler))
 	if err != nil {
-		fmt.Fprintf(stderr, "quotagate: %v\n", err)
-		return 1
+		return fail(stderr, err)
 	}
 	diffs, err := server.Verify(ctx, o)
 	if err != nil {
-		fmt.Fprintf(stderr, "quotagate: %v\n", err)
-		return 1
+		return fail(stderr, err)
 	}
 	for _, d := range diffs {
 		fmt.Fprintln(stdout, d)

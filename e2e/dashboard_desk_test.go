@@ -32,7 +32,7 @@ meter: utf8-bytes-v1
 tenants:
   - {id: local, budget_units: 1000000, max_concurrent: 4}
 upstreams:
-  - {name: demo, kind: openai, base_url: %q, api_key: sk-upstream-e2e, models: [demo-chat], max_concurrent: 4, queue: {max_waiters: 4, max_wait: 8s}}
+  - {name: demo, kind: openai, base_url: %q, api_key: sk-upstream-e2e, models: [demo-chat], protocols: [chat, completions, embeddings], max_concurrent: 4, queue: {max_waiters: 4, max_wait: 8s}}
 `
 
 // deskQuota guards demo-chat with a manual balance and a usage wall of 80
@@ -112,7 +112,7 @@ func TestDashboardDesk(t *testing.T) {
 		t.Fatalf("the curl call did not settle on trusted usage: %+v %v", b, err)
 	}
 	snippets := map[string]string{}
-	for _, tool := range []string{"codex", "claude-code"} {
+	for _, tool := range []string{"codex", "claude-code", "continue"} {
 		if err := chromedp.Do(ctx, chromedp.Click(tid("tool-"+tool)), waitJS(fmt.Sprintf(`!!document.querySelector('[data-testid="snippet-%s"]')`, tool))); err != nil {
 			t.Fatalf("%s snippet: %v", tool, err)
 		}
@@ -140,6 +140,7 @@ func TestDashboardDesk(t *testing.T) {
 	if c := snippets["claude-code"]; !strings.Contains(c, "ANTHROPIC_BASE_URL="+s.URL()+"\n") || !strings.Contains(c, "ANTHROPIC_AUTH_TOKEN="+key) {
 		t.Errorf("claude code snippet does not point at this server's Messages door:\n%s", c)
 	}
+	t.Run("ContinueSnippet", func(t *testing.T) { checkContinueSnippet(t, s, snippets["continue"]) })
 
 	// A cut stream: the hold and its reason appear within a second.
 	if err := chromedp.Do(ctx, chromedp.Click(tid("nav-overview")), chromedp.WaitVisible(tid("holds-table"))); err != nil {

@@ -202,17 +202,23 @@ func (r *rig) admin(method, path, body string) reply {
 // run has ended, and returns it.
 func (r *rig) waitRun(id ledger.RunID) ledger.Run {
 	r.t.Helper()
+	return waitEnded(r.t, r.s, id)
+}
+
+// waitEnded is waitRun for any server.
+func waitEnded(t *testing.T, s *server.Server, id ledger.RunID) ledger.Run {
+	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		run, err := r.s.Store().Run(context.Background(), id)
+		run, err := s.Store().Run(context.Background(), id)
 		if err != nil {
-			r.t.Fatalf("run %s: %v", id, err)
+			t.Fatalf("run %s: %v", id, err)
 		}
 		if run.Status.Ended() {
 			return run
 		}
 		if time.Now().After(deadline) {
-			r.t.Fatalf("run %s did not end: %+v", id, run)
+			t.Fatalf("run %s did not end: %+v", id, run)
 		}
 		time.Sleep(5 * time.Millisecond) // polling, not guessing: the loop ends on the observed state
 	}

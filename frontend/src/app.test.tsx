@@ -234,6 +234,13 @@ describe('dashboard from the fixture', () => {
     expect($('snippet-codex')!.dataset.snippet).toContain('wire_api = "responses"');
     await click('tool-claude-code');
     expect($('snippet-claude-code')!.dataset.snippet).toContain('ANTHROPIC_BASE_URL=http://127.0.0.1:8787\n');
+    await click('tool-continue');
+    const cont = $('snippet-continue')!.dataset.snippet!;
+    for (const role of ['roles: [chat, edit, apply]', 'roles: [autocomplete]\n    useLegacyCompletionsEndpoint: true', 'roles: [embed]']) {
+      expect(cont).toContain(role);
+    }
+    expect(cont.split('apiBase: "http://127.0.0.1:8787/v1"').length).toBe(4);
+    expect(cont.split('apiKey: "sk-qg-local-secret-0123456789"').length).toBe(4);
   });
 
   it('zh-CN: Chinese words, lang attribute, no untranslated key on any tab', async () => {

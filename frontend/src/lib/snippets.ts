@@ -1,7 +1,8 @@
 // Setup snippets for the tools people route through quotagate, generated
 // from the live connection (base URL, key, a model). Codex uses the
 // Responses door (/v1/responses), Claude Code the Messages door
-// (/v1/messages, base URL without /v1); the rest speak chat completions.
+// (/v1/messages, base URL without /v1); the rest speak chat completions,
+// and Continue also the completions and embeddings doors.
 
 export interface SnippetInput {
   baseURL: string; // http://127.0.0.1:8787/v1
@@ -102,16 +103,31 @@ const agentSnippets = {
 
 /** editorSnippets are the editors' configuration files and settings screens. */
 const editorSnippets = {
-  continue: ({ baseURL, key, model }: SnippetInput) =>
-    [
-      '# ~/.continue/config.yaml',
-      'models:',
-      `  - name: ${js(`quotagate ${model}`)}`,
+  // Chat, tab-autocomplete (fill-in-the-middle on the legacy completions
+  // door) and codebase indexing (the embeddings door) all through quotagate;
+  // the last two need an upstream whose protocols list completions and
+  // embeddings (the demo's do).
+  continue: ({ baseURL, key, model }: SnippetInput) => {
+    const entry = (name: string, roles: string, extra: string[] = []) => [
+      `  - name: ${js(`quotagate ${name}`)}`,
       '    provider: openai',
       `    model: ${js(model)}`,
       `    apiBase: ${js(baseURL)}`,
       `    apiKey: ${js(key)}`,
-    ].join('\n'),
+      `    roles: [${roles}]`,
+      ...extra,
+    ];
+    return [
+      '# ~/.continue/config.yaml',
+      'name: quotagate',
+      'version: 0.0.1',
+      'schema: v1',
+      'models:',
+      ...entry(model, 'chat, edit, apply'),
+      ...entry(`${model} autocomplete`, 'autocomplete', ['    useLegacyCompletionsEndpoint: true']),
+      ...entry(`${model} embeddings`, 'embed'),
+    ].join('\n');
+  },
   cline: ({ baseURL, key, model }: SnippetInput) =>
     [`API Provider: OpenAI Compatible`, `Base URL:     ${baseURL}`, `API Key:      ${key}`, `Model ID:     ${model}`].join('\n'),
   opencode: ({ baseURL, key, model }: SnippetInput) =>

@@ -67,6 +67,12 @@ type TenantState struct {
 	SpentMicros     price.Micros  `json:"spent_micros"`
 	HeldMicros      price.Micros  `json:"held_micros"`
 	AvailableMicros *price.Micros `json:"available_micros,omitempty"`
+	// Period is the budget's current period when it renews (the figures
+	// above are then this period's): its label and bounds, the end
+	// exclusive; all absent for a budget that never renews.
+	Period      string    `json:"period,omitempty"`
+	PeriodStart time.Time `json:"period_start,omitzero"`
+	PeriodEnd   time.Time `json:"period_end,omitzero"`
 	// Queued counts the tenant's calls waiting at a gate of this gateway
 	// (the gate's queue, however many runs there are; not the listed page).
 	Queued        int `json:"queued"`

@@ -155,6 +155,7 @@ func (s *Server) tenantStates(ctx context.Context) ([]admin.TenantState, error) 
 			AvailableUnits: b.AvailableUnits, Active: b.Active, Queued: queued[id], MaxConcurrent: t.MaxConcurrent,
 			PerMinute: t.RateLimits.PerMinute, PerHour: t.RateLimits.PerHour, Rate: rates[id], Removed: !configured,
 			SpentMicros: b.SpentMicros, HeldMicros: b.HeldMicros,
+			Period: b.Period, PeriodStart: b.PeriodStart, PeriodEnd: b.PeriodEnd,
 		}
 		if b.HasMoneyBudget {
 			ts.BudgetMicros, ts.AvailableMicros = &b.BudgetMicros, &b.AvailableMicros

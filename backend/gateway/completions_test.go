@@ -257,3 +257,39 @@ func TestCompletionsAndEmbeddingsUnderTiktoken(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDoorsShareTheRunCore: the completions and embeddings doors are the
+// run core's like every door: a run records its door, an Idempotency-Key
+// already used is refused 409 before a second hold, and the owner's
+// DELETE /v1/runs/{id} cancels a stalled completion, keeping its hold.
+func TestNewDoorsShareTheRunCore(t *testing.T) {
+	e := nativeEnv(t, "completions", "embeddings")
+	embed := func() *http.Response {
+		return e.do(ctxT(t), http.MethodPost, "/v1/embeddings", "key-a", `{"model":"demo-chat","input":"abc"}`,
+			map[string]string{"Idempotency-Key": "index-1"})
+	}
+	first := embed()
+	first.Body.Close()
+	run := e.waitEnd(runID(t, first))
+	if run.Door != "embeddings" || run.UpstreamProtocol != "embeddings" || run.Usage != ledger.UsageTrusted {
+		t.Fatalf("run %+v, want a trusted run of the embeddings door", run)
+	}
+	again := embed()
+	body := decode[struct{ Error struct{ Code string } }](t, again.Body)
+	again.Body.Close()
+	if again.StatusCode != http.StatusConflict || body.Error.Code != ledger.CodeDuplicateRequest {
+		t.Fatalf("a used Idempotency-Key: %d %+v, want 409 duplicate_request", again.StatusCode, body)
+	}
+
+	resp := e.post("/v1/completions", `{"model":"demo-chat","prompt":"ab","stream":true}`, "kind=stall")
+	defer resp.Body.Close()
+	id := runID(t, resp)
+	del := e.do(ctxT(t), http.MethodDelete, "/v1/runs/"+string(id), "key-a", "", nil)
+	del.Body.Close()
+	if del.StatusCode != http.StatusAccepted {
+		t.Fatalf("DELETE: %d", del.StatusCode)
+	}
+	if run := e.waitEnd(id); run.Status != ledger.RunCancelled || run.Door != "completions" || run.HeldUnits != 2+16 {
+		t.Fatalf("run %+v, want cancelled with its reserve of 2 + 16 held", run)
+	}
+}

@@ -70,7 +70,7 @@ export const en = {
   'connect.hint.codex': 'Codex CLI speaks the Responses API (/v1/responses). Put this in ~/.codex/config.toml and export the key.',
   'connect.hint.claude-code': 'Claude Code speaks the Anthropic Messages API (/v1/messages). Export these, then run claude.',
   'connect.hint.aider': 'aider through its OpenAI-compatible provider.',
-  'connect.hint.continue': 'Continue: add this model to ~/.continue/config.yaml.',
+  'connect.hint.continue': 'Continue: ~/.continue/config.yaml with chat, tab-autocomplete (/v1/completions, fill-in-the-middle) and indexing (/v1/embeddings) through quotagate.',
   'connect.hint.cline': 'Cline: API Provider "OpenAI Compatible", then these fields.',
   'connect.hint.opencode': 'OpenCode: opencode.json in your project or ~/.config/opencode/.',
   'connect.hint.zed': 'Zed: add to settings.json; export the key as QUOTAGATE_API_KEY before starting Zed.',

@@ -68,7 +68,7 @@ export const zhCN: Record<keyof typeof en, string> = {
   'connect.hint.codex': 'Codex CLI 使用 Responses API（/v1/responses）。把它写进 ~/.codex/config.toml 并导出密钥。',
   'connect.hint.claude-code': 'Claude Code 使用 Anthropic Messages API（/v1/messages）。导出这些变量后运行 claude。',
   'connect.hint.aider': 'aider 通过其 OpenAI 兼容接口接入。',
-  'connect.hint.continue': 'Continue：把这个模型加入 ~/.continue/config.yaml。',
+  'connect.hint.continue': 'Continue：写入 ~/.continue/config.yaml，对话、Tab 补全（/v1/completions，中间填充）和代码索引（/v1/embeddings）都经过 quotagate。',
   'connect.hint.cline': 'Cline：API Provider 选“OpenAI Compatible”，再填这些字段。',
   'connect.hint.opencode': 'OpenCode：项目里或 ~/.config/opencode/ 下的 opencode.json。',
   'connect.hint.zed': 'Zed：加入 settings.json；启动 Zed 前把密钥导出为 QUOTAGATE_API_KEY。',

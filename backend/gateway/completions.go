@@ -66,12 +66,7 @@ func CompletionsMeterRequest(r *openai.CompletionsRequest) meter.Request {
 // input under m, as the reserve counts it; 0 when it does not parse. The
 // demo upstream reports it as prompt units, to be trusted.
 func CompletionsInputUnits(m meter.Meter, body []byte) ledger.Units {
-	req, err := openai.ParseCompletionsRequest(body)
-	if err != nil {
-		return 0
-	}
-	in, _ := meter.ReservePolicy{}.Reserve(m, CompletionsMeterRequest(req))
-	return in
+	return inputUnits(m, body, openai.ParseCompletionsRequest, CompletionsMeterRequest)
 }
 
 // errNotTranslated: a door that is native only was routed to an upstream

@@ -64,12 +64,7 @@ func EmbeddingsMeterRequest(r *openai.EmbeddingsRequest) meter.Request {
 // under m, as the reserve counts it; 0 when it does not parse. The demo
 // upstream reports it as prompt units, to be trusted.
 func EmbeddingsInputUnits(m meter.Meter, body []byte) ledger.Units {
-	req, err := openai.ParseEmbeddingsRequest(body)
-	if err != nil {
-		return 0
-	}
-	in, _ := meter.ReservePolicy{}.Reserve(m, EmbeddingsMeterRequest(req))
-	return in
+	return inputUnits(m, body, openai.ParseEmbeddingsRequest, EmbeddingsMeterRequest)
 }
 
 // embeddingsAnswer reads an embeddings answer, always a whole body. Its

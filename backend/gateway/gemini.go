@@ -31,10 +31,7 @@ func (geminiDoor) protocol() Protocol { return ProtocolGemini }
 
 func (d geminiDoor) parse(body []byte) (doorRequest, error) {
 	req, err := gemini.ParseRequest(d.model, d.stream, body)
-	if err != nil {
-		return nil, invalidRequest(err)
-	}
-	return &geminiRequest{req: req, id: newMessageID()}, nil
+	return &geminiRequest{req: req, id: newMessageID()}, err
 }
 
 func (geminiDoor) writeError(w http.ResponseWriter, err error) { writeGeminiError(w, err) }
@@ -116,12 +113,8 @@ func GeminiMeterRequest(r *gemini.Request) meter.Request {
 // body does not parse. The demo upstream reports it as promptTokenCount,
 // to be trusted.
 func GeminiInputUnits(m meter.Meter, model string, body []byte) ledger.Units {
-	req, err := gemini.ParseRequest(model, false, body)
-	if err != nil {
-		return 0
-	}
-	in, _ := meter.ReservePolicy{}.Reserve(m, GeminiMeterRequest(req))
-	return in
+	parse := func(b []byte) (*gemini.Request, error) { return gemini.ParseRequest(model, false, b) }
+	return inputUnits(m, body, parse, GeminiMeterRequest)
 }
 
 // geminiUsage is Gemini's usageMetadata as the provider's prompt and

@@ -52,7 +52,9 @@ func (g *Gateway) geminiCall(w http.ResponseWriter, r *http.Request) {
 		}
 		g.admit(geminiDoor{model: model, stream: true}, w, r)
 	case geminiCount:
-		g.geminiCountTokens(w, r, model)
+		if t, ok := g.authenticated(geminiDoor{}, w, r); ok {
+			g.geminiCountTokens(w, r, t, model)
+		}
 	default:
 		writeGeminiError(w, ledger.Errorf(codeNotFound, "%s is not a Gemini method quotagate serves (generateContent, streamGenerateContent, countTokens)", method))
 	}
@@ -66,12 +68,7 @@ func geminiUnknown(w http.ResponseWriter, r *http.Request) {
 // geminiCountTokens is POST …:countTokens, answered locally with the
 // reserve's own count of the input ({"totalTokens": N}); no upstream call.
 // The body is {"contents": …} or {"generateContentRequest": {…}}.
-func (g *Gateway) geminiCountTokens(w http.ResponseWriter, r *http.Request, model string) {
-	t, err := g.authenticate(r)
-	if err != nil {
-		g.internalFor(geminiDoor{}, w, err, "authenticate")
-		return
-	}
+func (g *Gateway) geminiCountTokens(w http.ResponseWriter, r *http.Request, t ledger.Tenant, model string) {
 	body, err := g.readBody(w, r)
 	if err != nil {
 		writeGeminiError(w, err)
@@ -161,10 +158,5 @@ func (g *Gateway) geminiTenant(w http.ResponseWriter, r *http.Request) (ledger.T
 		writeGeminiError(w, err)
 		return ledger.Tenant{}, false
 	}
-	t, err := g.authenticate(r)
-	if err != nil {
-		g.internalFor(geminiDoor{}, w, err, "authenticate")
-		return t, false
-	}
-	return t, true
+	return g.authenticated(geminiDoor{}, w, r)
 }

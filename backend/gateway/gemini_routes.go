@@ -15,6 +15,9 @@ const geminiCatchAll = "/v1beta/"
 // geminiRoutes adds the Gemini API's surface to mux.
 func (g *Gateway) geminiRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1beta/models/{call}", g.geminiCall)
+	// The Google Gen AI SDKs call the stable API version, /v1, unless told
+	// otherwise; the same door serves it (OpenAI's /v1/models is GET only).
+	mux.HandleFunc("POST /v1/models/{call}", g.geminiCall)
 	mux.HandleFunc("GET /v1beta/models", g.geminiModels)
 	mux.HandleFunc("GET /v1beta/models/{model}", g.geminiModel)
 	mux.HandleFunc(geminiCatchAll, geminiUnknown)

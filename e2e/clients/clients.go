@@ -1,7 +1,7 @@
 // Package clients finds the real, pinned client programs and SDKs that the
 // end-to-end tests drive (e2e/clients/package.json: the openai and
 // @anthropic-ai SDKs, the Vercel AI SDK, LangChain JS, Codex CLI, Claude
-// Code). scripts/clients.sh installs
+// Code, Gemini CLI and the @google/genai SDK). scripts/clients.sh installs
 // them with `npm ci` into a cache outside the repo and `make test` exports
 // that directory as QUOTAGATE_CLIENTS_DIR.
 //
@@ -37,7 +37,7 @@ func Dir(tb testing.TB) string {
 	return dir
 }
 
-// Bin is the path of an installed client command (codex, claude).
+// Bin is the path of an installed client command (codex, claude, gemini).
 func Bin(tb testing.TB, name string) string {
 	tb.Helper()
 	p := filepath.Join(Dir(tb), "node_modules", ".bin", name)

@@ -37,6 +37,8 @@ type Delta struct {
 	// Alerts is the alerts' status when it changed (a webhook starting or
 	// ceasing to fail, alerts waiting), so the dashboard's banner follows.
 	Alerts *alert.Status `json:"alerts,omitempty"`
+	// Periods is the tenants' period history when it changed, whole.
+	Periods map[string][]ledger.PeriodSpend `json:"periods,omitempty"`
 	// Header is the state's other fields when one of them changed (version,
 	// addr, meter, demo, data dir).
 	Header *Header `json:"header,omitempty"`
@@ -59,7 +61,7 @@ func headerOf(s State) Header {
 func (d Delta) Empty() bool {
 	return len(d.Runs)+len(d.RunsGone)+len(d.RunsOrder)+len(d.Holds)+len(d.HoldsGone)+len(d.HoldsOrder)+
 		len(d.Tenants)+len(d.TenantsGone)+len(d.TenantOrder) == 0 &&
-		d.Gates == nil && d.Quota == nil && d.Snapshots == nil && d.Alerts == nil && d.Header == nil
+		d.Gates == nil && d.Quota == nil && d.Snapshots == nil && d.Alerts == nil && d.Periods == nil && d.Header == nil
 }
 
 // Diff is the Delta that turns prev into next.
@@ -79,6 +81,9 @@ func Diff(prev, next State) Delta {
 	}
 	if next.Alerts != nil && !sameJSON(prev.Alerts, next.Alerts) {
 		d.Alerts = next.Alerts
+	}
+	if next.Periods != nil && !sameJSON(prev.Periods, next.Periods) {
+		d.Periods = next.Periods
 	}
 	if h := headerOf(next); h != headerOf(prev) {
 		d.Header = &h
@@ -159,6 +164,9 @@ func (s State) Apply(d Delta) State {
 	}
 	if d.Alerts != nil {
 		s.Alerts = d.Alerts
+	}
+	if d.Periods != nil {
+		s.Periods = d.Periods
 	}
 	if h := d.Header; h != nil {
 		s.Version, s.DataDir, s.Addr, s.Meter, s.Demo = h.Version, h.DataDir, h.Addr, h.Meter, h.Demo

@@ -36,6 +36,10 @@ type State struct {
 	// Alerts are the thresholds and how the webhook is doing; absent
 	// without the alerts key.
 	Alerts *alert.Status `json:"alerts,omitempty"`
+	// Periods are the last budget periods' spend of each tenant whose
+	// budget renews, newest first (at most ledger.PeriodHistoryLength);
+	// absent when no tenant's does.
+	Periods map[string][]ledger.PeriodSpend `json:"periods,omitempty"`
 }
 
 // ClockState is the gateway's clock: how far it runs from real time (a Go

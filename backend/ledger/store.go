@@ -99,6 +99,10 @@ type Store interface {
 
 	Balance(ctx context.Context, tenantID string) (Balance, error)
 	Balances(ctx context.Context) ([]Balance, error)
+	// PeriodHistory returns what the tenant spent in its last n budget
+	// periods that have books, newest first (none for a tenant that never
+	// renewed).
+	PeriodHistory(ctx context.Context, tenantID string, n int) ([]PeriodSpend, error)
 	Run(ctx context.Context, id RunID) (Run, error) // CodeRunNotFound
 	Runs(ctx context.Context, f RunFilter) ([]Run, error)
 

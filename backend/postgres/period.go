@@ -94,3 +94,24 @@ func movePeriod(ctx context.Context, w *wtx, run ledger.Run, m ledger.Moves, b l
 	}
 	return b.InPeriod(books), nil
 }
+
+// PeriodHistory returns what the tenant spent in its last n periods with
+// books, newest first.
+func (s *Store) PeriodHistory(ctx context.Context, tenantID string, n int) ([]ledger.PeriodSpend, error) {
+	rows, err := s.pool.Query(ctx, `SELECT period, starts_at, spent_units, spent_micros FROM tenant_periods
+		WHERE tenant_id = $1 ORDER BY starts_at DESC, period DESC LIMIT $2`, tenantID, n)
+	if err != nil {
+		return nil, fmt.Errorf("period history of tenant %s: %w", tenantID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.PeriodSpend, error) {
+		var p ledger.PeriodSpend
+		var start int64
+		err := r.Scan(&p.Period, &start, &p.SpentUnits, &p.SpentMicros)
+		p.PeriodStart = fromNanos(start)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("period history of tenant %s: %w", tenantID, err)
+	}
+	return out, nil
+}

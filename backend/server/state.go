@@ -98,6 +98,9 @@ func (s *Server) State(ctx context.Context) (admin.State, error) {
 	if st.Tenants, err = s.tenantStates(ctx); err != nil {
 		return st, err
 	}
+	if st.Periods, err = s.periodHistories(ctx, st.Tenants); err != nil {
+		return st, err
+	}
 	if st.Runs, err = s.store.Runs(ctx, ledger.RunFilter{Limit: admin.MaxRuns}); err != nil {
 		return st, fmt.Errorf("list runs: %w", err)
 	}
@@ -161,6 +164,26 @@ func (s *Server) tenantStates(ctx context.Context) ([]admin.TenantState, error) 
 			ts.BudgetMicros, ts.AvailableMicros = &b.BudgetMicros, &b.AvailableMicros
 		}
 		out = append(out, ts)
+	}
+	return out, nil
+}
+
+// periodHistories returns the last periods' spend of each tenant whose
+// budget renews (nil when none does).
+func (s *Server) periodHistories(ctx context.Context, tenants []admin.TenantState) (map[string][]ledger.PeriodSpend, error) {
+	var out map[string][]ledger.PeriodSpend
+	for _, t := range tenants {
+		if t.Period == "" {
+			continue
+		}
+		h, err := s.store.PeriodHistory(ctx, t.Tenant, ledger.PeriodHistoryLength)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[string][]ledger.PeriodSpend{}
+		}
+		out[t.Tenant] = h
 	}
 	return out, nil
 }

@@ -85,3 +85,28 @@ func (w *wtx) flushPeriods(ctx context.Context) error {
 	}
 	return nil
 }
+
+// PeriodHistory returns what the tenant spent in its last n periods with
+// books, newest first.
+func (s *Store) PeriodHistory(ctx context.Context, tenantID string, n int) ([]ledger.PeriodSpend, error) {
+	rows, err := s.query(ctx, `SELECT period, starts_at, spent_units, spent_micros FROM tenant_periods
+		WHERE tenant_id = ? ORDER BY starts_at DESC, period DESC LIMIT ?`, tenantID, n)
+	if err != nil {
+		return nil, fmt.Errorf("period history of tenant %s: %w", tenantID, err)
+	}
+	defer rows.Close()
+	var out []ledger.PeriodSpend
+	for rows.Next() {
+		var p ledger.PeriodSpend
+		var start int64
+		if err := rows.Scan(&p.Period, &start, &p.SpentUnits, &p.SpentMicros); err != nil {
+			return nil, fmt.Errorf("period history of tenant %s: %w", tenantID, err)
+		}
+		p.PeriodStart = fromNanos(start)
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("period history of tenant %s: %w", tenantID, err)
+	}
+	return out, nil
+}

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
+	"github.com/quotagate/quotagate/backend/period"
 	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
@@ -31,6 +33,9 @@ func TestVerifyFindsTampering(t *testing.T) {
 		{"RunCost", `UPDATE runs SET cost_micros = 13 WHERE id = 'settled'`, "run settled: cost 0.000013 of money but its audit rows carry 0.000014"},
 		{"BalanceRowSpentMicros", `UPDATE tenants SET spent_micros = 15 WHERE id = 't'`, "spent 0.000015 of money but its runs cost 0.000014"},
 		{"BalanceRowHeldMicros", `UPDATE tenants SET held_micros = held_micros + 1 WHERE id = 't'`, "holds 0.000117 of money but its runs hold 0.000116"},
+		{"PeriodSpent", `UPDATE tenant_periods SET spent_units = spent_units + 1 WHERE tenant_id = 'p'`, "spent 6 held 0 (money 0.00, 0.00) but its runs spent 5"},
+		{"PeriodOverBudget", `UPDATE tenant_periods SET held_units = 96 WHERE tenant_id = 'p'`, "spent and holds more than the budget"},
+		{"RunLeftItsPeriod", `UPDATE runs SET period = '' WHERE id = 'daily'`, "tenant p: spent 0 but its runs spent 5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tamperLedger(t)
@@ -61,7 +66,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 // t, budget 100: settled (7 of 20), held (22, unknown), active (20, guarded);
 // settled and held are priced at ledgertest.TestPrice with 10 tokens of
 // counted input: settled reserved 100 micros and cost 14 (7 input tokens),
-// held holds 116.
+// held holds 116. Tenant p, budget 100 renewing daily: daily (5 of 10).
 func tamperLedger(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
@@ -70,7 +75,12 @@ func tamperLedger(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledgertest.MustApply(t, st, ledgertest.Tenant("t", 100, 4))
+	ledgertest.MustApply(t, st, ledgertest.Tenant("t", 100, 4),
+		ledgertest.PeriodTenant("p", 100, 4, period.Calendar{Kind: period.Day, Zone: time.UTC}))
+	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "daily", TenantID: "p", ReserveUnits: 10})
+	if _, err := st.Settle(ctx, "daily", 5, "usage", ledger.System("test")); err != nil {
+		t.Fatal(err)
+	}
 	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "settled", TenantID: "t", ReserveUnits: 20,
 		InputUnits: 10, ReserveMicros: 100, Prices: ledgertest.TestPrice})
 	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "held", TenantID: "t", ReserveUnits: 22,

@@ -105,6 +105,17 @@ func testPeriodBoundary(t *testing.T, open ClockOpener, cal period.Calendar, las
 		t.Fatalf("run admitted after the boundary is in period %q, want %q", r4.Period, fresh)
 	}
 	wantPeriod(t, st, "p", cal, fresh, 0, 100)
+	hist, err := st.PeriodHistory(ctx, "p", ledger.PeriodHistoryLength)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 2 || hist[0].Period != fresh || hist[0].SpentUnits != 0 || hist[1].Period != old ||
+		hist[1].SpentUnits != 35 || !hist[0].PeriodStart.Equal(last.Add(time.Second)) {
+		t.Fatalf("period history = %+v, want %s (0 spent) then %s (35 spent)", hist, fresh, old)
+	}
+	if none, err := st.PeriodHistory(ctx, "n", ledger.PeriodHistoryLength); err != nil || len(none) != 0 {
+		t.Fatalf("a tenant that never renews has a period history: %+v, %v", none, err)
+	}
 	clock.set(last) // seen from the old period again: what its runs left there
 	wantPeriod(t, st, "p", cal, old, 35, 0)
 	clock.set(last.Add(time.Second))

@@ -184,7 +184,9 @@ func (p ReservePolicy) withOutput(e Estimate, req Request) Estimate {
 	if req.HasOutputCap {
 		out = ledger.Units(req.OutputCap)
 	}
-	if p.IsReasoning(req.Model) {
+	// An embedding generates nothing, so no hidden reasoning either: the
+	// floor is for answers.
+	if p.IsReasoning(req.Model) && !(req.Plain && out == 0) {
 		out = max(out, p.ReasoningFloorUnits, ledger.Units(max(req.ReasoningBudget, 0)))
 	}
 	n := req.N

@@ -118,7 +118,7 @@ func TestReservePolicyWithDefaults(t *testing.T) {
 // meter; token ids count one unit each.
 func TestReservePlainCountsTextAsItIs(t *testing.T) {
 	tik, utf8m := mustMeter(t, NameTiktoken), mustMeter(t, NameUTF8Bytes)
-	policy := ReservePolicy{DefaultOutputUnits: 1000}
+	policy := ReservePolicy{DefaultOutputUnits: 1000, ReasoningFloorUnits: 4096, ReasoningModels: []string{"o3*"}}
 	for _, tc := range []struct {
 		name      string
 		m         Meter
@@ -129,6 +129,7 @@ func TestReservePlainCountsTextAsItIs(t *testing.T) {
 		{"fim bytes", utf8m, Request{Model: "demo", Plain: true, Texts: []string{"def f(", "):\n"}, OutputCap: 16, HasOutputCap: true}, 9, 25},
 		{"fim tokens, no overhead", tik, Request{Model: "gpt-4o", Plain: true, Texts: []string{"hello", " world"}, OutputCap: 16, HasOutputCap: true}, 2, 18},
 		{"embeddings: texts and token ids, no output", tik, Request{Model: "text-embedding-3-small", Plain: true, Texts: []string{"hello"}, CountedUnits: 7, HasOutputCap: true}, 8, 8},
+		{"no output, no reasoning floor", utf8m, Request{Model: "o3-embed", Plain: true, Texts: []string{"ab"}, HasOutputCap: true}, 2, 2},
 		{"messages are not read", utf8m, Request{Model: "demo", Plain: true, Messages: []Message{{Role: "user", Text: "xx"}}, HasOutputCap: true}, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

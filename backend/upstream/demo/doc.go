@@ -21,7 +21,10 @@
 // POST /v1/chat/completions, POST /v1/responses (the OpenAI Responses
 // API, streamed in OpenAI's event order) and POST /v1/messages (the
 // Anthropic Messages API, messages.go: text blocks, a scripted call as a
-// tool_use block, usage with cache fields) with the same plans. Keys are
+// tool_use block, usage with cache fields) with the same plans, as are POST
+// /v1/completions (completions.go: a fill-in-the-middle that names the
+// suffix's first line, cut to max_tokens) and POST /v1/embeddings
+// (deterministic unit vectors, floats or base64). Keys are
 // accepted as "Authorization: Bearer" or "x-api-key".
 //
 // # Usage

@@ -256,4 +256,3 @@ func TestGoogleGenAISDK(t *testing.T) {
 		})
 	}
 }
-

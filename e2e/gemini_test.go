@@ -21,14 +21,24 @@ import (
 // natively (the demo speaks every protocol, gemini included) and
 // translated (one that speaks chat completions only).
 
-// geminiSettings is ~/.gemini/settings.json as the Connect panel gives
-// it: the API key auth (else "Invalid auth method selected.", exit 41),
+// geminiSettings is ~/.gemini/settings.json exactly as the Connect panel
+// gives it (frontend/src/lib/snippets.ts, geminiSettings): the API key auth (else "Invalid auth method selected.", exit 41),
 // and nothing that phones home.
 const geminiSettings = `{
-  "security": {"auth": {"selectedType": "gemini-api-key"}},
-  "telemetry": {"enabled": false},
-  "privacy": {"usageStatisticsEnabled": false},
-  "general": {"disableAutoUpdate": true, "disableUpdateNag": true}
+  "security": {
+    "auth": {
+      "selectedType": "gemini-api-key"
+    }
+  },
+  "telemetry": {
+    "enabled": false
+  },
+  "privacy": {
+    "usageStatisticsEnabled": false
+  },
+  "general": {
+    "disableAutoUpdate": true
+  }
 }`
 
 // geminiCLIStats is the part of `gemini -p … --output-format json` that

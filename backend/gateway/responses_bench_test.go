@@ -15,12 +15,13 @@ import (
 
 // TestFirstEventTime measures the time from sending a streaming request to
 // reading its first data event, for the same demo answer through the chat
-// door and through the Responses door (native and translated), and logs the
-// medians: the added time to first event of a Responses stream.
+// door and through the Responses and Gemini doors (native and translated),
+// and logs the medians: the added time to first event of each door's stream.
 // QUOTAGATE_FIRST_EVENT_N sets the rounds (default 30):
 //
 //	QUOTAGATE_FIRST_EVENT_N=300 go test -run TestFirstEventTime -v ./backend/gateway/
 func TestFirstEventTime(t *testing.T) {
+	const geminiStreamPath = "/v1beta/models/demo-chat:streamGenerateContent?alt=sse"
 	n := 30
 	if v, err := strconv.Atoi(os.Getenv("QUOTAGATE_FIRST_EVENT_N")); err == nil && v > 0 {
 		n = v
@@ -35,6 +36,8 @@ func TestFirstEventTime(t *testing.T) {
 		{"chat", "/v1/chat/completions", `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"say hi"}]}`, `{"id":"chatcmpl-`, []string{"chat", "responses"}, false},
 		{"responses native", "/v1/responses", `{"model":"demo-chat","stream":true,"input":"say hi"}`, `"type":"response.created"`, []string{"chat", "responses"}, false},
 		{"responses translated", "/v1/responses", `{"model":"demo-chat","stream":true,"input":"say hi"}`, `"type":"response.created"`, []string{"chat"}, false},
+		{"gemini native", geminiStreamPath, `{"contents":[{"parts":[{"text":"say hi"}]}]}`, `{"candidates":`, []string{"chat", "gemini"}, false},
+		{"gemini translated", geminiStreamPath, `{"contents":[{"parts":[{"text":"say hi"}]}]}`, `{"candidates":`, []string{"chat"}, false},
 	}
 	envs := make([]*env, len(cases))
 	for i, c := range cases {

@@ -234,6 +234,13 @@ describe('dashboard from the fixture', () => {
     expect($('snippet-codex')!.dataset.snippet).toContain('wire_api = "responses"');
     await click('tool-claude-code');
     expect($('snippet-claude-code')!.dataset.snippet).toContain('ANTHROPIC_BASE_URL=http://127.0.0.1:8787\n');
+    await click('tool-gemini-cli');
+    const gem = $('snippet-gemini-cli')!.dataset.snippet!;
+    for (const line of ['"selectedType": "gemini-api-key"', 'export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787\n', 'export GEMINI_API_KEY=sk-qg-local-secret-0123456789\n']) {
+      expect(gem).toContain(line);
+    }
+    await click('tool-google-genai');
+    expect($('snippet-google-genai')!.dataset.snippet).toContain("httpOptions: { baseUrl: \"http://127.0.0.1:8787\" }");
     await click('tool-continue');
     const cont = $('snippet-continue')!.dataset.snippet!;
     for (const role of ['roles: [chat, edit, apply]', 'roles: [autocomplete]\n    useLegacyCompletionsEndpoint: true', 'roles: [embed]']) {

@@ -1,8 +1,10 @@
 // Setup snippets for the tools people route through quotagate, generated
 // from the live connection (base URL, key, a model). Codex uses the
 // Responses door (/v1/responses), Claude Code the Messages door
-// (/v1/messages, base URL without /v1); the rest speak chat completions,
-// and Continue also the completions and embeddings doors.
+// (/v1/messages, base URL without /v1), Gemini CLI and the Google Gen AI
+// SDK the Gemini door (/v1beta/models/…, base URL without /v1); the rest
+// speak chat completions, and Continue also the completions and embeddings
+// doors.
 
 export interface SnippetInput {
   baseURL: string; // http://127.0.0.1:8787/v1
@@ -11,15 +13,29 @@ export interface SnippetInput {
   model: string;
 }
 
-export type Tool = 'curl' | 'openai-python' | 'openai-js' | 'codex' | 'claude-code' | 'aider' | 'continue' | 'cline' | 'opencode' | 'zed';
-export const tools: readonly Tool[] = ['curl', 'openai-python', 'openai-js', 'codex', 'claude-code', 'aider', 'continue', 'cline', 'opencode', 'zed'];
+export type Tool =
+  | 'curl'
+  | 'openai-python'
+  | 'openai-js'
+  | 'google-genai'
+  | 'codex'
+  | 'claude-code'
+  | 'gemini-cli'
+  | 'aider'
+  | 'continue'
+  | 'cline'
+  | 'opencode'
+  | 'zed';
+export const tools: readonly Tool[] = ['curl', 'openai-python', 'openai-js', 'google-genai', 'codex', 'claude-code', 'gemini-cli', 'aider', 'continue', 'cline', 'opencode', 'zed'];
 
 export const toolNames: Record<Tool, string> = {
   curl: 'curl',
   'openai-python': 'OpenAI SDK (Python)',
   'openai-js': 'OpenAI SDK (JS)',
+  'google-genai': 'Google Gen AI SDK (JS)',
   codex: 'Codex CLI',
   'claude-code': 'Claude Code',
+  'gemini-cli': 'Gemini CLI',
   aider: 'aider',
   continue: 'Continue',
   cline: 'Cline',
@@ -60,9 +76,30 @@ const programSnippets = {
       `const r = await client.chat.completions.create({ model: ${js(model)}, messages: [{ role: 'user', content: 'hi' }] });`,
       'console.log(r.choices[0].message.content);',
     ].join('\n'),
+  // The Gemini API at the origin: the SDK adds /v1/models/… itself.
+  'google-genai': ({ origin, key, model }: SnippetInput) =>
+    [
+      "import { GoogleGenAI } from '@google/genai';",
+      '',
+      `const ai = new GoogleGenAI({ apiKey: ${js(key)}, httpOptions: { baseUrl: ${js(origin)} } });`,
+      `const r = await ai.models.generateContent({ model: ${js(model)}, contents: 'hi' });`,
+      'console.log(r.text);',
+    ].join('\n'),
 };
 
-/** agentSnippets set up the coding agents that speak their own door (Codex: Responses; Claude Code: Messages) or chat through environment variables. */
+/** geminiSettings is ~/.gemini/settings.json for quotagate: the API-key auth, and nothing that phones home (e2e/gemini_test.go runs Gemini CLI with it). */
+export const geminiSettings = JSON.stringify(
+  {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    telemetry: { enabled: false },
+    privacy: { usageStatisticsEnabled: false },
+    general: { disableAutoUpdate: true },
+  },
+  null,
+  2,
+);
+
+/** agentSnippets set up the coding agents that speak their own door (Codex: Responses; Claude Code: Messages; Gemini CLI: Gemini) or chat through environment variables. */
 const agentSnippets = {
   codex: ({ baseURL, key, model }: SnippetInput) =>
     [
@@ -96,6 +133,19 @@ const agentSnippets = {
       `export ANTHROPIC_DEFAULT_HAIKU_MODEL=${sh(model)}`,
       'export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1',
       'claude',
+    ].join('\n'),
+  // Headless runs need the API-key auth chosen in settings.json (else
+  // "Invalid auth method selected.") and the workspace trusted.
+  'gemini-cli': ({ origin, key, model }: SnippetInput) =>
+    [
+      '# ~/.gemini/settings.json',
+      geminiSettings,
+      '',
+      '# then, in the shell:',
+      `export GOOGLE_GEMINI_BASE_URL=${sh(origin)}`,
+      `export GEMINI_API_KEY=${sh(key)}`,
+      'export GEMINI_CLI_TRUST_WORKSPACE=true',
+      `gemini -m ${sh(model)}`,
     ].join('\n'),
   aider: ({ baseURL, key, model }: SnippetInput) =>
     [`export OPENAI_API_BASE=${sh(baseURL)}`, `export OPENAI_API_KEY=${sh(key)}`, `aider --model ${sh(`openai/${model}`)}`].join('\n'),

@@ -15,6 +15,7 @@ import { PeriodHistory } from './PeriodHistory';
 import { Header } from '../header/Header';
 import { WebhookBanner } from './WebhookBanner';
 import { AlertSettings } from './AlertSettings';
+import { Ago, Since, Uptime } from '../../ui/Ago';
 
 const base = fixture as unknown as State;
 const { root } = page();
@@ -104,8 +105,18 @@ describe('the clock badge', () => {
   });
 });
 
+describe('times of a shifted gateway', () => {
+  it('ages and elapsed times count from the gateway’s now; the uptime from the page’s', () => {
+    // a run of the gateway made 5 s before its (shifted) now
+    show(state(), <><span data-testid="since"><Since at="2026-12-02T11:01:55Z" /></span><span data-testid="ago"><Ago at="2026-12-02T11:01:00Z" /></span><span data-testid="up"><Uptime seconds={7} receivedAt={NOW} /></span></>);
+    expect(text('since')).toBe('5s');
+    expect(text('ago')).toBe('1m 00s ago');
+    expect(text('up')).toBe('7s');
+  });
+});
+
 describe('alerts', () => {
-  const webhook = { url: 'https://hooks.example/q', secret_set: true, pending: 3, failing: true, last_error: 'HTTP 500', last_attempt_at: '2026-11-29T11:01:00Z' };
+  const webhook = { url: 'https://hooks.example/q', secret_set: true, pending: 3, failing: true, last_error: 'HTTP 500', last_attempt_at: '2026-12-02T11:01:00Z' };
   it('a failing webhook is a banner with its error and what waits', () => {
     show(state({ alerts: { thresholds: [50, 80, 95], webhook } }), <WebhookBanner />);
     expect(text('webhook-failing')).toBe('The alerts webhook is failing: HTTP 500. 3 alert(s) waiting to be sent; calls are admitted as usual. (last try 1m 00s ago)');

@@ -7,7 +7,7 @@ import { chartData, type ChartData, type Threshold } from '../../lib/chart';
 import { tone } from '../../lib/quota';
 import { duration, units } from '../../lib/format';
 import { lang, t, type Key } from '../../lib/i18n';
-import { useNow } from '../../state/clock';
+import { useGatewayNow } from '../../state/gateway';
 
 const thresholdKeys: Record<Threshold['key'], Key> = {
   cap: 'quota.cap',
@@ -76,7 +76,7 @@ function ChartLegend(props: { d: ChartData; near: boolean; id: string }) {
 /** QuotaChart draws a guarded model's day with uPlot; the thresholds are listed in words too. */
 export function QuotaChart(props: { q: QuotaState; snapshots: Snapshot[]; id: string }) {
   // The day's axis runs to now; a minute is the finest step it shows.
-  const now = useNow(60_000);
+  const now = new Date(useGatewayNow(60_000)); // the quota day is the gateway's
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const d = chartData(props.q, props.snapshots, now);

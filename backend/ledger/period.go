@@ -213,3 +213,14 @@ func (m Moves) OnRow(run Run) Moves {
 	}
 	return Moves{Active: m.Active}
 }
+
+// Equal reports whether two balances say the same: their figures, and their
+// period's bounds as instants (two readings of one zone are two
+// *time.Location, so == on a balance with a period is false).
+func (b Balance) Equal(o Balance) bool {
+	if !b.PeriodStart.Equal(o.PeriodStart) || !b.PeriodEnd.Equal(o.PeriodEnd) {
+		return false
+	}
+	b.PeriodStart, b.PeriodEnd, o.PeriodStart, o.PeriodEnd = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	return b == o
+}

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
+	"github.com/quotagate/quotagate/backend/period"
 	"github.com/quotagate/quotagate/backend/postgres"
 	"github.com/quotagate/quotagate/backend/postgres/pgtest"
 	"github.com/quotagate/quotagate/backend/sqlite"
@@ -21,6 +23,10 @@ import (
 func TestMigrateSQLite(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
 	src, err := sqlite.Open(path, sqlite.Options{Synchronous: "OFF"})
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +37,12 @@ func TestMigrateSQLite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ledgertest.MustApply(t, src, ledgertest.Tenant("open", 500, 2))
+	ledgertest.MustApply(t, src, ledgertest.Tenant("open", 500, 2),
+		ledgertest.PeriodTenant("monthly", 500, 2, period.Calendar{Kind: period.Month, Zone: berlin}))
+	ledgertest.MustAdmit(t, src, ledger.AdmitRequest{RunID: "monthly-settled", TenantID: "monthly", ReserveUnits: 30})
+	if _, err := src.Settle(ctx, "monthly-settled", 20, "usage", ledger.System("gateway")); err != nil {
+		t.Fatal(err)
+	}
 	ledgertest.MustAdmit(t, src, ledger.AdmitRequest{RunID: "left-open", TenantID: "open", ReserveUnits: 40, Actor: ledger.System("gateway")})
 	if _, err := src.SaveSnapshot(ctx, ledger.Snapshot{Upstream: "ark", Model: "m", Day: "2026-12-01", BalanceUnits: 9, Source: "manual"}); err != nil {
 		t.Fatal(err)
@@ -50,8 +61,8 @@ func TestMigrateSQLite(t *testing.T) {
 	if len(res.Problems) > 0 {
 		t.Fatalf("the copy does not verify: %s", strings.Join(res.Problems, "\n"))
 	}
-	if res.Interrupted != 1 || res.Rows["runs"] != len(wantRuns) || res.Rows["snapshots"] != 1 {
-		t.Fatalf("copied %+v (interrupted %d), want %d runs, 1 snapshot, 1 interrupted", res.Rows, res.Interrupted, len(wantRuns))
+	if res.Interrupted != 1 || res.Rows["runs"] != len(wantRuns) || res.Rows["snapshots"] != 1 || res.Rows["tenant_periods"] != 1 {
+		t.Fatalf("copied %+v (interrupted %d), want %d runs, 1 snapshot, 1 period, 1 interrupted", res.Rows, res.Interrupted, len(wantRuns))
 	}
 	dst := mustOpen(t, dsn, postgres.Options{})
 	defer dst.Close()

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/quotagate/quotagate/backend/alert"
 	"github.com/quotagate/quotagate/backend/alert/dispatch"
@@ -27,9 +28,13 @@ func (s *Server) startAlerts() {
 		Store:      st,
 		Thresholds: a.ParsedThresholds(),
 		Currency:   s.money.Currency,
-		Notifier:   notify.New(""), // the session's notification server, when there is one
 		Now:        s.opts.Clock.Now,
 		Logger:     s.log,
+	}
+	// The session's notification server, when the gateway runs in a
+	// desktop session: without one, D-Bus would try to launch a bus.
+	if addr := os.Getenv("DBUS_SESSION_BUS_ADDRESS"); addr != "" && addr != "autolaunch:" {
+		o.Notifier = notify.New(addr)
 	}
 	if w := a.Webhook; w != nil {
 		o.Webhook, _ = alert.ParseWebhookURL("alerts.webhook.url", w.URL) // checked by config.Validate

@@ -23,6 +23,7 @@ func TestDependencies(t *testing.T) {
 		depcheck.Module + "/backend/wire":      "the formats' shared reader",
 		depcheck.Module + "/backend/ledger":    "quotagate's error codes, which a translation answers with",
 		depcheck.Module + "/backend/price":     "through ledger only (a run's money); price is a stdlib-only leaf",
+		depcheck.Module + "/backend/period":    "through ledger only (a budget's period); period is a stdlib-only leaf",
 	})
 	depcheck.AllowStandard(t, ".", map[string]string{
 		"bytes":         "byte-level work",

@@ -1,6 +1,7 @@
 package translate_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -148,4 +149,43 @@ func TestGeminiErrorBodies(t *testing.T) {
 			t.Errorf("%s: message %q does not name the code", c.code, e.Error.Message)
 		}
 	}
+}
+
+// FuzzGeminiToChat: whatever the Gemini parser accepts (one candidate)
+// translates to a JSON chat body.
+func FuzzGeminiToChat(f *testing.F) {
+	golden.Seed(f, "testdata/gemini/requests/*.json", func(p string) bool { return !strings.HasSuffix(p, ".chat.json") })
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := gemini.ParseRequest("m", true, body)
+		if err != nil || r.Generation.CandidateCount > 1 {
+			return
+		}
+		chat, err := translate.GeminiToChat(r, translate.ChatOptions{Reasoning: translate.ReasoningObject})
+		if err != nil {
+			t.Fatalf("translate an accepted body: %v", err)
+		}
+		if !json.Valid(chat) {
+			t.Fatalf("translation is not JSON: %s", chat)
+		}
+	})
+}
+
+// FuzzChatToGeminiStream: translating any chat stream never panics and
+// writes a finishReason only in End's final chunk.
+func FuzzChatToGeminiStream(f *testing.F) {
+	golden.Seed(f, "testdata/gemini/answers/*.chat.sse", nil)
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		tr := translate.NewGeminiStream("m", "r", true)
+		var out strings.Builder
+		for _, ev := range golden.SplitSSE(string(stream)) {
+			b, _ := tr.Chunk([]byte(ev.Data))
+			out.Write(b)
+		}
+		if strings.Contains(out.String(), `"finishReason":`) {
+			t.Fatal("a chunk before End carries a finishReason")
+		}
+		if end := tr.End(); !json.Valid(bytes.TrimSpace(bytes.TrimPrefix(end, []byte("data: ")))) {
+			t.Fatalf("final chunk %q", end)
+		}
+	})
 }

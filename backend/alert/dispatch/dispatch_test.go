@@ -327,3 +327,28 @@ func TestThresholdOncePerPeriod(t *testing.T) {
 		t.Fatalf("%d webhooks, want one per month", n)
 	}
 }
+
+// TestEvictAndRestore: the quota guard's eviction and restore of a model
+// are alerts too, in the order they happened.
+func TestEvictAndRestore(t *testing.T) {
+	r := newReceiver(t, 0)
+	g := start(t, filepath.Join(t.TempDir(), "ledger.db"), dispatch.Options{Webhook: webhook(t, r)})
+	for _, kind := range []ledger.AuditKind{ledger.AuditEvict, ledger.AuditRestore} {
+		if err := g.store.AppendAudit(context.Background(), ledger.AuditEntry{Kind: kind, Actor: ledger.ActorQuotaGuard,
+			Reason: "usage_wall", Detail: "ark/deepseek-v4-flash day=2026-12-02 usage=1950000 limit=2000000"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"evict", "restore"} {
+		if got := r.next(t); got["kind"] != want || got["tenant"] != nil || got["at"] == nil {
+			t.Fatalf("delivered %v, want %s", got, want)
+		}
+	}
+	rows, err := g.store.Audit(context.Background(), ledger.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := rows[len(rows)-1]; last.Kind != ledger.AuditAlert || last.Detail != "ark/deepseek-v4-flash restore: usage_wall" {
+		t.Fatalf("last audit row %+v", last)
+	}
+}

@@ -3,12 +3,14 @@
 // /v1/chat/completions (streaming and not) being the first door, POST
 // /v1/responses (responses.go) and POST /v1/messages with POST
 // /v1/messages/count_tokens (messages.go: Anthropic's Messages API, Claude
-// Code) the others; and GET /v1/models, GET /v1/balance,
+// Code) and the Gemini API's POST /v1beta/models/{model}:generateContent,
+// :streamGenerateContent and :countTokens (gemini.go, gemini_routes.go:
+// Gemini CLI, the Google Gen AI SDKs) the others; and GET /v1/models, GET /v1/balance,
 // GET /v1/runs/{id} and DELETE /v1/runs/{id}.
 //
 // # One call
 //
-//	auth (tenant key, Bearer or x-api-key) → rate limit → read the whole body (413) →
+//	auth (tenant key, Bearer, x-api-key or x-goog-api-key) → rate limit → read the whole body (413) →
 //	door parse (400 for accounting fields) → model → quota guard →
 //	meter.NewRun (the reserve) → gate → Admit (one atomic ledger step) →
 //	X-Run-Id → [wait at the gate, Start] → upstream (native or

@@ -24,8 +24,12 @@
 // tool_use block, usage with cache fields) with the same plans, as are POST
 // /v1/completions (completions.go: a fill-in-the-middle that names the
 // suffix's first line, cut to max_tokens) and POST /v1/embeddings
-// (deterministic unit vectors, floats or base64). Keys are
-// accepted as "Authorization: Bearer" or "x-api-key".
+// (deterministic unit vectors, floats or base64), and POST
+// /v1/models/{model}:generateContent and :streamGenerateContent?alt=sse
+// (gemini.go: the Gemini API, text parts, a scripted call as a
+// functionCall part, usageMetadata on the chunk with finishReason). Keys
+// are accepted as "Authorization: Bearer", "x-api-key" or
+// "x-goog-api-key".
 //
 // # Usage
 //

@@ -39,6 +39,7 @@ var Header = []string{
 	"units", "balance", "available_before", "available_after", "evidence", "detail",
 	"count", "last_at", // a reject row counts the refusals of its interval
 	"cost", "currency", // the money the row moved, as units does units; empty when none
+	"period", // the budget period the row counts in; empty for a tenant whose budget never renews
 }
 
 // TimeLayout is ISO 8601 with the local offset (never "Z"), to the microsecond.
@@ -184,6 +185,7 @@ func Record(e ledger.AuditEntry, loc *time.Location, currency string) []string {
 		lastAt(e, loc),
 		cost,
 		Field(currency),
+		Field(e.Period),
 	}
 }
 

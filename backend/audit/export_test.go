@@ -53,11 +53,12 @@ func sample() trail {
 }
 
 // withMoney is sample with two rows that moved money: their cost, in the
-// query's currency, fills the last two columns.
+// query's currency, fills the cost and currency columns; the second counts in
+// a budget period, named in the last column.
 func withMoney() trail {
 	return append(sample(),
 		ledger.AuditEntry{Seq: 9, At: t0.Add(27 * time.Hour), Kind: ledger.AuditSettle, TenantID: "tenant-b", RunID: "run_4", Actor: ledger.TenantActor("tenant-b"), Units: 15, Micros: 24, AvailableBefore: 16, AvailableAfter: 1, Detail: "demo/demo-chat"},
-		ledger.AuditEntry{Seq: 10, At: t0.Add(28 * time.Hour), Kind: ledger.AuditAdmit, TenantID: "tenant-b", RunID: "run_5", Actor: ledger.TenantActor("tenant-b"), Units: 1, Micros: 12_345_678, AvailableBefore: 1, AvailableAfter: 0})
+		ledger.AuditEntry{Seq: 10, At: t0.Add(28 * time.Hour), Kind: ledger.AuditAdmit, TenantID: "tenant-b", RunID: "run_5", Actor: ledger.TenantActor("tenant-b"), Units: 1, Micros: 12_345_678, AvailableBefore: 1, AvailableAfter: 0, Period: "2026-W48"})
 }
 
 func export(t *testing.T, src audit.Source, q audit.Query) string {

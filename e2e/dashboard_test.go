@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,16 +15,68 @@ import (
 	"github.com/quotagate/quotagate/backend/live"
 )
 
+// TestMain closes the browser the dashboard tests share, once they are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	closeChromium()
+	os.Exit(code)
+}
+
+// chromiumShared is the one Chromium the package's browser tests share:
+// starting one cost ~3 CPU-s, once per test. Each test still gets a fresh
+// profile's worth of isolation, a BrowserContext of its own (storage,
+// cookies, cache), which ends with the test.
+var chromiumShared struct {
+	sync.Mutex
+	tab   context.Context // the browser's first tab, which keeps it running
+	close func()
+	err   error
+}
+
+func sharedChromium(t *testing.T, execPath string) context.Context {
+	t.Helper()
+	c := &chromiumShared
+	c.Lock()
+	defer c.Unlock()
+	if c.tab == nil && c.err == nil {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(execPath), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900),
+			chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-quic", true))
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		tab, cancelTab := chromedp.NewContext(alloc)
+		c.close = func() { cancelTab(); cancelAlloc() }
+		if c.err = chromedp.Do(tab); c.err != nil { // starts the browser
+			c.close()
+		} else {
+			c.tab = tab
+		}
+	}
+	if c.err != nil {
+		t.Fatalf("starting chromium: %v", c.err)
+	}
+	return c.tab
+}
+
+func closeChromium() {
+	c := &chromiumShared
+	c.Lock()
+	defer c.Unlock()
+	if c.tab != nil {
+		c.close()
+		c.tab = nil
+	}
+}
+
+// browser returns a tab of the shared Chromium in a BrowserContext of its
+// own, at 1280×900, closed when t ends.
 func browser(t *testing.T, execPath string) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(execPath), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-quic", true))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	tab, cancelTab := chromedp.NewContext(sharedChromium(t, execPath), chromedp.WithNewBrowserContext())
+	ctx, cancelTimeout := context.WithTimeout(tab, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); _ = chromedp.Cancel(tab); cancelTab() }) // Cancel waits for the tab to close
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatalf("new tab: %v", err)
+	}
 	return ctx
 }
 

@@ -29,6 +29,7 @@ var thin = []struct {
 		"backend/instance":  "a second launch shows the running window",
 		"backend/postgres":  "the migrate verb (SQLite → PostgreSQL)",
 		"backend/price":     "the prices update verb (replace the price table offline)",
+		"backend/clock":     "QUOTAGATE_CLOCK_OFFSET read where the process starts, like the flags, and named in serve's banner",
 		"frontend":          "the embedded dashboard",
 	}},
 }

@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -48,30 +50,15 @@ func (h *Handler) auditList(w http.ResponseWriter, r *http.Request) error {
 			return ledger.Errorf(ledger.CodeInvalidRequest, "before must be a sequence number").Because(ledger.ReasonAuditBefore, nil)
 		}
 	}
-	// The store pages oldest first; keep the last limit+1 matches below before.
-	ring := make([]ledger.AuditEntry, 0, limit+1)
-	err = audit.Each(r.Context(), h.o.Store, q, func(e ledger.AuditEntry) error {
-		if before > 0 && e.Seq >= before {
-			return nil
-		}
-		if len(ring) == limit+1 {
-			copy(ring, ring[1:])
-			ring = ring[:limit]
-		}
-		ring = append(ring, e)
-		return nil
-	})
+	rows, more, err := auditPage(r.Context(), h.o.Store, q, before, limit)
 	if err != nil {
 		return err
 	}
-	page := AuditPage{Rows: []AuditRow{}, More: len(ring) > limit}
-	if page.More {
-		ring = ring[1:]
-	}
-	for i := len(ring) - 1; i >= 0; i-- {
-		row := AuditRow{AuditEntry: ring[i]}
-		if audit.IsBalance(ring[i]) {
-			b := ring[i].Units
+	page := AuditPage{Rows: make([]AuditRow, 0, len(rows)), More: more}
+	for _, e := range rows {
+		row := AuditRow{AuditEntry: e}
+		if audit.IsBalance(e) {
+			b := e.Units
 			row.Balance, row.Units = &b, 0
 		}
 		page.Rows = append(page.Rows, row)
@@ -80,3 +67,39 @@ func (h *Handler) auditList(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, page)
 	return nil
 }
+
+// auditPage reads the limit newest rows selected by q with seq < before (0:
+// the newest), and whether older ones match. The store serves every filter
+// but the text through an index, newest first, so without a text the page
+// is one read of limit+1 rows; a text filter reads on from the cursor, a
+// chunk at a time, until the page is full or the trail ends.
+func auditPage(ctx context.Context, src audit.Source, q audit.Query, before int64, limit int) ([]ledger.AuditEntry, bool, error) {
+	f := q.AuditFilter
+	f.Newest, f.BeforeSeq, f.Limit = true, before, limit+1
+	if q.Text != "" {
+		f.Limit = max(f.Limit, auditTextChunk)
+	}
+	out := make([]ledger.AuditEntry, 0, limit+1)
+	for {
+		rows, err := src.Audit(ctx, f)
+		if err != nil {
+			return nil, false, fmt.Errorf("read audit page before seq %d: %w", f.BeforeSeq, err)
+		}
+		for _, e := range rows {
+			if !q.Matches(e) {
+				continue
+			}
+			if len(out) == limit {
+				return out, true, nil
+			}
+			out = append(out, e)
+		}
+		if len(rows) < f.Limit {
+			return out, false, nil
+		}
+		f.BeforeSeq = rows[len(rows)-1].Seq
+	}
+}
+
+// auditTextChunk is how many rows one read of a text-filtered page takes.
+const auditTextChunk = 1000

@@ -49,11 +49,9 @@ const TimeLayout = "2006-01-02T15:04:05.000000-07:00"
 const pageSize = 1000
 
 // Query selects audit rows: the ledger's filter (From inclusive, To
-// exclusive, tenant) plus the dashboard's kind, run and text filters.
+// exclusive, tenant, kind, run) plus the dashboard's text filter.
 type Query struct {
 	ledger.AuditFilter
-	Kind string
-	Run  ledger.RunID
 	Text string // case-insensitive substring of reason, evidence, detail or actor
 	Loc  *time.Location
 	// Currency is the gateway's, written beside every row that moved
@@ -72,10 +70,10 @@ func (q Query) Matches(e ledger.AuditEntry) bool {
 	if q.TenantID != "" && e.TenantID != q.TenantID {
 		return false
 	}
-	if q.Kind != "" && string(e.Kind) != q.Kind {
+	if q.Kind != "" && e.Kind != q.Kind {
 		return false
 	}
-	if q.Run != "" && e.RunID != q.Run {
+	if q.RunID != "" && e.RunID != q.RunID {
 		return false
 	}
 	if q.Text != "" {
@@ -360,7 +358,7 @@ func FileName(q Query) string {
 		parts = append(parts, q.TenantID)
 	}
 	if q.Kind != "" {
-		parts = append(parts, q.Kind)
+		parts = append(parts, string(q.Kind))
 	}
 	if !q.From.IsZero() {
 		parts = append(parts, q.From.In(q.loc()).Format("20060102-1504"))
@@ -386,9 +384,10 @@ func ParseQuery(v url.Values, loc *time.Location) (Query, error) {
 	if loc == nil {
 		loc = time.Local
 	}
-	q := Query{Loc: loc, Kind: strings.TrimSpace(v.Get("kind")), Run: ledger.RunID(strings.TrimSpace(v.Get("run"))),
-		Text: strings.TrimSpace(v.Get("text"))}
+	q := Query{Loc: loc, Text: strings.TrimSpace(v.Get("text"))}
 	q.TenantID = strings.TrimSpace(v.Get("tenant"))
+	q.Kind = ledger.AuditKind(strings.TrimSpace(v.Get("kind")))
+	q.RunID = ledger.RunID(strings.TrimSpace(v.Get("run")))
 	from, to := v.Get("from"), v.Get("to")
 	var err error
 	if q.From, err = parseBound(from, false, loc); err != nil {
@@ -400,7 +399,7 @@ func ParseQuery(v url.Values, loc *time.Location) (Query, error) {
 	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
 		return q, ledger.Errorf(ledger.CodeInvalidRequest, "from (%s) must be before to (%s)", from, to)
 	}
-	if q.Kind != "" && !knownKind(q.Kind) {
+	if q.Kind != "" && !knownKind(string(q.Kind)) {
 		return q, ledger.Errorf(ledger.CodeInvalidRequest, "kind %q is not an audit kind", q.Kind)
 	}
 	return q, nil

@@ -234,7 +234,7 @@ func TestParseQueryKinds(t *testing.T) {
 	for _, k := range []ledger.AuditKind{ledger.AuditAdmit, ledger.AuditReject, ledger.AuditStart, ledger.AuditSettle,
 		ledger.AuditHold, ledger.AuditRelease, ledger.AuditReconcile, ledger.AuditCancel, ledger.AuditRecover,
 		ledger.AuditConfig, ledger.AuditEvict, ledger.AuditRestore, ledger.AuditSync, ledger.AuditAlert} {
-		if q, err := audit.ParseQuery(url.Values{"kind": {string(k)}}, shanghai); err != nil || q.Kind != string(k) {
+		if q, err := audit.ParseQuery(url.Values{"kind": {string(k)}}, shanghai); err != nil || q.Kind != k {
 			t.Errorf("kind %q: %+v, %v", k, q, err)
 		}
 	}

@@ -58,10 +58,17 @@ type AuditEntry struct {
 // them cannot fill the disk (3,000 refusals wrote 4.4 MB when each had a row).
 const RefusalInterval = time.Minute
 
-// AuditFilter selects audit rows; zero values mean "no bound".
+// AuditFilter selects audit rows; zero values mean "no bound". Rows come
+// oldest first (by seq) unless Newest is set: the dashboard reads its page
+// newest first below a cursor, and the stores serve each of these fields
+// through an index, so that a page costs what it holds, not the ledger.
 type AuditFilter struct {
-	From, To time.Time
-	TenantID string
-	AfterSeq int64
-	Limit    int
+	From, To  time.Time
+	TenantID  string
+	Kind      AuditKind
+	RunID     RunID
+	AfterSeq  int64 // rows with a greater seq
+	BeforeSeq int64 // rows with a smaller seq
+	Newest    bool  // newest first
+	Limit     int
 }

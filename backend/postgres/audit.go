@@ -67,35 +67,12 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 
 const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at, micros, period`
 
-// Audit returns rows matching f in sequence order; From is inclusive, To exclusive.
+// Audit returns rows matching f in sequence order (newest first when
+// f.Newest); From is inclusive, To exclusive. Each filter has an index
+// ending in seq (0007_audit_page.sql), so a page below a cursor reads about
+// the rows it returns.
 func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.AuditEntry, error) {
-	var where []string
-	var args []any
-	arg := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	if !f.From.IsZero() {
-		arg("at >= $%d", nanos(f.From))
-	}
-	if !f.To.IsZero() {
-		arg("at < $%d", nanos(f.To))
-	}
-	if f.TenantID != "" {
-		arg("tenant_id = $%d", f.TenantID)
-	}
-	if f.AfterSeq > 0 {
-		arg("seq > $%d", f.AfterSeq)
-	}
-	q := `SELECT ` + auditColumns + ` FROM audit`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY seq"
-	if f.Limit > 0 {
-		args = append(args, f.Limit)
-		q += fmt.Sprintf(" LIMIT $%d", len(args))
-	}
+	q, args := auditQuery(f)
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read audit: %w", err)
@@ -114,6 +91,50 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 		return nil, fmt.Errorf("read audit: %w", err)
 	}
 	return out, nil
+}
+
+// auditQuery is the SELECT for f and its arguments.
+func auditQuery(f ledger.AuditFilter) (string, []any) {
+	var where []string
+	var args []any
+	arg := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if !f.From.IsZero() {
+		arg("at >= $%d", nanos(f.From))
+	}
+	if !f.To.IsZero() {
+		arg("at < $%d", nanos(f.To))
+	}
+	if f.TenantID != "" {
+		arg("tenant_id = $%d", f.TenantID)
+	}
+	if f.Kind != "" {
+		arg("kind = $%d", string(f.Kind))
+	}
+	if f.RunID != "" {
+		arg("run_id = $%d", string(f.RunID))
+	}
+	if f.AfterSeq > 0 {
+		arg("seq > $%d", f.AfterSeq)
+	}
+	if f.BeforeSeq > 0 {
+		arg("seq < $%d", f.BeforeSeq)
+	}
+	q := `SELECT ` + auditColumns + ` FROM audit`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY seq"
+	if f.Newest {
+		q += " DESC"
+	}
+	if f.Limit > 0 {
+		args = append(args, f.Limit)
+		q += fmt.Sprintf(" LIMIT $%d", len(args))
+	}
+	return q, args
 }
 
 // countRefusal adds a reject entry to its tenant's and code's row of this

@@ -14,6 +14,50 @@ import (
 // change for the commit hook. balance says the store took
 // AvailableBefore/After from the tenant's balance row in this same
 // transaction, so Verify may replay the row.
+// auditQuery is the SELECT for f and its arguments.
+func auditQuery(f ledger.AuditFilter) (string, []any) {
+	var where []string
+	var args []any
+	arg := func(cond string, v any) {
+		where = append(where, cond)
+		args = append(args, v)
+	}
+	if !f.From.IsZero() {
+		arg("at >= ?", nanos(f.From))
+	}
+	if !f.To.IsZero() {
+		arg("at < ?", nanos(f.To))
+	}
+	if f.TenantID != "" {
+		arg("tenant_id = ?", f.TenantID)
+	}
+	if f.Kind != "" {
+		arg("kind = ?", string(f.Kind))
+	}
+	if f.RunID != "" {
+		arg("run_id = ?", string(f.RunID))
+	}
+	if f.AfterSeq > 0 {
+		arg("seq > ?", f.AfterSeq)
+	}
+	if f.BeforeSeq > 0 {
+		arg("seq < ?", f.BeforeSeq)
+	}
+	q := `SELECT ` + auditColumns + ` FROM audit`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY seq"
+	if f.Newest {
+		q += " DESC"
+	}
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	return q, args
+}
+
 func insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool) error {
 	_, err := insertAuditChange(ctx, w, e, balance)
 	return err
@@ -150,35 +194,13 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 
 const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at, micros, period`
 
-// Audit returns rows matching f in sequence order; From is inclusive, To exclusive.
+// Audit returns rows matching f in sequence order (newest first when
+// f.Newest); From is inclusive, To exclusive. Each filter has an index
+// (0010_audit_page.sql), and SQLite reads an index's entries in rowid (seq)
+// order within equal keys, so a page below a cursor reads about the rows it
+// returns.
 func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.AuditEntry, error) {
-	var where []string
-	var args []any
-	if !f.From.IsZero() {
-		where = append(where, "at >= ?")
-		args = append(args, nanos(f.From))
-	}
-	if !f.To.IsZero() {
-		where = append(where, "at < ?")
-		args = append(args, nanos(f.To))
-	}
-	if f.TenantID != "" {
-		where = append(where, "tenant_id = ?")
-		args = append(args, f.TenantID)
-	}
-	if f.AfterSeq > 0 {
-		where = append(where, "seq > ?")
-		args = append(args, f.AfterSeq)
-	}
-	q := `SELECT ` + auditColumns + ` FROM audit`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY seq"
-	if f.Limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, f.Limit)
-	}
+	q, args := auditQuery(f)
 	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read audit: %w", err)

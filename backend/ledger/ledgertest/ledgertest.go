@@ -38,6 +38,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Quota", func(t *testing.T) { testQuota(t, open(t)) })
 	t.Run("Snapshots", func(t *testing.T) { testSnapshots(t, open(t)) })
 	t.Run("AuditFilter", func(t *testing.T) { testAuditFilter(t, open(t)) })
+	t.Run("AuditPage", func(t *testing.T) { testAuditPage(t, open(t)) })
 	t.Run("RunsFilter", func(t *testing.T) { testRunsFilter(t, open(t)) })
 	t.Run("Concurrency", func(t *testing.T) { RunConcurrency(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { RunIdempotency(t, open) })

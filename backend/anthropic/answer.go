@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -94,16 +93,6 @@ func StopEvent() []byte { return Event(EventMessageStop, map[string]any{}) }
 // (a cut upstream, a timeout): never followed by message_stop.
 func ErrorEvent(typ, message string) []byte {
 	return Event(EventError, errorJSON(typ, message))
-}
-
-// CompactJSON is raw without insignificant space, or raw itself when it is
-// not JSON.
-func CompactJSON(raw json.RawMessage) []byte {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
 }
 
 // typeFirst marshals {"type":T, …the other members in key order}.

@@ -3,6 +3,8 @@ package anthropic
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // Turn is one prompt turn with its text flattened, in the shape the meter
@@ -62,7 +64,7 @@ func flatten(role string, blocks []Block) Turn {
 			}
 		case BlockToolUse:
 			calls.WriteString(b.Name)
-			calls.Write(CompactJSON(b.Input))
+			calls.Write(wire.Compact(b.Input))
 		case BlockThinking:
 			calls.WriteString(b.Text)
 		case BlockRedactedThinking:
@@ -80,13 +82,5 @@ func flatten(role string, blocks []Block) Turn {
 // ToolsJSON is the tool definitions as one JSON array — what a provider
 // bills as prompt under token rules — or nil without tools.
 func (r *Request) ToolsJSON() []byte {
-	if len(r.Tools) == 0 {
-		return nil
-	}
-	raws := make([]json.RawMessage, len(r.Tools))
-	for i, t := range r.Tools {
-		raws[i] = CompactJSON(t.Raw)
-	}
-	b, _ := json.Marshal(raws)
-	return b
+	return wire.CompactArray(r.Tools, func(t Tool) json.RawMessage { return t.Raw })
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // Tally reads a native Messages event stream, event by event, and gathers
@@ -313,7 +315,7 @@ func ParseMessage(body []byte) (Answer, error) {
 		}
 		if c.Type == BlockToolUse {
 			text.WriteString(c.Name)
-			text.Write(CompactJSON(c.Input))
+			text.Write(wire.Compact(c.Input))
 		}
 	}
 	a.Text = text.String()

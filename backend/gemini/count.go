@@ -1,9 +1,10 @@
 package gemini
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // Turn is one prompt turn with its text flattened, in the shape the meter
@@ -53,10 +54,10 @@ func flatten(role string, parts []Part) Turn {
 				text.WriteString(p.Text)
 			}
 		case PartFunctionResponse:
-			text.Write(CompactJSON(p.Response))
+			text.Write(wire.Compact(p.Response))
 		case PartFunctionCall:
 			calls.WriteString(p.Name)
-			calls.Write(CompactJSON(p.Args))
+			calls.Write(wire.Compact(p.Args))
 		case PartInlineData, PartFileData:
 			if p.Image() {
 				t.Images++
@@ -74,23 +75,5 @@ func flatten(role string, parts []Part) Turn {
 // ToolsJSON is the function declarations as one JSON array — what a
 // provider bills as prompt under token rules — or nil without tools.
 func (r *Request) ToolsJSON() []byte {
-	if len(r.Tools) == 0 {
-		return nil
-	}
-	raws := make([]json.RawMessage, len(r.Tools))
-	for i, t := range r.Tools {
-		raws[i] = CompactJSON(t.Raw)
-	}
-	b, _ := json.Marshal(raws)
-	return b
-}
-
-// CompactJSON is raw without insignificant space, or raw itself when it is
-// not JSON.
-func CompactJSON(raw json.RawMessage) []byte {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
+	return wire.CompactArray(r.Tools, func(t Tool) json.RawMessage { return t.Raw })
 }

@@ -136,7 +136,7 @@ func read(data []byte) (w wireResponse, text, finish string, err error) {
 			}
 			if p.FunctionCall != nil {
 				b.WriteString(p.FunctionCall.Name)
-				b.Write(CompactJSON(p.FunctionCall.Args))
+				b.Write(wire.Compact(p.FunctionCall.Args))
 			}
 		}
 	}

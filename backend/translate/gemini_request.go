@@ -101,7 +101,7 @@ func (ids *callIDs) turn(i int, c gemini.Content) []messagesChatMessage {
 		switch p.Kind {
 		case gemini.PartFunctionResponse:
 			out = append(out, messagesChatMessage{Role: "tool", ToolCallID: ids.answer(p),
-				Content: string(gemini.CompactJSON(p.Response))})
+				Content: string(wire.Compact(p.Response))})
 		case gemini.PartFunctionCall:
 			id := p.ID
 			if id == "" {
@@ -109,7 +109,7 @@ func (ids *callIDs) turn(i int, c gemini.Content) []messagesChatMessage {
 			}
 			ids.pending[p.Name] = append(ids.pending[p.Name], id)
 			calls = append(calls, chatCall{ID: id, Type: "function",
-				Function: chatFunction{Name: p.Name, Arguments: string(gemini.CompactJSON(p.Args))}})
+				Function: chatFunction{Name: p.Name, Arguments: string(wire.Compact(p.Args))}})
 		case gemini.PartText, gemini.PartInlineData, gemini.PartFileData:
 			if !p.Thought {
 				rest = append(rest, p)

@@ -88,7 +88,7 @@ func toolID(id, msgID string, i int) string {
 func toolInput(args string) json.RawMessage {
 	raw := json.RawMessage(args)
 	if wire.IsObject(raw) && json.Valid(raw) {
-		return anthropic.CompactJSON(raw)
+		return wire.Compact(raw)
 	}
 	return json.RawMessage("{}")
 }

@@ -238,7 +238,7 @@ func chatTurn(m anthropic.Message) []messagesChatMessage {
 			}
 		case b.Type == anthropic.BlockToolUse && m.Role == "assistant":
 			calls = append(calls, chatCall{ID: b.ID, Type: "function",
-				Function: chatFunction{Name: b.Name, Arguments: string(anthropic.CompactJSON(b.Input))}})
+				Function: chatFunction{Name: b.Name, Arguments: string(wire.Compact(b.Input))}})
 		case b.Type == anthropic.BlockText, b.Type == anthropic.BlockImage:
 			rest = append(rest, b)
 		}

@@ -1,6 +1,7 @@
 // Package wire is the kit the wire formats (backend/openai,
-// backend/responses, backend/anthropic) share, and nothing else of
-// quotagate's: the standard library only, so that each format stays a leaf.
+// backend/responses, backend/anthropic, backend/gemini) share, and nothing
+// else of quotagate's: the standard library only, so that each format stays
+// a leaf.
 //
 //   - Fields reads a JSON object member by member, values raw. Unlike
 //     json.Unmarshal into a struct it sees duplicate and differently-cased
@@ -11,6 +12,8 @@
 //     any letter case, no accounting field (ForbiddenFields), known members
 //     in their own spelling, null as "not given".
 //   - Count is the JSON integer a cap or a usage figure must be.
+//   - Compact, CompactArray: a raw value (a tool call's arguments, a tool
+//     definition) without insignificant space, the form a meter counts.
 //   - Valid, EachMember, EachElement, ScanObject, ScanArray, String: a
 //     validator and a member scanner that read a large body in one pass
 //     without copying its values, each held to encoding/json by a fuzz test.

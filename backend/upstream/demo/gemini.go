@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/quotagate/quotagate/backend/gemini"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // The demo speaks the Gemini API natively (POST
@@ -49,7 +50,7 @@ func (g *geminiExchange) functionResponse() (string, bool) {
 	}
 	for _, p := range g.req.Contents[n-1].Parts {
 		if p.Kind == gemini.PartFunctionResponse {
-			return string(gemini.CompactJSON(p.Response)), true
+			return string(wire.Compact(p.Response)), true
 		}
 	}
 	return "", false

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/quotagate/quotagate/backend/gemini"
 	"github.com/quotagate/quotagate/backend/openai"
+	"github.com/quotagate/quotagate/backend/wire"
 )
 
 // Scripted function calls (Plan.Call), for chat completions and the
@@ -82,7 +82,7 @@ func (x *exchange) output() string {
 	case x.resp != nil:
 		return x.args()
 	case x.gem != nil:
-		return x.plan.Call + string(gemini.CompactJSON(json.RawMessage(x.args()))) // a call comes whole, compacted
+		return x.plan.Call + string(wire.Compact(json.RawMessage(x.args()))) // a call comes whole, compacted
 	}
 	return x.plan.Call + x.args()
 }

@@ -32,7 +32,7 @@ type Tally struct {
 	deltas           int
 	text             strings.Builder
 	blocks           map[int]bool // started blocks; true while open
-	problem          string
+	problem          wire.Problem
 	// UpstreamError is the message of an error event the upstream sent.
 	UpstreamError string
 	// StopReason is the last message_delta's stop_reason.
@@ -88,13 +88,13 @@ func (t *Tally) Observe(name string, data []byte) (string, error) {
 	}
 	var e wireEvent
 	if d[0] != '{' || json.Unmarshal(d, &e) != nil || e.Type == "" {
-		return "", t.fail("an event's data is not a typed JSON object: %.60q", d)
+		return "", t.problem.Fail("an event's data is not a typed JSON object: %.60q", d)
 	}
 	if name != "" && name != e.Type {
-		return e.Type, t.fail("an event named %q carries data of type %q", name, e.Type)
+		return e.Type, t.problem.Fail("an event named %q carries data of type %q", name, e.Type)
 	}
 	if t.stopped {
-		return e.Type, t.fail("a %s event arrived after message_stop", e.Type)
+		return e.Type, t.problem.Fail("a %s event arrived after message_stop", e.Type)
 	}
 	if t.blocks == nil {
 		t.blocks = map[int]bool{}
@@ -111,7 +111,7 @@ func (t *Tally) Observe(name string, data []byte) (string, error) {
 		err = t.blockDelta(&e)
 	case EventContentBlockStop:
 		if e.Index == nil || !t.blocks[*e.Index] {
-			err = t.fail("content_block_stop for a block that is not open")
+			err = t.problem.Fail("content_block_stop for a block that is not open")
 		} else {
 			t.blocks[*e.Index] = false
 		}
@@ -119,7 +119,7 @@ func (t *Tally) Observe(name string, data []byte) (string, error) {
 		err = t.messageDelta(&e)
 	case EventMessageStop:
 		if !t.started {
-			err = t.fail("message_stop before message_start")
+			err = t.problem.Fail("message_stop before message_start")
 		}
 		t.stopped = err == nil
 	}
@@ -132,12 +132,12 @@ func (t *Tally) upstreamError(e *wireEvent) error {
 		msg = e.Error.Message
 	}
 	t.UpstreamError = msg
-	return t.fail("the upstream sent an error event: %s", msg)
+	return t.problem.Fail("the upstream sent an error event: %s", msg)
 }
 
 func (t *Tally) messageStart(e *wireEvent) error {
 	if t.started {
-		return t.fail("a second message_start")
+		return t.problem.Fail("a second message_start")
 	}
 	t.started = true
 	if e.Message == nil || e.Message.Usage == nil {
@@ -145,7 +145,7 @@ func (t *Tally) messageStart(e *wireEvent) error {
 	}
 	u, _, err := e.Message.Usage.input(true)
 	if err != nil {
-		return t.fail("message_start: %v", err)
+		return t.problem.Fail("message_start: %v", err)
 	}
 	t.startUsage = &u
 	return nil
@@ -153,10 +153,10 @@ func (t *Tally) messageStart(e *wireEvent) error {
 
 func (t *Tally) blockStart(e *wireEvent) error {
 	if !t.started || e.Index == nil || e.ContentBlock == nil {
-		return t.fail("content_block_start before message_start or without index and block")
+		return t.problem.Fail("content_block_start before message_start or without index and block")
 	}
 	if _, seen := t.blocks[*e.Index]; seen {
-		return t.fail("content block %d started twice", *e.Index)
+		return t.problem.Fail("content block %d started twice", *e.Index)
 	}
 	t.blocks[*e.Index] = true
 	cb := e.ContentBlock
@@ -172,7 +172,7 @@ func (t *Tally) blockStart(e *wireEvent) error {
 
 func (t *Tally) blockDelta(e *wireEvent) error {
 	if e.Index == nil || !t.blocks[*e.Index] || e.Delta == nil {
-		return t.fail("a delta for a content block that is not open")
+		return t.problem.Fail("a delta for a content block that is not open")
 	}
 	for _, s := range []*string{e.Delta.Text, e.Delta.Thinking, e.Delta.PartialJSON} {
 		if s != nil {
@@ -186,24 +186,24 @@ func (t *Tally) blockDelta(e *wireEvent) error {
 // may only grow, and the input figures may only be repeated or raised.
 func (t *Tally) messageDelta(e *wireEvent) error {
 	if !t.started {
-		return t.fail("message_delta before message_start")
+		return t.problem.Fail("message_delta before message_start")
 	}
 	if e.Delta != nil && e.Delta.StopReason != nil {
 		t.StopReason = *e.Delta.StopReason
 	}
 	if e.Usage == nil {
-		return t.fail("message_delta without usage")
+		return t.problem.Fail("message_delta without usage")
 	}
 	out, err := requiredOutput(e.Usage)
 	if err != nil {
-		return t.fail("message_delta: %v", err)
+		return t.problem.Fail("message_delta: %v", err)
 	}
 	if t.deltas > 0 && out < t.output {
-		return t.fail("message_delta's cumulative output_tokens went down from %d to %d", t.output, out)
+		return t.problem.Fail("message_delta's cumulative output_tokens went down from %d to %d", t.output, out)
 	}
 	in, have, err := e.Usage.input(false)
 	if err != nil {
-		return t.fail("message_delta: %v", err)
+		return t.problem.Fail("message_delta: %v", err)
 	}
 	if err := t.raiseInput(in, have); err != nil {
 		return err
@@ -226,7 +226,7 @@ func (t *Tally) raiseInput(in Usage, have [3]bool) error {
 		{&in.CacheCreationInputTokens, &s.CacheCreationInputTokens}, {&in.CacheReadInputTokens, &s.CacheReadInputTokens}}
 	for i, pair := range pairs {
 		if have[i] && *pair[0] < *pair[1] {
-			return t.fail("message_delta's input figures (%d, %d, %d) contradict message_start's (%d, %d, %d)",
+			return t.problem.Fail("message_delta's input figures (%d, %d, %d) contradict message_start's (%d, %d, %d)",
 				in.InputTokens, in.CacheCreationInputTokens, in.CacheReadInputTokens,
 				s.InputTokens, s.CacheCreationInputTokens, s.CacheReadInputTokens)
 		}
@@ -239,14 +239,6 @@ func (t *Tally) raiseInput(in Usage, have [3]bool) error {
 	return nil
 }
 
-func (t *Tally) fail(format string, args ...any) error {
-	err := fmt.Errorf(format, args...)
-	if t.problem == "" {
-		t.problem = err.Error()
-	}
-	return err
-}
-
 // Output is the generated text relayed so far: text, thinking, tool names
 // and tool input JSON.
 func (t *Tally) Output() string { return t.text.String() }
@@ -256,7 +248,7 @@ func (t *Tally) Stopped() bool { return t.stopped }
 
 // Problem is the first thing the stream said that cannot be accounted for,
 // or "".
-func (t *Tally) Problem() string { return t.problem }
+func (t *Tally) Problem() string { return t.problem.String() }
 
 // Usage returns the stream's usage: message_start's input figures and the
 // final cumulative output_tokens; ok is false until both arrived.

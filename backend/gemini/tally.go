@@ -155,7 +155,7 @@ type Tally struct {
 	last     *Usage // the latest usageMetadata seen
 	final    bool   // the chunk with finishReason arrived
 	finalUse bool   // … and carried usageMetadata
-	problem  string
+	problem  wire.Problem
 	// FinishReason is the final chunk's finishReason.
 	FinishReason string
 	// UpstreamError is the message of an error chunk the upstream sent.
@@ -173,18 +173,18 @@ func (t *Tally) Observe(data []byte) (text string, final bool, err error) {
 	}
 	w, text, finish, err := read(data)
 	if err != nil {
-		return "", false, t.fail("%v", err)
+		return "", false, t.problem.Fail("%v", err)
 	}
 	if w.Error != nil {
 		t.UpstreamError = w.Error.Message
 		if t.UpstreamError == "" {
 			t.UpstreamError = "(no message)"
 		}
-		return "", false, t.fail("%w: %s", ErrUpstream, t.UpstreamError)
+		return "", false, t.problem.Fail("%w: %s", ErrUpstream, t.UpstreamError)
 	}
 	t.text.WriteString(text)
 	if t.final {
-		return text, false, t.fail("a chunk arrived after the one with finishReason")
+		return text, false, t.problem.Fail("a chunk arrived after the one with finishReason")
 	}
 	if finish != "" {
 		t.final, t.FinishReason = true, finish
@@ -203,30 +203,22 @@ var ErrUpstream = errors.New("the upstream sent an error chunk")
 func (t *Tally) usage(w *wireUsage, final bool) error {
 	if w == nil {
 		if final {
-			return t.fail("the chunk with finishReason carries no usageMetadata")
+			return t.problem.Fail("the chunk with finishReason carries no usageMetadata")
 		}
 		return nil
 	}
 	u, err := w.usage()
 	if err != nil {
-		return t.fail("%v", err)
+		return t.problem.Fail("%v", err)
 	}
 	if t.last != nil {
 		if err := u.notBelow(*t.last); err != nil {
-			return t.fail("%v", err)
+			return t.problem.Fail("%v", err)
 		}
 	}
 	t.last = &u
 	t.finalUse = final
 	return nil
-}
-
-func (t *Tally) fail(format string, args ...any) error {
-	err := fmt.Errorf(format, args...)
-	if t.problem == "" {
-		t.problem = err.Error()
-	}
-	return err
 }
 
 // Output is the generated text relayed so far: text and thoughts, function
@@ -238,7 +230,7 @@ func (t *Tally) Final() bool { return t.final }
 
 // Problem is the first thing the stream said that cannot be accounted for,
 // or "".
-func (t *Tally) Problem() string { return t.problem }
+func (t *Tally) Problem() string { return t.problem.String() }
 
 // Usage returns the final chunk's usage; ok is false until the chunk with
 // finishReason arrived carrying usageMetadata.

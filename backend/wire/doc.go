@@ -12,6 +12,8 @@
 //     any letter case, no accounting field (ForbiddenFields), known members
 //     in their own spelling, null as "not given".
 //   - Count is the JSON integer a cap or a usage figure must be.
+//   - Problem: the first thing a response stream said that cannot be
+//     accounted for, which a tally keeps.
 //   - Compact, CompactArray: a raw value (a tool call's arguments, a tool
 //     definition) without insignificant space, the form a meter counts.
 //   - Valid, EachMember, EachElement, ScanObject, ScanArray, String: a

@@ -52,6 +52,19 @@ type Balance struct {
 	PeriodEnd   time.Time `json:"period_end,omitzero"`
 }
 
+// OnlyBalance is the balance of tenantID from a store's read of that one
+// tenant: read's error with context, or ErrUnknownTenant when it found no
+// row.
+func OnlyBalance(tenantID string, read []Balance, err error) (Balance, error) {
+	if err != nil {
+		return Balance{}, fmt.Errorf("balance of tenant %s: %w", tenantID, err)
+	}
+	if len(read) == 0 {
+		return Balance{}, ErrUnknownTenant(tenantID)
+	}
+	return read[0], nil
+}
+
 // Available derives available units from the other three figures.
 func (b Balance) Available() Units { return b.BudgetUnits - b.SpentUnits - b.HeldUnits }
 

@@ -60,13 +60,7 @@ func (s *Store) inPeriod(ctx context.Context, q interface {
 // tenant), in its current period for a tenant that renews.
 func (s *Store) Balance(ctx context.Context, tenantID string) (ledger.Balance, error) {
 	out, err := s.balances(ctx, balanceQuery+` WHERE id = ?`, tenantID)
-	if err != nil {
-		return ledger.Balance{}, fmt.Errorf("balance of tenant %s: %w", tenantID, err)
-	}
-	if len(out) == 0 {
-		return ledger.Balance{}, ledger.Errorf(ledger.CodeInvalidAPIKey, "unknown tenant %q", tenantID)
-	}
-	return out[0], nil
+	return ledger.OnlyBalance(tenantID, out, err)
 }
 
 // Balances returns every tenant's position, ordered by tenant id, from one

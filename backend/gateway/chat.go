@@ -14,7 +14,7 @@ import (
 
 // chatDoor is POST /v1/chat/completions: OpenAI's chat completions, the
 // first door. Every upstream speaks chat, so it is always native.
-type chatDoor struct{}
+type chatDoor struct{ openaiErrors }
 
 func (chatDoor) protocol() Protocol { return ProtocolChat }
 
@@ -23,9 +23,14 @@ func (chatDoor) parse(body []byte) (doorRequest, error) {
 	return chatRequest{req}, err
 }
 
-func (chatDoor) writeError(w http.ResponseWriter, err error) { writeError(w, err) }
+// openaiErrors is how the OpenAI-shaped doors (chat, completions,
+// embeddings) refuse: OpenAI's error object, and the same object as a
+// stream's error event.
+type openaiErrors struct{}
 
-func (chatDoor) streamError(err error) []byte { return sseError(err) }
+func (openaiErrors) writeError(w http.ResponseWriter, err error) { writeError(w, err) }
+
+func (openaiErrors) streamError(err error) []byte { return sseError(err) }
 
 // chatRequest is one parsed chat-completions request.
 type chatRequest struct{ req *openai.ChatRequest }

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"errors"
-	"net/http"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
@@ -14,7 +13,7 @@ import (
 // never translated: chat completions cannot carry a suffix, so only an
 // upstream that lists completions in its protocols is sent one. Errors are
 // OpenAI-shaped, as at the chat door.
-type completionsDoor struct{}
+type completionsDoor struct{ openaiErrors }
 
 // completionsPath is where a completions body goes under an upstream's base URL.
 const completionsPath = "/completions"
@@ -30,10 +29,6 @@ func (completionsDoor) parse(body []byte) (doorRequest, error) {
 	}
 	return completionsRequest{req}, nil
 }
-
-func (completionsDoor) writeError(w http.ResponseWriter, err error) { writeError(w, err) }
-
-func (completionsDoor) streamError(err error) []byte { return sseError(err) }
 
 // completionsRequest is one parsed completions request.
 type completionsRequest struct{ req *openai.CompletionsRequest }

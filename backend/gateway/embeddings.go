@@ -3,7 +3,6 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/meter"
@@ -13,8 +12,9 @@ import (
 // embeddingsDoor is POST /v1/embeddings: codebase indexing's batches of
 // text. Native only, like completions (chat completions cannot embed): an
 // upstream that does not list embeddings in its protocols is refused.
-// Errors are OpenAI-shaped.
-type embeddingsDoor struct{}
+// Errors are OpenAI-shaped; embeddings do not stream, so the stream's error
+// event is never needed.
+type embeddingsDoor struct{ openaiErrors }
 
 // embeddingsPath is where an embeddings body goes under an upstream's base URL.
 const embeddingsPath = "/embeddings"
@@ -30,12 +30,6 @@ func (embeddingsDoor) parse(body []byte) (doorRequest, error) {
 	}
 	return embeddingsRequest{req}, nil
 }
-
-func (embeddingsDoor) writeError(w http.ResponseWriter, err error) { writeError(w, err) }
-
-// streamError is never needed (embeddings do not stream); it is the chat
-// door's error event all the same.
-func (embeddingsDoor) streamError(err error) []byte { return sseError(err) }
 
 // embeddingsRequest is one parsed embeddings request.
 type embeddingsRequest struct{ req *openai.EmbeddingsRequest }

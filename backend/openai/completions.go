@@ -61,21 +61,14 @@ var completionsBody = wire.Body{
 // error is a *wire.RequestError with a message for a person.
 func ParseCompletionsRequest(body []byte) (*CompletionsRequest, error) {
 	req := &CompletionsRequest{raw: body, MaxTokens: DefaultCompletionsMaxTokens}
-	seen := map[string]bool{}
-	fields, err := completionsBody.Read(body, func(f wire.Field) error {
-		seen[f.Key] = true
-		return req.member(f)
-	})
+	fields, err := completionsBody.Read(body, req.member)
+	if err == nil {
+		err = wire.Require(fields, "model", "prompt")
+	}
 	if err != nil {
 		return nil, err
 	}
 	req.fields = fields
-	if !seen["model"] {
-		return nil, invalid("model is required")
-	}
-	if !seen["prompt"] {
-		return nil, invalid("prompt is required")
-	}
 	if !req.Stream {
 		req.IncludeUsage = false
 	}

@@ -36,19 +36,12 @@ var embeddingsBody = wire.Body{
 // is a *wire.RequestError with a message for a person.
 func ParseEmbeddingsRequest(body []byte) (*EmbeddingsRequest, error) {
 	req := &EmbeddingsRequest{raw: body}
-	seen := map[string]bool{}
-	_, err := embeddingsBody.Read(body, func(f wire.Field) error {
-		seen[f.Key] = true
-		return req.member(f)
-	})
+	fields, err := embeddingsBody.Read(body, req.member)
+	if err == nil {
+		err = wire.Require(fields, "model", "input")
+	}
 	if err != nil {
 		return nil, err
-	}
-	if !seen["model"] {
-		return nil, invalid("model is required")
-	}
-	if !seen["input"] {
-		return nil, invalid("input is required")
 	}
 	return req, nil
 }

@@ -88,22 +88,14 @@ var invalid = wire.Invalidf
 // error is a *wire.RequestError with a message for a person.
 func ParseChatRequest(body []byte) (*ChatRequest, error) {
 	req := &ChatRequest{raw: body, N: 1}
-	var haveModel, haveMessages bool
-	fields, err := chatBody.Read(body, func(f wire.Field) error {
-		haveModel = haveModel || f.Key == "model"
-		haveMessages = haveMessages || f.Key == "messages"
-		return req.member(f)
-	})
+	fields, err := chatBody.Read(body, req.member)
+	if err == nil {
+		err = wire.Require(fields, "model", "messages")
+	}
 	if err != nil {
 		return nil, err
 	}
 	req.fields = fields
-	if !haveModel {
-		return nil, invalid("model is required")
-	}
-	if !haveMessages {
-		return nil, invalid("messages is required")
-	}
 	if !req.Stream {
 		req.IncludeUsage = false // usage is always in a non-streaming body
 	}

@@ -11,6 +11,8 @@
 //     door does the same way: valid UTF-8, one object, no member twice in
 //     any letter case, no accounting field (ForbiddenFields), known members
 //     in their own spelling, null as "not given".
+//   - Require refuses a body without a member its format cannot do
+//     without.
 //   - Count is the JSON integer a cap or a usage figure must be.
 //   - Problem: the first thing a response stream said that cannot be
 //     accounted for, which a tally keeps.

@@ -100,6 +100,17 @@ func (b Body) Read(body []byte, each func(f Field) error) ([]Field, error) {
 	return fields, nil
 }
 
+// Require refuses, as a *RequestError, the first of names that is not
+// among a body's members (Read's result): "model is required".
+func Require(fields []Field, names ...string) error {
+	for _, name := range names {
+		if !slices.ContainsFunc(fields, func(f Field) bool { return f.Key == name }) {
+			return Invalidf("%s is required", name)
+		}
+	}
+	return nil
+}
+
 // Unique is Fields refusing a member given twice in any letter case, for
 // an object inside a body (a message, an item); what names it in the
 // refusal.

@@ -72,3 +72,27 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestRequire(t *testing.T) {
+	fields := []wire.Field{{Key: "model", Val: []byte(`"m"`)}, {Key: "input", Val: []byte(`null`)}}
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"model", "input"}, ""},
+		{[]string{"model", "prompt", "suffix"}, "prompt is required"},
+		{[]string{"Model"}, "Model is required"}, // members are matched as spelled
+	} {
+		err := wire.Require(fields, tc.names...)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("Require(%v) = %v, want nil", tc.names, err)
+			}
+			continue
+		}
+		var re *wire.RequestError
+		if !errors.As(err, &re) || re.Error() != tc.want {
+			t.Errorf("Require(%v) = %v, want the refusal %q", tc.names, err, tc.want)
+		}
+	}
+}

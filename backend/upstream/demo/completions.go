@@ -173,10 +173,15 @@ func (x *exchange) data(v any, content bool) bool {
 	return x.write([]byte("data: "+string(b)+"\n\n"), content)
 }
 
-// whole writes a non-streaming answer; a cut plan sends half of it and
-// closes the connection.
+// whole writes v as a non-streaming answer (wholeBody).
 func (x *exchange) whole(v any) {
 	b, _ := json.Marshal(v)
+	x.wholeBody(b)
+}
+
+// wholeBody writes a non-streaming answer's JSON; a cut plan sends half of
+// it and closes the connection.
+func (x *exchange) wholeBody(b []byte) {
 	x.w.Header().Set("Content-Type", "application/json")
 	x.w.WriteHeader(http.StatusOK)
 	if x.plan.Kind == KindCut {

@@ -191,13 +191,7 @@ func (x *exchange) geminiComplete() {
 		u = x.geminiUsage()
 	}
 	b, _ := gemini.Marshal(x.geminiAnswer(parts, gemini.FinishStop, u))
-	x.w.Header().Set("Content-Type", "application/json")
-	x.w.WriteHeader(http.StatusOK)
-	if x.plan.Kind == KindCut {
-		x.write(b[:len(b)/2], true) // half a body, then the connection closes
-		panic(http.ErrAbortHandler)
-	}
-	x.write(b, true)
+	x.wholeBody(b)
 }
 
 // geminiErrorMid streams parts then an error chunk, Google's in-stream

@@ -262,14 +262,7 @@ func (x *exchange) msgComplete() {
 	if x.plan.Kind != KindNoUsage {
 		resp["usage"] = x.msgUsage()
 	}
-	b, _ := json.Marshal(resp)
-	x.w.Header().Set("Content-Type", "application/json")
-	x.w.WriteHeader(http.StatusOK)
-	if x.plan.Kind == KindCut {
-		x.write(b[:len(b)/2], true) // half a body, then the connection closes
-		panic(http.ErrAbortHandler)
-	}
-	x.write(b, true)
+	x.whole(resp)
 }
 
 // msgError is an Anthropic-shaped error body.

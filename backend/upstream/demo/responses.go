@@ -287,12 +287,5 @@ func (x *exchange) responsesComplete() {
 	} else {
 		item = x.messageItem("completed", x.text(), true)
 	}
-	b, _ := json.Marshal(x.responseObject("completed", time.Now().Unix(), []any{item}, x.finalUsage()))
-	x.w.Header().Set("Content-Type", "application/json")
-	x.w.WriteHeader(http.StatusOK)
-	if x.plan.Kind == KindCut {
-		x.write(b[:len(b)/2], true)
-		panic(http.ErrAbortHandler)
-	}
-	x.write(b, true)
+	x.whole(x.responseObject("completed", time.Now().Unix(), []any{item}, x.finalUsage()))
 }

@@ -641,16 +641,7 @@ func (x *exchange) complete() {
 	if x.plan.Kind != KindNoUsage {
 		resp.Usage, _ = json.Marshal(x.usage())
 	}
-	b, _ := json.Marshal(resp)
-	x.w.Header().Set("Content-Type", "application/json")
-	if x.plan.Kind == KindCut {
-		// Half a body, then the connection closes.
-		x.w.WriteHeader(http.StatusOK)
-		x.write(b[:len(b)/2], true)
-		panic(http.ErrAbortHandler)
-	}
-	x.w.WriteHeader(http.StatusOK)
-	x.write(b, true)
+	x.whole(resp)
 }
 
 // nullUsage is "usage": null, which OpenAI sends on every chunk but the

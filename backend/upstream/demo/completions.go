@@ -113,10 +113,7 @@ func (x *exchange) completions() {
 		x.fimComplete(parts, finish)
 		return
 	}
-	h := x.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	x.w.WriteHeader(http.StatusOK)
+	x.startStream()
 	includeUsage := x.rec.IncludeUsage && x.plan.Kind != KindNoUsage
 	created := time.Now().Unix()
 	chunk := func(text string, finish *string, usage json.RawMessage) bool {

@@ -26,10 +26,7 @@ func (x *exchange) errorMid() {
 		x.write(b, false)
 		return
 	}
-	h := x.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	x.w.WriteHeader(http.StatusOK)
+	x.startStream()
 	parts := x.parts()[:min(x.plan.CutAfter, len(x.parts()))]
 	event := func(name string, v any, content bool) bool {
 		b, _ := json.Marshal(v)

@@ -144,10 +144,7 @@ func (x *exchange) geminiParts() []gemini.AnswerPart {
 // finishReason and the usageMetadata (none under a no-usage plan), or a
 // cut after Plan.CutAfter parts: no chunk with a finishReason.
 func (x *exchange) geminiStream() {
-	h := x.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	x.w.WriteHeader(http.StatusOK)
+	x.startStream()
 	parts := x.geminiParts()
 	for i, p := range parts {
 		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {

@@ -189,10 +189,7 @@ func (x *exchange) send(typ string, v map[string]any, content bool) bool {
 }
 
 func (x *exchange) msgStream() {
-	h := x.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	x.w.WriteHeader(http.StatusOK)
+	x.startStream()
 	u := x.msgUsage()
 	start := map[string]any{"id": x.msgID(), "type": "message", "role": "assistant", "model": x.req.Model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil}

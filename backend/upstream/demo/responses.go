@@ -196,10 +196,7 @@ func (x *exchange) finalUsage() any {
 type respSend func(typ string, content bool, kv ...any) bool
 
 func (x *exchange) responsesStream() {
-	h := x.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	x.w.WriteHeader(http.StatusOK)
+	x.startStream()
 	created := time.Now().Unix()
 	seq := 0
 	send := func(typ string, content bool, kv ...any) bool {

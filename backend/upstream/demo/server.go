@@ -518,11 +518,17 @@ func (x *exchange) usage() *openai.UsageJSON {
 	return u
 }
 
-func (x *exchange) stream() {
+// startStream answers 200 with an event stream's headers; the events
+// follow.
+func (x *exchange) startStream() {
 	h := x.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	x.w.WriteHeader(http.StatusOK)
+}
+
+func (x *exchange) stream() {
+	x.startStream()
 	includeUsage := x.rec.IncludeUsage && x.plan.Kind != KindNoUsage
 	created := time.Now().Unix()
 	if x.calling() {

@@ -7,6 +7,10 @@ import "time"
 type Status struct {
 	Thresholds []int          `json:"thresholds"`
 	Webhook    *WebhookStatus `json:"webhook"` // nil without a webhook
+	// Notifies: the gateway shows every alert as a desktop notification
+	// itself, so a dashboard in the same session leaves holds, evictions
+	// and budget shares to it rather than notifying each twice.
+	Notifies bool `json:"notifies"`
 }
 
 // WebhookStatus is how delivery to the webhook is going. The secret is

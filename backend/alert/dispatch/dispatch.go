@@ -158,7 +158,7 @@ func (d *Dispatcher) signal() {
 
 // Status reads the outbox's delivery state.
 func (d *Dispatcher) Status(ctx context.Context) (alert.Status, error) {
-	st := alert.Status{Thresholds: make([]int, len(d.o.Thresholds))}
+	st := alert.Status{Thresholds: make([]int, len(d.o.Thresholds)), Notifies: d.o.Notifier != nil}
 	for i, t := range d.o.Thresholds {
 		st.Thresholds[i] = int(t)
 	}

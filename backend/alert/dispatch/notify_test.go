@@ -32,4 +32,8 @@ func TestNotifiedWithoutWebhook(t *testing.T) {
 	if err != nil || st.Pending != 0 {
 		t.Fatalf("outbox %+v, %v: nothing to deliver without a webhook", st, err)
 	}
+	status, err := g.d.Status(context.Background())
+	if err != nil || !status.Notifies || status.Webhook != nil {
+		t.Fatalf("status %+v, %v: want notifies and no webhook", status, err)
+	}
 }

@@ -27,6 +27,12 @@ describe('notification events', () => {
     setLang('zh-CN');
     expect(events(prev, next, defaultPrefs).find((e) => e.tag === 'hold:r-new')?.title).toBe('local 有一笔 102 单位的占用');
   });
+  it('nothing when the gateway notifies its alerts itself', () => {
+    const prev: State = { ...base, holds: [] };
+    const next: State = { ...base, holds: [held], alerts: { thresholds: [80], notifies: true } };
+    expect(events(prev, next, defaultPrefs)).toEqual([]);
+    expect(events(prev, { ...next, alerts: { thresholds: [80], notifies: false } }, defaultPrefs).map((e) => e.tag)).toContain('hold:r-new');
+  });
   it('each kind has its off switch', () => {
     const prev: State = { ...base, holds: [] };
     const next: State = { ...base, holds: [held] };

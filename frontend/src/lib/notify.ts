@@ -46,9 +46,14 @@ export interface NotifyEvent {
 const used = (x: { spent_units: number; held_units: number; budget_units: number }) =>
   x.budget_units > 0 ? (x.spent_units + x.held_units) / x.budget_units : 0;
 
-/** events lists what became true between prev and next (nothing on the first state). */
+/**
+ * events lists what became true between prev and next (nothing on the first
+ * state). A gateway whose alerts notify the desktop themselves says holds,
+ * evictions and budget thresholds already: the page then says none of them
+ * again.
+ */
 export function events(prev: State | null, next: State, p: NotifyPrefs): NotifyEvent[] {
-  if (!prev) return [];
+  if (!prev || next.alerts?.notifies) return [];
   const out: NotifyEvent[] = [];
   if (p.holds) {
     const had = new Set(prev.holds.filter(isHeld).map((r) => r.id));

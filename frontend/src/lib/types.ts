@@ -59,6 +59,7 @@ export interface WebhookState {
 export interface AlertsState {
   thresholds?: number[]; // percent of a tenant's budget
   webhook?: WebhookState | null;
+  notifies?: boolean; // the gateway shows each alert on the desktop itself
 }
 
 /** ClockState is the gateway's clock: offset is a Go duration ("72h0m0s", "0s" when not shifted). */

@@ -1,12 +1,16 @@
+//go:build linux
+
 package e2e_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/alert"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/notify/notifytest"
 	"github.com/quotagate/quotagate/backend/price"
 )
 
@@ -27,7 +31,9 @@ var monthly = calendar{period: "month", zone: "Pacific/Kiritimati",
 // budget.
 func TestRenewalMonthAlerts(t *testing.T) {
 	hook := newHookReceiver(t, renewalSecret)
-	r := startRenewal(t, monthly, fmt.Sprintf("alerts:\n  thresholds: [80]\n  webhook: {url: %q, secret: %q}\n", hook.url, renewalSecret))
+	desktop := notifytest.Start(t) // the gateway's desktop session: a notification server that records
+	r := startRenewal(t, monthly, fmt.Sprintf("alerts:\n  thresholds: [80]\n  webhook: {url: %q, secret: %q}\n", hook.url, renewalSecret),
+		"DBUS_SESSION_BUS_ADDRESS="+desktop.Addr)
 	for range 4 {
 		r.spend(90) // 0.90 each: 3.60, 72 %
 	}
@@ -38,6 +44,10 @@ func TestRenewalMonthAlerts(t *testing.T) {
 	}
 	if used, err := price.ParseMicros(crossed.Used); err != nil || used < 4_000_000 || used > renewalBudget {
 		t.Fatalf("threshold alert's used %q (%v), want past 80 %% of 5.00", crossed.Used, err)
+	}
+	// The same warning on the desktop, before the webhook was sent.
+	if n := desktop.Next(t, renewalLead); n.Summary != "team has used 80% of its budget" || !strings.Contains(n.Body, r.oldPeriod) {
+		t.Fatalf("desktop notification %q / %q, want team's 80 %% in %s", n.Summary, n.Body, r.oldPeriod)
 	}
 	held := r.hold(40) // 4.90 used
 	if a := hook.wait(alert.KindHold); a.Run != held.ID || a.Period != r.oldPeriod {

@@ -120,8 +120,9 @@ type renewal struct {
 }
 
 // startRenewal starts the child on cal with extra YAML (the alerts key) and
-// checks that its balance is in the period that ends at the boundary.
-func startRenewal(t *testing.T, cal calendar, extra string) *renewal {
+// env beside the clock's, and checks that its balance is in the period that
+// ends at the boundary.
+func startRenewal(t *testing.T, cal calendar, extra string, env ...string) *renewal {
 	t.Helper()
 	loc, err := time.LoadLocation(cal.zone)
 	if err != nil {
@@ -138,8 +139,8 @@ func startRenewal(t *testing.T, cal calendar, extra string) *renewal {
 	offset := boundary.Sub(now) - renewalLead
 	r := &renewal{t: t, boundary: boundary, due: now.Add(renewalLead),
 		oldPeriod: cal.label(boundary.Add(-time.Second)), newPeriod: cal.label(boundary)}
-	c := startChild(t, "TestRenewalChild", renewalChildDir+"="+dir, renewalChildConfig+"="+path,
-		clock.EnvOffset+"="+offset.String())
+	c := startChild(t, "TestRenewalChild", append([]string{renewalChildDir + "=" + dir, renewalChildConfig + "=" + path,
+		clock.EnvOffset + "=" + offset.String()}, env...)...)
 	r.base = c.url
 	b := r.balance()
 	if b.Period != r.oldPeriod || !b.PeriodEnd.Equal(boundary) || b.Budget() != renewalBudget || b.Currency != "USD" {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quotagate/quotagate/backend/internal/auditsql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -95,46 +97,7 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 
 // auditQuery is the SELECT for f and its arguments.
 func auditQuery(f ledger.AuditFilter) (string, []any) {
-	var where []string
-	var args []any
-	arg := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	if !f.From.IsZero() {
-		arg("at >= $%d", nanos(f.From))
-	}
-	if !f.To.IsZero() {
-		arg("at < $%d", nanos(f.To))
-	}
-	if f.TenantID != "" {
-		arg("tenant_id = $%d", f.TenantID)
-	}
-	if f.Kind != "" {
-		arg("kind = $%d", string(f.Kind))
-	}
-	if f.RunID != "" {
-		arg("run_id = $%d", string(f.RunID))
-	}
-	if f.AfterSeq > 0 {
-		arg("seq > $%d", f.AfterSeq)
-	}
-	if f.BeforeSeq > 0 {
-		arg("seq < $%d", f.BeforeSeq)
-	}
-	q := `SELECT ` + auditColumns + ` FROM audit`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY seq"
-	if f.Newest {
-		q += " DESC"
-	}
-	if f.Limit > 0 {
-		args = append(args, f.Limit)
-		q += fmt.Sprintf(" LIMIT $%d", len(args))
-	}
-	return q, args
+	return auditsql.Query(f, auditColumns, func(n int) string { return "$" + strconv.Itoa(n) })
 }
 
 // countRefusal adds a reject entry to its tenant's and code's row of this

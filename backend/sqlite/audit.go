@@ -7,57 +7,19 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quotagate/quotagate/backend/internal/auditsql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
+
+// auditQuery is the SELECT for f and its arguments.
+func auditQuery(f ledger.AuditFilter) (string, []any) {
+	return auditsql.Query(f, auditColumns, func(int) string { return "?" })
+}
 
 // insertAudit appends e in the writer's transaction and notes it as one
 // change for the commit hook. balance says the store took
 // AvailableBefore/After from the tenant's balance row in this same
 // transaction, so Verify may replay the row.
-// auditQuery is the SELECT for f and its arguments.
-func auditQuery(f ledger.AuditFilter) (string, []any) {
-	var where []string
-	var args []any
-	arg := func(cond string, v any) {
-		where = append(where, cond)
-		args = append(args, v)
-	}
-	if !f.From.IsZero() {
-		arg("at >= ?", nanos(f.From))
-	}
-	if !f.To.IsZero() {
-		arg("at < ?", nanos(f.To))
-	}
-	if f.TenantID != "" {
-		arg("tenant_id = ?", f.TenantID)
-	}
-	if f.Kind != "" {
-		arg("kind = ?", string(f.Kind))
-	}
-	if f.RunID != "" {
-		arg("run_id = ?", string(f.RunID))
-	}
-	if f.AfterSeq > 0 {
-		arg("seq > ?", f.AfterSeq)
-	}
-	if f.BeforeSeq > 0 {
-		arg("seq < ?", f.BeforeSeq)
-	}
-	q := `SELECT ` + auditColumns + ` FROM audit`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY seq"
-	if f.Newest {
-		q += " DESC"
-	}
-	if f.Limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, f.Limit)
-	}
-	return q, args
-}
-
 func insertAudit(ctx context.Context, w *wtx, e ledger.AuditEntry, balance bool) error {
 	_, err := insertAuditChange(ctx, w, e, balance)
 	return err

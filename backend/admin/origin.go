@@ -88,6 +88,14 @@ func (m tokenMatcher) matches(presented string) bool {
 	return subtle.ConstantTimeCompare(h[:], m[:]) == 1
 }
 
+// Authorized reports whether r carries the admin token as a Bearer
+// credential (scheme in any case), compared in constant time: the check
+// every admin request passes, for routes the server serves beside the API
+// (/metrics names tenants only to the operator).
+func (h *Handler) Authorized(r *http.Request) bool {
+	return h.token.matches(presentedToken(r, false))
+}
+
 // presentedToken returns the bearer token, or for the WebSocket route the
 // ?token= query parameter.
 func presentedToken(r *http.Request, allowQuery bool) string {

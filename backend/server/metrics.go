@@ -2,12 +2,9 @@ package server
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"crypto/subtle"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -60,23 +57,12 @@ func (s *Server) metrics() http.Handler {
 	public := promhttp.HandlerFor(withoutLabel{s.registry, "tenant"}, promhttp.HandlerOpts{Registry: s.registry})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
-		if s.isAdmin(r) {
+		if s.admin.Authorized(r) {
 			full.ServeHTTP(w, r)
 			return
 		}
 		public.ServeHTTP(w, r)
 	})
-}
-
-// isAdmin reports whether r carries the admin token as a Bearer credential
-// (scheme in any case), compared in constant time.
-func (s *Server) isAdmin(r *http.Request) bool {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	a, b := sha256.Sum256([]byte(strings.TrimSpace(tok))), sha256.Sum256([]byte(s.token))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
 // withoutLabel gathers g's metrics except the series carrying label.

@@ -46,6 +46,15 @@ type ToolCallJSON struct {
 	Function FunctionCallJSON `json:"function"`
 }
 
+// Slot is which call of the stream a delta's piece continues: its Index,
+// or i, its place in the delta, from an upstream that leaves Index out.
+func (c ToolCallJSON) Slot(i int) int {
+	if c.Index != nil {
+		return *c.Index
+	}
+	return i
+}
+
 // FunctionCallJSON is a call's function: its name and (a piece of) its
 // arguments.
 type FunctionCallJSON struct {

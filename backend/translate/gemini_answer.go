@@ -1,9 +1,6 @@
 package translate
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"sort"
 
 	"github.com/quotagate/quotagate/backend/gemini"
@@ -55,14 +52,10 @@ func callPart(id, name, args string) gemini.AnswerPart {
 // text becomes a thought part when showThoughts (the client asked for
 // thoughts); tool calls become functionCall parts.
 func GeminiFromChat(body []byte, model, id string, showThoughts bool) ([]byte, error) {
-	var a openai.CompletionJSON
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, fmt.Errorf("gemini: chat completion: %w", err)
+	c, usage, err := firstChoice(body, "gemini")
+	if err != nil {
+		return nil, err
 	}
-	if len(a.Choices) == 0 {
-		return nil, fmt.Errorf("gemini: chat completion has no choices")
-	}
-	c := a.Choices[0]
 	var parts []gemini.AnswerPart
 	if r := c.Message.ReasoningContent; showThoughts && r != nil && *r != "" {
 		parts = append(parts, gemini.AnswerPart{Text: r, Thought: true})
@@ -73,7 +66,7 @@ func GeminiFromChat(body []byte, model, id string, showThoughts bool) ([]byte, e
 	for _, tc := range c.Message.ToolCalls {
 		parts = append(parts, callPart(tc.ID, tc.Function.Name, tc.Function.Arguments))
 	}
-	return gemini.Marshal(modelAnswer(parts, finishReason(c.FinishReason), geminiUsage(chatUsage(a.Usage)), model, id))
+	return gemini.Marshal(modelAnswer(parts, finishReason(c.FinishReason), geminiUsage(usage), model, id))
 }
 
 // GeminiStream turns a chat.completion.chunk stream into Gemini chunks:
@@ -99,13 +92,9 @@ func NewGeminiStream(model, id string, showThoughts bool) *GeminiStream {
 // Chunk translates one chat chunk's data payload ("[DONE]" gives nothing:
 // End closes the stream). The last usage object seen is kept for End.
 func (t *GeminiStream) Chunk(payload []byte) ([]byte, error) {
-	p := bytes.TrimSpace(payload)
-	if bytes.Equal(p, []byte("[DONE]")) {
-		return nil, nil
-	}
-	var a openai.ChunkJSON
-	if err := json.Unmarshal(p, &a); err != nil {
-		return nil, fmt.Errorf("gemini: chat chunk: %w", err)
+	a, err := readChunk(payload, "gemini")
+	if a == nil {
+		return nil, err
 	}
 	if u := chatUsage(a.Usage); u != nil {
 		t.usage = u
@@ -138,10 +127,7 @@ func (t *GeminiStream) delta(parts []gemini.AnswerPart, d *openai.DeltaJSON) []g
 		parts = append(parts, gemini.AnswerPart{Text: s})
 	}
 	for i, tc := range d.ToolCalls {
-		ci := i
-		if tc.Index != nil {
-			ci = *tc.Index
-		}
+		ci := tc.Slot(i)
 		call, seen := t.calls[ci]
 		if !seen {
 			call = &openai.ToolCallJSON{ID: tc.ID}

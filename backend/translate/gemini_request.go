@@ -236,15 +236,10 @@ func geminiEffort(t *gemini.ThinkingConfig) string {
 	case "HIGH":
 		return "high"
 	}
-	switch {
-	case !t.HasBudget || t.Budget < 0:
+	if !t.HasBudget || t.Budget < 0 {
 		return "medium" // dynamic thinking
-	case t.Budget < 4096:
-		return "low"
-	case t.Budget < 16384:
-		return "medium"
 	}
-	return "high"
+	return budgetEffort(t.Budget)
 }
 
 // geminiResponseFormat maps responseMimeType application/json (with its

@@ -22,6 +22,35 @@ func chatUsage(raw json.RawMessage) *openai.Usage {
 	return u
 }
 
+// readChunk decodes one chat chunk's data payload for a translation to
+// door's stream; nil without error for the "[DONE]" that ends a chat
+// stream, since each translation closes its own stream from End.
+func readChunk(payload []byte, door string) (*openai.ChunkJSON, error) {
+	p := bytes.TrimSpace(payload)
+	if bytes.Equal(p, []byte("[DONE]")) {
+		return nil, nil
+	}
+	var a openai.ChunkJSON
+	if err := json.Unmarshal(p, &a); err != nil {
+		return nil, fmt.Errorf("%s: chat chunk: %w", door, err)
+	}
+	return &a, nil
+}
+
+// firstChoice decodes a whole chat.completion body for a translation to
+// door's answer: its first choice, the one a translated request asks for
+// (n is never forwarded), and its usage (nil without one).
+func firstChoice(body []byte, door string) (openai.CompletionChoiceJSON, *openai.Usage, error) {
+	var a openai.CompletionJSON
+	if err := json.Unmarshal(body, &a); err != nil {
+		return openai.CompletionChoiceJSON{}, nil, fmt.Errorf("%s: chat completion: %w", door, err)
+	}
+	if len(a.Choices) == 0 {
+		return openai.CompletionChoiceJSON{}, nil, fmt.Errorf("%s: chat completion has no choices", door)
+	}
+	return a.Choices[0], chatUsage(a.Usage), nil
+}
+
 // anthropicUsage turns chat usage into Anthropic's: prompt_tokens include
 // cached tokens, input_tokens leave them out (they are
 // cache_read_input_tokens), so the sum stays the provider's prompt.
@@ -51,16 +80,12 @@ func stopReason(finish string) string {
 // becomes a thinking block when showThinking (the client asked to think);
 // tool calls become tool_use blocks, their arguments the input object.
 func MessageFromChat(body []byte, id, model string, showThinking bool) ([]byte, error) {
-	var a openai.CompletionJSON
-	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, fmt.Errorf("anthropic: chat completion: %w", err)
+	c, usage, err := firstChoice(body, "anthropic")
+	if err != nil {
+		return nil, err
 	}
-	if len(a.Choices) == 0 {
-		return nil, fmt.Errorf("anthropic: chat completion has no choices")
-	}
-	c := a.Choices[0]
 	m := anthropic.AnswerMessage{ID: id, Type: "message", Role: "assistant", Model: model,
-		Content: []anthropic.AnswerBlock{}, Usage: anthropicUsage(chatUsage(a.Usage))}
+		Content: []anthropic.AnswerBlock{}, Usage: anthropicUsage(usage)}
 	if r := c.Message.ReasoningContent; showThinking && r != nil && *r != "" {
 		m.Content = append(m.Content, anthropic.AnswerBlock{Type: anthropic.BlockThinking, Thinking: r, Signature: new(string)})
 	}
@@ -126,13 +151,9 @@ func (t *MessagesStream) Start() []byte {
 // End and anthropic.StopEvent close the stream). The last usage object
 // seen is kept for End.
 func (t *MessagesStream) Chunk(payload []byte) ([]byte, error) {
-	p := bytes.TrimSpace(payload)
-	if bytes.Equal(p, []byte("[DONE]")) {
-		return nil, nil
-	}
-	var a openai.ChunkJSON
-	if err := json.Unmarshal(p, &a); err != nil {
-		return nil, fmt.Errorf("anthropic: chat chunk: %w", err)
+	a, err := readChunk(payload, "anthropic")
+	if a == nil {
+		return nil, err
 	}
 	if u := chatUsage(a.Usage); u != nil {
 		t.usage = u
@@ -161,10 +182,7 @@ func (t *MessagesStream) delta(out []byte, d *openai.DeltaJSON) []byte {
 		out = append(out, blockDelta(t.openIdx, anthropic.TextDelta{Type: "text_delta", Text: *s})...)
 	}
 	for i, tc := range d.ToolCalls {
-		ci := i
-		if tc.Index != nil {
-			ci = *tc.Index
-		}
+		ci := tc.Slot(i)
 		idx, seen := t.tools[ci]
 		if !seen {
 			out = t.closeOpen(out)

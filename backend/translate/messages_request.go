@@ -150,12 +150,19 @@ func MessagesToChat(r *anthropic.Request, o ChatOptions) ([]byte, error) {
 
 // effort maps a thinking budget onto OpenAI's three efforts.
 func effort(t *anthropic.Thinking) string {
-	switch {
-	case t.Type == "adaptive":
+	if t.Type == "adaptive" {
 		return "medium"
-	case t.BudgetTokens < 4096:
+	}
+	return budgetEffort(t.BudgetTokens)
+}
+
+// budgetEffort maps a thinking budget in tokens onto OpenAI's three
+// efforts: the one scale for every door that states thinking as a budget.
+func budgetEffort(budget int64) string {
+	switch {
+	case budget < 4096:
 		return "low"
-	case t.BudgetTokens < 16384:
+	case budget < 16384:
 		return "medium"
 	}
 	return "high"

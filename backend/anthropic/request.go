@@ -262,18 +262,14 @@ func parseSystem(raw json.RawMessage) ([]Block, error) {
 }
 
 func parseMessages(raw json.RawMessage) (turns []Message, system []Block, err error) {
-	items, err := wire.Items(raw)
+	all, err := wire.Elements(raw, "messages", "messages must be an array of message objects", parseMessage)
 	if err != nil {
-		return nil, nil, invalid("messages must be an array of message objects")
+		return nil, nil, err
 	}
-	if len(items) == 0 {
+	if len(all) == 0 {
 		return nil, nil, invalid("messages must not be empty")
 	}
-	for i, item := range items {
-		m, err := parseMessage(item)
-		if err != nil {
-			return nil, nil, invalid("messages[%d]: %s", i, wire.Reason(err))
-		}
+	for _, m := range all {
 		if m.Role == "system" {
 			system = append(system, m.Content...)
 			continue
@@ -331,19 +327,7 @@ func parseMessage(raw json.RawMessage) (Message, error) {
 }
 
 func parseBlocks(raw json.RawMessage, where string) ([]Block, error) {
-	items, err := wire.Items(raw)
-	if err != nil {
-		return nil, invalid("%s must be a string or an array of content blocks", where)
-	}
-	out := make([]Block, 0, len(items))
-	for i, item := range items {
-		b, err := parseBlock(item)
-		if err != nil {
-			return nil, invalid("%s[%d]: %s", where, i, wire.Reason(err))
-		}
-		out = append(out, b)
-	}
-	return out, nil
+	return wire.Elements(raw, where, where+" must be a string or an array of content blocks", parseBlock)
 }
 
 type wireBlock struct {
@@ -474,43 +458,39 @@ func parseImageSource(raw json.RawMessage) (*ImageSource, error) {
 }
 
 func parseTools(raw json.RawMessage) ([]Tool, error) {
-	items, err := wire.Items(raw)
-	if err != nil {
-		return nil, invalid("tools must be an array of tool objects")
+	return wire.Array(raw, "tools must be an array of tool objects", parseTool)
+}
+
+func parseTool(i int, item json.RawMessage) (Tool, error) {
+	var w struct {
+		Type        *string         `json:"type"`
+		Name        *string         `json:"name"`
+		Description *string         `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
 	}
-	out := make([]Tool, 0, len(items))
-	for i, item := range items {
-		var w struct {
-			Type        *string         `json:"type"`
-			Name        *string         `json:"name"`
-			Description *string         `json:"description"`
-			InputSchema json.RawMessage `json:"input_schema"`
-		}
-		if !wire.IsObject(item) || json.Unmarshal(item, &w) != nil {
-			return nil, invalid("tools[%d] must be a tool object", i)
-		}
-		t := Tool{Raw: item}
-		if w.Type != nil {
-			t.Type = *w.Type
-		}
-		if w.Name != nil {
-			t.Name = *w.Name
-		}
-		if w.Description != nil {
-			t.Description = *w.Description
-		}
-		if len(w.InputSchema) > 0 && !wire.IsNull(w.InputSchema) {
-			if !wire.IsObject(w.InputSchema) {
-				return nil, invalid("tools[%d].input_schema must be an object", i)
-			}
-			t.InputSchema = w.InputSchema
-		}
-		if (t.Type == "" || t.Type == "custom") && (t.Name == "" || t.InputSchema == nil) {
-			return nil, invalid("tools[%d] needs a name and an input_schema", i)
-		}
-		out = append(out, t)
+	if !wire.IsObject(item) || json.Unmarshal(item, &w) != nil {
+		return Tool{}, invalid("tools[%d] must be a tool object", i)
 	}
-	return out, nil
+	t := Tool{Raw: item}
+	if w.Type != nil {
+		t.Type = *w.Type
+	}
+	if w.Name != nil {
+		t.Name = *w.Name
+	}
+	if w.Description != nil {
+		t.Description = *w.Description
+	}
+	if len(w.InputSchema) > 0 && !wire.IsNull(w.InputSchema) {
+		if !wire.IsObject(w.InputSchema) {
+			return t, invalid("tools[%d].input_schema must be an object", i)
+		}
+		t.InputSchema = w.InputSchema
+	}
+	if (t.Type == "" || t.Type == "custom") && (t.Name == "" || t.InputSchema == nil) {
+		return t, invalid("tools[%d] needs a name and an input_schema", i)
+	}
+	return t, nil
 }
 
 func parseToolChoice(raw json.RawMessage) (*ToolChoice, error) {

@@ -219,22 +219,13 @@ func (r *Request) member(key string, f wire.Field) (err error) {
 }
 
 func parseContents(raw json.RawMessage) ([]Content, error) {
-	items, err := wire.Items(raw)
-	if err != nil {
-		return nil, invalid("contents must be an array of content objects")
-	}
-	if len(items) == 0 {
+	out, err := wire.Elements(raw, "contents", "contents must be an array of content objects", func(item json.RawMessage) (Content, error) {
+		return parseContent(item, false)
+	})
+	if err == nil && len(out) == 0 {
 		return nil, invalid("contents must not be empty")
 	}
-	out := make([]Content, 0, len(items))
-	for i, item := range items {
-		c, err := parseContent(item, false)
-		if err != nil {
-			return nil, invalid("contents[%d]: %s", i, wire.Reason(err))
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return out, err
 }
 
 // parseContent reads one content object; a system instruction's role is
@@ -281,19 +272,7 @@ func parseContent(raw json.RawMessage, system bool) (Content, error) {
 }
 
 func parseParts(raw json.RawMessage) ([]Part, error) {
-	items, err := wire.Items(raw)
-	if err != nil {
-		return nil, invalid("parts must be an array of part objects")
-	}
-	out := make([]Part, 0, len(items))
-	for i, item := range items {
-		p, err := parsePart(item)
-		if err != nil {
-			return nil, invalid("parts[%d]: %s", i, wire.Reason(err))
-		}
-		out = append(out, p)
-	}
-	return out, nil
+	return wire.Elements(raw, "parts", "parts must be an array of part objects", parsePart)
 }
 
 // partMembers are a part's members the gateway reads.
@@ -391,63 +370,55 @@ func object(raw json.RawMessage, what string) (json.RawMessage, error) {
 }
 
 func parseTools(raw json.RawMessage) ([]Tool, error) {
-	items, err := wire.Items(raw)
+	return wire.Elements(raw, "tools", "tools must be an array of tool objects", parseTool)
+}
+
+func parseTool(raw json.RawMessage) (Tool, error) {
+	t := Tool{Raw: raw}
+	fields, err := wire.Unique(raw, "a tool")
 	if err != nil {
-		return nil, invalid("tools must be an array of tool objects")
+		return t, err
 	}
-	out := make([]Tool, 0, len(items))
-	for i, item := range items {
-		fields, err := wire.Unique(item, "a tool")
+	for _, f := range fields {
+		key, err := spelled(f.Key, []string{"functionDeclarations"})
 		if err != nil {
-			return nil, invalid("tools[%d]: %s", i, wire.Reason(err))
+			return t, err
 		}
-		t := Tool{Raw: item}
-		for _, f := range fields {
-			key, err := spelled(f.Key, []string{"functionDeclarations"})
-			if err != nil {
-				return nil, invalid("tools[%d]: %s", i, wire.Reason(err))
-			}
-			if key == "" || wire.IsNull(f.Val) {
-				continue
-			}
-			if t.Functions, err = parseDeclarations(f.Val); err != nil {
-				return nil, invalid("tools[%d]: %s", i, wire.Reason(err))
-			}
+		if key == "" || wire.IsNull(f.Val) {
+			continue
 		}
-		out = append(out, t)
+		if t.Functions, err = parseDeclarations(f.Val); err != nil {
+			return t, err
+		}
 	}
-	return out, nil
+	return t, nil
 }
 
 func parseDeclarations(raw json.RawMessage) ([]FunctionDeclaration, error) {
-	items, err := wire.Items(raw)
-	if err != nil {
-		return nil, invalid("functionDeclarations must be an array")
+	return wire.Array(raw, "functionDeclarations must be an array", parseDeclaration)
+}
+
+func parseDeclaration(i int, item json.RawMessage) (FunctionDeclaration, error) {
+	var w struct {
+		Name                 string          `json:"name"`
+		Description          string          `json:"description"`
+		Parameters           json.RawMessage `json:"parameters"`
+		ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
 	}
-	out := make([]FunctionDeclaration, 0, len(items))
-	for i, item := range items {
-		var w struct {
-			Name                 string          `json:"name"`
-			Description          string          `json:"description"`
-			Parameters           json.RawMessage `json:"parameters"`
-			ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
-		}
-		if !wire.IsObject(item) || json.Unmarshal(item, &w) != nil || w.Name == "" {
-			return nil, invalid("functionDeclarations[%d] needs a name", i)
-		}
-		d := FunctionDeclaration{Name: w.Name, Description: w.Description}
-		switch {
-		case len(w.ParametersJSONSchema) > 0 && !wire.IsNull(w.ParametersJSONSchema):
-			d.Schema = w.ParametersJSONSchema
-		case len(w.Parameters) > 0 && !wire.IsNull(w.Parameters):
-			d.Schema, d.OpenAPI = w.Parameters, true
-		}
-		if d.Schema != nil && !wire.IsObject(d.Schema) {
-			return nil, invalid("functionDeclarations[%d]'s parameters must be an object", i)
-		}
-		out = append(out, d)
+	if !wire.IsObject(item) || json.Unmarshal(item, &w) != nil || w.Name == "" {
+		return FunctionDeclaration{}, invalid("functionDeclarations[%d] needs a name", i)
 	}
-	return out, nil
+	d := FunctionDeclaration{Name: w.Name, Description: w.Description}
+	switch {
+	case len(w.ParametersJSONSchema) > 0 && !wire.IsNull(w.ParametersJSONSchema):
+		d.Schema = w.ParametersJSONSchema
+	case len(w.Parameters) > 0 && !wire.IsNull(w.Parameters):
+		d.Schema, d.OpenAPI = w.Parameters, true
+	}
+	if d.Schema != nil && !wire.IsObject(d.Schema) {
+		return d, invalid("functionDeclarations[%d]'s parameters must be an object", i)
+	}
+	return d, nil
 }
 
 func parseToolConfig(raw json.RawMessage) (*ToolConfig, error) {

@@ -108,3 +108,34 @@ func IsObject(raw json.RawMessage) bool {
 // written in Go — matches a member name to a field: case-insensitively,
 // with Unicode folding ("ſ" is "s", the Kelvin sign "K" is "k").
 func FoldKey(k string) string { return strings.ToLower(strings.ToUpper(k)) }
+
+// Array reads data as a JSON array, each element with read, which is given
+// the element's index to name it in a refusal; notArray is the refusal when
+// data is not an array. The first element read refuses ends it.
+func Array[T any](data []byte, notArray string, read func(i int, item json.RawMessage) (T, error)) ([]T, error) {
+	items, err := Items(data)
+	if err != nil {
+		return nil, Invalidf("%s", notArray)
+	}
+	out := make([]T, 0, len(items))
+	for i, item := range items {
+		v, err := read(i, item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Elements is Array for an element reader whose refusals do not say where
+// they happened: Elements names the place, "name[i]: reason".
+func Elements[T any](data []byte, name, notArray string, read func(item json.RawMessage) (T, error)) ([]T, error) {
+	return Array(data, notArray, func(i int, item json.RawMessage) (T, error) {
+		v, err := read(item)
+		if err != nil {
+			return v, Invalidf("%s[%d]: %s", name, i, Reason(err))
+		}
+		return v, nil
+	})
+}

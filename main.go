@@ -36,7 +36,9 @@ Commands:
   (none)     open the window (without a display: says so and runs serve)
   serve      run without a window; print the dashboard URL and the local key
   verify     recompute every balance from the ledger; exit 1 on any difference
-             (the configured one: <data>/ledger.db, or ledger.dsn on PostgreSQL)
+             (the configured one: <data>/ledger.db, or ledger.dsn on PostgreSQL);
+             replays the audit rows after the last clean verify's checkpoint
+             and leaves a new one; --full replays everything
   migrate    copy a desktop ledger into an empty shared one, then verify it:
              quotagate migrate --from sqlite:PATH --to postgres:DSN
   prices update --from FILE
@@ -56,6 +58,7 @@ Flags:
   --config FILE   YAML config (default: built in — tenant "local", the demo upstream)
   --from, --to    migrate's source (sqlite:PATH) and target (postgres:DSN);
                   --from is also prices update's FILE
+  --full          verify: replay the whole history, not from the checkpoint
   --log-level L   what the terminal shows: debug, info (default), warn or error;
                   debug adds routine events such as each dashboard connecting
   --pprof ADDR    serve: also serve Go's profiler (net/http/pprof) on ADDR,
@@ -72,6 +75,7 @@ type cli struct {
 	from, to                            string // migrate
 	pprof                               string // serve: profiler address, "" = off
 	logLevel                            string // --log-level: debug, info, warn or error; "" = info
+	full                                bool   // verify: replay the whole history, not from the checkpoint
 }
 
 // logLevels are --log-level's values (unset: info, slog's zero Level). The
@@ -149,6 +153,7 @@ func parse(args []string, stderr io.Writer) (cli, error) {
 	fs.StringVar(&c.pprof, "pprof", "", "")
 	fs.StringVar(&c.logLevel, "log-level", "", "")
 	fs.BoolVar(&showVersion, "version", false, "")
+	fs.BoolVar(&c.full, "full", false, "")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -274,7 +279,7 @@ func verify(ctx context.Context, c cli, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	diffs, err := server.Verify(ctx, o)
+	diffs, err := server.VerifyWith(ctx, o, server.VerifyOptions{Full: c.full, Checkpoint: true})
 	if err != nil {
 		return fail(stderr, err)
 	}

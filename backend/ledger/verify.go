@@ -19,9 +19,23 @@ import "fmt"
 //     row has its run, and every settled or reconciled run has exactly one
 //     row carrying its spent units (AdmitRows, MissingRun, SettleRows);
 //   - each guarded model's day equals the sums over its runs (QuotaDay).
+//
+// A replay may start from a checkpoint (Resume) rather than the first row,
+// and a month's runs may have been archived, leaving summaries (Archived)
+// that explain the breaks their rows leave in the chains.
 type Verification struct {
 	Problems []string
 	chain    map[chainKey]*chainState
+	archive  map[chainKey]*archived
+	expect   *Checkpoint // compared with the replay as it passes its seq
+	resumed  int64       // the seq of the checkpoint the replay started from
+}
+
+func (v *Verification) init() {
+	if v.chain == nil {
+		v.chain = map[chainKey]*chainState{}
+		v.archive = map[chainKey]*archived{}
+	}
 }
 
 // chainKey names one chain of audit rows: a tenant's row ("" period) or
@@ -32,9 +46,14 @@ type chainKey struct{ tenant, period string }
 // its next row's available_before: a period's first row (its books start
 // wherever the budget stood), and every period of a tenant after a config
 // row (a budget change moves every period's available at once).
+// lastSeq and hash are the last row replayed and a hash over every row,
+// for a checkpoint; firstSeq the first row this replay read.
 type chainState struct {
-	last, spent Units
-	loose       bool
+	last, spent       Units
+	loose             bool
+	firstSeq, lastSeq int64
+	hash              [32]byte
+	compared          bool // with the expected checkpoint
 }
 
 // Addf adds a problem line.
@@ -65,19 +84,24 @@ func (v *Verification) Tenant(b Balance, runsSpent, runsHeld Units, runsOpen int
 // books of period (its tenant's row for ""); rows come in seq order per
 // tenant.
 func (v *Verification) AuditRow(seq int64, tenant, period string, kind AuditKind, units, before, after Units) {
-	if v.chain == nil {
-		v.chain = map[chainKey]*chainState{}
-	}
+	v.init()
 	k := chainKey{tenant, period}
 	st := v.chain[k]
 	if st == nil {
 		st = &chainState{loose: period != ""}
 		v.chain[k] = st
 	}
-	if !st.loose && st.last != before {
+	if v.expect != nil && seq > v.expect.Seq {
+		v.passCheckpoint(k, st)
+	}
+	if st.firstSeq == 0 {
+		st.firstSeq = seq
+	}
+	if !st.loose && st.last != before && !v.explainGap(k, st.lastSeq, seq, before-st.last) {
 		v.Addf("tenant %s: audit row %d starts at available %d but the previous row left %d", tenant, seq, before, st.last)
 	}
-	st.last, st.loose = after, false
+	st.last, st.loose, st.lastSeq = after, false, seq
+	st.hash = chainHash(st.hash, seq, kind, units, before, after)
 	switch kind {
 	case AuditSettle, AuditReconcile:
 		st.spent += units
@@ -90,19 +114,62 @@ func (v *Verification) AuditRow(seq int64, tenant, period string, kind AuditKind
 	}
 }
 
+// EndReplay is called after the last AuditRow, before TenantEnd and
+// PeriodEnd: a checkpoint the replay was to pass is compared by then.
+func (v *Verification) EndReplay() {
+	v.init()
+	v.endCheckpoint()
+}
+
+// ended is where chain k ends once the rows archived from it are counted,
+// and whether its available is known (a period's loose start that
+// swallowed archived rows, or a loose period, leaves it unknown).
+func (v *Verification) ended(k chainKey) (st chainState, known, found bool) {
+	p := v.chain[k]
+	tail, settled, lead := v.archivedTail(k, firstSeq(p))
+	if p == nil {
+		a := v.archive[k]
+		if a == nil {
+			return chainState{}, false, false
+		}
+		return chainState{spent: settled, loose: true}, false, true
+	}
+	st = *p
+	st.last += tail
+	st.spent += settled
+	// A tenant's own chain starts at its creation, which is never archived.
+	return st, k.period == "" || !st.loose && !lead, true
+}
+
+func firstSeq(st *chainState) int64 {
+	if st == nil {
+		return 1<<63 - 1
+	}
+	return st.firstSeq
+}
+
+// fromCheckpoint says, after a difference found by a replay that started
+// at a checkpoint, where it started: the checkpoint may be what disagrees.
+func (v *Verification) fromCheckpoint() string {
+	if v.resumed == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (replayed from the checkpoint at seq %d; verify --full replays everything)", v.resumed)
+}
+
 // TenantEnd checks where the replayed audit rows of tenant end against its
 // balance row's available and spent, after every AuditRow.
 func (v *Verification) TenantEnd(tenant string, available, spent Units) {
-	st := v.chain[chainKey{tenant, ""}]
-	if st == nil {
+	st, known, found := v.ended(chainKey{tenant, ""})
+	if !found {
 		v.Addf("tenant %s: no audit row records its creation", tenant)
 		return
 	}
-	if st.last != available {
-		v.Addf("tenant %s: available %d but replaying its audit rows gives %d", tenant, available, st.last)
+	if known && st.last != available {
+		v.Addf("tenant %s: available %d but replaying its audit rows gives %d%s", tenant, available, st.last, v.fromCheckpoint())
 	}
 	if st.spent != spent {
-		v.Addf("tenant %s: spent %d but its settle and reconcile audit rows add up to %d", tenant, spent, st.spent)
+		v.Addf("tenant %s: spent %d but its settle and reconcile audit rows add up to %d%s", tenant, spent, st.spent, v.fromCheckpoint())
 	}
 }
 
@@ -110,16 +177,16 @@ func (v *Verification) TenantEnd(tenant string, available, spent Units) {
 // against the period's books (available in units against the tenant's
 // budget), after every AuditRow.
 func (v *Verification) PeriodEnd(tenant, period string, available, spent Units) {
-	st := v.chain[chainKey{tenant, period}]
-	if st == nil {
+	st, known, found := v.ended(chainKey{tenant, period})
+	if !found {
 		v.Addf("tenant %s: period %s has books but no audit row", tenant, period)
 		return
 	}
-	if !st.loose && st.last != available {
-		v.Addf("tenant %s: period %s has available %d but replaying its audit rows gives %d", tenant, period, available, st.last)
+	if known && st.last != available {
+		v.Addf("tenant %s: period %s has available %d but replaying its audit rows gives %d%s", tenant, period, available, st.last, v.fromCheckpoint())
 	}
 	if st.spent != spent {
-		v.Addf("tenant %s: period %s spent %d but its settle and reconcile audit rows add up to %d", tenant, period, spent, st.spent)
+		v.Addf("tenant %s: period %s spent %d but its settle and reconcile audit rows add up to %d%s", tenant, period, spent, st.spent, v.fromCheckpoint())
 	}
 }
 

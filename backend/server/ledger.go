@@ -89,9 +89,9 @@ func instanceName(cfg *config.Config, addr string) string {
 }
 
 // verifyConfigured is `quotagate verify` on the configured ledger.
-func verifyConfigured(ctx context.Context, cfg *config.Config, dataDir string) ([]string, error) {
+func verifyConfigured(ctx context.Context, cfg *config.Config, dataDir string, opts ledger.VerifyOptions) ([]string, error) {
 	if cfg.Ledger.Driver == config.DriverPostgres {
-		return postgres.Verify(ctx, cfg.Ledger.DSN)
+		return postgres.VerifyWith(ctx, cfg.Ledger.DSN, opts)
 	}
 	path := filepath.Join(dataDir, LedgerFile)
 	if _, err := os.Stat(path); err != nil {
@@ -102,5 +102,8 @@ func verifyConfigured(ctx context.Context, cfg *config.Config, dataDir string) (
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
 	defer store.Close()
+	if cv, ok := store.(ledger.CheckpointVerifier); ok {
+		return cv.VerifyWith(ctx, opts)
+	}
 	return store.Verify(ctx)
 }

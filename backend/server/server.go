@@ -432,11 +432,22 @@ func openLedgerAt(now clock.Func) func(context.Context, string) (ledger.Store, e
 }
 
 // Verify opens the ledger in o.DataDir and recomputes every balance from the
-// runs and the audit trail (`quotagate verify`); empty means consistent.
+// runs and the audit trail, replaying what came after the last checkpoint
+// and leaving a new one (`quotagate verify`); empty means consistent.
 func Verify(ctx context.Context, o Options) ([]string, error) {
+	return VerifyWith(ctx, o, ledger.VerifyOptions{Checkpoint: true})
+}
+
+// VerifyOptions says how much of the history a verify replays (see
+// ledger.VerifyOptions).
+type VerifyOptions = ledger.VerifyOptions
+
+// VerifyWith is Verify with opts: `quotagate verify --full` replays the
+// whole history.
+func VerifyWith(ctx context.Context, o Options, opts VerifyOptions) ([]string, error) {
 	cfg := o.Config
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	return verifyConfigured(ctx, cfg, o.DataDir)
+	return verifyConfigured(ctx, cfg, o.DataDir, opts)
 }

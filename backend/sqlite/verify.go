@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -27,9 +29,17 @@ func Verify(ctx context.Context, path string) ([]string, error) {
 	return problems, verr
 }
 
-// Verify recomputes every balance from the runs and from the audit log, in
-// one read snapshot, and returns one line per difference:
-//   - the file passes SQLite's quick_check;
+// Verify is VerifyWith a full replay that writes no checkpoint: what the
+// ledger contract and its tests ask.
+func (s *Store) Verify(ctx context.Context) ([]string, error) {
+	return s.VerifyWith(ctx, ledger.VerifyOptions{Full: true})
+}
+
+// VerifyWith recomputes every balance from the runs and from the audit log
+// (and the summaries of archived months), in one read snapshot, and
+// returns one line per difference:
+//   - the file passes SQLite's quick_check (a full verify: it reads the
+//     whole file);
 //   - each tenant's balance row equals the sums over its runs (spent, held,
 //     queued+active count) and has no negative figure;
 //   - replaying the tenant's audit rows chains available_before to the
@@ -38,15 +48,22 @@ func Verify(ctx context.Context, path string) ([]string, error) {
 //   - every run has exactly one admit row carrying its reserve, every admit
 //     row has its run, and every settled or reconciled run has exactly one
 //     row carrying its spent units;
-//   - each guarded model's day equals the sums over its runs.
-func (s *Store) Verify(ctx context.Context) ([]string, error) {
+//   - each guarded model's day equals the sums over its runs;
+//   - each archive summary is what its audit row recorded.
+//
+// Unless opts.Full, the replay starts from the last checkpoint, and the
+// per-run checks cover the runs with an audit row after it; with
+// opts.Checkpoint a clean replay writes a new one.
+func (s *Store) VerifyWith(ctx context.Context, opts ledger.VerifyOptions) ([]string, error) {
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
 	defer tx.Rollback()
 	v := &verifier{ctx: ctx, tx: tx}
-	v.quickCheck()
+	if err := v.start(opts.Full); err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
 	v.balances()
 	v.periods()
 	v.auditChain()
@@ -55,14 +72,127 @@ func (s *Store) Verify(ctx context.Context) ([]string, error) {
 	if v.err != nil {
 		return nil, fmt.Errorf("verify: %w", v.err)
 	}
+	tx.Rollback()
+	if opts.Checkpoint && len(v.Problems) == 0 {
+		if err := s.writeCheckpoint(ctx, v.Checkpoint(v.top, s.opts.Now())); err != nil {
+			return nil, fmt.Errorf("verify: %w", err)
+		}
+	}
 	return v.Problems, nil
+}
+
+// start reads where the replay begins: the last checkpoint, or the first
+// row when full (the checkpoint is then compared as the replay passes it),
+// and the summaries of archived months.
+func (v *verifier) start(full bool) error {
+	if err := v.tx.QueryRowContext(v.ctx, `SELECT coalesce(max(seq), 0) FROM audit`).Scan(&v.top); err != nil {
+		return err
+	}
+	cp, ok, err := readCheckpoint(v.ctx, v.tx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ok && !full:
+		v.Resume(cp)
+		v.after = cp.Seq
+	case ok:
+		v.Expect(cp)
+	}
+	if full {
+		v.quickCheck()
+	}
+	v.summaries(full)
+	return v.err
+}
+
+// readCheckpoint reads the last checkpoint, if any.
+func readCheckpoint(ctx context.Context, tx *sql.Tx) (ledger.Checkpoint, bool, error) {
+	var cp ledger.Checkpoint
+	var at int64
+	var chains string
+	err := tx.QueryRowContext(ctx, `SELECT seq, at, chains FROM verify_checkpoints ORDER BY seq DESC LIMIT 1`).
+		Scan(&cp.Seq, &at, &chains)
+	if errors.Is(err, sql.ErrNoRows) {
+		return cp, false, nil
+	}
+	if err != nil {
+		return cp, false, fmt.Errorf("read checkpoint: %w", err)
+	}
+	cp.At = fromNanos(at)
+	if err := json.Unmarshal([]byte(chains), &cp.Chains); err != nil {
+		return cp, false, fmt.Errorf("read checkpoint at seq %d: %w", cp.Seq, err)
+	}
+	return cp, true, nil
+}
+
+// writeCheckpoint keeps cp as the only checkpoint, unless a month was
+// archived or restored since the snapshot it was read in: the chains it
+// holds then no longer start where the rows left say.
+func (s *Store) writeCheckpoint(ctx context.Context, cp ledger.Checkpoint) error {
+	chains, err := json.Marshal(cp.Chains)
+	if err != nil {
+		return fmt.Errorf("write checkpoint: %w", err)
+	}
+	err = s.writeAside(ctx, func(w *wtx) error {
+		var moved int
+		if err := w.queryRow(ctx, `SELECT count(*) FROM audit WHERE seq > ? AND (kind = 'archive' OR kind = 'unarchive')`,
+			cp.Seq).Scan(&moved); err != nil || moved > 0 {
+			return err
+		}
+		if _, err := w.exec(ctx, `INSERT OR REPLACE INTO verify_checkpoints (seq, at, chains) VALUES (?, ?, ?)`,
+			cp.Seq, nanos(cp.At), string(chains)); err != nil {
+			return err
+		}
+		_, err := w.exec(ctx, `DELETE FROM verify_checkpoints WHERE seq < ?`, cp.Seq)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("write checkpoint at seq %d: %w", cp.Seq, err)
+	}
+	return nil
+}
+
+// summaries checks each archive summary against its audit row and, on a
+// full replay, tells the replay of it (a replay from a checkpoint starts
+// past the rows it stands for).
+func (v *verifier) summaries(full bool) {
+	v.each(`SELECT s.month, s.tenant_id, s.period, s.runs, s.rows, s.spent_units, s.spent_micros, s.net_units,
+			s.settled_units, s.first_seq, s.last_seq, s.hash, s.audit_seq, coalesce(a.detail, '')
+		FROM archive_summaries s LEFT JOIN audit a ON a.seq = s.audit_seq AND a.kind = 'archive'
+		ORDER BY s.month, s.tenant_id, s.period`, func(rows *sql.Rows) error {
+		var sum ledger.ArchiveSummary
+		var seq int64
+		var recorded string
+		if err := rows.Scan(&sum.Month, &sum.TenantID, &sum.Period, &sum.Runs, &sum.Rows, &sum.SpentUnits,
+			&sum.SpentMicros, &sum.Net, &sum.Settled, &sum.FirstSeq, &sum.LastSeq, &sum.Hash, &seq, &recorded); err != nil {
+			return err
+		}
+		v.ArchiveDigest(sum, seq, recorded)
+		if full {
+			v.Archived(sum)
+		}
+		return nil
+	})
 }
 
 type verifier struct {
 	ledger.Verification
-	ctx context.Context
-	tx  *sql.Tx
-	err error
+	ctx   context.Context
+	tx    *sql.Tx
+	err   error
+	top   int64 // the last audit seq in the snapshot
+	after int64 // the checkpoint's seq: rows up to it were replayed before
+}
+
+// touched narrows a per-run check to the runs with an audit row after the
+// checkpoint (every run on a full replay): the others were checked then,
+// and a run that ended does not change.
+func (v *verifier) touched() string {
+	if v.after == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" AND r.id IN (SELECT run_id FROM audit WHERE seq > %d)", v.after)
 }
 
 // each runs query and calls fn per row until an error.
@@ -98,13 +228,17 @@ func (v *verifier) quickCheck() {
 	})
 }
 
+// balances checks each tenant's balance row against its runs and the
+// summaries of its archived ones.
 func (v *verifier) balances() {
 	v.each(`SELECT t.id, t.budget_units, t.spent_units, t.held_units, t.active,
-			coalesce(sum(CASE WHEN r.period = '' THEN r.spent_units END), 0),
+			coalesce(sum(CASE WHEN r.period = '' THEN r.spent_units END), 0) + (SELECT coalesce(sum(s.spent_units), 0)
+				FROM archive_summaries s WHERE s.tenant_id = t.id AND s.period = ''),
 			coalesce(sum(CASE WHEN r.period = '' THEN r.held_units END), 0),
 			coalesce(sum(r.status IN ('queued', 'active')), 0),
 			t.budget_micros, t.spent_micros, t.held_micros,
-			coalesce(sum(CASE WHEN r.period = '' THEN r.cost_micros END), 0),
+			coalesce(sum(CASE WHEN r.period = '' THEN r.cost_micros END), 0) + (SELECT coalesce(sum(s.spent_micros), 0)
+				FROM archive_summaries s WHERE s.tenant_id = t.id AND s.period = ''),
 			coalesce(sum(CASE WHEN r.period = '' AND (r.usage = 'pending' OR r.usage = 'unknown') THEN r.reserve_micros END), 0)
 		FROM tenants t LEFT JOIN runs r ON r.tenant_id = t.id GROUP BY t.id ORDER BY t.id`,
 		func(rows *sql.Rows) error {
@@ -132,6 +266,7 @@ func (v *verifier) runsMoney() {
 			CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END, sum(a.micros)
 		FROM runs r JOIN audit a ON a.run_id = r.id AND a.balance = 1
 			AND (a.kind = 'admit' OR a.kind = 'settle' OR a.kind = 'reconcile')
+		WHERE 1`+v.touched()+`
 		GROUP BY r.id, a.kind = 'admit'
 		HAVING sum(a.micros) != CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END ORDER BY r.id`,
 		func(rows *sql.Rows) error {
@@ -146,8 +281,8 @@ func (v *verifier) runsMoney() {
 }
 
 func (v *verifier) auditChain() {
-	v.each(`SELECT seq, tenant_id, period, kind, units, available_before, available_after FROM audit
-		WHERE balance = 1 ORDER BY tenant_id, seq`, func(rows *sql.Rows) error {
+	v.each(fmt.Sprintf(`SELECT seq, tenant_id, period, kind, units, available_before, available_after FROM audit
+		WHERE balance = 1 AND seq > %d AND seq <= %d ORDER BY tenant_id, seq`, v.after, v.top), func(rows *sql.Rows) error {
 		var seq int64
 		var tenant, period, kind string
 		var units, before, after ledger.Units
@@ -157,6 +292,7 @@ func (v *verifier) auditChain() {
 		v.AuditRow(seq, tenant, period, ledger.AuditKind(kind), units, before, after)
 		return nil
 	})
+	v.EndReplay()
 	v.each(`SELECT p.tenant_id, p.period, t.budget_units - p.spent_units - p.held_units, p.spent_units
 		FROM tenant_periods p JOIN tenants t ON t.id = p.tenant_id ORDER BY p.tenant_id, p.period`,
 		func(rows *sql.Rows) error {
@@ -183,6 +319,7 @@ func (v *verifier) auditChain() {
 func (v *verifier) runsAgainstAudit() {
 	v.each(`SELECT r.id, r.reserve_units, count(a.seq), coalesce(min(a.units), -1), coalesce(max(a.units), -1)
 		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind = 'admit' AND a.balance = 1
+		WHERE 1`+v.touched()+`
 		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.reserve_units ORDER BY r.id`,
 		func(rows *sql.Rows) error {
 			var id string
@@ -196,7 +333,7 @@ func (v *verifier) runsAgainstAudit() {
 		})
 	v.runsMoney()
 	v.each(`SELECT a.seq, a.run_id FROM audit a LEFT JOIN runs r ON r.id = a.run_id
-		WHERE a.kind = 'admit' AND a.balance = 1 AND r.id IS NULL ORDER BY a.seq`,
+		WHERE a.kind = 'admit' AND a.balance = 1 AND r.id IS NULL AND a.seq > `+fmt.Sprint(v.after)+` ORDER BY a.seq`,
 		func(rows *sql.Rows) error {
 			var seq int64
 			var id string
@@ -208,7 +345,7 @@ func (v *verifier) runsAgainstAudit() {
 		})
 	v.each(`SELECT r.id, r.usage, r.spent_units, count(a.seq), coalesce(min(a.units), -1)
 		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind IN ('settle', 'reconcile') AND a.balance = 1
-		WHERE r.usage IN ('trusted', 'reconciled') OR a.seq IS NOT NULL
+		WHERE (r.usage IN ('trusted', 'reconciled') OR a.seq IS NOT NULL)`+v.touched()+`
 		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.spent_units OR r.usage NOT IN ('trusted', 'reconciled')
 		ORDER BY r.id`,
 		func(rows *sql.Rows) error {
@@ -225,8 +362,11 @@ func (v *verifier) runsAgainstAudit() {
 
 func (v *verifier) quotaDays() {
 	v.each(`WITH sums AS (
-			SELECT upstream, model, quota_day AS day, sum(spent_units + overrun_units) AS usage, sum(held_units) AS held
-			FROM runs WHERE quota_day != '' GROUP BY upstream, model, quota_day
+			SELECT upstream, model, day, sum(usage) AS usage, sum(held) AS held FROM (
+				SELECT upstream, model, quota_day AS day, spent_units + overrun_units AS usage, held_units AS held
+				FROM runs WHERE quota_day != ''
+				UNION ALL SELECT upstream, model, day, usage_units, 0 FROM archive_quota_days
+			) GROUP BY upstream, model, day
 		), keys AS (
 			SELECT upstream, model, day FROM sums UNION SELECT upstream, model, day FROM quota_days
 		)
@@ -253,9 +393,13 @@ func (v *verifier) quotaDays() {
 // compared with nothing spent or held).
 func (v *verifier) periods() {
 	v.each(`WITH sums AS (
-			SELECT tenant_id, period, sum(spent_units) AS spent, sum(held_units) AS held, sum(cost_micros) AS cost,
-				sum(CASE WHEN usage = 'pending' OR usage = 'unknown' THEN reserve_micros ELSE 0 END) AS held_micros
-			FROM runs WHERE period != '' GROUP BY tenant_id, period
+			SELECT tenant_id, period, sum(spent) AS spent, sum(held) AS held, sum(cost) AS cost,
+				sum(held_micros) AS held_micros FROM (
+				SELECT tenant_id, period, spent_units AS spent, held_units AS held, cost_micros AS cost,
+					CASE WHEN usage = 'pending' OR usage = 'unknown' THEN reserve_micros ELSE 0 END AS held_micros
+				FROM runs WHERE period != ''
+				UNION ALL SELECT tenant_id, period, spent_units, 0, spent_micros, 0 FROM archive_summaries WHERE period != ''
+			) GROUP BY tenant_id, period
 		), keys AS (
 			SELECT tenant_id, period FROM sums UNION SELECT tenant_id, period FROM tenant_periods
 		)

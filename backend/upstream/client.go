@@ -43,6 +43,14 @@ type Options struct {
 	BaseURL string   // ends before /chat/completions, e.g. https://api.openai.com/v1
 	APIKey  string   // sent as Authorization: Bearer (as x-api-key to MessagesPath); never logged
 	Models  []string // model ids this upstream serves
+	// APIKeys is a pool used in turn instead of APIKey (never both). A key
+	// the provider refuses (401, 403, 402, a 429 saying the quota is spent)
+	// rests for KeyCooldown (default DefaultKeyCooldown), and the call is
+	// sent once more with the next key; with every key resting the upstream
+	// refuses (KeysRestingError). Now is the pool's clock (default time.Now).
+	APIKeys     []string
+	KeyCooldown time.Duration
+	Now         func() time.Time
 	// Protocols are the API protocols the upstream speaks natively ("chat",
 	// "responses", "messages"); empty means chat completions only.
 	Protocols []string
@@ -61,6 +69,7 @@ type Client struct {
 	opts Options
 	hc   *http.Client
 	base string
+	pool *keyPool // nil without APIKeys
 }
 
 // New returns a client with its own http.Transport.
@@ -70,6 +79,16 @@ func New(opts Options) (*Client, error) {
 	}
 	if !strings.HasPrefix(opts.BaseURL, "http://") && !strings.HasPrefix(opts.BaseURL, "https://") {
 		return nil, fmt.Errorf("upstream %s: base URL %q must start with http:// or https://", opts.Name, opts.BaseURL)
+	}
+	if opts.APIKey != "" && len(opts.APIKeys) > 0 {
+		return nil, fmt.Errorf("upstream %s: give api_key or api_keys, not both", opts.Name)
+	}
+	var pool *keyPool
+	if len(opts.APIKeys) > 0 {
+		if slices.Contains(opts.APIKeys, "") {
+			return nil, fmt.Errorf("upstream %s: api_keys holds an empty key", opts.Name)
+		}
+		pool = newKeyPool(opts.Name, slices.Clone(opts.APIKeys), opts.KeyCooldown, opts.Now)
 	}
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = DefaultDialTimeout
@@ -97,7 +116,7 @@ func New(opts Options) (*Client, error) {
 		// A redirect could carry the key elsewhere; providers do not redirect API calls.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Client{opts: opts, hc: hc, base: strings.TrimRight(opts.BaseURL, "/")}, nil
+	return &Client{opts: opts, hc: hc, base: strings.TrimRight(opts.BaseURL, "/"), pool: pool}, nil
 }
 
 // Name is the upstream's configured name.
@@ -141,6 +160,9 @@ type SendError struct {
 
 func (e *SendError) Error() string {
 	what := "could not be reached"
+	if kr := (*KeysRestingError)(nil); errors.As(e.Err, &kr) {
+		return kr.Error()
+	}
 	if e.Sent {
 		what = "gave no response"
 	}
@@ -155,6 +177,9 @@ func (e *SendError) Evidence() string {
 	if errors.Is(e.Err, context.Canceled) {
 		return fmt.Sprintf("upstream_not_sent: cancelled before the request reached %s", e.Upstream)
 	}
+	if kr := (*KeysRestingError)(nil); errors.As(e.Err, &kr) {
+		return "upstream_keys_resting: " + kr.Error()
+	}
 	return fmt.Sprintf("upstream_connect_error: %s: %v", e.Upstream, e.Err)
 }
 
@@ -164,9 +189,48 @@ func (c *Client) Send(ctx context.Context, body []byte, header http.Header) (*Re
 	return c.Post(ctx, "/chat/completions", body, header)
 }
 
+// Keys is the upstream's key pool as the dashboard shows it (nil without
+// one): last four characters and rest, never a key.
+func (c *Client) Keys() []KeyState {
+	if c.pool == nil {
+		return nil
+	}
+	return c.pool.states()
+}
+
 // Post is Send to another path under the base URL ("/responses",
-// "/messages"), for a protocol the upstream speaks natively.
+// "/messages"), for a protocol the upstream speaks natively. With a key
+// pool, an answer that refuses the key (keyRefused) rests it and the call
+// goes once more to the next key: the provider did no work for a refused
+// key, and it is the same upstream, so this is one attempt.
 func (c *Client) Post(ctx context.Context, path string, body []byte, header http.Header) (*Response, error) {
+	if c.pool == nil {
+		return c.post(ctx, path, body, header, c.opts.APIKey)
+	}
+	for try := 0; ; try++ {
+		i, key, err := c.pool.take()
+		if err != nil {
+			return nil, err
+		}
+		resp, err := c.post(ctx, path, body, header, key)
+		if err != nil {
+			return nil, err
+		}
+		why, resp := keyRefused(resp)
+		if why == "" {
+			return resp, nil
+		}
+		c.pool.rest(i, why)
+		if try > 0 {
+			return resp, nil
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, keyRefusalBytes))
+		resp.Body.Close()
+	}
+}
+
+// post sends one request with key (none when empty).
+func (c *Client) post(ctx context.Context, path string, body []byte, header http.Header, key string) (*Response, error) {
 	var wrote atomic.Bool
 	trace := &httptrace.ClientTrace{
 		WroteHeaderField: func(string, []string) { wrote.Store(true) },
@@ -185,17 +249,17 @@ func (c *Client) Post(ctx context.Context, path string, body []byte, header http
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	switch {
-	case c.opts.APIKey == "":
+	case key == "":
 	case path == MessagesPath:
 		// Anthropic's API (and every Anthropic-compatible endpoint) takes
 		// the key as x-api-key; Authorization is for its OAuth tokens.
-		req.Header.Set("X-Api-Key", c.opts.APIKey)
+		req.Header.Set("X-Api-Key", key)
 	case strings.HasPrefix(path, GeminiModelsPath):
 		// The Gemini API takes the key as x-goog-api-key, never in the URL
 		// (a key in a URL ends up in logs).
-		req.Header.Set("X-Goog-Api-Key", c.opts.APIKey)
+		req.Header.Set("X-Goog-Api-Key", key)
 	default:
-		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -97,6 +97,7 @@ type Server struct {
 	flight  int
 	changed chan struct{}  // closed and replaced on every observation
 	errored map[string]int // Plan.Times: errors answered per plan string
+	keys    keyBook        // RefuseKey's answers and the calls seen per key
 }
 
 // Start listens and serves until Close.
@@ -211,6 +212,9 @@ func (s *Server) update(f func()) {
 
 func (s *Server) auth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.refusedKey(w, r) {
+			return
+		}
 		if s.opts.APIKey != "" && apiKey(r) != s.opts.APIKey {
 			writeJSON(w, http.StatusUnauthorized, errorBody("invalid api key for the demo upstream", "invalid_request_error", "invalid_api_key"))
 			return

@@ -149,6 +149,11 @@ type Upstream struct {
 	// Prices override the price table for this upstream's models, per 1M
 	// tokens in the gateway's currency (not converted by usd_rate).
 	Prices map[string]price.QuoteText `yaml:"prices"`
+	// APIKeys is a key pool used in turn, instead of APIKey; a key the
+	// provider refuses rests for KeyCooldown (zero: upstream's default),
+	// in this gateway's memory only.
+	APIKeys     []string      `yaml:"api_keys"`
+	KeyCooldown time.Duration `yaml:"key_cooldown"`
 }
 
 // BudgetMicros is the tenant's money budget (checked by Validate), and

@@ -160,6 +160,9 @@ func (c *Config) validateUpstreams() error {
 				return fmt.Errorf("%s: protocols lists %s twice", where, proto)
 			}
 		}
+		if err := u.validateKeys(where); err != nil {
+			return err
+		}
 		switch u.ReasoningSwitch {
 		case "", "reasoning_effort", "thinking":
 		default:

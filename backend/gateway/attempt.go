@@ -105,9 +105,12 @@ func (a attempt) failed(err, cause error) (outcome, error) {
 	default:
 		o = kept(status, a.scrub.String(fmt.Sprintf("upstream_no_response: the request reached %s but no answer came: %v", a.up.Name(), err)))
 	}
+	var kr *upstream.KeysRestingError
 	switch {
 	case cause != nil:
 		return o, clientError(cause)
+	case errors.As(err, &kr):
+		return o, &ledger.Error{Code: ledger.CodeUpstreamBusy, Message: kr.Error(), RetryAfter: kr.RetryAfter()}
 	case se != nil && se.Timeout:
 		return o, ledger.Errorf(ledger.CodeUpstreamTimeout, "the upstream %s did not answer in time", a.up.Name())
 	}

@@ -49,7 +49,7 @@ func assemble(p parts) (_ *assembly, err error) {
 		return nil, err
 	}
 	reserve := reservePolicy(cfg)
-	ups, forward, err := a.upstreams(cfg, m)
+	ups, forward, err := a.upstreams(cfg, m, p.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func assemble(p parts) (_ *assembly, err error) {
 // upstreams are the clients of the configured upstreams, in config order,
 // with the built-in demo started on its own loopback listener; forward
 // names the request headers the gateway passes on (the demo's fault plan).
-func (a *assembly) upstreams(cfg *config.Config, m meter.Meter) (ups []gateway.Upstream, forward []string, err error) {
+func (a *assembly) upstreams(cfg *config.Config, m meter.Meter, now func() time.Time) (ups []gateway.Upstream, forward []string, err error) {
 	for _, u := range cfg.Upstreams {
 		baseURL := u.BaseURL
 		if u.Kind == config.KindDemo {
@@ -101,7 +101,8 @@ func (a *assembly) upstreams(cfg *config.Config, m meter.Meter) (ups []gateway.U
 		}
 		c, err := upstream.New(upstream.Options{Name: u.Name, BaseURL: baseURL, APIKey: u.APIKey, Models: u.Models, Protocols: u.Protocols, ReasoningSwitch: u.ReasoningSwitch,
 			// a non-streaming reasoning call sends its headers only when done
-			ResponseHeaderTimeout: upstreamTimeout(cfg.Limits)})
+			ResponseHeaderTimeout: upstreamTimeout(cfg.Limits),
+			APIKeys:               u.APIKeys, KeyCooldown: u.KeyCooldown, Now: now})
 		if err != nil {
 			return nil, nil, fmt.Errorf("upstream %s: %w", u.Name, err)
 		}

@@ -110,6 +110,7 @@ func (s *Server) secrets() []string {
 	}
 	for _, u := range s.cfg.Upstreams {
 		out = append(out, u.APIKey)
+		out = append(out, u.APIKeys...)
 		if q := u.Quota; q != nil {
 			out = append(out, q.Balance.AccessKey, q.Balance.SecretKey, q.Balance.Token)
 		}

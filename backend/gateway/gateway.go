@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -103,9 +102,7 @@ type Gateway struct {
 	mux  *http.ServeMux
 	log  *slog.Logger
 
-	tmu       sync.Mutex
-	tenants   []ledger.Tenant
-	tenantsAt time.Time
+	tenants tenantCache
 
 	rmu  sync.Mutex
 	runs map[ledger.RunID]*call // runs in flight in this process
@@ -203,28 +200,7 @@ func newRunID() ledger.RunID {
 
 // InvalidateTenants makes the next request re-read tenants from the store
 // (after a config change applied keys or policies).
-func (g *Gateway) InvalidateTenants() {
-	g.tmu.Lock()
-	g.tenantsAt = time.Time{}
-	g.tmu.Unlock()
-}
-
-func (g *Gateway) loadTenants(ctx context.Context, force bool) ([]ledger.Tenant, error) {
-	g.tmu.Lock()
-	defer g.tmu.Unlock()
-	if g.tenants != nil && !force && time.Since(g.tenantsAt) < DefaultTenantRefresh {
-		return g.tenants, nil
-	}
-	if force && time.Since(g.tenantsAt) < 100*time.Millisecond {
-		return g.tenants, nil // a flood of bad keys must not become a flood of reads
-	}
-	ts, err := g.opts.Store.Tenants(ctx)
-	if err != nil {
-		return nil, err
-	}
-	g.tenants, g.tenantsAt = ts, time.Now()
-	return ts, nil
-}
+func (g *Gateway) InvalidateTenants() { g.tenants.invalidate() }
 
 // asTenant serves h for the tenant the request authenticates as; a request
 // that does not is refused in door d's error shape before h runs.
@@ -254,7 +230,7 @@ func (g *Gateway) authenticate(r *http.Request) (ledger.Tenant, error) {
 		return ledger.Tenant{}, err
 	}
 	for _, force := range []bool{false, true} {
-		ts, err := g.loadTenants(r.Context(), force)
+		ts, err := g.tenants.load(r.Context(), force, g.opts.Store.Tenants, g.log)
 		if err != nil {
 			return ledger.Tenant{}, err
 		}

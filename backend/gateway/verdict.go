@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -185,11 +186,23 @@ func (rec *runRecord) write(ctx context.Context, o outcome) (kind string, err er
 		_, err = rec.store.KeepHold(ctx, rec.id, o.status, o.evidence, rec.actor())
 		kind = "keep hold"
 	}
-	if ledger.ErrorCode(err) == ledger.CodeRunEnded {
+	switch {
+	case errors.Is(err, ledger.ErrLateEnd):
+		// This gateway was cut off from the ledger past its lease, and
+		// another ended the run interrupted with its hold kept; the ledger
+		// kept this end as evidence on the hold. Nothing to retry.
+		rec.log.Warn("gateway: run ended by another gateway while this one's lease had lapsed; its end is kept as evidence on the hold",
+			"run", rec.id, "outcome", kind)
+		kind, err = lateEnd, nil
+	case ledger.ErrorCode(err) == ledger.CodeRunEnded:
 		err = nil // already written (a retry whose first try committed after all)
 	}
 	return kind, err
 }
+
+// lateEnd is the kind runRecord.write reports for an end the ledger kept
+// as evidence instead of applying (ledger.ErrLateEnd).
+const lateEnd = "late end"
 
 // Backoff of runRecord.retry.
 const (
@@ -210,7 +223,9 @@ func (rec *runRecord) retry(o outcome) {
 			kind, err := rec.write(ctx, o)
 			cancel()
 			if err == nil {
-				rec.log.Warn("gateway: end run written after retrying", "run", rec.id, "outcome", kind)
+				if kind != lateEnd {
+					rec.log.Warn("gateway: end run written after retrying", "run", rec.id, "outcome", kind)
+				}
 				return
 			}
 			if ledger.ErrorCode(err) != ledger.CodeInternal {

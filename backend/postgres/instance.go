@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,6 +42,39 @@ type lease struct {
 	token string
 	stop  context.CancelFunc
 	done  chan struct{}
+	kick  chan struct{} // an admission refused for want of a lease asks for a beat now
+
+	mu sync.Mutex
+	// epoch is the epoch of the lease row this gateway holds (0: none);
+	// validTill is, on this machine's clock, the start of the last renewal
+	// that succeeded plus the expiry: the database's expires_at is never
+	// earlier, so this gateway stops admitting before any other may judge
+	// it dead.
+	epoch     int64
+	validTill time.Time
+}
+
+// held returns the epoch this gateway may admit under, 0 when its lease
+// lapsed (or was taken) and is not yet renewed.
+func (l *lease) held() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.epoch == 0 || !time.Now().Before(l.validTill) {
+		return 0
+	}
+	return l.epoch
+}
+
+func (l *lease) renewed(epoch int64, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.epoch, l.validTill = epoch, at.Add(l.opts.Expiry)
+}
+
+func (l *lease) lost() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.epoch = 0
 }
 
 // TakeLease makes this store's instance a live member of the shared
@@ -62,7 +96,7 @@ func (s *Store) TakeLease(ctx context.Context, o LeaseOptions) error {
 	}
 	var b [12]byte
 	rand.Read(b[:])
-	l := &lease{opts: o, token: hex.EncodeToString(b[:]), done: make(chan struct{})}
+	l := &lease{opts: o, token: hex.EncodeToString(b[:]), done: make(chan struct{}), kick: make(chan struct{}, 1)}
 	deadline := time.Now().Add(o.Expiry + o.Heartbeat)
 	for {
 		ok, until, err := s.claimLease(ctx, l)
@@ -93,16 +127,21 @@ func (s *Store) TakeLease(ctx context.Context, o LeaseOptions) error {
 }
 
 // claimLease inserts or takes over the instance's row when it is free or
-// expired; otherwise it reports until when a twin holds it.
+// expired; otherwise it reports until when a twin holds it. A row taken
+// over from another incarnation gets a fresh epoch; this incarnation's own
+// row, found expired but not yet reaped, keeps its epoch (nobody ended its
+// runs: the reaper deletes the row first).
 func (s *Store) claimLease(ctx context.Context, l *lease) (bool, time.Time, error) {
 	var token string
-	var expires int64
+	var expires, epoch int64
+	at := time.Now()
 	err := s.pool.QueryRow(ctx, `INSERT INTO instances (name, addr, token, started_at, heartbeat_at, expires_at)
 		VALUES ($1, $2, $3, `+dbNow+`, `+dbNow+`, `+dbNow+` + $4)
 		ON CONFLICT (name) DO UPDATE SET addr = excluded.addr, token = excluded.token, started_at = excluded.started_at,
-			heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at
+			heartbeat_at = excluded.heartbeat_at, expires_at = excluded.expires_at,
+			epoch = CASE WHEN instances.token = excluded.token THEN instances.epoch ELSE nextval('lease_epochs') END
 			WHERE instances.expires_at < `+dbNow+` OR instances.token = excluded.token
-		RETURNING token, expires_at`, s.opts.Instance, l.opts.Addr, l.token, l.opts.Expiry.Nanoseconds()).Scan(&token, &expires)
+		RETURNING token, expires_at, epoch`, s.opts.Instance, l.opts.Addr, l.token, l.opts.Expiry.Nanoseconds()).Scan(&token, &expires, &epoch)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if err := s.pool.QueryRow(ctx, `SELECT expires_at FROM instances WHERE name = $1`, s.opts.Instance).Scan(&expires); err != nil {
 			return false, time.Time{}, err
@@ -112,7 +151,11 @@ func (s *Store) claimLease(ctx context.Context, l *lease) (bool, time.Time, erro
 	if err != nil {
 		return false, time.Time{}, err
 	}
-	return token == l.token, fromNanos(expires), nil
+	if token != l.token {
+		return false, fromNanos(expires), nil
+	}
+	l.renewed(epoch, at)
+	return true, fromNanos(expires), nil
 }
 
 func (s *Store) heartbeat(ctx context.Context, l *lease) {
@@ -124,6 +167,7 @@ func (s *Store) heartbeat(ctx context.Context, l *lease) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-l.kick:
 		}
 		if err := s.beat(ctx, l); err != nil && ctx.Err() == nil {
 			l.opts.Logger.Error("lease heartbeat", "instance", s.opts.Instance, "err", err)
@@ -139,32 +183,84 @@ func (s *Store) heartbeat(ctx context.Context, l *lease) {
 	}
 }
 
-// beat renews the lease; a lease found taken (this instance was silent past
-// its expiry and was judged dead) is taken again and reported.
+// beat renews the lease of this gateway's epoch. A lease found taken (this
+// instance was silent past its expiry and another gateway judged it dead,
+// ending its runs) is registered again under a fresh epoch; the runs of
+// the old one stay fenced.
 func (s *Store) beat(ctx context.Context, l *lease) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE instances SET heartbeat_at = `+dbNow+`, expires_at = `+dbNow+` + $1
-		WHERE name = $2 AND token = $3`, l.opts.Expiry.Nanoseconds(), s.opts.Instance, l.token)
+	l.mu.Lock()
+	epoch := l.epoch
+	l.mu.Unlock()
+	at := time.Now()
+	if epoch != 0 {
+		tag, err := s.pool.Exec(ctx, `UPDATE instances SET heartbeat_at = `+dbNow+`, expires_at = `+dbNow+` + $1
+			WHERE name = $2 AND epoch = $3`, l.opts.Expiry.Nanoseconds(), s.opts.Instance, epoch)
+		if err != nil {
+			return fmt.Errorf("renew lease: %w", err)
+		}
+		if tag.RowsAffected() == 1 {
+			l.renewed(epoch, at)
+			return nil
+		}
+		l.lost()
+		l.opts.Logger.Error("this instance's lease had expired: another instance ended its open runs interrupted (holds kept); registering again under a fresh lease epoch",
+			"instance", s.opts.Instance, "epoch", epoch)
+	}
+	ok, until, err := s.claimLease(ctx, l)
 	if err != nil {
-		return fmt.Errorf("renew lease: %w", err)
-	}
-	if tag.RowsAffected() == 1 {
-		return nil
-	}
-	l.opts.Logger.Error("this instance's lease had expired: another instance ended its open runs interrupted (holds kept)",
-		"instance", s.opts.Instance)
-	if _, _, err := s.claimLease(ctx, l); err != nil {
 		return fmt.Errorf("retake lease: %w", err)
+	}
+	if !ok {
+		return fmt.Errorf("retake lease: another gateway holds the lease of instance %s until %s", s.opts.Instance, until.Format(time.RFC3339))
+	}
+	l.mu.Lock()
+	fresh := l.epoch
+	l.mu.Unlock()
+	if fresh != epoch {
+		l.opts.Logger.Warn("admitting again under a fresh lease", "instance", s.opts.Instance, "epoch", fresh)
 	}
 	return nil
 }
 
-// ReapExpired ends, interrupted with their holds intact, the open runs of
-// instances whose lease expired (and of instances that hold no lease at
-// all, such as one whose reaper died half-way): their concurrency slots are
-// freed, their money stays held until trusted usage or a reconcile. One
-// instance wins each dead lease (the DELETE … RETURNING); the runs' own
-// state checks make a second reaper harmless. It returns how many runs it
-// ended.
+// admitEpoch is the lease epoch an admission is made under: 0 when this
+// store holds no lease (a single gateway, a tool), else the live epoch. A
+// gateway whose lease lapsed refuses (and asks for a beat at once): the
+// others may be ending its runs.
+func (s *Store) admitEpoch() (int64, error) {
+	s.mu.Lock()
+	l := s.lease
+	s.mu.Unlock()
+	if l == nil {
+		return 0, nil
+	}
+	if e := l.held(); e != 0 {
+		return e, nil
+	}
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+	return 0, errLeaseLapsed(s.opts.Instance, l.opts.Heartbeat)
+}
+
+// errLeaseLapsed refuses an admission of a gateway that does not hold a
+// live lease: nothing was reserved or sent.
+func errLeaseLapsed(instance string, retry time.Duration) error {
+	return &ledger.Error{Code: ledger.CodeLedgerUnavailable, RetryAfter: max(retry, time.Second),
+		Message: "quotagate instance " + instance + " could not renew its lease on the shared ledger and admits no call until it holds a fresh one; nothing was charged or sent — try again shortly"}
+}
+
+// ActorLeaseExpiry ends the open runs of a gateway whose lease expired.
+var ActorLeaseExpiry = ledger.System("lease-expiry")
+
+// ReapExpired ends, interrupted with their holds intact, the open runs
+// whose lease is gone: instances whose lease expired lose their row (one
+// gateway wins each, the DELETE … RETURNING), and a run admitted under an
+// epoch no row holds any more is an orphan — as is a run from before
+// epochs whose instance holds no lease, such as one whose reaper died
+// half-way. Their concurrency slots are freed, their money stays held
+// until trusted usage or a reconcile; the runs' own state checks make a
+// second reaper harmless. It returns how many runs it ended.
 func (s *Store) ReapExpired(ctx context.Context) (int, error) {
 	rows, err := s.pool.Query(ctx, `DELETE FROM instances WHERE expires_at < `+dbNow+` AND name <> $1 RETURNING name`, s.opts.Instance)
 	if err != nil {
@@ -174,27 +270,43 @@ func (s *Store) ReapExpired(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reap expired leases: %w", err)
 	}
-	rows, err = s.pool.Query(ctx, `SELECT DISTINCT instance FROM runs WHERE status IN ('queued', 'active')
-		AND instance <> $1 AND instance NOT IN (SELECT name FROM instances)`, s.opts.Instance)
+	rows, err = s.pool.Query(ctx, `SELECT id, instance FROM runs WHERE status IN ('queued', 'active') AND (
+			(lease_epoch = 0 AND instance <> $1 AND instance NOT IN (SELECT name FROM instances))
+			OR (lease_epoch <> 0 AND lease_epoch NOT IN (SELECT epoch FROM instances)))
+		ORDER BY created_at, id`, s.opts.Instance)
 	if err != nil {
 		return 0, fmt.Errorf("find runs of dead instances: %w", err)
 	}
-	orphans, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	orphans, err := pgx.CollectRows(rows, pgx.RowToStructByPos[orphan])
 	if err != nil {
 		return 0, fmt.Errorf("find runs of dead instances: %w", err)
 	}
-	n := 0
-	for _, name := range orphans {
-		k, err := s.interruptOpen(ctx, name, ledger.System("lease-expiry"),
-			"the lease of instance "+name+" expired while the run was ")
-		n += k
-		if err != nil {
-			return n, err
-		}
-	}
+	n, err := s.endOrphans(ctx, orphans)
 	if len(dead)+n > 0 {
 		s.leaseLogger().Warn("ended the open runs of dead instances interrupted; their holds stay until reconciled",
 			"dead", dead, "runs", n)
+	}
+	return n, err
+}
+
+// orphan is an open run whose lease is gone.
+type orphan struct {
+	ID       string
+	Instance string
+}
+
+func (s *Store) endOrphans(ctx context.Context, orphans []orphan) (int, error) {
+	n := 0
+	for _, o := range orphans {
+		rule := ledger.RecoverRule("the lease of instance " + o.Instance + " expired while the run was ")
+		rule.Op = "interrupt"
+		_, changed, err := s.transit(ctx, ledger.RunID(o.ID), ActorLeaseExpiry, rule, false)
+		if err != nil {
+			return n, err
+		}
+		if changed {
+			n++
+		}
 	}
 	return n, nil
 }

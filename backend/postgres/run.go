@@ -66,17 +66,26 @@ func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run,
 	if err != nil {
 		return ledger.Run{}, fmt.Errorf("admit run %s: %w", req.RunID, err)
 	}
+	epoch, err := s.admitEpoch()
+	if err != nil {
+		return ledger.Run{}, fmt.Errorf("admit run %s: %w", req.RunID, err)
+	}
 	var run ledger.Run
 	err = s.write(ctx, func(w *wtx) error {
+		if err := s.fenceAdmission(ctx, w, epoch); err != nil {
+			return err
+		}
 		var err error
-		run, err = s.admit(ctx, w, req)
+		run, err = s.admit(ctx, w, req, epoch)
 		return err
 	})
 	if isRunsKey(err) {
 		err = ledger.ErrRunExists(req.RunID)
 	}
+	// A refusal is audited; a lapsed lease is no refusal of the tenant's
+	// (nothing about the call was decided) and the ledger may be away.
 	var domain *ledger.Error
-	if errors.As(err, &domain) {
+	if errors.As(err, &domain) && domain.Code != ledger.CodeLedgerUnavailable {
 		if aerr := s.write(ctx, func(w *wtx) error { return auditReject(ctx, w, req, err) }); aerr != nil {
 			err = fmt.Errorf("audit refusal %v: %w", err, aerr)
 		}
@@ -87,7 +96,7 @@ func (s *Store) Admit(ctx context.Context, req ledger.AdmitRequest) (ledger.Run,
 	return run, nil
 }
 
-func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, error) {
+func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest, epoch int64) (ledger.Run, error) {
 	// A duplicate id is refused first, as SQLite does; one admitted
 	// meanwhile by another transaction is caught by the run insert's primary
 	// key when the queued statements run (the transaction rolls back whole).
@@ -136,15 +145,15 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (led
 			return ledger.Run{}, err
 		}
 	}
-	w.queue(`INSERT INTO runs (`+runColumns+`, fingerprint)
+	w.queue(`INSERT INTO runs (`+runColumns+`, fingerprint, lease_epoch)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		$22, $23, $24, $25, $26, $27, $28)`,
+		$22, $23, $24, $25, $26, $27, $28, $29)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
 		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance,
 		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
 		ledger.PricesText(run.Prices), int64(run.InputUnits), int64(run.ReserveMicros), int64(run.CostMicros),
-		int64(run.OverrunMicros), run.Period, req.Fingerprint)
+		int64(run.OverrunMicros), run.Period, req.Fingerprint, epoch)
 	s.insertRunAudit(w, ledger.AdmitAudit(run, req.Actor, b.Available()), run)
 	return run, nil
 }
@@ -218,15 +227,20 @@ var errMoved = errors.New("run changed meanwhile")
 // every transaction: the run, then its tenant, then the quota day (an
 // admission, which has no run row yet, locks tenant then quota day), so no
 // two transactions wait on each other in a cycle.
-func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transition, actor ledger.Actor) error {
+//
+// fenced makes the same UPDATE also require that the lease the run was
+// admitted under still exists: a gateway cut off past its lease cannot end
+// a run another gateway is ending (or has ended) for it.
+func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transition, actor ledger.Actor, fenced bool) error {
 	after := t.After
 	tag, err := w.Exec(ctx, `UPDATE runs SET status = $1, usage = $2, spent_units = $3, held_units = $4,
 		overrun_units = $5, evidence = $6, updated_at = $7, cached_tokens = $12, cost_micros = $13, overrun_micros = $14
-		WHERE id = $8 AND status = $9 AND usage = $10 AND spent_units = $11`,
+		WHERE id = $8 AND status = $9 AND usage = $10 AND spent_units = $11
+		AND (NOT $15 OR lease_epoch = 0 OR EXISTS (SELECT 1 FROM instances WHERE epoch = runs.lease_epoch))`,
 		string(after.Status), string(after.Usage), int64(after.SpentUnits), int64(after.HeldUnits),
 		int64(after.OverrunUnits), after.Evidence, nanos(w.now),
 		string(before.ID), string(before.Status), string(before.Usage), int64(before.SpentUnits), after.CachedTokens,
-		int64(after.CostMicros), int64(after.OverrunMicros))
+		int64(after.CostMicros), int64(after.OverrunMicros), fenced)
 	if err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
@@ -263,24 +277,32 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t le
 // transition loads a run, lets rule decide its transition, and applies it
 // if the run is still as loaded; otherwise it decides again on the state
 // another transaction left (which then usually refuses: run_ended, not_held).
+// The run's own gateway is fenced by its lease epoch (see applyChange).
 func (s *Store) transition(ctx context.Context, id ledger.RunID, actor ledger.Actor, rule ledger.Rule) (ledger.Run, error) {
-	out, _, err := s.transit(ctx, id, actor, rule)
+	out, _, err := s.transit(ctx, id, actor, rule, true)
 	return out, err
 }
 
-// transit is transition, also reporting whether the run changed.
-func (s *Store) transit(ctx context.Context, id ledger.RunID, actor ledger.Actor, rule ledger.Rule) (out ledger.Run, changed bool, err error) {
+// transit is transition, also reporting whether the run changed. fence
+// says the change is this gateway's own work on a run it relays (not the
+// ending of orphans), which its lease epoch must still allow.
+func (s *Store) transit(ctx context.Context, id ledger.RunID, actor ledger.Actor, rule ledger.Rule, fence bool) (out ledger.Run, changed bool, err error) {
 	if err := cmp.Or(rule.Err, ledger.CheckActor(actor)); err != nil {
 		return ledger.Run{}, false, fmt.Errorf("%s run %s: %w", rule.Op, id, err)
 	}
+	var late *ledger.Run // a late end of this gateway's, refused
 	err = s.write(ctx, func(w *wtx) error {
 		for {
 			before, err := loadRun(ctx, w, id)
 			if err != nil {
 				return err
 			}
+			mine := fence && before.Instance == s.opts.Instance && isEnd(rule)
 			t, err := rule.Decide(before)
 			if err != nil {
+				if mine && ledger.ErrorCode(err) == ledger.CodeRunEnded {
+					late = &before
+				}
 				return err
 			}
 			if t.None(before) {
@@ -288,7 +310,14 @@ func (s *Store) transit(ctx context.Context, id ledger.RunID, actor ledger.Actor
 				return nil
 			}
 			t.After.UpdatedAt = w.now
-			err = s.applyChange(ctx, w, before, t, actor)
+			fenced := fence && before.Instance == s.opts.Instance
+			err = s.applyChange(ctx, w, before, t, actor, fenced)
+			if errors.Is(err, errMoved) && fenced {
+				if gone, gerr := leaseGone(ctx, w, id); gerr != nil || gone {
+					late = &before
+					return cmp.Or(gerr, errEndedElsewhere(before))
+				}
+			}
 			if errors.Is(err, errMoved) {
 				continue
 			}
@@ -299,6 +328,9 @@ func (s *Store) transit(ctx context.Context, id ledger.RunID, actor ledger.Actor
 			return nil
 		}
 	})
+	if late != nil && ledger.ErrorCode(err) == ledger.CodeRunEnded {
+		err = s.keepLateEnd(ctx, *late, rule, err)
+	}
 	if err != nil {
 		return ledger.Run{}, false, fmt.Errorf("%s run %s: %w", rule.Op, id, err)
 	}
@@ -343,7 +375,7 @@ func (s *Store) interruptOpen(ctx context.Context, instance string, actor ledger
 	rule.Op = "interrupt"
 	n := 0
 	for _, id := range ids {
-		_, changed, err := s.transit(ctx, ledger.RunID(id), actor, rule)
+		_, changed, err := s.transit(ctx, ledger.RunID(id), actor, rule, false)
 		if err != nil {
 			return n, err
 		}

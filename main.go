@@ -39,6 +39,15 @@ Commands:
              (the configured one: <data>/ledger.db, or ledger.dsn on PostgreSQL);
              replays the audit rows after the last clean verify's checkpoint
              and leaves a new one; --full replays everything
+  archive --before 2026-01-01 [--to DIR|FILE]
+             move the runs that ended before that first of a month (UTC) —
+             none held — with their audit rows into one file per month
+             (default <data>/archive/), leaving a summary per tenant and
+             month that verify proves the balances from; one transaction
+             per month. SQLite ledger only
+  archive restore FILE
+             put an archived month back exactly; verify --archive FILE
+             re-checks a file against its summary, naming an altered row
   migrate    copy a desktop ledger into an empty shared one, then verify it:
              quotagate migrate --from sqlite:PATH --to postgres:DSN
   prices update --from FILE
@@ -57,7 +66,9 @@ Flags:
                   (default $XDG_DATA_HOME/quotagate, else ~/.local/share/quotagate)
   --config FILE   YAML config (default: built in — tenant "local", the demo upstream)
   --from, --to    migrate's source (sqlite:PATH) and target (postgres:DSN);
-                  --from is also prices update's FILE
+                  --from is also prices update's FILE, --to archive's DIR|FILE
+  --before DATE   archive: the first of a month; runs that ended before it
+  --archive FILE  verify: check an archive file instead of the ledger
   --full          verify: replay the whole history, not from the checkpoint
   --log-level L   what the terminal shows: debug, info (default), warn or error;
                   debug adds routine events such as each dashboard connecting
@@ -76,6 +87,9 @@ type cli struct {
 	pprof                               string // serve: profiler address, "" = off
 	logLevel                            string // --log-level: debug, info, warn or error; "" = info
 	full                                bool   // verify: replay the whole history, not from the checkpoint
+	archive                             string // verify --archive FILE
+	before                              string // archive --before DATE
+	file                                string // archive restore FILE
 }
 
 // logLevels are --log-level's values (unset: info, slog's zero Level). The
@@ -125,7 +139,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "serve":
 		return serve(ctx, c, stdout, stderr, log)
 	case "verify":
+		if c.archive != "" {
+			return verifyArchive(ctx, c, stdout, stderr)
+		}
 		return verify(ctx, c, stdout, stderr)
+	case "archive":
+		return archive(ctx, c, stdout, stderr)
 	case "migrate":
 		return migrate(ctx, c, stdout, stderr)
 	case "service":
@@ -154,6 +173,8 @@ func parse(args []string, stderr io.Writer) (cli, error) {
 	fs.StringVar(&c.logLevel, "log-level", "", "")
 	fs.BoolVar(&showVersion, "version", false, "")
 	fs.BoolVar(&c.full, "full", false, "")
+	fs.StringVar(&c.archive, "archive", "", "")
+	fs.StringVar(&c.before, "before", "", "")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -162,8 +183,14 @@ func parse(args []string, stderr io.Writer) (cli, error) {
 		if err := fs.Parse(fs.Args()[1:]); err != nil {
 			return c, err
 		}
-		if (c.command == "service" || c.command == "prices") && fs.NArg() > 0 {
+		if (c.command == "service" || c.command == "prices" || c.command == "archive") && fs.NArg() > 0 {
 			c.action = fs.Arg(0)
+			if err := fs.Parse(fs.Args()[1:]); err != nil {
+				return c, err
+			}
+		}
+		if c.command == "archive" && c.action == "restore" && fs.NArg() > 0 {
+			c.file = fs.Arg(0)
 			if err := fs.Parse(fs.Args()[1:]); err != nil {
 				return c, err
 			}

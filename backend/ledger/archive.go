@@ -120,3 +120,12 @@ func (v *Verification) ArchiveDigest(s ArchiveSummary, seq int64, recorded strin
 			s.Month, s.TenantID, periodSuffix(s.Period), seq, s.Digest(), recorded)
 	}
 }
+
+// ArchivedMonth is what archiving (or restoring) one month moved.
+type ArchivedMonth struct {
+	Month     string           `json:"month"`
+	File      string           `json:"file"`
+	Runs      int64            `json:"runs"`
+	Rows      int64            `json:"rows"` // audit rows
+	Summaries []ArchiveSummary `json:"summaries"`
+}

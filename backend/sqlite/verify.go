@@ -102,7 +102,7 @@ func (v *verifier) start(full bool) error {
 	if full {
 		v.quickCheck()
 	}
-	v.summaries(full)
+	v.summaries(v.after == 0)
 	return v.err
 }
 
@@ -154,9 +154,9 @@ func (s *Store) writeCheckpoint(ctx context.Context, cp ledger.Checkpoint) error
 }
 
 // summaries checks each archive summary against its audit row and, on a
-// full replay, tells the replay of it (a replay from a checkpoint starts
-// past the rows it stands for).
-func (v *verifier) summaries(full bool) {
+// replay from the first row, tells the replay of it (a replay from a
+// checkpoint starts past the rows it stands for).
+func (v *verifier) summaries(fromFirst bool) {
 	v.each(`SELECT s.month, s.tenant_id, s.period, s.runs, s.rows, s.spent_units, s.spent_micros, s.net_units,
 			s.settled_units, s.first_seq, s.last_seq, s.hash, s.audit_seq, coalesce(a.detail, '')
 		FROM archive_summaries s LEFT JOIN audit a ON a.seq = s.audit_seq AND a.kind = 'archive'
@@ -169,7 +169,7 @@ func (v *verifier) summaries(full bool) {
 			return err
 		}
 		v.ArchiveDigest(sum, seq, recorded)
-		if full {
+		if fromFirst {
 			v.Archived(sum)
 		}
 		return nil

@@ -1,0 +1,9 @@
+package sqlite
+
+// SetArchiveStep makes archiving stop at a step as a crash would (see
+// archiveStep); it returns the undo.
+func SetArchiveStep(fn func(step string) error) (undo func()) {
+	old := archiveStep
+	archiveStep = fn
+	return func() { archiveStep = old }
+}

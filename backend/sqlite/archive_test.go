@@ -1,0 +1,270 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
+	"github.com/quotagate/quotagate/backend/period"
+	"github.com/quotagate/quotagate/backend/sqlite"
+)
+
+var archiver = ledger.Operator("test")
+
+// archiveLedger writes a ledger whose runs end in October and November
+// 2026 and returns its store, its path, and a dump of its runs and audit
+// rows: tenant t (units, priced runs, a guarded model's day, one run left
+// holding in October) and p (a monthly budget).
+func archiveLedger(t *testing.T) (*sqlite.Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	var now atomic.Int64
+	now.Store(time.Date(2026, 10, 3, 12, 0, 0, 0, time.UTC).UnixNano())
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	st, err := sqlite.Open(path, sqlite.Options{Now: func() time.Time { return time.Unix(0, now.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ledgertest.MustApply(t, st, ledgertest.Tenant("t", 100_000, 4),
+		ledgertest.PeriodTenant("p", 1_000, 4, period.Calendar{Kind: period.Month, Zone: time.UTC}))
+	for i, day := range []time.Time{
+		time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC), time.Date(2026, 10, 20, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC),
+	} {
+		now.Store(day.UnixNano())
+		for j := range 3 {
+			id := ledger.RunID(fmt.Sprintf("t%d-%d", i, j))
+			ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: id, TenantID: "t", Upstream: "demo", Model: "demo-model",
+				ReserveUnits: 50, InputUnits: 10, ReserveMicros: 400, Prices: ledgertest.TestPrice,
+				Quota: &ledger.QuotaCheck{Day: day.Format("2006-01-02"), LimitUnits: 1_000_000}})
+			if _, err := st.Settle(ctx, id, ledger.Units(20+j), "usage", ledger.System("test")); err != nil {
+				t.Fatal(err)
+			}
+			pid := ledger.RunID(fmt.Sprintf("p%d-%d", i, j))
+			ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: pid, TenantID: "p", ReserveUnits: 10})
+			if _, err := st.Settle(ctx, pid, 4, "usage", ledger.System("test")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i == 0 {
+			ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "held", TenantID: "t", ReserveUnits: 30})
+			if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut", ledger.System("test")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	now.Store(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC).UnixNano())
+	ledgertest.WantVerified(t, st)
+	return st, path
+}
+
+// dumpRows is every run and every audit row but archiving's own, as text.
+func dumpRows(t *testing.T, path string) string {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var b strings.Builder
+	for _, q := range []string{`SELECT * FROM runs ORDER BY id`,
+		`SELECT * FROM audit WHERE kind != 'archive' AND kind != 'unarchive' ORDER BY seq`} {
+		rows, err := raw.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintln(&b, vals...)
+		}
+		rows.Close()
+	}
+	return b.String()
+}
+
+func archiveMonths(t *testing.T, st *sqlite.Store, dir string, before time.Time) []ledger.ArchivedMonth {
+	t.Helper()
+	months, err := st.ArchivableMonths(context.Background(), before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ledger.ArchivedMonth
+	for _, m := range months {
+		res, err := st.ArchiveMonth(context.Background(), m, before, filepath.Join(dir, m+".jsonl.gz"), archiver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+func wantClean(t *testing.T, st *sqlite.Store, opts ledger.VerifyOptions) {
+	t.Helper()
+	problems, err := st.VerifyWith(context.Background(), opts)
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("verify %+v: %q, %v", opts, problems, err)
+	}
+}
+
+// TestArchiveRoundTrip: two months leave the ledger for two files, verify
+// stays clean from the summaries, each file checks against its summary,
+// the held run stays, and restoring both puts back exactly what left.
+func TestArchiveRoundTrip(t *testing.T) {
+	st, path := archiveLedger(t)
+	ctx := context.Background()
+	before := dumpRows(t, path)
+	wantClean(t, st, ledger.VerifyOptions{Checkpoint: true})
+	dir := t.TempDir()
+	done := archiveMonths(t, st, dir, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	if len(done) != 2 || done[0].Month != "2026-10" || done[0].Runs != 12 || done[1].Runs != 12 {
+		t.Fatalf("archived %+v, want October and November with 12 runs each", done)
+	}
+	if _, err := st.Run(ctx, "held"); err != nil {
+		t.Fatalf("the held run left the ledger: %v", err)
+	}
+	if _, err := st.Run(ctx, "t0-0"); err == nil {
+		t.Fatal("an archived run is still in the ledger")
+	}
+	wantClean(t, st, ledger.VerifyOptions{})
+	wantClean(t, st, ledger.VerifyOptions{Full: true, Checkpoint: true})
+	wantClean(t, st, ledger.VerifyOptions{})
+	for _, m := range done {
+		problems, err := st.CheckArchive(ctx, m.File)
+		if err != nil || len(problems) > 0 {
+			t.Fatalf("verify --archive %s: %q, %v", m.File, problems, err)
+		}
+	}
+	for _, m := range done {
+		if _, err := st.RestoreArchive(ctx, m.File, archiver); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantClean(t, st, ledger.VerifyOptions{Full: true})
+	if after := dumpRows(t, path); after != before {
+		t.Fatalf("restored ledger differs:\n%s\nwas\n%s", after, before)
+	}
+	if _, err := st.RestoreArchive(ctx, done[0].File, archiver); err == nil || !strings.Contains(err.Error(), "no summary") {
+		t.Fatalf("a second restore: %v, want a refusal saying the ledger keeps no summary", err)
+	}
+}
+
+// TestArchiveAlteredFile: verify --archive names the row that was edited
+// in the file, and restore refuses the file.
+func TestArchiveAlteredFile(t *testing.T) {
+	st, _ := archiveLedger(t)
+	done := archiveMonths(t, st, t.TempDir(), time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	file := done[0].File
+	rewriteArchive(t, file, func(line string) string {
+		if strings.Contains(line, `"kind":"settle"`) && strings.Contains(line, `"run_id":"t0-1"`) {
+			return strings.Replace(line, `"units":21`, `"units":2`, 1)
+		}
+		return line
+	})
+	problems, err := st.CheckArchive(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLine(t, problems, "(settle of run t0-1) was altered")
+	wantLine(t, problems, "tenant t period \"\": the archive's rows add up to")
+	if _, err := st.RestoreArchive(context.Background(), file, archiver); err == nil {
+		t.Fatal("an altered archive was restored")
+	}
+	wantClean(t, st, ledger.VerifyOptions{Full: true})
+}
+
+// rewriteArchive applies edit to each line of the archive at path.
+func rewriteArchive(t *testing.T, path string, edit func(string) string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	if _, err := plain.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(plain.String(), "\n")
+	for i := range lines {
+		lines[i] = edit(lines[i])
+	}
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	zw.Write([]byte(strings.Join(lines, "\n")))
+	zw.Close()
+	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var errCrash = errors.New("crash")
+
+// TestArchiveCrashPoints stops archiving at each step as a crash would:
+// the month stays whole in the ledger (verify clean, no summary, a file
+// left behind fails verify --archive), and archiving again succeeds.
+func TestArchiveCrashPoints(t *testing.T) {
+	for _, step := range []string{"written", "renamed", "deleted"} {
+		t.Run(step, func(t *testing.T) {
+			st, path := archiveLedger(t)
+			ctx := context.Background()
+			before := dumpRows(t, path)
+			dir := t.TempDir()
+			file := filepath.Join(dir, "2026-10.jsonl.gz")
+			cutoff := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+			undo := sqlite.SetArchiveStep(func(s string) error {
+				if s == step {
+					return errCrash
+				}
+				return nil
+			})
+			_, err := st.ArchiveMonth(ctx, "2026-10", cutoff, file, archiver)
+			undo()
+			if !errors.Is(err, errCrash) {
+				t.Fatalf("archive stopped at %s: %v", step, err)
+			}
+			wantClean(t, st, ledger.VerifyOptions{Full: true})
+			if after := dumpRows(t, path); after != before {
+				t.Fatal("a crash mid-archive changed the ledger")
+			}
+			if _, err := os.Stat(file); err == nil {
+				problems, err := st.CheckArchive(ctx, file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantLine(t, problems, "the ledger keeps no summary of it")
+			}
+			res, err := st.ArchiveMonth(ctx, "2026-10", cutoff, file, archiver)
+			if err != nil || res.Runs != 12 {
+				t.Fatalf("archive again: %+v, %v", res, err)
+			}
+			if problems, err := st.CheckArchive(ctx, file); err != nil || len(problems) > 0 {
+				t.Fatalf("verify --archive: %q, %v", problems, err)
+			}
+			wantClean(t, st, ledger.VerifyOptions{Full: true})
+		})
+	}
+}

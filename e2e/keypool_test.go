@@ -1,10 +1,12 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
@@ -72,7 +74,28 @@ func TestKeyPoolRefusalsKeepKeysSecret(t *testing.T) {
 	if run := r.waitRun(last.runID()); !strings.HasPrefix(run.Evidence, "upstream_keys_resting: ") || run.HeldUnits != 0 {
 		t.Errorf("the refused run: evidence %q held %d, want its hold released as keys resting", run.Evidence, run.HeldUnits)
 	}
-	poolLeak(t, "/admin/api/state", string(r.admin("GET", "/admin/api/state", "").body))
+	state := r.admin("GET", "/admin/api/state", "").body
+	poolLeak(t, "/admin/api/state", string(state))
+	var shown struct {
+		Keys map[string][]struct {
+			Last4        string    `json:"last4"`
+			RestingUntil time.Time `json:"resting_until"`
+			Why          string    `json:"why"`
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal(state, &shown); err != nil {
+		t.Fatal(err)
+	}
+	pool := shown.Keys["pool"]
+	if len(pool) != 3 || len(shown.Keys) != 1 {
+		t.Fatalf("state keys %+v, want the pool's three", shown.Keys)
+	}
+	for i, why := range []string{"401", "403", "quota_exhausted"} {
+		k := pool[i]
+		if k.Last4 != poolCanaries[i][len(poolCanaries[i])-4:] || k.Why != why || time.Until(k.RestingUntil) < 50*time.Minute {
+			t.Errorf("key %d shown as %+v, want its last 4, resting about an hour after %s", i, k, why)
+		}
+	}
 	poolLeak(t, "audit.csv", string(r.admin("GET", "/admin/api/audit.csv", "").body))
 	poolLeak(t, "the logs", r.logs.String())
 }

@@ -39,6 +39,8 @@ type Delta struct {
 	Alerts *alert.Status `json:"alerts,omitempty"`
 	// Periods is the tenants' period history when it changed, whole.
 	Periods map[string][]ledger.PeriodSpend `json:"periods,omitempty"`
+	// Keys is the key pools when a key started or ended its rest, whole.
+	Keys map[string][]KeyState `json:"keys,omitempty"`
 	// Header is the state's other fields when one of them changed (version,
 	// addr, meter, demo, data dir).
 	Header *Header `json:"header,omitempty"`
@@ -61,7 +63,7 @@ func headerOf(s State) Header {
 func (d Delta) Empty() bool {
 	return len(d.Runs)+len(d.RunsGone)+len(d.RunsOrder)+len(d.Holds)+len(d.HoldsGone)+len(d.HoldsOrder)+
 		len(d.Tenants)+len(d.TenantsGone)+len(d.TenantOrder) == 0 &&
-		d.Gates == nil && d.Quota == nil && d.Snapshots == nil && d.Alerts == nil && d.Periods == nil && d.Header == nil
+		d.Gates == nil && d.Quota == nil && d.Snapshots == nil && d.Alerts == nil && d.Periods == nil && d.Keys == nil && d.Header == nil
 }
 
 // Diff is the Delta that turns prev into next.
@@ -84,6 +86,9 @@ func Diff(prev, next State) Delta {
 	}
 	if next.Periods != nil && !sameJSON(prev.Periods, next.Periods) {
 		d.Periods = next.Periods
+	}
+	if next.Keys != nil && !sameJSON(prev.Keys, next.Keys) {
+		d.Keys = next.Keys
 	}
 	if h := headerOf(next); h != headerOf(prev) {
 		d.Header = &h
@@ -167,6 +172,9 @@ func (s State) Apply(d Delta) State {
 	}
 	if d.Periods != nil {
 		s.Periods = d.Periods
+	}
+	if d.Keys != nil {
+		s.Keys = d.Keys
 	}
 	if h := d.Header; h != nil {
 		s.Version, s.DataDir, s.Addr, s.Meter, s.Demo = h.Version, h.DataDir, h.Addr, h.Meter, h.Demo

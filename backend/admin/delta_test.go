@@ -49,6 +49,10 @@ func TestDiffApply(t *testing.T) {
 				Failing: true, LastError: "HTTP 500", LastAttemptAt: &at}}
 			return s
 		}, 0},
+		{"KeyRests", func(s admin.State) admin.State {
+			s.Keys = map[string][]admin.KeyState{"ark": {{Last4: "1111", RestingUntil: time.Date(2026, 12, 2, 5, 10, 0, 0, time.UTC), Why: "401"}, {Last4: "2222"}}}
+			return s
+		}, 0},
 		{"ClockMoves", func(s admin.State) admin.State {
 			s.Clock = admin.ClockState{Offset: "72h0m0s", Now: time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)}
 			return s

@@ -9,6 +9,7 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/price"
 	"github.com/quotagate/quotagate/backend/quota"
+	"github.com/quotagate/quotagate/backend/upstream"
 )
 
 // State is the whole live snapshot the dashboard shows (CONTRACTS.md, "Admin
@@ -40,6 +41,9 @@ type State struct {
 	// budget renews, newest first (at most ledger.PeriodHistoryLength);
 	// absent when no tenant's does.
 	Periods map[string][]ledger.PeriodSpend `json:"periods,omitempty"`
+	// Keys are the key pools of the upstreams that have one (api_keys), by
+	// upstream name; absent when none has.
+	Keys map[string][]KeyState `json:"keys,omitempty"`
 }
 
 // ClockState is the gateway's clock: how far it runs from real time (a Go
@@ -101,6 +105,10 @@ type RateUse struct {
 
 // GateState is one upstream gate's queue (seed 003), as the gate reports it.
 type GateState = gate.State
+
+// KeyState is one key of an upstream's pool as the client reports it: its
+// last four characters and until when it rests, never the key.
+type KeyState = upstream.KeyState
 
 // QuotaState is one guarded model's quota guard (seed 002), as the guard
 // reports it.

@@ -31,6 +31,7 @@ type assembly struct {
 	limiter *ratelimit.Limiter
 	guard   *quota.Guard            // nil when no model is guarded
 	demos   map[string]*demo.Server // by upstream name
+	pools   []*upstream.Client      // the upstreams with a key pool, for the state
 	stop    context.CancelFunc
 }
 
@@ -105,6 +106,9 @@ func (a *assembly) upstreams(cfg *config.Config, m meter.Meter, now func() time.
 			APIKeys:               u.APIKeys, KeyCooldown: u.KeyCooldown, Now: now})
 		if err != nil {
 			return nil, nil, fmt.Errorf("upstream %s: %w", u.Name, err)
+		}
+		if len(u.APIKeys) > 0 {
+			a.pools = append(a.pools, c)
 		}
 		ups = append(ups, c)
 	}
@@ -312,4 +316,16 @@ type scrubExpiry struct {
 func (x scrubExpiry) Expiries(ctx context.Context, model string) ([]quota.Expiry, error) {
 	ex, err := x.e.Expiries(ctx, model)
 	return ex, x.scrubbed(err)
+}
+
+// keys are the key pools by upstream name, nil when no upstream has one.
+func (a *assembly) keys() map[string][]admin.KeyState {
+	if len(a.pools) == 0 {
+		return nil
+	}
+	out := make(map[string][]admin.KeyState, len(a.pools))
+	for _, c := range a.pools {
+		out[c.Name()] = c.Keys()
+	}
+	return out
 }

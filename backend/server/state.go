@@ -114,6 +114,7 @@ func (s *Server) State(ctx context.Context) (admin.State, error) {
 		return st, err
 	}
 	st.Gates = s.gates.State()
+	st.Keys = s.assembly.keys()
 	if g := s.assembly.guard; g != nil {
 		if st.Quota, err = g.State(ctx); err != nil {
 			return st, fmt.Errorf("quota state: %w", err)

@@ -183,6 +183,12 @@ export const en = {
   'runs.cancelNo': 'Keep running',
   'runs.cancelled': 'Cancel sent for run {run}; its reserve stays held until reconciled.',
 
+  // key pools
+  'keys.label': 'keys',
+  'keys.inUse': '…{last4} in use',
+  'keys.resting': '…{last4} resting until {until} (the provider answered {why})',
+  'keys.allResting': 'every key is resting: calls to this upstream are refused until {until}',
+  'keys.why.quota_exhausted': 'quota exhausted',
   // gates
   'gates.title': 'Gates',
   'gates.note': 'per-upstream concurrency and wait queue',

@@ -177,6 +177,13 @@ export const zhCN: Record<keyof typeof en, string> = {
   'runs.cancelNo': '继续运行',
   'runs.cancelled': '已对调用 {run} 发出取消；其预留额在对账前保持占用。',
 
+  // key pools
+  'keys.label': '密钥',
+  'keys.inUse': '…{last4} 使用中',
+  'keys.resting': '…{last4} 休息至 {until}（服务商答复 {why}）',
+  'keys.allResting': '所有密钥都在休息：对此上游的调用被拒，直到 {until}',
+  'keys.why.quota_exhausted': '额度用尽',
+
   'gates.title': '闸门',
   'gates.note': '每个上游的并发与等待队列',
   'gates.empty': '没有上游。',

@@ -112,6 +112,15 @@ export interface GateState {
   wait_p95_ms: number;
 }
 
+/** KeyState is one key of an upstream's key pool: never the key, its last four characters. */
+export interface KeyState {
+  last4: string;
+  /** absent while the key is in use */
+  resting_until?: string;
+  /** the provider's answer that rested it: "401", "403", "402" or "quota_exhausted" */
+  why?: string;
+}
+
 export interface QuotaState {
   upstream: string;
   model: string;
@@ -186,6 +195,8 @@ export interface State {
   periods?: Record<string, PeriodSpend[]>;
   alerts?: AlertsState | null;
   clock?: ClockState | null;
+  /** the key pools of the upstreams that have one, by upstream name */
+  keys?: Record<string, KeyState[]>;
 }
 
 const listKeys = ['tenants', 'runs', 'holds', 'gates', 'quota', 'snapshots'] as const;

@@ -54,6 +54,20 @@ func TestKeyPoolRefusalsKeepKeysSecret(t *testing.T) {
 		!strings.Contains(string(last.body), "every API key of upstream pool is resting") || last.header.Get("Retry-After") == "" {
 		t.Fatalf("all keys resting: %d %s (Retry-After %q)", last.status, last.body, last.header.Get("Retry-After"))
 	}
+	// The other doors say it in their own shapes.
+	msgs := r.do("POST", "/v1/messages", r.keyA, "application/json", `{"model":"demo-pool","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`)
+	gem := r.do("POST", "/v1beta/models/demo-pool:generateContent", r.keyA, "application/json", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+	for _, g := range []struct {
+		door  string
+		reply reply
+		shape string
+	}{{"messages", msgs, `"overloaded_error"`}, {"gemini", gem, `"RESOURCE_EXHAUSTED"`}} {
+		if g.reply.status != http.StatusTooManyRequests || !strings.Contains(string(g.reply.body), g.shape) ||
+			!strings.Contains(string(g.reply.body), "is resting") || g.reply.header.Get("Retry-After") == "" {
+			t.Errorf("%s door, all keys resting: %d %s", g.door, g.reply.status, g.reply.body)
+		}
+	}
+	got = append(got, msgs, gem)
 	if n := d.Stats().Received; n != received {
 		t.Errorf("the provider got %d calls while every key rested", n-received)
 	}

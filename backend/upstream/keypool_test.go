@@ -168,3 +168,31 @@ func TestNewRefusesBadPools(t *testing.T) {
 		}
 	}
 }
+
+// Concurrent calls share the turn: 90 calls over three keys send each
+// exactly 30, however they interleave.
+func TestPoolTurnsUnderConcurrency(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	c, _ := newPool(t, d, poolKeys)
+	var wg sync.WaitGroup
+	errs := make(chan error, 90)
+	for range 90 {
+		wg.Go(func() {
+			resp, err := c.Send(deadline(t), []byte(body), nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := keyCalls(d); got[0] != 30 || got[1] != 30 || got[2] != 30 {
+		t.Errorf("calls per key %v, want 30 each", got)
+	}
+}

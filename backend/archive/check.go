@@ -30,7 +30,7 @@ func Check(path string, want []ledger.ArchiveSummary) (Header, []string, error) 
 		if err != nil {
 			return r.Header, problems, err
 		}
-		h, err := RowHash(rec.Table, rec.Row)
+		h, _, err := RowHash(rec.Table, rec.Row)
 		if err != nil {
 			return r.Header, problems, fmt.Errorf("archive line %d: %w", line, err)
 		}

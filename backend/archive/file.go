@@ -42,16 +42,19 @@ type Record struct {
 }
 
 // RowHash is the SHA-256 of table and row as canonical JSON (encoding/json
-// writes a map's keys sorted).
-func RowHash(table string, row Row) ([sha256.Size]byte, error) {
-	b, err := json.Marshal(struct {
-		Table string `json:"table"`
-		Row   Row    `json:"row"`
-	}{table, row})
+// writes a map's keys sorted), and that JSON.
+func RowHash(table string, row Row) ([sha256.Size]byte, []byte, error) {
+	b, err := json.Marshal(row)
 	if err != nil {
-		return [sha256.Size]byte{}, fmt.Errorf("hash %s row: %w", table, err)
+		return [sha256.Size]byte{}, nil, fmt.Errorf("hash %s row: %w", table, err)
 	}
-	return sha256.Sum256(b), nil
+	h := sha256.New()
+	h.Write([]byte(table))
+	h.Write([]byte{'\n'})
+	h.Write(b)
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out, b, nil
 }
 
 // Writer writes one archive file.
@@ -60,7 +63,6 @@ type Writer struct {
 	f         *os.File
 	buf       *bufio.Writer
 	zw        *gzip.Writer
-	enc       *json.Encoder
 }
 
 // Create starts the file that will be at path once committed; until then
@@ -76,22 +78,30 @@ func Create(path string, h Header) (*Writer, error) {
 		w.Abort()
 		return nil, fmt.Errorf("create archive: %w", err)
 	}
-	w.enc = json.NewEncoder(w.zw)
 	h.Format = Format
-	if err := w.enc.Encode(h); err != nil {
+	if err := json.NewEncoder(w.zw).Encode(h); err != nil {
 		w.Abort()
 		return nil, fmt.Errorf("write archive header: %w", err)
 	}
 	return w, nil
 }
 
-// Write appends one row and returns its hash.
+// Write appends one row and returns its hash. The row's JSON is encoded
+// once, for the hash and the line.
 func (w *Writer) Write(table string, row Row) ([sha256.Size]byte, error) {
-	h, err := RowHash(table, row)
+	h, b, err := RowHash(table, row)
 	if err != nil {
 		return h, err
 	}
-	if err := w.enc.Encode(Record{Table: table, Row: row, Hash: hex.EncodeToString(h[:])}); err != nil {
+	line := make([]byte, 0, len(b)+len(table)+2*sha256.Size+40)
+	line = append(line, `{"table":"`...)
+	line = append(line, table...)
+	line = append(line, `","hash":"`...)
+	line = hex.AppendEncode(line, h[:])
+	line = append(line, `","row":`...)
+	line = append(line, b...)
+	line = append(line, "}\n"...)
+	if _, err := w.zw.Write(line); err != nil {
 		return h, fmt.Errorf("write archive row: %w", err)
 	}
 	return h, nil

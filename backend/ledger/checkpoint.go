@@ -29,6 +29,9 @@ type Checkpoint struct {
 	Seq    int64        `json:"seq"` // the last audit seq the replay had read
 	At     time.Time    `json:"at"`
 	Chains []ChainState `json:"chains"`
+	// Runs is the sums over the runs that had ended, for a store whose
+	// verify counts only the runs written after (nil: it counts them all).
+	Runs *RunsCheckpoint `json:"runs,omitempty"`
 }
 
 // ChainState is where one chain (a tenant's rows, or one of its periods')

@@ -64,17 +64,27 @@ func (s *Store) VerifyWith(ctx context.Context, opts ledger.VerifyOptions) ([]st
 	if err := v.start(opts.Full); err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
-	v.balances()
-	v.periods()
+	var runs *ledger.RunsCheckpoint
+	if v.runs != nil {
+		runs = v.runsFromCheckpoint(v.runs)
+	} else {
+		v.balances()
+		v.periods()
+		v.quotaDays()
+		if opts.Checkpoint {
+			runs = v.runsCheckpoint()
+		}
+	}
 	v.auditChain()
 	v.runsAgainstAudit()
-	v.quotaDays()
 	if v.err != nil {
 		return nil, fmt.Errorf("verify: %w", v.err)
 	}
 	tx.Rollback()
 	if opts.Checkpoint && len(v.Problems) == 0 {
-		if err := s.writeCheckpoint(ctx, v.Checkpoint(v.top, s.opts.Now())); err != nil {
+		cp := v.Checkpoint(v.top, s.opts.Now())
+		cp.Runs = runs
+		if err := s.writeCheckpoint(ctx, cp); err != nil {
 			return nil, fmt.Errorf("verify: %w", err)
 		}
 	}
@@ -95,7 +105,7 @@ func (v *verifier) start(full bool) error {
 	switch {
 	case ok && !full:
 		v.Resume(cp)
-		v.after = cp.Seq
+		v.after, v.runs = cp.Seq, cp.Runs
 	case ok:
 		v.Expect(cp)
 	}
@@ -120,7 +130,7 @@ func readCheckpoint(ctx context.Context, tx *sql.Tx) (ledger.Checkpoint, bool, e
 		return cp, false, fmt.Errorf("read checkpoint: %w", err)
 	}
 	cp.At = fromNanos(at)
-	if err := json.Unmarshal([]byte(chains), &cp.Chains); err != nil {
+	if err := json.Unmarshal([]byte(chains), &cp); err != nil {
 		return cp, false, fmt.Errorf("read checkpoint at seq %d: %w", cp.Seq, err)
 	}
 	return cp, true, nil
@@ -130,7 +140,7 @@ func readCheckpoint(ctx context.Context, tx *sql.Tx) (ledger.Checkpoint, bool, e
 // archived or restored since the snapshot it was read in: the chains it
 // holds then no longer start where the rows left say.
 func (s *Store) writeCheckpoint(ctx context.Context, cp ledger.Checkpoint) error {
-	chains, err := json.Marshal(cp.Chains)
+	chains, err := json.Marshal(cp)
 	if err != nil {
 		return fmt.Errorf("write checkpoint: %w", err)
 	}
@@ -183,36 +193,25 @@ type verifier struct {
 	err   error
 	top   int64 // the last audit seq in the snapshot
 	after int64 // the checkpoint's seq: rows up to it were replayed before
+	// runs is what the checkpoint kept of the runs (nil: every run is
+	// added up).
+	runs *ledger.RunsCheckpoint
 }
 
-// touched narrows a per-run check to the runs with an audit row after the
-// checkpoint (every run on a full replay): the others were checked then,
-// and a run that ended does not change.
-func (v *verifier) touched() string {
+// runsFrom is the runs (as r) a per-run check covers: those with an
+// audit row after the checkpoint (every run on a full replay), found
+// through the audit rows after it: the others were checked then, and a
+// run that ended does not change.
+func (v *verifier) runsFrom() string {
 	if v.after == 0 {
-		return ""
+		return "runs r"
 	}
-	return fmt.Sprintf(" AND r.id IN (SELECT run_id FROM audit WHERE seq > %d)", v.after)
+	return fmt.Sprintf("(SELECT DISTINCT run_id FROM audit WHERE seq > %d AND run_id != '') AS touched CROSS JOIN runs r ON r.id = touched.run_id", v.after)
 }
 
 // each runs query and calls fn per row until an error.
 func (v *verifier) each(query string, fn func(rows *sql.Rows) error) {
-	if v.err != nil {
-		return
-	}
-	rows, err := v.tx.QueryContext(v.ctx, query)
-	if err != nil {
-		v.err = err
-		return
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			v.err = err
-			return
-		}
-	}
-	v.err = rows.Err()
+	v.each2(query, nil, fn)
 }
 
 func (v *verifier) quickCheck() {
@@ -264,9 +263,8 @@ func (v *verifier) balances() {
 func (v *verifier) runsMoney() {
 	v.each(`SELECT r.id, CASE WHEN a.kind = 'admit' THEN 'reserve' ELSE 'cost' END,
 			CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END, sum(a.micros)
-		FROM runs r JOIN audit a ON a.run_id = r.id AND a.balance = 1
+		FROM `+v.runsFrom()+` JOIN audit a ON a.run_id = r.id AND a.balance = 1
 			AND (a.kind = 'admit' OR a.kind = 'settle' OR a.kind = 'reconcile')
-		WHERE 1`+v.touched()+`
 		GROUP BY r.id, a.kind = 'admit'
 		HAVING sum(a.micros) != CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END ORDER BY r.id`,
 		func(rows *sql.Rows) error {
@@ -318,8 +316,7 @@ func (v *verifier) auditChain() {
 
 func (v *verifier) runsAgainstAudit() {
 	v.each(`SELECT r.id, r.reserve_units, count(a.seq), coalesce(min(a.units), -1), coalesce(max(a.units), -1)
-		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind = 'admit' AND a.balance = 1
-		WHERE 1`+v.touched()+`
+		FROM `+v.runsFrom()+` LEFT JOIN audit a ON a.run_id = r.id AND a.kind = 'admit' AND a.balance = 1
 		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.reserve_units ORDER BY r.id`,
 		func(rows *sql.Rows) error {
 			var id string
@@ -344,8 +341,8 @@ func (v *verifier) runsAgainstAudit() {
 			return nil
 		})
 	v.each(`SELECT r.id, r.usage, r.spent_units, count(a.seq), coalesce(min(a.units), -1)
-		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind IN ('settle', 'reconcile') AND a.balance = 1
-		WHERE (r.usage IN ('trusted', 'reconciled') OR a.seq IS NOT NULL)`+v.touched()+`
+		FROM `+v.runsFrom()+` LEFT JOIN audit a ON a.run_id = r.id AND a.kind IN ('settle', 'reconcile') AND a.balance = 1
+		WHERE r.usage IN ('trusted', 'reconciled') OR a.seq IS NOT NULL
 		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.spent_units OR r.usage NOT IN ('trusted', 'reconciled')
 		ORDER BY r.id`,
 		func(rows *sql.Rows) error {

@@ -1,0 +1,189 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
+)
+
+// runFiguresColumns reads a run as ledger.RunFigures (scanRunFigures).
+const runFiguresColumns = `r.rowid, r.id, r.tenant_id, r.period, r.status = 'queued' OR r.status = 'active',
+	r.usage = 'pending' OR r.usage = 'unknown', r.spent_units, r.held_units, r.overrun_units, r.cost_micros,
+	r.reserve_micros, r.upstream, r.model, r.quota_day`
+
+func scanRunFigures(rows *sql.Rows) (int64, ledger.RunFigures, error) {
+	var row int64
+	var r ledger.RunFigures
+	err := rows.Scan(&row, &r.ID, &r.Tenant, &r.Period, &r.Open, &r.Holding, &r.Spent, &r.Held, &r.Overrun,
+		&r.Cost, &r.Reserve, &r.Upstream, &r.Model, &r.QuotaDay)
+	return row, r, err
+}
+
+// tallyRuns adds up the runs query selects: into since every run, and into
+// ended those that ended (for the next checkpoint), listing the others in
+// pending; it returns the last run row read.
+func (v *verifier) tallyRuns(query string, args []any, since, ended *ledger.Tally, pending *[]string) int64 {
+	var last int64
+	v.each2(query, args, func(rows *sql.Rows) error {
+		row, r, err := scanRunFigures(rows)
+		if err != nil {
+			return err
+		}
+		last = max(last, row)
+		since.Add(r)
+		if r.Ended() {
+			ended.Add(r)
+		} else {
+			*pending = append(*pending, r.ID)
+		}
+		return nil
+	})
+	return last
+}
+
+// runsFromCheckpoint checks the books against the runs the way balances,
+// periods and quotaDays do, counting only the runs written after the
+// checkpoint cp and those it left pending, on top of the sums it kept of
+// the rest, and returns what the next checkpoint keeps.
+func (v *verifier) runsFromCheckpoint(cp *ledger.RunsCheckpoint) *ledger.RunsCheckpoint {
+	var all, ended ledger.Tally
+	all.AddRows(cp.Books, cp.Days)
+	ended.AddRows(cp.Books, cp.Days)
+	pendingJSON, err := json.Marshal(cp.Pending)
+	if err != nil {
+		v.err = err
+		return nil
+	}
+	next := &ledger.RunsCheckpoint{}
+	last := v.tallyRuns(`SELECT `+runFiguresColumns+` FROM runs r WHERE r.rowid > ?1
+		UNION ALL SELECT `+runFiguresColumns+` FROM runs r WHERE r.rowid <= ?1 AND r.id IN (SELECT value FROM json_each(?2))`,
+		[]any{cp.LastRow, string(pendingJSON)}, &all, &ended, &next.Pending)
+	next.LastRow = max(cp.LastRow, last)
+	next.Books, next.Days = ended.Rows()
+	v.archivedTally(&all)
+	v.booksAgainst(&all)
+	return next
+}
+
+// runsCheckpoint adds up every run, as the next checkpoint keeps them.
+func (v *verifier) runsCheckpoint() *ledger.RunsCheckpoint {
+	var all, ended ledger.Tally
+	next := &ledger.RunsCheckpoint{}
+	next.LastRow = v.tallyRuns(`SELECT `+runFiguresColumns+` FROM runs r`, nil, &all, &ended, &next.Pending)
+	next.Books, next.Days = ended.Rows()
+	return next
+}
+
+// archivedTally adds the archived months' summaries to t.
+func (v *verifier) archivedTally(t *ledger.Tally) {
+	v.each(`SELECT tenant_id, period, spent_units, spent_micros FROM archive_summaries`, func(rows *sql.Rows) error {
+		var s ledger.ArchiveSummary
+		if err := rows.Scan(&s.TenantID, &s.Period, &s.SpentUnits, &s.SpentMicros); err != nil {
+			return err
+		}
+		t.AddSummary(s)
+		return nil
+	})
+	v.each(`SELECT upstream, model, day, usage_units FROM archive_quota_days`, func(rows *sql.Rows) error {
+		var q ledger.ArchivedQuota
+		if err := rows.Scan(&q.Upstream, &q.Model, &q.Day, &q.Usage); err != nil {
+			return err
+		}
+		t.AddQuota(q)
+		return nil
+	})
+}
+
+// booksAgainst checks every tenant's balance row, period books and guarded
+// model's day against t.
+func (v *verifier) booksAgainst(t *ledger.Tally) {
+	v.each(`SELECT id, budget_units, spent_units, held_units, active, budget_micros, spent_micros, held_micros
+		FROM tenants ORDER BY id`, func(rows *sql.Rows) error {
+		var b ledger.Balance
+		var budget sql.NullInt64
+		if err := rows.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &budget,
+			&b.SpentMicros, &b.HeldMicros); err != nil {
+			return err
+		}
+		b.BudgetMicros, b.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
+		own := t.Of(ledger.BookKey{Tenant: b.TenantID})
+		v.Tenant(b, own.Spent, own.Held, own.Open)
+		v.TenantMoney(b, own.Cost, own.HeldMicros)
+		return nil
+	})
+	seen := map[ledger.BookKey]bool{}
+	v.each(`SELECT p.tenant_id, p.period, t.budget_units, t.budget_micros, p.spent_units, p.held_units,
+			p.spent_micros, p.held_micros FROM tenant_periods p JOIN tenants t ON t.id = p.tenant_id
+		ORDER BY p.tenant_id, p.period`, func(rows *sql.Rows) error {
+		var tn ledger.Tenant
+		var b ledger.PeriodBooks
+		var budget sql.NullInt64
+		if err := rows.Scan(&tn.ID, &b.Label, &tn.BudgetUnits, &budget, &b.SpentUnits, &b.HeldUnits,
+			&b.SpentMicros, &b.HeldMicros); err != nil {
+			return err
+		}
+		tn.BudgetMicros, tn.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
+		k := ledger.BookKey{Tenant: tn.ID, Period: b.Label}
+		seen[k] = true
+		s := t.Of(k)
+		v.Period(tn, b, ledger.PeriodBooks{Label: b.Label, SpentUnits: s.Spent, HeldUnits: s.Held,
+			SpentMicros: s.Cost, HeldMicros: s.HeldMicros})
+		return nil
+	})
+	for k, s := range t.Books {
+		if k.Period != "" && !seen[k] && (s.Spent != 0 || s.Held != 0 || s.Cost != 0 || s.HeldMicros != 0) {
+			v.Addf("tenant %s: period %s spent 0 held 0 (money 0.00, 0.00) but its runs spent %d and hold %d (money %s, %s)",
+				k.Tenant, k.Period, s.Spent, s.Held, s.Cost, s.HeldMicros)
+		}
+	}
+	v.daysAgainst(t)
+}
+
+// daysAgainst checks each guarded model's day against t.
+func (v *verifier) daysAgainst(t *ledger.Tally) {
+	seen := map[ledger.DayKey]bool{}
+	v.each(`SELECT upstream, model, day, usage_units, held_units FROM quota_days ORDER BY upstream, model, day`,
+		func(rows *sql.Rows) error {
+			var k ledger.DayKey
+			var usage, held ledger.Units
+			if err := rows.Scan(&k.Upstream, &k.Model, &k.Day, &usage, &held); err != nil {
+				return err
+			}
+			seen[k] = true
+			var s ledger.DaySums
+			if d := t.Days[k]; d != nil {
+				s = *d
+			}
+			if usage != s.Usage || held != s.Held {
+				v.QuotaDay(k.Upstream, k.Model, k.Day, usage, held, s.Usage, s.Held)
+			}
+			return nil
+		})
+	for k, s := range t.Days {
+		if !seen[k] && (s.Usage != 0 || s.Held != 0) {
+			v.QuotaDay(k.Upstream, k.Model, k.Day, 0, 0, s.Usage, s.Held)
+		}
+	}
+}
+
+// each2 runs query with args and calls fn per row until an error.
+func (v *verifier) each2(query string, args []any, fn func(rows *sql.Rows) error) {
+	if v.err != nil {
+		return
+	}
+	rows, err := v.tx.QueryContext(v.ctx, query, args...)
+	if err != nil {
+		v.err = err
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			v.err = err
+			return
+		}
+	}
+	v.err = rows.Err()
+}

@@ -129,6 +129,8 @@ func New(o Options) *Handler {
 	h.route("GET /admin/api/state", h.state)
 	h.route("GET /admin/api/audit.csv", h.auditCSV)
 	h.route("GET /admin/api/audit", h.auditList)
+	h.route("GET /admin/api/runs", h.runsList)
+	h.route("GET /admin/api/holds", h.holdsList)
 	h.route("GET /admin/api/connect", h.connect)
 	h.route("GET /admin/api/tenants", h.tenantSettings)
 	h.route("POST /admin/api/tenants", h.tenantSave)

@@ -52,8 +52,8 @@ func TestAuditPage(t *testing.T) {
 	}{
 		{"none", audit.Query{}},
 		{"tenant+kind", audit.Query{AuditFilter: ledger.AuditFilter{TenantID: "t1", Kind: ledger.AuditSettle}}},
-		{"text", audit.Query{Text: "needle"}},
-		{"tenant+text", audit.Query{AuditFilter: ledger.AuditFilter{TenantID: "t2"}, Text: "NEEDLE"}},
+		{"text", audit.Query{AuditFilter: ledger.AuditFilter{Text: "needle"}}},
+		{"tenant+text", audit.Query{AuditFilter: ledger.AuditFilter{TenantID: "t2", Text: "NEEDLE"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var want []int64

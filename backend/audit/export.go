@@ -49,41 +49,18 @@ const TimeLayout = "2006-01-02T15:04:05.000000-07:00"
 const pageSize = 1000
 
 // Query selects audit rows: the ledger's filter (From inclusive, To
-// exclusive, tenant, kind, run) plus the dashboard's text filter.
+// exclusive, tenant, kind, run, actor, text) with the zone its days are
+// read in and the currency its money is written in.
 type Query struct {
 	ledger.AuditFilter
-	Text string // case-insensitive substring of reason, evidence, detail or actor
-	Loc  *time.Location
+	Loc *time.Location
 	// Currency is the gateway's, written beside every row that moved
 	// money (the ledger keeps micros, not the currency they are in).
 	Currency string
 }
 
 // Matches reports whether e is selected by q.
-func (q Query) Matches(e ledger.AuditEntry) bool {
-	if !q.From.IsZero() && e.At.Before(q.From) {
-		return false
-	}
-	if !q.To.IsZero() && !e.At.Before(q.To) {
-		return false
-	}
-	if q.TenantID != "" && e.TenantID != q.TenantID {
-		return false
-	}
-	if q.Kind != "" && e.Kind != q.Kind {
-		return false
-	}
-	if q.RunID != "" && e.RunID != q.RunID {
-		return false
-	}
-	if q.Text != "" {
-		hay := strings.ToLower(strings.Join([]string{e.Reason, e.Evidence, e.Detail, e.Actor.String(), string(e.RunID)}, "\x00"))
-		if !strings.Contains(hay, strings.ToLower(q.Text)) {
-			return false
-		}
-	}
-	return true
-}
+func (q Query) Matches(e ledger.AuditEntry) bool { return ledger.AuditMatches(q.AuditFilter, e) }
 
 func (q Query) loc() *time.Location {
 	if q.Loc != nil {
@@ -378,13 +355,22 @@ func FileName(q Query) string {
 
 // ParseQuery reads the export's and the list's query parameters: from and
 // to are RFC 3339 times or YYYY-MM-DD local days in loc (a day `to`
-// includes that whole day); tenant, kind, run and text filter further.
+// includes that whole day); tenant, kind, run, actor (tenant:<id>,
+// operator:<how> or system:<part>) and text filter further.
 // Empty values mean no bound; nil loc is time.Local.
 func ParseQuery(v url.Values, loc *time.Location) (Query, error) {
 	if loc == nil {
 		loc = time.Local
 	}
-	q := Query{Loc: loc, Text: strings.TrimSpace(v.Get("text"))}
+	q := Query{Loc: loc}
+	q.Text = strings.TrimSpace(v.Get("text"))
+	if s := strings.TrimSpace(v.Get("actor")); s != "" {
+		a, err := ledger.ParseActor(s)
+		if err != nil {
+			return q, fmt.Errorf("actor: %w", err)
+		}
+		q.Actor = a
+	}
 	q.TenantID = strings.TrimSpace(v.Get("tenant"))
 	q.Kind = ledger.AuditKind(strings.TrimSpace(v.Get("kind")))
 	q.RunID = ledger.RunID(strings.TrimSpace(v.Get("run")))

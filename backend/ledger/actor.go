@@ -1,6 +1,9 @@
 package ledger
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // ActorKind is an Actor's shape: who is answerable for a change.
 type ActorKind string
@@ -150,6 +153,25 @@ var legacyActors = map[string]Actor{
 	"gateway":     System("gateway"),
 	"admin":       ActorAdmin,
 	"config":      ActorConfig,
+}
+
+// StoredForms are the texts an audit row read as a may hold: its own
+// text, and the bare words rows written before actors had a kind held for
+// it (ReadActor). A store filtering by actor matches any of them; a few
+// rows so found may read as another actor (a bare name is ambiguous
+// without its row), which AuditMatches then drops.
+func (a Actor) StoredForms() []string {
+	forms := []string{a.String(), a.Name}
+	for bare, b := range legacyActors {
+		if b == a && bare != a.Name {
+			forms = append(forms, bare)
+		}
+	}
+	if a == ActorAdmin {
+		forms = append(forms, SourceManual, SourceManualB0)
+	}
+	slices.Sort(forms[2:])
+	return forms
 }
 
 // tenantCallKind reports the kinds of row a tenant's own call writes.

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"strings"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/price"
@@ -62,13 +63,39 @@ const RefusalInterval = time.Minute
 // oldest first (by seq) unless Newest is set: the dashboard reads its page
 // newest first below a cursor, and the stores serve each of these fields
 // through an index, so that a page costs what it holds, not the ledger.
+//
+// Actor and Text narrow through an index too, but loosely: a store may
+// return rows that only look like a match (an actor's older bare spelling,
+// a text's trigrams present but apart), so a reader keeps the rows for
+// which AuditMatches holds.
 type AuditFilter struct {
 	From, To  time.Time
 	TenantID  string
 	Kind      AuditKind
 	RunID     RunID
-	AfterSeq  int64 // rows with a greater seq
-	BeforeSeq int64 // rows with a smaller seq
-	Newest    bool  // newest first
+	Actor     Actor  // the row's actor as ReadActor reads it
+	Text      string // case-insensitive substring of reason, evidence, detail, actor or run id
+	AfterSeq  int64  // rows with a greater seq
+	BeforeSeq int64  // rows with a smaller seq
+	Newest    bool   // newest first
 	Limit     int
+}
+
+// AuditMatches reports whether e is selected by f's fields that narrow
+// rows (its bounds, tenant, kind, run, actor and text; not its cursor).
+func AuditMatches(f AuditFilter, e AuditEntry) bool {
+	switch {
+	case !f.From.IsZero() && e.At.Before(f.From),
+		!f.To.IsZero() && !e.At.Before(f.To),
+		f.TenantID != "" && e.TenantID != f.TenantID,
+		f.Kind != "" && e.Kind != f.Kind,
+		f.RunID != "" && e.RunID != f.RunID,
+		!f.Actor.IsZero() && e.Actor != f.Actor:
+		return false
+	}
+	if f.Text != "" {
+		hay := strings.ToLower(strings.Join([]string{e.Reason, e.Evidence, e.Detail, e.Actor.String(), string(e.RunID)}, "\x00"))
+		return strings.Contains(hay, strings.ToLower(f.Text))
+	}
+	return true
 }

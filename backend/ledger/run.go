@@ -213,10 +213,16 @@ type Reconciliation struct {
 }
 
 // RunFilter selects runs for listing.
+//
+// Runs come newest first (by admission, then by the order they were
+// written); Before pages down that order through the index each listing
+// has (all runs, a tenant's, the holding ones), so that a page reads about
+// the runs it returns.
 type RunFilter struct {
 	TenantID    string
-	HoldingOnly bool // only runs whose usage is pending or unknown
-	Limit       int  // 0 or less: DefaultRunsLimit
+	HoldingOnly bool  // only runs whose usage is pending or unknown
+	Before      RunID // only runs listed after this one ("": from the newest); CodeRunNotFound if there is none
+	Limit       int   // 0 or less: DefaultRunsLimit
 }
 
 // DefaultRunsLimit is how many runs Store.Runs returns when the filter sets

@@ -270,6 +270,14 @@ func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t le
 				before.Upstream, before.Model, minute, int64(m.Used))
 		}
 	}
+	if m.Spent != 0 || m.SpentMicros != 0 {
+		w.queue(`INSERT INTO spend_hours (hour, tenant_id, upstream, model, spent_units, cost_micros)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hour, tenant_id, upstream, model) DO UPDATE SET
+			spent_units = spend_hours.spent_units + excluded.spent_units,
+			cost_micros = spend_hours.cost_micros + excluded.cost_micros`,
+			ledger.SpendHourIndex(before.CreatedAt), before.TenantID, before.Upstream, before.Model,
+			int64(m.Spent), int64(m.SpentMicros))
+	}
 	s.insertRunAudit(w, t.Audit(before, actor, b.Available()), after)
 	return nil
 }
@@ -401,6 +409,18 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 	}
 	if f.HoldingOnly {
 		where = append(where, "usage IN ('pending', 'unknown')")
+	}
+	if f.Before != "" {
+		var at, seq int64
+		err := s.pool.QueryRow(ctx, `SELECT created_at, seq FROM runs WHERE id = $1`, string(f.Before)).Scan(&at, &seq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, ledger.Errorf(ledger.CodeRunNotFound, "run %s not found", f.Before)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list runs before %s: %w", f.Before, err)
+		}
+		args = append(args, at, seq)
+		where = append(where, fmt.Sprintf("(created_at, seq) < ($%d, $%d)", len(args)-1, len(args)))
 	}
 	q := `SELECT ` + runColumns + ` FROM runs`
 	if len(where) > 0 {

@@ -11,10 +11,14 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// auditQuery is the SELECT for f and its arguments.
+// auditQuery is the SELECT for f and its arguments. A text is matched by
+// the reader, row by row (FTS5's trigram index read stale segments through
+// the store's read connections under the simulation's load, so it is not
+// used).
 func auditQuery(f ledger.AuditFilter) (string, []any) {
-	return auditsql.Query(f, auditColumns, func(int) string { return "?" })
+	return auditsql.Query(f, auditColumns, auditsql.Dialect{Bind: func(int) string { return "?" }})
 }
+
 
 // insertAudit appends e in the writer's transaction and notes it as one
 // change for the commit hook. balance says the store took

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/price"
 )
 
 // books is what the writer decides admissions and transitions on, kept in
@@ -19,6 +20,8 @@ import (
 //   - periods: the books of each tenant's period that was read, likewise;
 //   - days: each guarded model's day (usage, held), likewise;
 //   - minutes: usage per model and minute added in this batch;
+//   - spend: units and cost spent per hour of admission, tenant and model
+//     in this batch (the spend chart's rollup);
 //   - runs: the runs not ended yet, as written (their rows are written at
 //     once: reads and Verify see them);
 //   - audit: the audit rows appended in this batch, each with its seq drawn
@@ -36,6 +39,7 @@ type books struct {
 	periods map[periodKey]*periodBook
 	days    map[dayKey]*dayBook
 	minutes map[minuteKey]ledger.Units
+	spend   map[spendKey]spendMove
 	runs    map[ledger.RunID]ledger.Run
 	audit   []auditRow
 	seq     int64 // the last audit seq drawn; 0: read it from the file
@@ -52,6 +56,16 @@ type dayKey struct{ upstream, model, day string }
 type dayBook struct {
 	usage, held ledger.Units
 	dirty       bool
+}
+
+type spendKey struct {
+	hour                    int64 // ledger.SpendHourIndex of the run's admission
+	tenant, upstream, model string
+}
+
+type spendMove struct {
+	units  ledger.Units
+	micros price.Micros
 }
 
 type minuteKey struct {
@@ -71,6 +85,7 @@ func (b *books) forget() {
 	b.periods = map[periodKey]*periodBook{}
 	b.days = map[dayKey]*dayBook{}
 	b.minutes = map[minuteKey]ledger.Units{}
+	b.spend = map[spendKey]spendMove{}
 	b.runs = map[ledger.RunID]ledger.Run{}
 	b.audit = b.audit[:0]
 	b.seq = 0
@@ -147,6 +162,13 @@ func (w *wtx) move(t *tenantBook, p *periodBook, d *dayBook, run ledger.Run, m l
 	}
 	t.pos.Move(m, p == nil)
 	t.dirty = true
+	if m.Spent != 0 || m.SpentMicros != 0 {
+		k := spendKey{ledger.SpendHourIndex(run.CreatedAt), run.TenantID, run.Upstream, run.Model}
+		s := w.books.spend[k]
+		s.units += m.Spent
+		s.micros += m.SpentMicros
+		w.books.spend[k] = s
+	}
 	if p != nil {
 		p.books.Move(m)
 		p.dirty = true
@@ -200,5 +222,14 @@ func (w *wtx) flush(ctx context.Context) error {
 		}
 	}
 	clear(w.books.minutes)
+	for k, s := range w.books.spend {
+		if _, err := w.exec(ctx, `INSERT INTO spend_hours (hour, tenant_id, upstream, model, spent_units, cost_micros)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hour, tenant_id, upstream, model) DO UPDATE SET
+			spent_units = spent_units + excluded.spent_units, cost_micros = cost_micros + excluded.cost_micros`,
+			k.hour, k.tenant, k.upstream, k.model, int64(s.units), int64(s.micros)); err != nil {
+			return fmt.Errorf("spend of tenant %s on %s/%s: %w", k.tenant, k.upstream, k.model, err)
+		}
+	}
+	clear(w.books.spend)
 	return nil
 }

@@ -318,6 +318,20 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 	if f.HoldingOnly {
 		where = append(where, "usage IN ('pending', 'unknown')")
 	}
+	if f.Before != "" {
+		// Row values compare on the listing's index (created_at, then the
+		// rowid every entry ends in), so the page starts at the cursor.
+		var at, rowid int64
+		err := s.queryRow(ctx, `SELECT created_at, rowid FROM runs WHERE id = ?`, string(f.Before)).Scan(&at, &rowid)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ledger.Errorf(ledger.CodeRunNotFound, "run %s not found", f.Before)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list runs before %s: %w", f.Before, err)
+		}
+		where = append(where, "(created_at, rowid) < (?, ?)")
+		args = append(args, at, rowid)
+	}
 	q := `SELECT ` + runColumns + ` FROM runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")

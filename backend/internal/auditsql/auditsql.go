@@ -1,6 +1,6 @@
 // Package auditsql builds the audit page's SELECT for both stores: they keep
 // the same audit table and the same indexes ending in seq, and differ only in
-// how a statement names its arguments.
+// how a statement names its arguments and how it searches the rows' text.
 package auditsql
 
 import (
@@ -9,15 +9,37 @@ import (
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// Query is the SELECT of columns from audit for f, and its arguments. bind
-// names the nth argument, counted from 1 ("?" for SQLite, "$n" for
-// PostgreSQL). Times are Unix nanoseconds, as the stores write them.
-func Query(f ledger.AuditFilter, columns string, bind func(n int) string) (string, []any) {
+// Dialect is what one store spells its own way.
+type Dialect struct {
+	// Bind names the nth argument, counted from 1 ("?" for SQLite, "$n" for
+	// PostgreSQL).
+	Bind func(n int) string
+	// Text is the search for rows whose text may contain text: what the
+	// SELECT reads FROM (audit, or audit joined to the store's text index),
+	// the column that orders it by seq, and a condition on one argument,
+	// written "%s" where its name goes. ok is false when no index serves
+	// this text: the rows are then read in seq order and the reader
+	// matches them (ledger.AuditMatches).
+	Text func(text string) (from, seq, cond string, arg any, ok bool)
+}
+
+// Query is the SELECT of columns from audit for f, and its arguments. Times
+// are Unix nanoseconds, as the stores write them. The rows it selects are a
+// superset of f's for an actor or a text (see ledger.AuditFilter).
+func Query(f ledger.AuditFilter, columns string, d Dialect) (string, []any) {
 	var where []string
 	var args []any
-	arg := func(cond string, v any) {
+	bind := func(v any) string {
 		args = append(args, v)
-		where = append(where, cond+" "+bind(len(args)))
+		return d.Bind(len(args))
+	}
+	arg := func(cond string, v any) { where = append(where, cond+" "+bind(v)) }
+	from, seq := "audit", "seq"
+	if f.Text != "" && d.Text != nil {
+		if tf, ts, cond, v, ok := d.Text(f.Text); ok {
+			from, seq = tf, ts
+			where = append(where, strings.Replace(cond, "%s", bind(v), 1))
+		}
 	}
 	if !f.From.IsZero() {
 		arg("at >=", f.From.UnixNano())
@@ -34,23 +56,47 @@ func Query(f ledger.AuditFilter, columns string, bind func(n int) string) (strin
 	if f.RunID != "" {
 		arg("run_id =", string(f.RunID))
 	}
+	if !f.Actor.IsZero() {
+		where = append(where, actorCond(f.Actor, bind)...)
+	}
 	if f.AfterSeq > 0 {
-		arg("seq >", f.AfterSeq)
+		arg(seq+" >", f.AfterSeq)
 	}
 	if f.BeforeSeq > 0 {
-		arg("seq <", f.BeforeSeq)
+		arg(seq+" <", f.BeforeSeq)
 	}
-	q := `SELECT ` + columns + ` FROM audit`
+	q := `SELECT ` + columns + ` FROM ` + from
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY seq"
+	q += " ORDER BY " + seq
 	if f.Newest {
 		q += " DESC"
 	}
 	if f.Limit > 0 {
-		args = append(args, f.Limit)
-		q += " LIMIT " + bind(len(args))
+		q += " LIMIT " + bind(f.Limit)
 	}
 	return q, args
 }
+
+// actorCond selects rows that may be a's. A tenant's rows are nearly all
+// of its own calls, so a tenant actor reads the tenant's index (a tenant
+// acts only on its own runs); every other actor's rows are the few that no
+// tenant wrote about itself, which the partial index audit_actor holds:
+// its condition is repeated here so that the planner may use it.
+func actorCond(a ledger.Actor, bind func(any) string) []string {
+	forms := a.StoredForms()
+	names := make([]string, len(forms))
+	for i, s := range forms {
+		names[i] = bind(s)
+	}
+	in := "actor IN (" + strings.Join(names, ", ") + ")"
+	if a.Kind == ledger.ActorTenant {
+		return []string{"tenant_id = " + bind(a.Name), in}
+	}
+	return []string{in, NotOwnCall}
+}
+
+// NotOwnCall is the condition of the partial index audit_actor in both
+// stores: a row whose actor is not its own tenant.
+const NotOwnCall = "actor != 'tenant:' || tenant_id"

@@ -85,16 +85,20 @@ func Query(f ledger.AuditFilter, columns string, d Dialect) (string, []any) {
 // tenant wrote about itself, which the partial index audit_actor holds:
 // its condition is repeated here so that the planner may use it.
 func actorCond(a ledger.Actor, bind func(any) string) []string {
+	var conds []string
+	if a.Kind == ledger.ActorTenant { // bound first: SQLite's "?" are numbered in the order they appear
+		conds = append(conds, "tenant_id = "+bind(a.Name))
+	}
 	forms := a.StoredForms()
 	names := make([]string, len(forms))
 	for i, s := range forms {
 		names[i] = bind(s)
 	}
-	in := "actor IN (" + strings.Join(names, ", ") + ")"
-	if a.Kind == ledger.ActorTenant {
-		return []string{"tenant_id = " + bind(a.Name), in}
+	conds = append(conds, "actor IN ("+strings.Join(names, ", ")+")")
+	if a.Kind != ledger.ActorTenant {
+		conds = append(conds, NotOwnCall)
 	}
-	return []string{in, NotOwnCall}
+	return conds
 }
 
 // NotOwnCall is the condition of the partial index audit_actor in both

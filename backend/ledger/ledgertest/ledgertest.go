@@ -40,6 +40,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("AuditFilter", func(t *testing.T) { testAuditFilter(t, open(t)) })
 	t.Run("AuditPage", func(t *testing.T) { testAuditPage(t, open(t)) })
 	t.Run("RunsFilter", func(t *testing.T) { testRunsFilter(t, open(t)) })
+	t.Run("Books", func(t *testing.T) { RunBooks(t, open) })
 	t.Run("Concurrency", func(t *testing.T) { RunConcurrency(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { RunIdempotency(t, open) })
 	t.Run("Money", func(t *testing.T) { RunMoney(t, open) })

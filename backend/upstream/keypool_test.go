@@ -196,3 +196,20 @@ func TestPoolTurnsUnderConcurrency(t *testing.T) {
 		t.Errorf("calls per key %v, want 30 each", got)
 	}
 }
+
+// The demo's scripted error rests the key a call meets, as a provider's
+// would: `kind=error&status=401&times=1` is answered once, and the same
+// call is served by the next key.
+func TestPoolRestsAKeyOnAScriptedRefusal(t *testing.T) {
+	d := startDemo(t, demo.Options{})
+	c, _ := newPool(t, d, poolKeys)
+	resp, err := c.Send(deadline(t), []byte(body), http.Header{demo.PlanHeader: {"kind=error&status=401&times=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || c.Keys()[0].Why != "401" || !c.Keys()[1].RestingUntil.IsZero() {
+		t.Errorf("status %d keys %+v, want 200 from the second key and the first resting", resp.StatusCode, c.Keys())
+	}
+}

@@ -34,7 +34,7 @@ type KeysRestingError struct {
 }
 
 func (e *KeysRestingError) Error() string {
-	return fmt.Sprintf("every API key of upstream %s is resting after the provider refused it; the first is back at %s",
+	return fmt.Sprintf("every API key of upstream %s is resting, each refused by the provider; the first is back at %s",
 		e.Upstream, e.Until.UTC().Format(time.RFC3339))
 }
 

@@ -22,7 +22,7 @@ DIST     := frontend/dist/index.html
 FRONTEND_SRC := $(shell find frontend/src frontend/public -type f 2>/dev/null) \
                 frontend/index.html frontend/vite.config.ts frontend/tsconfig.json
 
-.PHONY: help deps frontend build run serve test smoke package package-check bench fuzz soak clean
+.PHONY: help deps frontend build run serve test smoke package package-check bench bench-books fuzz soak clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-9s %s\n", $$1, $$2}'
@@ -81,6 +81,10 @@ package-check: ## install the built .deb, run it, remove it; check the tarball a
 bench: build ## benchmarks, each against its baseline; quotagate against a direct call (cmd/gatebench)
 	go test -run '^$$' -bench . -benchmem ./...
 	go run ./cmd/gatebench -binary $(BIN)
+
+BOOKS_RUNS ?= 1000000 20000000
+bench-books: ## the dashboard's reads on ledgers of BOOKS_RUNS settled runs against an empty one (each built once into /tmp/quotagate-books-N.db; 20M needs ~13 GB and hours)
+	for n in $(BOOKS_RUNS); do QUOTAGATE_BOOKS_RUNS=$$n go test -run '^$$' -bench BenchmarkBooks -benchtime 1000x -v -timeout 24h ./backend/sqlite/ || exit 1; done
 
 fuzz: ## every fuzz target for FUZZTIME (default 30s)
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh

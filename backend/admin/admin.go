@@ -131,6 +131,7 @@ func New(o Options) *Handler {
 	h.route("GET /admin/api/audit", h.auditList)
 	h.route("GET /admin/api/runs", h.runsList)
 	h.route("GET /admin/api/holds", h.holdsList)
+	h.route("GET /admin/api/spend", h.spend)
 	h.route("GET /admin/api/connect", h.connect)
 	h.route("GET /admin/api/tenants", h.tenantSettings)
 	h.route("POST /admin/api/tenants", h.tenantSave)

@@ -19,7 +19,6 @@ func auditQuery(f ledger.AuditFilter) (string, []any) {
 	return auditsql.Query(f, auditColumns, auditsql.Dialect{Bind: func(int) string { return "?" }})
 }
 
-
 // insertAudit appends e in the writer's transaction and notes it as one
 // change for the commit hook. balance says the store took
 // AvailableBefore/After from the tenant's balance row in this same

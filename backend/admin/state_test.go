@@ -25,7 +25,7 @@ func goldenState() admin.State {
 		QuotaDay: "2026-11-29", Status: ledger.RunInterrupted, Usage: ledger.UsageUnknown, ReserveUnits: 1002,
 		HeldUnits: 1002, Evidence: "stream cut before [DONE]", CreatedAt: t0.Add(40 * time.Minute), UpdatedAt: t0.Add(40*time.Minute + 12*time.Second),
 		Door: "messages", UpstreamProtocol: "chat", IdempotencyKey: "stainless-node-retry-5b1f0c2e", RetryCount: 1,
-		RetryOf: "run_01JQ7RELEASED00000000000",
+		RetryOf: "run_01JQ7RELEASED00000000000", ProviderID: "chatcmpl-8f2c1e", RelayedUnits: 40,
 		// deepseek's prices in CNY: 2 input + 1000 output tokens reserved
 		InputUnits: 2, Prices: &deepseek, ReserveMicros: 8_004}
 	done := ledger.Run{ID: "run_01JQ7DONE000000000000000", TenantID: "tenant-a", Upstream: "demo", Model: "demo-chat",

@@ -12,6 +12,9 @@ const (
 	ActorTenant   ActorKind = "tenant"   // a tenant's own call; Name is the tenant id
 	ActorOperator ActorKind = "operator" // a person running quotagate; Name is the way in (admin, config)
 	ActorSystem   ActorKind = "system"   // quotagate's own work; Name is the part (recovery, quota-guard, …)
+	// ActorProvider is an upstream provider whose own answer made the
+	// change (a usage lookup applied by auto_reconcile); Name is the upstream.
+	ActorProvider ActorKind = "provider"
 )
 
 // Actor names who made a state change; every transition records one in its
@@ -33,6 +36,9 @@ func Operator(how string) Actor { return Actor{ActorOperator, how} }
 
 // System is the actor of quotagate's own work, done by part.
 func System(part string) Actor { return Actor{ActorSystem, part} }
+
+// Provider is the actor of a change made on upstream's own answer.
+func Provider(upstream string) Actor { return Actor{ActorProvider, upstream} }
 
 // Actors of quotagate's fixed ways in and fixed jobs.
 var (
@@ -88,14 +94,14 @@ func ParseActor(s string) (Actor, error) {
 	kind, name, ok := strings.Cut(s, ":")
 	a := Actor{ActorKind(kind), name}
 	if !ok || name == "" || strings.TrimSpace(name) != name || !a.Kind.known() {
-		return Actor{}, Errorf(CodeInvalidRequest, "actor %q is not tenant:<id>, operator:<how> or system:<part>", s)
+		return Actor{}, Errorf(CodeInvalidRequest, "actor %q is not tenant:<id>, operator:<how>, system:<part> or provider:<upstream>", s)
 	}
 	return a, nil
 }
 
 func (k ActorKind) known() bool {
 	switch k {
-	case ActorTenant, ActorOperator, ActorSystem:
+	case ActorTenant, ActorOperator, ActorSystem, ActorProvider:
 		return true
 	}
 	return false
@@ -106,7 +112,7 @@ func (k ActorKind) known() bool {
 // row goes without its actor.
 func CheckActor(a Actor) error {
 	if !a.Kind.known() || strings.TrimSpace(a.Name) == "" || strings.TrimSpace(a.Name) != a.Name {
-		return Errorf(CodeInvalidRequest, "a change needs an actor (tenant:<id>, operator:<how> or system:<part>), not %q", a.String())
+		return Errorf(CodeInvalidRequest, "a change needs an actor (tenant:<id>, operator:<how>, system:<part> or provider:<upstream>), not %q", a.String())
 	}
 	return nil
 }

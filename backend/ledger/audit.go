@@ -52,6 +52,9 @@ type AuditEntry struct {
 	// ("" for the tenant's row: a tenant that never renews), so that Verify
 	// chains each period's rows on their own.
 	Period string `json:"period,omitempty"`
+	// ProviderID is the run's provider id as known when the row was
+	// written (Run.ProviderID; "" before the answer named it).
+	ProviderID string `json:"provider_id,omitempty"`
 }
 
 // RefusalInterval is the window in which repeated refusals of one tenant

@@ -101,6 +101,16 @@ type Run struct {
 	// input_tokens_details.cached_tokens, Anthropic cache_read_input_tokens),
 	// recorded at Settle; shown, never priced differently.
 	CachedTokens int64 `json:"cached_tokens"`
+	// ProviderID is the provider's own id of the call, as its answer gave
+	// it (chat's first chunk id, the Responses response id, the Messages
+	// message id, Gemini's responseId), translated or native alike; ""
+	// when the answer carried none. It is what a usage lookup asks the
+	// provider about (backend/evidence).
+	ProviderID string `json:"provider_id"`
+	// RelayedUnits is the output the gateway relayed to the client, under
+	// the run's meter, recorded at its end (0 before it was kept): a
+	// provider's figure with less output contradicts what was relayed.
+	RelayedUnits Units `json:"relayed_units,omitempty"`
 	// Period is the budget period of its tenant the run was admitted in
 	// ("2026-12"; "" when the tenant's budget never renews): the books its
 	// hold, settlement and reconcile move.
@@ -205,11 +215,20 @@ type Settlement struct {
 // units, and the provider's bill when known (HasCost: CostMicros, at most
 // the run's ReserveMicros), else the units priced at the run's prices as
 // its input first, the rest as output (price.ReconcileTokens).
+//
+// A provider's own figure (FromProvider) may exceed the reserve: the
+// tenant is then charged the reserve and the rest is kept as the run's
+// overrun, as a settlement on trusted usage does; its Tokens, the
+// provider's split of Units, are priced each at its own price (none:
+// Units as the input first, the rest as output). An operator's figure
+// above the reserve is refused.
 type Reconciliation struct {
-	Units      Units
-	CostMicros price.Micros
-	HasCost    bool
-	Evidence   string
+	Units        Units
+	CostMicros   price.Micros
+	HasCost      bool
+	Evidence     string
+	FromProvider bool
+	Tokens       *price.Tokens
 }
 
 // RunFilter selects runs for listing.

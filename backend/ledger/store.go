@@ -90,6 +90,11 @@ type Store interface {
 	// its input first, the rest as output. Reconcile is ReconcileCost
 	// without a bill.
 	ReconcileCost(ctx context.Context, id RunID, c Reconciliation, actor Actor) (Run, error)
+	// ApplyRule loads run id, decides its transition by rule and writes it
+	// with its audit row as actor's, in one step, as the methods above do
+	// (each is one rule); the gateway uses it to end a run with the
+	// provider's id noted (Rule.Noting).
+	ApplyRule(ctx context.Context, id RunID, actor Actor, rule Rule) (Run, error)
 	// RecoverInterrupted marks runs left active by a dead process as
 	// interrupted with usage unknown, holds intact; a run left queued never
 	// reached the provider (it is started before it is sent), so it ends

@@ -64,7 +64,7 @@ func (m Moves) QuotaMoves(before Run) bool {
 func (t Transition) Audit(before Run, actor Actor, availableAfter Units) AuditEntry {
 	m := t.Moves(before)
 	return AuditEntry{Kind: t.Kind, TenantID: before.TenantID, RunID: before.ID, Period: before.Period,
-		Actor: actor, Reason: t.Reason, Evidence: t.Evidence, Units: t.Units, Micros: t.Micros,
+		Actor: actor, Reason: t.Reason, Evidence: t.Evidence, Units: t.Units, Micros: t.Micros, ProviderID: t.After.ProviderID,
 		AvailableBefore: availableAfter + m.Spent + m.Held, AvailableAfter: availableAfter,
 		Detail: fmt.Sprintf("%s/%s → %s/%s", before.Status, before.Usage, t.After.Status, t.After.Usage)}
 }
@@ -86,6 +86,37 @@ func (r Rule) Decide(run Run) (Transition, error) {
 		return Transition{}, r.Err
 	}
 	return r.decide(run)
+}
+
+// Answered is what a run's answer told the gateway beyond its usage: the
+// provider's id of the call, and the output it relayed to the client
+// (units under the run's meter). A usage lookup asks the provider about
+// the id, and refuses a figure whose output is below what was relayed.
+type Answered struct {
+	ProviderID   string
+	RelayedUnits Units
+}
+
+// Noting is r that also records what the answer told (Run.ProviderID,
+// Run.RelayedUnits) on the run it ends, unless r changes nothing: both
+// arrive with the answer and are written with the run's end.
+func (r Rule) Noting(a Answered) Rule {
+	if a == (Answered{}) || r.decide == nil {
+		return r
+	}
+	decide := r.decide
+	r.decide = func(run Run) (Transition, error) {
+		t, err := decide(run)
+		if err != nil || t.None(run) {
+			return t, err
+		}
+		if t.After.ProviderID == "" {
+			t.After.ProviderID = a.ProviderID
+		}
+		t.After.RelayedUnits = max(t.After.RelayedUnits, a.RelayedUnits)
+		return t, nil
+	}
+	return r
 }
 
 func refuse(op string, err error) Rule { return Rule{Op: op, Err: err} }
@@ -238,6 +269,9 @@ func ReconcileCostRule(c Reconciliation) Rule {
 			e.Params = map[string]any{"run": run.ID, "status": run.Status, "usage": run.Usage}
 			return Transition{}, e
 		}
+		if c.FromProvider {
+			return providerReconcile(run, c)
+		}
 		if units > run.ReserveUnits {
 			return Transition{}, Errorf(CodeInvalidRequest,
 				"reconciled units %d exceed the reserve %d of run %s", units, run.ReserveUnits, run.ID).
@@ -251,6 +285,33 @@ func ReconcileCostRule(c Reconciliation) Rule {
 		run.CostMicros = cost
 		return Transition{After: run, Kind: AuditReconcile, Evidence: evidence, Units: units, Micros: cost}, nil
 	}}
+}
+
+// providerReconcile settles held run on a provider's own figure c: at most
+// the reserve is charged, the rest recorded as the run's overrun (in units
+// and in money), as SettleRule does with trusted usage.
+func providerReconcile(run Run, c Reconciliation) (Transition, error) {
+	cost, overMicros, err := runCost(run, func() (price.Tokens, error) {
+		if c.Tokens != nil {
+			return *c.Tokens, nil
+		}
+		return unitTokens(c.Units, run.InputUnits)
+	})
+	if err != nil {
+		return Transition{}, err
+	}
+	spent, over := SplitOverrun(run.ReserveUnits, c.Units)
+	ev := c.Evidence
+	if over > 0 {
+		ev = fmt.Sprintf("%s; %d above the reserve %d: the tenant is charged the reserve, the quota day counts all %d",
+			ev, over, run.ReserveUnits, c.Units)
+	}
+	if overMicros > 0 {
+		ev = fmt.Sprintf("%s; cost %s above the reserve's %s: the tenant is charged the reserve's", ev, cost+overMicros, run.ReserveMicros)
+	}
+	run.Usage, run.SpentUnits, run.HeldUnits, run.Evidence = UsageReconciled, spent, 0, ev
+	run.OverrunUnits, run.CostMicros, run.OverrunMicros = over, cost, overMicros
+	return Transition{After: run, Kind: AuditReconcile, Evidence: ev, Units: spent, Micros: cost}, nil
 }
 
 // QueuedAtCrashEvidence is the evidence of a run released at recovery
@@ -287,6 +348,11 @@ func RecoverRule(why string) Rule {
 // transaction, refusing the rule's Err and an empty actor first.
 type Transitions struct {
 	Apply func(ctx context.Context, id RunID, actor Actor, rule Rule) (Run, error)
+}
+
+// ApplyRule applies any rule: the store's one transition step.
+func (t Transitions) ApplyRule(ctx context.Context, id RunID, actor Actor, rule Rule) (Run, error) {
+	return t.Apply(ctx, id, actor, rule)
 }
 
 // Start moves a queued run to active; starting an active run changes nothing.

@@ -44,10 +44,10 @@ func insertAuditIn(w *wtx, e ledger.AuditEntry, balance bool, instance string) *
 	w.changes = append(w.changes, ledger.Change{Kind: e.Kind, Actor: e.Actor, TenantID: e.TenantID, RunID: e.RunID})
 	i := len(w.changes) - 1
 	w.queue(`INSERT INTO audit (at, kind, tenant_id, run_id, actor, reason, evidence, units,
-		available_before, available_after, detail, balance, instance, count, last_at, micros, period)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $1, $14, $15) RETURNING seq`,
+		available_before, available_after, detail, balance, instance, count, last_at, micros, period, provider_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $1, $14, $15, $16) RETURNING seq`,
 		nanos(at), string(e.Kind), e.TenantID, string(e.RunID), e.Actor.String(), e.Reason, e.Evidence, int64(e.Units),
-		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, balance, instance, int64(e.Micros), e.Period).
+		int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, balance, instance, int64(e.Micros), e.Period, e.ProviderID).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&w.changes[i].Seq) })
 	return &w.changes[i]
 }
@@ -68,7 +68,7 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	return nil
 }
 
-const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at, micros, period`
+const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at, micros, period, provider_id`
 
 // Audit returns rows matching f in sequence order (newest first when
 // f.Newest); From is inclusive, To exclusive. Each filter has an index
@@ -85,7 +85,7 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 		var at, lastAt int64
 		var kind, run, actor string
 		err := r.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &actor, &e.Reason, &e.Evidence,
-			&e.Units, &e.AvailableBefore, &e.AvailableAfter, &e.Detail, &e.Count, &lastAt, &e.Micros, &e.Period)
+			&e.Units, &e.AvailableBefore, &e.AvailableAfter, &e.Detail, &e.Count, &lastAt, &e.Micros, &e.Period, &e.ProviderID)
 		e.At, e.Kind, e.RunID, e.LastAt = fromNanos(at), ledger.AuditKind(kind), ledger.RunID(run), fromNanos(lastAt)
 		e.Actor = ledger.ReadActor(actor, e.Kind, e.TenantID)
 		return e, err

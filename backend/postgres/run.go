@@ -16,7 +16,7 @@ import (
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
 	held_units, overrun_units, evidence, created_at, updated_at, instance,
 	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens,
-	prices, input_units, reserve_micros, cost_micros, overrun_micros, period`
+	prices, input_units, reserve_micros, cost_micros, overrun_micros, period, provider_id, relayed_units`
 
 func scanRun(r pgx.Row) (ledger.Run, error) {
 	var run ledger.Run
@@ -25,7 +25,8 @@ func scanRun(r pgx.Row) (ledger.Run, error) {
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
 		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated, &run.Instance,
 		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens,
-		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros, &run.Period)
+		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros, &run.Period,
+		&run.ProviderID, &run.RelayedUnits)
 	if err != nil {
 		return run, err
 	}
@@ -147,13 +148,13 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest, epoc
 	}
 	w.queue(`INSERT INTO runs (`+runColumns+`, fingerprint, lease_epoch)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		$22, $23, $24, $25, $26, $27, $28, $29)`,
+		$22, $23, $24, $25, $26, $27, $28, $29, $30, $31)`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
 		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance,
 		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
 		ledger.PricesText(run.Prices), int64(run.InputUnits), int64(run.ReserveMicros), int64(run.CostMicros),
-		int64(run.OverrunMicros), run.Period, req.Fingerprint, epoch)
+		int64(run.OverrunMicros), run.Period, run.ProviderID, int64(run.RelayedUnits), req.Fingerprint, epoch)
 	s.insertRunAudit(w, ledger.AdmitAudit(run, req.Actor, b.Available()), run)
 	return run, nil
 }
@@ -234,13 +235,14 @@ var errMoved = errors.New("run changed meanwhile")
 func (s *Store) applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transition, actor ledger.Actor, fenced bool) error {
 	after := t.After
 	tag, err := w.Exec(ctx, `UPDATE runs SET status = $1, usage = $2, spent_units = $3, held_units = $4,
-		overrun_units = $5, evidence = $6, updated_at = $7, cached_tokens = $12, cost_micros = $13, overrun_micros = $14
+		overrun_units = $5, evidence = $6, updated_at = $7, cached_tokens = $12, cost_micros = $13, overrun_micros = $14,
+		provider_id = $16, relayed_units = $17
 		WHERE id = $8 AND status = $9 AND usage = $10 AND spent_units = $11
 		AND (NOT $15 OR lease_epoch = 0 OR EXISTS (SELECT 1 FROM instances WHERE epoch = runs.lease_epoch))`,
 		string(after.Status), string(after.Usage), int64(after.SpentUnits), int64(after.HeldUnits),
 		int64(after.OverrunUnits), after.Evidence, nanos(w.now),
 		string(before.ID), string(before.Status), string(before.Usage), int64(before.SpentUnits), after.CachedTokens,
-		int64(after.CostMicros), int64(after.OverrunMicros), fenced)
+		int64(after.CostMicros), int64(after.OverrunMicros), fenced, after.ProviderID, int64(after.RelayedUnits))
 	if err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}

@@ -107,7 +107,7 @@ func (w *wtx) nextSeq(ctx context.Context) (int64, error) {
 // each prepared once, serve any batch.
 const auditInsertMax = 32
 
-const auditInsertRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
+const auditInsertRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`
 
 // flushAudit writes the audit rows appended since the last flush, several
 // to a statement.
@@ -119,9 +119,9 @@ func (w *wtx) flushAudit(ctx context.Context) error {
 			n /= 2
 		}
 		q := `INSERT INTO audit (seq, at, kind, tenant_id, run_id, actor, reason, evidence, units,
-		available_before, available_after, detail, balance, count, last_at, micros, period) VALUES ` + auditInsertRow +
+		available_before, available_after, detail, balance, count, last_at, micros, period, provider_id) VALUES ` + auditInsertRow +
 			strings.Repeat(", "+auditInsertRow, n-1)
-		args := make([]any, 0, 16*n)
+		args := make([]any, 0, 17*n)
 		for _, r := range rows[:n] {
 			e := r.entry
 			b := 0
@@ -130,7 +130,7 @@ func (w *wtx) flushAudit(ctx context.Context) error {
 			}
 			args = append(args, e.Seq, nanos(e.At), string(e.Kind), e.TenantID, string(e.RunID), e.Actor.String(), e.Reason,
 				e.Evidence, int64(e.Units), int64(e.AvailableBefore), int64(e.AvailableAfter), e.Detail, b, nanos(e.At),
-				int64(e.Micros), e.Period)
+				int64(e.Micros), e.Period, e.ProviderID)
 		}
 		if _, err := w.exec(ctx, q, args...); err != nil {
 			return fmt.Errorf("append audit: %w", err)
@@ -157,7 +157,7 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	return nil
 }
 
-const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at, micros, period`
+const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at, micros, period, provider_id`
 
 // Audit returns rows matching f in sequence order (newest first when
 // f.Newest); From is inclusive, To exclusive. Each filter has an index
@@ -178,7 +178,7 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 		var kind, run, actor string
 		var units, before, after int64
 		if err := rows.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &actor, &e.Reason, &e.Evidence,
-			&units, &before, &after, &e.Detail, &e.Count, &lastAt, &e.Micros, &e.Period); err != nil {
+			&units, &before, &after, &e.Detail, &e.Count, &lastAt, &e.Micros, &e.Period, &e.ProviderID); err != nil {
 			return nil, fmt.Errorf("read audit: %w", err)
 		}
 		e.At, e.LastAt = fromNanos(at), fromNanos(lastAt)

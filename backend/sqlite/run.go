@@ -14,7 +14,7 @@ import (
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
 	held_units, overrun_units, evidence, created_at, updated_at,
 	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens,
-	prices, input_units, reserve_micros, cost_micros, overrun_micros, period`
+	prices, input_units, reserve_micros, cost_micros, overrun_micros, period, provider_id, relayed_units`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -25,7 +25,8 @@ func scanRun(r rowScanner) (ledger.Run, error) {
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
 		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated,
 		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens,
-		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros, &run.Period)
+		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros, &run.Period,
+		&run.ProviderID, &run.RelayedUnits)
 	if err != nil {
 		return run, err
 	}
@@ -119,13 +120,13 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		return ledger.Run{}, refusal
 	}
 	inserted, err := w.insertOnce(ctx, `INSERT INTO runs (`+runColumns+`, fingerprint)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
 		nanos(run.CreatedAt), nanos(run.UpdatedAt),
 		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
 		ledger.PricesText(run.Prices), int64(run.InputUnits), int64(run.ReserveMicros), int64(run.CostMicros),
-		int64(run.OverrunMicros), run.Period, req.Fingerprint)
+		int64(run.OverrunMicros), run.Period, run.ProviderID, int64(run.RelayedUnits), req.Fingerprint)
 	if err != nil {
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
@@ -195,10 +196,12 @@ func applyChange(ctx context.Context, w *wtx, before ledger.Run, t ledger.Transi
 	}
 	after := t.After
 	if _, err := w.exec(ctx, `UPDATE runs SET status = ?, usage = ?, spent_units = ?, held_units = ?,
-		overrun_units = ?, evidence = ?, updated_at = ?, cached_tokens = ?, cost_micros = ?, overrun_micros = ?
+		overrun_units = ?, evidence = ?, updated_at = ?, cached_tokens = ?, cost_micros = ?, overrun_micros = ?,
+		provider_id = ?, relayed_units = ?
 		WHERE id = ?`, string(after.Status), string(after.Usage),
 		int64(after.SpentUnits), int64(after.HeldUnits), int64(after.OverrunUnits), after.Evidence,
-		nanos(w.now), after.CachedTokens, int64(after.CostMicros), int64(after.OverrunMicros), string(after.ID)); err != nil {
+		nanos(w.now), after.CachedTokens, int64(after.CostMicros), int64(after.OverrunMicros),
+		after.ProviderID, int64(after.RelayedUnits), string(after.ID)); err != nil {
 		return fmt.Errorf("update run: %w", err)
 	}
 	availAfter := pos.Available() - m.Spent - m.Held

@@ -95,7 +95,7 @@ func TestReliabilityRefusalsBounded(t *testing.T) {
 		t.Errorf("the ledger grew by %d bytes for %d refusals", grown, n)
 	}
 	csv := r.admin("GET", "/admin/api/audit.csv?tenant=b", "")
-	if body := string(csv.body); csv.status != 200 || !strings.Contains(body, ",count,last_at,cost,currency,period\r\n") ||
+	if body := string(csv.body); csv.status != 200 || !strings.Contains(body, ",count,last_at,cost,currency,period,provider_id\r\n") ||
 		(refusalRows == 1 && !strings.Contains(body, ",600,")) {
 		t.Errorf("audit.csv: %d\n%s", csv.status, csv.body)
 	}

@@ -39,7 +39,8 @@ var Header = []string{
 	"units", "balance", "available_before", "available_after", "evidence", "detail",
 	"count", "last_at", // a reject row counts the refusals of its interval
 	"cost", "currency", // the money the row moved, as units does units; empty when none
-	"period", // the budget period the row counts in; empty for a tenant whose budget never renews
+	"period",      // the budget period the row counts in; empty for a tenant whose budget never renews
+	"provider_id", // the provider's id of the row's run, once its answer named it
 }
 
 // TimeLayout is ISO 8601 with the local offset (never "Z"), to the microsecond.
@@ -161,6 +162,7 @@ func Record(e ledger.AuditEntry, loc *time.Location, currency string) []string {
 		cost,
 		Field(currency),
 		Field(e.Period),
+		Field(e.ProviderID),
 	}
 }
 

@@ -137,7 +137,7 @@ func (a chatAnswer) body(b []byte) (meter.Observation, []byte) {
 		parse = openai.ParseTextCompletion
 	}
 	c, err := parse(b)
-	o := meter.Observation{Text: c.Text(), Usage: (*meter.Usage)(c.Usage)}
+	o := meter.Observation{Text: c.Text(), Usage: (*meter.Usage)(c.Usage), ProviderID: c.ID}
 	switch {
 	case errors.Is(err, openai.ErrBadUsage):
 		o.Usage, o.Problem = nil, err.Error()
@@ -161,7 +161,7 @@ func chunkObservation(c openai.Chunk, err error) (openai.Chunk, meter.Observatio
 	if err != nil && !errors.Is(err, openai.ErrBadUsage) {
 		return c, meter.Observation{Unreadable: true, Problem: "a data event did not parse: " + err.Error()}
 	}
-	o := meter.Observation{Text: c.Text(), Usage: (*meter.Usage)(c.Usage), End: c.Done, UpstreamError: c.Error}
+	o := meter.Observation{Text: c.Text(), Usage: (*meter.Usage)(c.Usage), End: c.Done, UpstreamError: c.Error, ProviderID: c.ID}
 	if err != nil {
 		o.Usage, o.Problem = nil, err.Error()
 	}

@@ -130,7 +130,10 @@ func geminiUsage(u gemini.Usage) *ledger.Usage {
 // has no end marker of its own: the chunk whose candidate carries
 // finishReason is the last, and its usageMetadata the evidence — held back
 // until the outcome is committed, as chat's [DONE] is.
-type nativeGemini struct{ t gemini.Tally }
+type nativeGemini struct {
+	t  gemini.Tally
+	id idSeeker // responseId, on every chunk
+}
 
 func (*nativeGemini) endMarker() string { return "a chunk with finishReason" }
 
@@ -142,7 +145,7 @@ func (a *nativeGemini) event(ev openai.Event) step {
 		return step{relay: bytes.Clone(ev.Raw)}
 	}
 	text, final, err := a.t.Observe(ev.Data)
-	o := meter.Observation{Text: text}
+	o := meter.Observation{Text: text, ProviderID: a.id.from(ev.Data, "responseId")}
 	if err != nil {
 		o.Problem = err.Error()
 	}
@@ -164,7 +167,7 @@ func (a *nativeGemini) event(ev openai.Event) step {
 
 func (*nativeGemini) body(b []byte) (meter.Observation, []byte) {
 	a, err := gemini.ParseResponse(b)
-	o := meter.Observation{Text: a.Text}
+	o := meter.Observation{Text: a.Text, ProviderID: providerIDAt(b, "responseId")}
 	switch {
 	case errors.Is(err, gemini.ErrBadUsage):
 		o.Problem = err.Error()

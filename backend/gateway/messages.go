@@ -131,7 +131,10 @@ func MessagesInputUnits(m meter.Meter, body []byte) ledger.Units {
 // evidence is message_start's input figures with the last cumulative
 // message_delta output, and message_stop — held back until the outcome is
 // committed. message_delta, with the stop_reason, is the finish.
-type nativeMessages struct{ t anthropic.Tally }
+type nativeMessages struct {
+	t  anthropic.Tally
+	id idSeeker // message_start's message id
+}
 
 func (*nativeMessages) endMarker() string { return anthropic.EventMessageStop }
 
@@ -144,7 +147,7 @@ func (a *nativeMessages) event(ev openai.Event) step {
 	}
 	before := len(a.t.Output())
 	typ, err := a.t.Observe(ev.Name, ev.Data)
-	o := meter.Observation{Text: a.t.Output()[before:]}
+	o := meter.Observation{Text: a.t.Output()[before:], ProviderID: a.id.from(ev.Data, "message", "id")}
 	if err != nil {
 		o.Problem = err.Error()
 	}
@@ -168,7 +171,7 @@ func (a *nativeMessages) event(ev openai.Event) step {
 
 func (*nativeMessages) body(b []byte) (meter.Observation, []byte) {
 	a, err := anthropic.ParseMessage(b)
-	o := meter.Observation{Text: a.Text}
+	o := meter.Observation{Text: a.Text, ProviderID: providerIDAt(b, "id")}
 	switch {
 	case errors.Is(err, anthropic.ErrBadUsage):
 		o.Problem = err.Error()

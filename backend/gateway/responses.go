@@ -136,6 +136,7 @@ func newResponseID() string {
 // every item whole then.
 type nativeResponsesAnswer struct {
 	rd responses.Reader
+	id idSeeker // the response's id, from response.created (or any event carrying the response)
 }
 
 func (*nativeResponsesAnswer) endMarker() string { return string(responses.FinalCompleted) }
@@ -150,7 +151,7 @@ func (a *nativeResponsesAnswer) event(ev openai.Event) step {
 	before := a.rd.Result()
 	err := a.rd.Observe(ev.Name, ev.Data)
 	after := a.rd.Result()
-	o := meter.Observation{Text: after.Output[len(before.Output):]}
+	o := meter.Observation{Text: after.Output[len(before.Output):], ProviderID: a.id.from(ev.Data, "response", "id")}
 	if err != nil {
 		return step{observe: true, obs: meter.Observation{Unreadable: true, Problem: err.Error()}, relay: bytes.Clone(ev.Raw)}
 	}
@@ -180,7 +181,7 @@ func (*nativeResponsesAnswer) body(b []byte) (meter.Observation, []byte) {
 	if err != nil {
 		return meter.Observation{Unreadable: true, UpstreamError: openai.ErrorMessage(b)}, b
 	}
-	o := meter.Observation{Text: res.Output, Problem: res.Problem}
+	o := meter.Observation{Text: res.Output, Problem: res.Problem, ProviderID: providerIDAt(b, "id")}
 	switch res.Final {
 	case responses.FinalCompleted, responses.FinalIncomplete:
 		o.Usage = meterUsage(res.Usage)

@@ -350,7 +350,9 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	o, out := c.relay.observeWhole(b)
 	j := c.relay.meter.Judgement()
 	v := meter.Judge(j)
-	c.rec.decide(completeOutcome(v, j.Usage, o))
+	end := completeOutcome(v, j.Usage, o)
+	end.answered = ledger.Answered{ProviderID: c.relay.meter.ProviderID(), RelayedUnits: v.RelayedUnits}
+	c.rec.decide(end)
 	if err := c.rec.finish(c.line.ctx); err != nil { // the body goes out only once the outcome is on disk
 		c.writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
 		return

@@ -21,6 +21,9 @@ type outcome struct {
 	release  bool          // proof the provider did no work → ReleaseHold
 	status   ledger.RunStatus
 	evidence string
+	// answered is what the answer told beyond its usage (the provider's
+	// id, the output relayed), written with the run's end.
+	answered ledger.Answered
 }
 
 // settled settles verdict v, its cost priced from the usage the meter
@@ -61,9 +64,16 @@ type delivery struct {
 // can still hear one. A cancel racing the end must not give a truncated
 // answer that ends in [DONE] and is charged in full: events skipped after
 // the cancel count as not received.
-func streamOutcome(m *meter.Run, cause error, d delivery, upstreamName string) (o outcome, tell error) {
+func streamOutcome(m *meter.Run, cause error, d delivery, upstreamName string) (outcome, error) {
 	j := m.Judgement()
 	v := meter.Judge(j)
+	o, tell := decideStream(m, v, j, cause, d, upstreamName)
+	o.answered = ledger.Answered{ProviderID: m.ProviderID(), RelayedUnits: v.RelayedUnits}
+	return o, tell
+}
+
+// decideStream is streamOutcome's decision, from the verdict v on j.
+func decideStream(m *meter.Run, v meter.Verdict, j meter.Judgement, cause error, d delivery, upstreamName string) (o outcome, tell error) {
 	switch {
 	case v.Trusted && d.whole:
 		// The provider finished and said what it billed, and the client has
@@ -172,20 +182,20 @@ func (rec *runRecord) finish(reqCtx context.Context) error {
 
 // write writes outcome o to the ledger.
 func (rec *runRecord) write(ctx context.Context, o outcome) (kind string, err error) {
+	var rule ledger.Rule
 	switch {
 	case o.verdict.Trusted:
 		// Above the reserve, the ledger charges the tenant the reserve and
 		// counts the rest in the quota day (the provider did consume it).
-		_, err = rec.store.SettleUsage(ctx, rec.id, ledger.Settlement{Units: o.verdict.SpendUnits,
-			CachedTokens: o.verdict.CachedTokens, Usage: o.usage, Evidence: o.evidence}, rec.actor())
+		rule = ledger.SettleUsageRule(ledger.Settlement{Units: o.verdict.SpendUnits,
+			CachedTokens: o.verdict.CachedTokens, Usage: o.usage, Evidence: o.evidence})
 		kind = "settle"
 	case o.release:
-		_, err = rec.store.ReleaseHold(ctx, rec.id, o.status, o.evidence, rec.actor())
-		kind = "release"
+		rule, kind = ledger.ReleaseHoldRule(o.status, o.evidence), "release"
 	default:
-		_, err = rec.store.KeepHold(ctx, rec.id, o.status, o.evidence, rec.actor())
-		kind = "keep hold"
+		rule, kind = ledger.KeepHoldRule(o.status, o.evidence), "keep hold"
 	}
+	_, err = rec.store.ApplyRule(ctx, rec.id, rec.actor(), rule.Noting(o.answered))
 	switch {
 	case errors.Is(err, ledger.ErrLateEnd):
 		// This gateway was cut off from the ledger past its lease, and

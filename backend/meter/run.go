@@ -53,6 +53,10 @@ func (r *Run) SawEnd() bool { return r.tally.SawDone() }
 // Output is the text relayed so far.
 func (r *Run) Output() string { return r.tally.Output() }
 
+// ProviderID is the provider's id of the call, as its answer first named
+// it; "" when it did not.
+func (r *Run) ProviderID() string { return r.tally.ProviderID }
+
 // UpstreamError is the message of the last in-stream error object, or "".
 func (r *Run) UpstreamError() string { return r.tally.UpstreamError }
 

@@ -29,6 +29,10 @@ type Observation struct {
 	Unreadable bool
 	// UpstreamError is the message of an in-stream error object.
 	UpstreamError string
+	// ProviderID is the provider's id of the call when the event names it
+	// (a chat chunk's id, a Responses response id, a Messages message id,
+	// a Gemini responseId); the first one seen is the run's.
+	ProviderID string
 }
 
 // Tally gathers, observation by observation, what the gateway relayed of
@@ -48,7 +52,13 @@ type Tally struct {
 	UpstreamError string
 	// Events counts observations.
 	Events int
+	// ProviderID is the first provider id observed ("" when none).
+	ProviderID string
 }
+
+// MaxProviderIDBytes bounds a kept provider id: ids are tens of bytes; a
+// longer one is no id the gateway can ask the provider about.
+const MaxProviderIDBytes = 256
 
 // Observe takes one event's observation. Data after the terminal marker is
 // a problem: the verdict will keep the hold.
@@ -60,6 +70,9 @@ func (t *Tally) Observe(o Observation) {
 		return
 	}
 	t.output.WriteString(o.Text)
+	if t.ProviderID == "" && o.ProviderID != "" && len(o.ProviderID) <= MaxProviderIDBytes {
+		t.ProviderID = o.ProviderID
+	}
 	if o.UpstreamError != "" {
 		t.UpstreamError = o.UpstreamError
 	}

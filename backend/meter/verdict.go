@@ -129,8 +129,12 @@ type Verdict struct {
 	// under the run's meter), shown as an estimate on unknown runs and never
 	// settled by itself.
 	MeasuredUnits ledger.Units
-	Reason        string // one of the Reason* constants
-	Detail        string // a sentence for the audit row and the dashboard
+	// RelayedUnits is the output part of MeasuredUnits: what the gateway
+	// relayed, under the run's meter (a provider's later figure with less
+	// output contradicts it).
+	RelayedUnits ledger.Units
+	Reason       string // one of the Reason* constants
+	Detail       string // a sentence for the audit row and the dashboard
 	// ExceedsReserve: trusted usage is above the run's reserve (a reasoning
 	// model past its floor, a prompt the gateway under-counted). The ledger
 	// cannot settle more than the reserve; the caller decides (settle the
@@ -172,7 +176,7 @@ func Judge(j Judgement) Verdict {
 			out = j.Meter.Count(j.Model, j.Output)
 		}
 	}
-	v.MeasuredUnits = addUnits(j.InputUnits, out)
+	v.MeasuredUnits, v.RelayedUnits = addUnits(j.InputUnits, out), out
 	if held, ok := j.unusable(v); ok {
 		return held
 	}

@@ -18,7 +18,7 @@ func scanChunk(d []byte, w *wireChunk) bool {
 	if !utf8.Valid(d) || !wire.Valid(d) {
 		return false
 	}
-	return wire.EachKnownMember(d, []string{"choices", "usage", "error"}, func(which int, val []byte) bool {
+	return wire.EachKnownMember(d, []string{"choices", "usage", "error", "id"}, func(which int, val []byte) bool {
 		switch which {
 		case 0:
 			return scanChoices(val, w)
@@ -26,6 +26,8 @@ func scanChunk(d []byte, w *wireChunk) bool {
 			w.Usage = json.RawMessage(val)
 		case 2:
 			w.Error = json.RawMessage(val)
+		case 3:
+			w.ID = json.RawMessage(val)
 		}
 		return true
 	})

@@ -152,6 +152,9 @@ type Chunk struct {
 	Usage         *Usage // nil when the chunk carries no usage
 	// Error is the message of an in-stream error object ({"error":{…}}).
 	Error string
+	// ID is the payload's "id" (chatcmpl-…), the provider's id of the
+	// call; "" when absent or not a string.
+	ID string
 }
 
 // Text is the chunk's metered output text: content, reasoning and tool-call
@@ -189,6 +192,7 @@ type wireChoice struct {
 }
 
 type wireChunk struct {
+	ID      json.RawMessage `json:"id"` // raw: an id that is no string is no reason to refuse the chunk
 	Choices []wireChoice    `json:"choices"`
 	Usage   json.RawMessage `json:"usage"`
 	Error   json.RawMessage `json:"error"`
@@ -211,6 +215,7 @@ type Completion struct {
 	Content, Reasoning, ToolArguments string
 	Choices                           int
 	Usage                             *Usage
+	ID                                string // the body's "id" (Chunk.ID)
 }
 
 // Text is the completion's metered output text (see Chunk.Text).
@@ -221,7 +226,7 @@ func (c Completion) Text() string { return c.Content + c.Reasoning + c.ToolArgum
 func ParseCompletion(body []byte) (Completion, error) {
 	c, err := parseBody(bytes.TrimSpace(body), true)
 	return Completion{Content: c.Content, Reasoning: c.Reasoning, ToolArguments: c.ToolArguments,
-		Choices: c.Choices, Usage: c.Usage}, err
+		Choices: c.Choices, Usage: c.Usage, ID: c.ID}, err
 }
 
 func parseBody(d []byte, message bool) (Chunk, error) {
@@ -235,7 +240,7 @@ func parseBody(d []byte, message bool) (Chunk, error) {
 			return Chunk{}, fmt.Errorf("openai: payload: %w", err)
 		}
 	}
-	c := Chunk{Choices: len(w.Choices)}
+	c := Chunk{Choices: len(w.Choices), ID: StringValue(w.ID)}
 	var content, reasoning, tools strings.Builder
 	for i := range w.Choices {
 		delta := &w.Choices[i].Delta
@@ -255,6 +260,15 @@ func parseBody(d []byte, message bool) (Chunk, error) {
 	}
 	c.Content, c.Reasoning, c.ToolArguments = content.String(), reasoning.String(), tools.String()
 	return c.withEvidence(w.Error, w.Usage)
+}
+
+// StringValue is the JSON string raw holds, "" when raw is anything else.
+func StringValue(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || wire.String(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // withEvidence is c with its payload's error object and usage read: the

@@ -9,7 +9,9 @@
 //
 //	B0 ≈ balance_at_sync + usage_today(t_sync − Δ)
 //
-// and the guard's cumulative limit is min(daily_cap, B0 − small_buffer).
+// and the guard's cumulative limit is min(daily_cap, B0 − small_buffer) —
+// B0 − residue when the source lists its packages' expiries, since the
+// expiry horizon below then covers the buffer's other part.
 // v6's limit, min(cap, balance_at_sync + usage_at_sync − small_buffer),
 // equals B0 + L − small_buffer where L is the usage still unsettled at the
 // sync; it is computed beside ours so that the difference is visible.

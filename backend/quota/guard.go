@@ -123,7 +123,7 @@ func NewGuard(store ledger.Store, models []ModelOptions, sources map[string]Bala
 		if man, ok := src.(interface{ Manual() bool }); ok && man.Manual() {
 			src = nil // readings come from SetBalance/SetB0 only; never polled
 		}
-		g.models[k] = &model{key: k, opts: o, source: src, kick: make(chan struct{}, 1)}
+		g.models[k] = &model{key: k, opts: o, source: src, kick: make(chan struct{}, 1), overrun: NewOverrun(o)}
 		g.order = append(g.order, k)
 	}
 	return g, nil

@@ -282,6 +282,16 @@ func TestGuardSyncEvictRollover(t *testing.T) {
 	if err != nil {
 		t.Fatalf("check after midnight: %v", err)
 	}
+	// The provider's day may not have turned yet (its clock is its own):
+	// until 00:10 yesterday's 1,956,135 may still count toward its cap.
+	if qc.Day != "2026-08-13" || qc.LimitUnits != 2_000_000-1_956_135 {
+		t.Fatalf("check just after midnight = %+v", qc)
+	}
+	c.Set(at("2026-08-13", "00:10:30"))
+	qc, err = g.Check(ark, flash)
+	if err != nil {
+		t.Fatalf("check after midnight: %v", err)
+	}
 	// B0 today = 596,869 − usage settled in [14:44:51, 00:00) = 596,869 − 260,000.
 	if qc.Day != "2026-08-13" || qc.LimitUnits != 596_869-260_000-50_000 {
 		t.Fatalf("check after midnight = %+v", qc)
@@ -502,7 +512,8 @@ func TestExpiringPackagesLeaveTheLimit(t *testing.T) {
 	c := &clock{t: at("2026-08-13", "22:00:00")}
 	st := openStore(t, c.Now)
 	src := provider{bal: 1_000_000, exp: []quota.Expiry{{At: at("2026-08-14", "00:00:00"), Units: 600_000}}}
-	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash}},
+	// The whole small buffer held back, as without a listing: the figures are the horizon's alone.
+	g, err := quota.NewGuard(st, []quota.ModelOptions{{Upstream: ark, Model: flash, Options: quota.Options{Residue: 50_000}}},
 		map[string]quota.BalanceSource{ark: src}, c.Now, nil)
 	if err != nil {
 		t.Fatal(err)

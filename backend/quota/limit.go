@@ -178,6 +178,11 @@ type B0Estimate struct {
 	// AtManual is what the readings taken by the manual B0's entry
 	// supported then (0 when none were): the manual B0 is compared with it.
 	AtManual ledger.Units
+	// Latest is what the latest reading alone says the pool is (balance +
+	// usage_today(t − Δ)): Units is the smallest over the day's readings,
+	// the worst case held all day, and the difference is the lag term's
+	// share of the headroom (Headroom).
+	Latest ledger.Units
 }
 
 // ManualExcess is how far a manual B0 stands above what the readings
@@ -223,7 +228,7 @@ func estimateB0(o Options, day string, snaps, rs []ledger.Snapshot, s *Series, l
 	for _, r := range rs {
 		f.add(r)
 	}
-	est := B0Estimate{Readings: f.b, ReadingsKnown: len(rs) > 0}
+	est := B0Estimate{Readings: f.b, ReadingsKnown: len(rs) > 0, Latest: f.last}
 	est.Units, est.Known = est.Readings, est.ReadingsKnown
 	if manual == nil {
 		return est
@@ -271,6 +276,7 @@ type b0Fold struct {
 	n                 int
 	prev              ledger.Snapshot
 	b, seen, credited ledger.Units
+	last              ledger.Units // the latest reading's own estimate
 	since             ledger.Units // the smallest estimate since the last rise (seed 002's v6-era rule)
 	lowered, started  bool
 }
@@ -292,6 +298,7 @@ func (f *b0Fold) lower(u ledger.Units) {
 
 func (f *b0Fold) add(r ledger.Snapshot) {
 	b0 := r.BalanceUnits + UsageToday(f.s, f.dayStart, settleAt(r.At, f.lag, f.step))
+	f.last = b0
 	switch {
 	case !f.started:
 		f.b, f.since, f.started = b0, b0, true
@@ -378,6 +385,18 @@ type Assessment struct {
 	UsageAtSync   ledger.Units
 	SyncedAt      time.Time
 	Synced        bool
+	DailyCap      ledger.Units // the options' cap, for AdmitLimit
+	// Listed: the balance source lists its packages' expiries, so the
+	// expiry horizon leaves expiring units out and the small buffer holds
+	// only the settlement residue (Buffer).
+	Listed bool
+	// Buffer is what the limit holds back below B0: the small buffer, or
+	// with a listing only the settlement residue.
+	Buffer ledger.Units
+	// SkewHeld is what the provider's day, turning up to refundSkew from
+	// the guard's, may already have collected beyond today's own usage: the
+	// cap room AdmitLimit leaves today is DailyCap − SkewHeld.
+	SkewHeld ledger.Units
 	// RiseToday: a reading of today's rose above the one before it (the
 	// day's T+1 refund has shown). Until then the guard syncs often, so
 	// that the rise is seen between close readings (see RefundWatch).
@@ -421,6 +440,7 @@ func AssessWith(o Options, now time.Time, snaps []ledger.Snapshot, s *Series, re
 // SetExpiries attaches a source's package expiries listed at listedAt (a
 // lagged listing: the units are as of listedAt − Lag) to the assessment.
 func (a *Assessment) SetExpiries(o Options, exp []Expiry, listedAt time.Time, s *Series) {
+	a.Listed = !listedAt.IsZero()
 	a.Expiring = append([]Expiry(nil), exp...)
 	sort.SliceStable(a.Expiring, func(i, j int) bool { return a.Expiring[i].At.Before(a.Expiring[j].At) })
 	a.ExpiryBase = 0
@@ -462,10 +482,35 @@ func (a *Assessment) At(o Options, now time.Time, usage ledger.Units) {
 		e += x.Units - take
 	}
 	a.ExpiringUnits = e
+	a.Buffer = o.SmallBuffer
+	if a.Listed {
+		a.Buffer = min(o.SmallBuffer, o.Residue)
+	}
+	a.DailyCap, a.SkewHeld = o.DailyCap, SkewHeld(a.series, o, now)
 	a.Limit = 0
 	if a.B0.Known {
-		a.Limit = Limit(o, a.B0.Units-a.ExpiringUnits)
+		a.Limit = clamp(min(o.DailyCap, a.B0.Units-a.ExpiringUnits-a.Buffer))
 	}
+}
+
+// SkewHeld is what the provider may have collected on its current day
+// beyond the usage settled since the guard's 00:00, when its day turns up
+// to refundSkew either side of the guard's (its clock and day are its own):
+// turned early, its day also holds what settled in the last refundSkew
+// before 00:00; not yet turned (the first refundSkew after 00:00), its day
+// is still yesterday's, which holds all of yesterday's usage. Collection
+// beyond the daily cap is never refunded, so the cap room today's
+// admissions share is daily_cap − SkewHeld.
+func SkewHeld(s *Series, o Options, now time.Time) ledger.Units {
+	if s == nil {
+		return 0
+	}
+	start := o.DayStart(now)
+	held := s.Between(start.Add(-refundSkew), start)
+	if now.Before(start.Add(refundSkew)) {
+		held = max(held, s.Between(o.DayStart(start.Add(-time.Minute)), start))
+	}
+	return held
 }
 
 // noOverrun is OverrunMilli's neutral value: trusted usage ≤ reserve.
@@ -485,11 +530,20 @@ const noOverrun = 1000
 // tightens it.
 func (a *Assessment) AdmitLimit(usage ledger.Units) ledger.Units {
 	k := ledger.Units(max(a.OverrunMilli, noOverrun))
-	room := a.Limit - usage - a.Carry.Settled - a.OverrunTail - mulMilli(a.Carry.Held, k)
+	room := min(a.Limit, a.capRoom()) - usage - a.Carry.Settled - a.OverrunTail - mulMilli(a.Carry.Held, k)
 	if room <= 0 {
 		return min(usage, a.Limit)
 	}
 	return usage + room/k*noOverrun + room%k*noOverrun/k
+}
+
+// capRoom is the daily cap less what the provider's skewed day may already
+// hold (SkewHeld); the cap itself when the assessment knows no cap.
+func (a *Assessment) capRoom() ledger.Units {
+	if a.DailyCap == 0 {
+		return a.Limit
+	}
+	return a.DailyCap - a.SkewHeld
 }
 
 // mulMilli is ⌈u·k/1000⌉ without overflow for u ≤ MaxUnits and k ≤ 10⁶.

@@ -25,12 +25,18 @@ const (
 	DefaultMaxLag                     = 45 * time.Minute
 	DefaultTopUpAt                    = 23*time.Hour + 20*time.Minute
 	DefaultExpiryHorizon              = 15 * time.Minute // ≥ the longest call: Check re-applies it at every request
+	// DefaultResidue is what the limit holds back below B0 when the source
+	// lists its packages' expiries (the horizon then leaves expiring units
+	// out): the settlement residue alone. Seed 002 §4.2 saw 115 units
+	// between the console's B0 and a reading that had settled nothing yet.
+	DefaultResidue ledger.Units = 5_000
 )
 
 // Options configure one guarded model. Zero fields take the defaults above.
 type Options struct {
 	DailyCap     ledger.Units
 	SmallBuffer  ledger.Units
+	Residue      ledger.Units // held back instead of SmallBuffer when expiries are listed (≤ SmallBuffer)
 	UsageWall    ledger.Units
 	BalanceWall  ledger.Units
 	Timezone     string // IANA zone of the quota day; rollover at 00:00 local
@@ -44,7 +50,11 @@ type Options struct {
 	// ExpiryHorizon: free units of packages expiring within it no longer count
 	// toward the limit (seed 002 §7.5 residual risk 2), when the source lists them.
 	ExpiryHorizon time.Duration
-	TopUp         TopUpOptions
+	// Reasoning declares a model whose calls may consume beyond their
+	// output cap (reasoning tokens): until its own calls are known it is
+	// reserved at ReasoningPrior.
+	Reasoning bool
+	TopUp     TopUpOptions
 }
 
 // TopUpOptions configure the nightly top-up of one model (seed 002 §1.1).
@@ -78,6 +88,7 @@ func (o Options) withDefaults() Options {
 	}
 	def(&o.DailyCap, DefaultDailyCap)
 	def(&o.SmallBuffer, DefaultSmallBuffer)
+	def(&o.Residue, DefaultResidue)
 	def(&o.UsageWall, DefaultUsageWall)
 	def(&o.BalanceWall, DefaultBalanceWall)
 	def(&o.BurstSync, DefaultBurstSync)

@@ -39,6 +39,26 @@ type Overrun struct {
 	MaxMilli      int64 // the largest ratio seen, in thousandths (LearnOverrun)
 	k             int64 // Bound's quantile, kept until the next call is learned (0: stale)
 	tail          ledger.Units
+	prior         int64 // the ratio charged until OverrunMinSamples calls are known (noOverrun: none)
+}
+
+// ReasoningPrior is the overrun ratio, in thousandths, a model declared as
+// reasoning (Options.Reasoning) is reserved at until its own calls are
+// known: a reasoning call's output is not bounded by its output cap (seed
+// 002's 34-vs-167 case), and a burst of them on the model's first day is
+// admitted before any has settled, so a ratio learned from the first
+// settlement comes too late. 4× covers outputs up to four times the cap;
+// a call that overruns further raises the learned ratio as it settles.
+const ReasoningPrior = 4 * noOverrun
+
+// NewOverrun is the overrun a model starts from: none, or ReasoningPrior
+// for a model declared as reasoning. Learning lowers it once
+// OverrunMinSamples calls are known (Bound).
+func NewOverrun(o Options) Overrun {
+	if o.Reasoning {
+		return Overrun{prior: ReasoningPrior}
+	}
+	return Overrun{}
 }
 
 // Overrun learning figures: the window of calls, the calls needed before a
@@ -74,11 +94,11 @@ func (v *Overrun) Samples() int { return len(v.reserve) }
 //
 // holds for the calls in flight as long as at most one of them overruns
 // beyond k. With fewer than OverrunMinSamples calls, k is the largest ratio
-// seen and tail 0.
+// seen, or the model's prior when that is larger, and tail 0.
 func (v *Overrun) Bound() (kMilli int64, tail ledger.Units) {
 	n := len(v.reserve)
 	if n < OverrunMinSamples {
-		return max(v.MaxMilli, noOverrun), 0
+		return max(v.MaxMilli, v.prior, noOverrun), 0
 	}
 	if v.k != 0 {
 		return v.k, v.tail

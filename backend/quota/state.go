@@ -49,6 +49,9 @@ type Row struct {
 	// may overrun further (Overrun.Bound; 0 until OverrunMinSamples calls).
 	Overrun     float64      `json:"overrun"`
 	OverrunTail ledger.Units `json:"overrun_tail"`
+	// Headroom is where today's margin goes: how far below the estimated
+	// pool today's calls are admitted, term by term.
+	Headroom Headroom `json:"headroom"`
 }
 
 // State returns one row per guarded model, in configuration order, with
@@ -96,6 +99,7 @@ func (g *Guard) row(ctx context.Context, m *model) (Row, error) {
 	r.B0ManualExcess, r.B0Readings = a.B0.ManualExcess(), a.B0.Readings
 	r.CarrySettled, r.CarryHeld, r.AdmitLimit = a.Carry.Settled, a.Carry.Held, a.AdmitLimit(u.UsageUnits)
 	r.Overrun, r.OverrunTail = float64(max(a.OverrunMilli, noOverrun))/noOverrun, a.OverrunTail
+	r.Headroom = a.Headroom(m.opts, u.UsageUnits)
 	r.Day, r.UsageToday, r.HeldInFlight = a.Day, u.UsageUnits, u.HeldInFlight
 	r.BalanceAtSync, r.UsageAtSync, r.LagSeconds = a.BalanceAtSync, a.UsageAtSync, int64(a.Lag/time.Second)
 	r.B0Estimate, r.B0Manual, r.Limit, r.LimitV6 = a.B0.Units, a.B0.Manual, a.Limit, a.LimitV6

@@ -187,7 +187,9 @@ func newGuard(p parts) (*quota.Guard, error) {
 			continue
 		}
 		o := guardOptions(q)
+		reasoning := meter.ReservePolicy{ReasoningModels: u.ReasoningModels}
 		for _, m := range u.Models {
+			o.Reasoning = reasoning.IsReasoning(m) // starts from the reasoning prior overrun
 			models = append(models, quota.ModelOptions{Upstream: u.Name, Model: m, Options: o})
 		}
 		src, err := balance.New(balanceConfig(q.Balance), nil)

@@ -209,6 +209,18 @@ describe('dashboard from the fixture', () => {
     expect(text(`quota-${id}-admit-why`)).toContain('最多到 2,083,369');
   });
 
+  it('quota: where the margin goes, term by term', () => {
+    const id = 'ark-deepseek-v4-flash'; // 158,809 below the pool 2,242,178: buffer 50,000, overrun 108,809
+    mount(api(), state, 'quota');
+    expect(text(`quota-${id}-headroom`)).toBe(
+      "Today's calls are admitted up to 2,083,369, 158,809 below the estimated pool 2,242,178: buffer 50,000, overrun 108,809. The usage wall evicts 242,178 below the limit.",
+    );
+    expect($('quota-ark-doubao-seed-headroom')).toBeNull();
+    setLang('zh-CN');
+    mount(api(), state, 'quota');
+    expect(text(`quota-${id}-headroom`)).toContain('比估计的额度池 2,242,178 少 158,809：缓冲 50,000，超额 108,809');
+  });
+
   it('audit log lists rows with balance in its own column, and exports the same filter', async () => {
     mount(api(), state, 'audit');
     await flush();

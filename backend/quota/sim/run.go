@@ -250,7 +250,7 @@ func newRun(cfg Config, pol Policy) *simRun {
 	case V6:
 		r.p = &v6{common: base}
 	case Quotagate:
-		r.p = &guard{common: base, series: &quota.Series{}}
+		r.p = &guard{common: base, series: &quota.Series{}, overrun: quota.NewOverrun(o)}
 	default:
 		panic("unknown policy " + pol)
 	}
@@ -293,6 +293,7 @@ func (r *simRun) minute(now time.Time) {
 // granted back today, in one part or two.
 func (r *simRun) scheduleRefund() {
 	refund := min(r.collected, r.o.DailyCap)
+	r.res.BeyondCap += r.collected - refund
 	r.collected = 0
 	d := min(r.day+1, len(r.w.refundAt)-1)
 	if r.w.skew >= 0 {

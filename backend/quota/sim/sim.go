@@ -50,6 +50,10 @@ type Harsh struct {
 	Overrun          float64       // reasoning calls' true output up to this × the output cap (> 1)
 	ManualB0High     float64       // on some days the operator enters B0 this fraction too high
 	DaySkew          time.Duration // the provider's day turns this far from the guard's (±)
+	// ReasoningColdStart: on the first day, before the model has settled
+	// any call, a burst of reasoning calls whose true output is 1–4× their
+	// output cap (the guard is told the model reasons: Options.Reasoning).
+	ReasoningColdStart bool
 }
 
 // Result is what one run cost and refused.
@@ -75,7 +79,11 @@ type Result struct {
 	SaturatedAvail    ledger.Units
 	SaturatedFreeUsed ledger.Units
 	MaxInflation      ledger.Units // largest v6 limit − true pool seen at a sync (seed 002's L)
-	Syncs             int
+	// BeyondCap is what the provider collected beyond its daily cap on its
+	// own days (their turn skewed from the guard's): never refunded, the
+	// free pool shrinks by it for good.
+	BeyondCap ledger.Units
+	Syncs     int
 }
 
 // request is one call of the traffic, identical under every policy.
@@ -211,6 +219,24 @@ func (w *world) addDay(r, hr *rand.Rand, cfg Config, d int) {
 		w.stalls = append(w.stalls, stall{from, from.Add(time.Duration(n) * time.Minute)})
 	}
 	w.requests = append(w.requests, w.dayRequests(r, hr, dayStart, cfg.Options.DailyCap)...)
+	if h.ReasoningColdStart && d == 0 {
+		w.requests = append(w.requests, reasoningBurst(hr, dayStart.Add(time.Hour))...)
+	}
+}
+
+// reasoningBurst is 40 concurrent reasoning calls (output caps 8k–32k)
+// whose true output is 1–4× the cap: the cold start of a model
+// that reasons, before any of its calls has settled.
+func reasoningBurst(r *rand.Rand, at time.Time) []request {
+	out := make([]request, 40)
+	for i := range out {
+		input := 1_000 + r.IntN(7_001)
+		declared := 8_192 + r.IntN(24_577)
+		cost := input + int(float64(declared)*(1+3*r.Float64()))
+		out[i] = request{at: at, input: ledger.Units(input), reserve: ledger.Units(input + declared),
+			cost: ledger.Units(cost), duration: time.Duration(5+r.IntN(11)) * time.Minute}
+	}
+	return out
 }
 
 // dayRequests is the traffic of the day starting at dayStart, with the

@@ -86,4 +86,5 @@ func add(t *sim.Result, r sim.Result) {
 	t.SaturatedAvail += r.SaturatedAvail
 	t.SaturatedFreeUsed += r.SaturatedFreeUsed
 	t.MaxInflation = max(t.MaxInflation, r.MaxInflation)
+	t.BeyondCap += r.BeyondCap
 }

@@ -155,6 +155,23 @@ export interface QuotaState {
   carry_held?: number;
   overrun?: number;
   overrun_tail?: number;
+  // Where today's margin goes: how far below the estimated pool today's
+  // calls are admitted (gap = pool − admit), term by term; wall is beside
+  // them (the usage wall evicts on settled usage).
+  headroom?: Headroom;
+}
+
+export interface Headroom {
+  pool: number;
+  admit: number;
+  gap: number;
+  lag: number;
+  expiry: number;
+  buffer: number;
+  skew: number;
+  carry: number;
+  overrun: number;
+  wall: number;
 }
 
 export interface Snapshot {

@@ -23,6 +23,17 @@ function overrunText(q: QuotaState): string {
   return tail > 0 ? t('quota.overrunTail', { ratio: ratio(r), tail: units(tail) }) : ratio(r);
 }
 
+const headroomTerms = ['lag', 'expiry', 'buffer', 'skew', 'carry', 'overrun'] as const;
+
+/** headroomText says how far below the estimated pool today's calls are admitted, and why; null when nothing is held back. */
+function headroomText(q: QuotaState): string | null {
+  const h = q.headroom;
+  if (!h || h.gap <= 0) return null;
+  const terms = headroomTerms.filter((k) => h[k] > 0).map((k) => t(`quota.term.${k}`, { units: units(h[k]) }));
+  const text = t('quota.headroom', { admit: units(h.admit), gap: units(h.gap), pool: units(h.pool), terms: terms.join(t('quota.termSep')) });
+  return h.wall > 0 ? `${text} ${t('quota.headroomWall', { wall: units(h.wall) })}` : text;
+}
+
 const none: QuotaState[] = [];
 const noSnapshots: Snapshot[] = [];
 
@@ -97,6 +108,11 @@ function QuotaCard(props: { q: QuotaState }) {
             ratio: ratio(q.overrun ?? 1),
             tail: units(q.overrun_tail ?? 0),
           })}
+        </p>
+      )}
+      {ok && headroomText(q) !== null && (
+        <p class="muted small" data-testid={`quota-${id}-headroom`}>
+          {headroomText(q)}
         </p>
       )}
       {ok && q.limit !== q.limit_v6 && (

@@ -1,0 +1,154 @@
+package quota_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/quota"
+)
+
+// Margin taken back where safety does not need it, and held where it does:
+// each case fails on the guard before its change (noted per test).
+
+// A model declared as reasoning starts from ReasoningPrior: the first
+// burst of its calls, admitted before any has settled, is reserved at 4×
+// (true output up to 4× the cap). Learning lowers it once OverrunMinSamples
+// calls are known, and raises it at once for a call beyond it. Before the
+// change every model started at ×1 and a cold burst of reasoning calls
+// billed the pool's overrun.
+func TestReasoningPrior(t *testing.T) {
+	small := func(v *quota.Overrun, n int) {
+		for range n {
+			v.Learn(10_000, 6_000)
+		}
+	}
+	tests := []struct {
+		name      string
+		reasoning bool
+		learn     func(*quota.Overrun)
+		want      int64
+	}{
+		{"PlainModelStartsAtOne", false, func(*quota.Overrun) {}, 1000},
+		{"ReasoningModelStartsAtThePrior", true, func(*quota.Overrun) {}, quota.ReasoningPrior},
+		{"PriorHeldWhileFewCallsAreKnown", true, func(v *quota.Overrun) { small(v, quota.OverrunMinSamples-1) }, quota.ReasoningPrior},
+		{"LearningLowersIt", true, func(v *quota.Overrun) { small(v, quota.OverrunMinSamples) }, 1000},
+		{"ACallBeyondThePriorRaisesIt", true, func(v *quota.Overrun) { v.Learn(10_000, 50_000) }, 5000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := opts()
+			o.Reasoning = tc.reasoning
+			v := quota.NewOverrun(o)
+			tc.learn(&v)
+			if k, _ := v.Bound(); k != tc.want {
+				t.Fatalf("k = %d, want %d", k, tc.want)
+			}
+		})
+	}
+}
+
+// The provider's day turns up to 10 min from the guard's 00:00. Turned
+// early, its day already holds what settled in the last 10 min before
+// 00:00; not yet turned, it is still yesterday's. Collection beyond the cap
+// is never refunded, so today's admissions share the cap less that.
+// Before the change the cap room was the whole cap from 00:00.
+func TestSkewHeldAroundMidnight(t *testing.T) {
+	y, d := "2026-08-13", "2026-08-14"
+	s := &quota.Series{}
+	spread(s, at(y, "09:00:00"), at(y, "23:50:00"), 1_900_000)
+	spread(s, at(y, "23:50:00"), at(d, "00:00:00"), 60_000) // yesterday: 1,960,000
+	tests := []struct {
+		name string
+		now  time.Time
+		want ledger.Units // AdmitLimit with nothing settled today
+	}{
+		{"ProviderDayMayStillBeYesterdays", at(d, "00:00:30"), 2_000_000 - 1_960_000},
+		{"StillAt0009", at(d, "00:09:59"), 2_000_000 - 1_960_000},
+		{"ProviderDayMayHaveTurnedAt2350", at(d, "00:10:00"), 2_000_000 - 60_000},
+		{"Midday", at(d, "12:00:00"), 2_000_000 - 60_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := opts()
+			b0 := ledger.Snapshot{Day: o.Day(tc.now), At: at(d, "00:00:10"), B0Units: 5_000_000, Source: quota.SourceManualB0}
+			a := quota.Assess(o, tc.now, []ledger.Snapshot{b0}, s)
+			a.At(o, tc.now, 0)
+			if a.Limit != 2_000_000 {
+				t.Fatalf("limit %d, want the cap", a.Limit)
+			}
+			if got := a.AdmitLimit(0); got != tc.want {
+				t.Fatalf("admit limit %d (skew held %d), want %d", got, a.SkewHeld, tc.want)
+			}
+		})
+	}
+}
+
+// With a source that lists its packages' expiries, the horizon leaves the
+// expiring units out, and the small buffer's other part, the settlement
+// residue, is all the limit holds back below B0. Without a listing the
+// whole small buffer stays. Before the change the limit held 50,000 back
+// either way.
+func TestResidueWithAListing(t *testing.T) {
+	day := "2026-08-13"
+	now := at(day, "12:00:00")
+	s := &quota.Series{}
+	spread(s, at(day, "08:00:00"), at(day, "11:00:00"), 300_000)
+	tests := []struct {
+		name   string
+		listed bool
+		want   ledger.Units
+	}{
+		{"Listed", true, 1_200_000 - quota.DefaultResidue},
+		{"NotListed", false, 1_200_000 - quota.DefaultSmallBuffer},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := opts()
+			a := quota.Assess(o, now, []ledger.Snapshot{reading(at(day, "11:30:00"), 900_000, 0)}, s)
+			if a.B0.Units != 1_200_000 {
+				t.Fatalf("B0 %d, want 1,200,000", a.B0.Units)
+			}
+			if tc.listed {
+				a.SetExpiries(o, nil, at(day, "11:30:00"), s)
+			}
+			a.At(o, now, 300_000)
+			if a.Limit != tc.want || a.Buffer != 1_200_000-tc.want {
+				t.Fatalf("limit %d (buffer %d), want %d", a.Limit, a.Buffer, tc.want)
+			}
+		})
+	}
+}
+
+// The headroom's terms add up to the gap between the estimated pool and
+// what the ledger admits, each in the guard's own figures.
+func TestHeadroomAddsUp(t *testing.T) {
+	day := "2026-08-13"
+	now := at(day, "12:00:00")
+	s := &quota.Series{}
+	spread(s, at(day, "08:00:00"), at(day, "11:00:00"), 300_000)
+	a := quota.Assess(opts(), now, []ledger.Snapshot{
+		reading(at(day, "11:30:00"), 900_000, 0), // the latest reading says 1,200,000 …
+		{Day: day, At: at(day, "11:40:00"), B0Units: 1_180_000, Source: quota.SourceManualB0}, // … the console 1,180,000
+	}, s)
+	o := opts()
+	a.SetExpiries(o, []quota.Expiry{{At: at(day, "12:10:00"), Units: 40_000}}, at(day, "11:30:00"), s)
+	a.Carry = quota.Carry{Settled: 7_000, Held: 3_000}
+	a.OverrunMilli, a.OverrunTail = 2000, 11_000
+	a.At(o, now, 300_000)
+	h := a.Headroom(o, 300_000)
+	// The package has lost 7,000 to yesterday's settled carry since the listing.
+	want := quota.Headroom{Pool: 1_200_000, Lag: 20_000, Expiry: 33_000, Buffer: quota.DefaultResidue,
+		Carry: 7_000 + 2*3_000, Wall: 0}
+	limit := ledger.Units(1_180_000 - 33_000 - quota.DefaultResidue)
+	room := limit - 300_000 - 7_000 - 11_000 - 6_000
+	want.Admit = 300_000 + room/2
+	want.Gap = want.Pool - want.Admit
+	want.Overrun = 11_000 + room - room/2
+	if h != want {
+		t.Fatalf("headroom\n%+v, want\n%+v", h, want)
+	}
+	if sum := h.Lag + h.Expiry + h.Buffer + h.Skew + h.Carry + h.Overrun; sum != h.Gap {
+		t.Fatalf("terms add up to %d, gap %d", sum, h.Gap)
+	}
+}

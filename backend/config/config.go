@@ -154,6 +154,11 @@ type Upstream struct {
 	// in this gateway's memory only.
 	APIKeys     []string      `yaml:"api_keys"`
 	KeyCooldown time.Duration `yaml:"key_cooldown"`
+	// UsageLookup says how to ask the provider what one call cost, after
+	// the fact, for a held run (nil: it cannot be asked); AutoReconcile
+	// applies a figure found at once instead of waiting for a click.
+	UsageLookup   *UsageLookup `yaml:"usage_lookup"`
+	AutoReconcile bool         `yaml:"auto_reconcile"`
 }
 
 // BudgetMicros is the tenant's money budget (checked by Validate), and

@@ -163,6 +163,9 @@ func (c *Config) validateUpstreams() error {
 		if err := u.validateKeys(where); err != nil {
 			return err
 		}
+		if err := u.validateLookup(where, c.Meter); err != nil {
+			return err
+		}
 		switch u.ReasoningSwitch {
 		case "", "reasoning_effort", "thinking":
 		default:

@@ -58,6 +58,7 @@ type Options struct {
 	Hub       *live.Hub
 	Connect   ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
 	Tenants   Tenants     // the Settings tab's tenant edits (tenants.go)
+	Archiver  Archiver    // the Settings tab's Archive action; nil: the ledger cannot be archived
 	Currency  string      // the gateway's, beside every amount of money in audit.csv; "": none
 	Presenter Presenter   // POST /admin/api/show; nil: there is no window to show
 	Logger    *slog.Logger
@@ -144,6 +145,7 @@ func New(o Options) *Handler {
 	h.route("POST /admin/api/quota/{upstream}/{model}/balance", h.quotaBalance)
 	h.route("POST /admin/api/show", h.show)
 	h.route("POST /admin/api/tenants/write-back", h.tenantWriteBack)
+	h.route("POST /admin/api/archive", h.archive)
 	h.mux.HandleFunc("GET /admin/ws", h.ws)
 	h.route("/admin/", func(http.ResponseWriter, *http.Request) error {
 		return ledger.Errorf(codeNotFound, "no such admin endpoint")

@@ -6,13 +6,6 @@ import (
 	"github.com/quotagate/quotagate/backend/price"
 )
 
-// Audit kinds of archiving: a month's runs moved out of the ledger into an
-// archive file, leaving its summaries, and put back.
-const (
-	AuditArchive   AuditKind = "archive"
-	AuditUnarchive AuditKind = "unarchive"
-)
-
 // ArchiveSummary is what the ledger keeps of one tenant's runs of one
 // budget period (Period "" for a tenant that never renews) that were
 // archived with one month: enough for Verify to prove the balances

@@ -24,6 +24,10 @@ const (
 	AuditEvict     AuditKind = "evict"
 	AuditRestore   AuditKind = "restore"
 	AuditSync      AuditKind = "sync"
+	// A month's runs moved out of the ledger into an archive file, leaving
+	// its summaries (one row per summary), and put back.
+	AuditArchive   AuditKind = "archive"
+	AuditUnarchive AuditKind = "unarchive"
 )
 
 // AuditEntry is one append-only row of the audit log.

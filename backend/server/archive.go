@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
@@ -178,4 +179,37 @@ func VerifyArchive(ctx context.Context, o Options, file string) ([]string, error
 	}
 	defer st.Close()
 	return st.CheckArchive(ctx, file)
+}
+
+// archiveAction is the dashboard's Archive action on the gateway's own
+// ledger: through its writer, one month's transaction at a time.
+type archiveAction struct {
+	s  *Server
+	st archiver
+}
+
+// archiveActions is the Archive action when the ledger can be archived
+// (nil: the admin API says it cannot).
+func (s *Server) archiveActions() admin.Archiver {
+	st, ok := s.store.(archiver)
+	if !ok {
+		return nil
+	}
+	return archiveAction{s, st}
+}
+
+func (a archiveAction) Archive(ctx context.Context, before string, actor ledger.Actor) (admin.ArchiveResult, error) {
+	cut, err := closedBefore(before, a.s.opts.Clock.Now())
+	if err != nil {
+		return admin.ArchiveResult{}, ledger.Errorf(ledger.CodeInvalidRequest, "%v", err)
+	}
+	dir, _, err := archiveTarget("", a.s.opts.DataDir)
+	if err != nil {
+		return admin.ArchiveResult{}, err
+	}
+	rep, err := archiveMonths(ctx, a.st, cut, dir, "", actor)
+	if err != nil {
+		return admin.ArchiveResult{}, err
+	}
+	return admin.ArchiveResult{Months: rep.Months, Dir: dir, FreedBytes: rep.Freed}, nil
 }

@@ -269,6 +269,7 @@ func (s *Server) start(ctx context.Context, addr string) (err error) {
 		Logger:    s.log,
 		Connect:   s.connectInfo,
 		Tenants:   tenantAdmin{s},
+		Archiver:  s.archiveActions(),
 		Currency:  s.money.Currency,
 	})
 	s.http = &http.Server{

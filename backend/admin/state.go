@@ -44,6 +44,10 @@ type State struct {
 	// Keys are the key pools of the upstreams that have one (api_keys), by
 	// upstream name; absent when none has.
 	Keys map[string][]KeyState `json:"keys,omitempty"`
+	// Degraded says why the snapshot is partial — "ledger unreachable: …"
+	// while a shared ledger's database is away — so that the dashboard says
+	// so instead of freezing; absent when the ledger answered.
+	Degraded string `json:"degraded,omitempty"`
 }
 
 // ClockState is the gateway's clock: how far it runs from real time (a Go

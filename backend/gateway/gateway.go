@@ -31,6 +31,7 @@ const (
 	DefaultTenantRefresh     = 2 * time.Second
 	DefaultBodyTimeout       = 30 * time.Second // a body that trickles in: 30 stalled bodies once held 245 MB
 	DefaultFinishGrace       = 5 * time.Second  // usage comes ~300 ms after the last content
+	DefaultEndWait           = 10 * time.Second // a database restart or failover is usually back within it
 )
 
 // Off switches off a duration of Options that has a default (KeepAlive,
@@ -56,6 +57,7 @@ type Options struct {
 	KeepAlive         time.Duration // SSE comment sent to the client during an upstream gap; default 15s; Off: none
 	BodyTimeout       time.Duration // longest wait for the request body (408 after it); default 30s
 	FinishGrace       time.Duration // after finish_reason, how long a stream whose client left is still read for usage; default 5s; Off: none
+	EndWait           time.Duration // how long a whole answer waits for the ledger to take its end before the client is told it could not; default 10s; Off: none
 	MaxEventBytes     int           // one upstream SSE event; default openai.DefaultMaxEventBytes
 	// ForwardHeaders are request headers copied to the upstream (e.g.
 	// "X-Demo-Plan" for the demo upstream); nothing else is forwarded.
@@ -143,6 +145,9 @@ func (opts Options) withDefaults() Options {
 	}
 	if opts.FinishGrace == 0 {
 		opts.FinishGrace = DefaultFinishGrace
+	}
+	if opts.EndWait == 0 {
+		opts.EndWait = DefaultEndWait
 	}
 	if opts.KeepAlive == 0 {
 		opts.KeepAlive = DefaultKeepAlive

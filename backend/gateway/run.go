@@ -224,7 +224,7 @@ func (g *Gateway) newCall(d door, a *admission, line *lifeline) *call {
 		c.relay.stream = &streamState{queueCap: o.StreamQueueEvents}
 	}
 	c.rec = &runRecord{id: c.id, tenant: ledger.TenantActor(a.tenant.ID), line: line, store: o.Store,
-		log: g.log, pending: &g.pendingEnds, done: func() { g.unregister(c) }}
+		log: g.log, pending: &g.pendingEnds, done: func() { g.unregister(c) }, endWait: o.EndWait}
 	return c
 }
 
@@ -324,7 +324,7 @@ func (c *call) relayStream(w http.ResponseWriter, resp *upstream.Response) {
 	o, tell := streamOutcome(c.relay.meter, c.line.cause(), d, c.att.up.Name())
 	c.rec.decide(o)
 	// The end marker goes out only once the outcome is on disk.
-	if err := c.rec.finish(c.line.ctx); err != nil && tell == nil {
+	if err := c.rec.finish(c.line.ctx); err != nil && tell == nil && !c.rec.awaitEnd() {
 		tell = ledger.Errorf(ledger.CodeInternal, "the answer was relayed but the ledger could not record it (run %s); its reservation stays held", c.id)
 	}
 	var event []byte
@@ -353,7 +353,7 @@ func (c *call) relayComplete(w http.ResponseWriter, resp *upstream.Response) {
 	end := completeOutcome(v, j.Usage, o)
 	end.answered = ledger.Answered{ProviderID: c.relay.meter.ProviderID(), RelayedUnits: v.RelayedUnits}
 	c.rec.decide(end)
-	if err := c.rec.finish(c.line.ctx); err != nil { // the body goes out only once the outcome is on disk
+	if err := c.rec.finish(c.line.ctx); err != nil && !c.rec.awaitEnd() { // the body goes out only once the outcome is on disk
 		c.writeError(w, ledger.Errorf(ledger.CodeInternal, "the ledger could not record the answer (run %s); its reservation stays held", c.id))
 		return
 	}

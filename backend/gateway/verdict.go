@@ -131,6 +131,10 @@ type runRecord struct {
 
 	out      outcome // decided by the handler goroutine, applied by finish
 	finished bool    // finish ran (it runs once: before the end marker, or in the defer)
+
+	endWait time.Duration // Options.EndWait
+	written chan struct{} // closed when retry stops; set by retry
+	took    atomic.Bool   // retry wrote the end
 }
 
 // decide sets the outcome finish writes.
@@ -210,6 +214,27 @@ func (rec *runRecord) write(ctx context.Context, o outcome) (kind string, err er
 	return kind, err
 }
 
+// awaitEnd waits up to Options.EndWait for the retried end of a whole
+// answer (finish failed: the ledger is away, a database restarting) and
+// reports whether the ledger took it. Until it does the client's end is held
+// back: an end marker says the call is on the books. A database restart
+// or failover is usually back within the wait; past it the client is told
+// the ledger could not record the answer, and the end is still written
+// when the ledger is back.
+func (rec *runRecord) awaitEnd() bool {
+	if rec.written == nil || rec.endWait <= 0 {
+		return false
+	}
+	t := time.NewTimer(rec.endWait)
+	defer t.Stop()
+	select {
+	case <-rec.written:
+		return rec.took.Load()
+	case <-t.C:
+		return false
+	}
+}
+
 // lateEnd is the kind runRecord.write reports for an end the ledger kept
 // as evidence instead of applying (ledger.ErrLateEnd).
 const lateEnd = "late end"
@@ -217,7 +242,7 @@ const lateEnd = "late end"
 // Backoff of runRecord.retry.
 const (
 	endRetryFirst = 100 * time.Millisecond
-	endRetryMax   = 5 * time.Second
+	endRetryMax   = 2 * time.Second
 )
 
 // retry writes outcome o in the background, with backoff, until the
@@ -225,7 +250,9 @@ const (
 // and the dashboard).
 func (rec *runRecord) retry(o outcome) {
 	rec.pending.Add(1)
+	rec.written = make(chan struct{})
 	go func() {
+		defer close(rec.written)
 		defer rec.pending.Add(-1)
 		for wait := endRetryFirst; ; wait = min(2*wait, endRetryMax) {
 			time.Sleep(wait) // backoff between tries of a write that failed; not a guess at an event
@@ -233,6 +260,7 @@ func (rec *runRecord) retry(o outcome) {
 			kind, err := rec.write(ctx, o)
 			cancel()
 			if err == nil {
+				rec.took.Store(kind != lateEnd)
 				if kind != lateEnd {
 					rec.log.Warn("gateway: end run written after retrying", "run", rec.id, "outcome", kind)
 				}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"sort"
 	"strings"
@@ -26,6 +27,7 @@ var migrationFS embed.FS
 const (
 	DefaultMaxConns     = 16
 	DefaultWriteTimeout = 30 * time.Second
+	DefaultConnectWait  = 30 * time.Second
 )
 
 // Options tunes a Store. The zero value is the production setting.
@@ -41,6 +43,13 @@ type Options struct {
 	WriteTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ConnectWait bounds how long Open waits for an unreachable database
+	// (a server still starting, a network not up yet), trying again with
+	// backoff; 0 means DefaultConnectWait, negative one attempt only.
+	ConnectWait time.Duration
+	// Logger gets a line per failed attempt to reach the database; nil
+	// discards them.
+	Logger *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -55,6 +64,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.ConnectWait == 0 {
+		o.ConnectWait = DefaultConnectWait
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
@@ -102,11 +117,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open ledger %s: %w", where, err)
 	}
-	pingCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	if err := pool.Ping(pingCtx); err != nil {
+	if err := reach(ctx, pool, where, opts); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("open ledger %s: cannot reach PostgreSQL: %w", where, err)
+		return nil, fmt.Errorf("open ledger %s: %w", where, err)
 	}
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()

@@ -35,7 +35,7 @@ func configuredLedger(cfg *config.Config, addr string, now clock.Func, log *slog
 				return nil, fmt.Errorf("tenant %s has no key in the config; on a shared ledger every gateway needs the same keys (key, keys or key_hashes)", t.ID)
 			}
 		}
-		st, err := postgres.Open(ctx, cfg.Ledger.DSN, postgres.Options{Instance: instanceName(cfg, addr), Now: now})
+		st, err := postgres.Open(ctx, cfg.Ledger.DSN, postgres.Options{Instance: instanceName(cfg, addr), Now: now, Logger: log})
 		if err != nil {
 			return nil, err
 		}

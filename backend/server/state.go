@@ -12,6 +12,7 @@ import (
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/postgres"
 )
 
 // ensureTenantKeys gives every keyless tenant a key kept in the data dir, so
@@ -94,34 +95,55 @@ func (s *Server) State(ctx context.Context) (admin.State, error) {
 	for _, u := range s.cfg.Upstreams {
 		st.Demo = st.Demo || u.Kind == config.KindDemo
 	}
-	var err error
-	if st.Tenants, err = s.tenantStates(ctx); err != nil {
-		return st, err
-	}
-	if st.Periods, err = s.periodHistories(ctx, st.Tenants); err != nil {
-		return st, err
-	}
-	if st.Runs, err = s.store.Runs(ctx, ledger.RunFilter{Limit: admin.MaxRuns}); err != nil {
-		return st, fmt.Errorf("list runs: %w", err)
-	}
-	if st.Holds, err = s.store.Runs(ctx, ledger.RunFilter{HoldingOnly: true, Limit: 500}); err != nil {
-		return st, fmt.Errorf("list holds: %w", err)
-	}
-	if st.Snapshots, err = s.snapshots(ctx, now); err != nil {
-		return st, err
-	}
-	if st.Alerts, err = s.alertsState(ctx); err != nil {
-		return st, err
+	if err := s.ledgerState(ctx, &st, now); err != nil {
+		if !s.ledgerUnreachable(ctx, err) {
+			return st, err
+		}
+		// The dashboard keeps answering while a shared ledger is away (a
+		// database restarting): it says so, with what this gateway knows.
+		s.log.Warn("admin state: the ledger is unreachable", "err", err)
+		st.Degraded = "ledger unreachable: " + err.Error()
 	}
 	st.Gates = s.gates.State()
 	st.Keys = s.assembly.keys()
-	if g := s.assembly.guard; g != nil {
-		if st.Quota, err = g.State(ctx); err != nil {
-			return st, fmt.Errorf("quota state: %w", err)
-		}
-	}
 	st.Normalize()
 	return st, nil
+}
+
+// ledgerState fills st with what the ledger holds.
+func (s *Server) ledgerState(ctx context.Context, st *admin.State, now time.Time) error {
+	var err error
+	if st.Tenants, err = s.tenantStates(ctx); err != nil {
+		return err
+	}
+	if st.Periods, err = s.periodHistories(ctx, st.Tenants); err != nil {
+		return err
+	}
+	if st.Runs, err = s.store.Runs(ctx, ledger.RunFilter{Limit: admin.MaxRuns}); err != nil {
+		return fmt.Errorf("list runs: %w", err)
+	}
+	if st.Holds, err = s.store.Runs(ctx, ledger.RunFilter{HoldingOnly: true, Limit: 500}); err != nil {
+		return fmt.Errorf("list holds: %w", err)
+	}
+	if st.Snapshots, err = s.snapshots(ctx, now); err != nil {
+		return err
+	}
+	if st.Alerts, err = s.alertsState(ctx); err != nil {
+		return err
+	}
+	if g := s.assembly.guard; g != nil {
+		if st.Quota, err = g.State(ctx); err != nil {
+			return fmt.Errorf("quota state: %w", err)
+		}
+	}
+	return nil
+}
+
+// ledgerUnreachable says err came from a shared ledger that is away (as
+// opposed to one that answered with an error).
+func (s *Server) ledgerUnreachable(ctx context.Context, err error) bool {
+	st, ok := s.store.(*postgres.Store)
+	return ok && (postgres.Unreachable(err) || st.Ping(ctx) != nil)
 }
 
 func (s *Server) tenantStates(ctx context.Context) ([]admin.TenantState, error) {

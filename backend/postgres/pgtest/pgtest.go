@@ -48,6 +48,7 @@ type Server struct {
 	Host   string // 127.0.0.1
 	Port   int
 	binDir string
+	opts   string // the server's options, for Restart
 	cred   *syscall.Credential // nil when the test does not run as root
 	dbs    atomic.Int64
 
@@ -206,6 +207,7 @@ func Start() (*Server, error) {
 		// does): fsync off keeps a cluster per test binary cheap.
 		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "+
 			"-c full_page_writes=off -c max_connections=300 -c shared_buffers=32MB", s.Port, s.Dir)
+		s.opts = opts
 		out, err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(s.Dir, "log"), "-o", opts)
 		if err == nil {
 			break
@@ -271,6 +273,27 @@ func (s *Server) Stop() error {
 		return fmt.Errorf("pg_ctl stop: %w\n%s", err, out)
 	}
 	return os.RemoveAll(s.Dir)
+}
+
+// Restart stops the server as an operator's `pg_ctl restart -m fast` does
+// (every session is ended), keeps it down for down, and starts it again on
+// the same port, as a database restarted for an upgrade or failed over is.
+func (s *Server) Restart(down time.Duration) error {
+	s.mu.Lock()
+	for _, c := range s.conns {
+		c.Close(context.Background())
+	}
+	s.conns = nil
+	s.mu.Unlock()
+	data := filepath.Join(s.Dir, "data")
+	if out, err := s.run("pg_ctl", "stop", "-w", "-m", "fast", "-D", data); err != nil {
+		return fmt.Errorf("pg_ctl stop: %w\n%s", err, out)
+	}
+	time.Sleep(down) // the outage being simulated
+	if out, err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(s.Dir, "log"), "-o", s.opts); err != nil {
+		return fmt.Errorf("pg_ctl start: %w\n%s", err, out)
+	}
+	return nil
 }
 
 // SuperDSN is a keyword DSN of the superuser over the Unix socket: for the

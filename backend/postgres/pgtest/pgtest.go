@@ -48,7 +48,7 @@ type Server struct {
 	Host   string // 127.0.0.1
 	Port   int
 	binDir string
-	opts   string // the server's options, for Restart
+	opts   string              // the server's options, for Restart
 	cred   *syscall.Credential // nil when the test does not run as root
 	dbs    atomic.Int64
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/quota"
 	"github.com/quotagate/quotagate/backend/quota/sim"
 )
@@ -69,12 +70,12 @@ func TestConditions(t *testing.T) {
 	if raceEnabled {
 		cs = []condition{cs[4], cs[5]}
 	}
-	rows := make([]string, len(cs))
+	rows, margins := make([]string, len(cs)), make([]string, len(cs))
 	t.Run("condition", func(t *testing.T) {
 		for i, c := range cs {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
 				t.Parallel()
-				rows[i] = conditionRow(t, c, n)
+				rows[i], margins[i] = conditionRow(t, c, n)
 				t.Log(rows[i])
 			})
 		}
@@ -82,9 +83,19 @@ func TestConditions(t *testing.T) {
 	t.Logf("%d seeds × 30 days per condition; pool use = free units served / free pool on days whose demand reached it\n"+
 		"| condition | pool use quotagate / v6 | refused while free quotagate / v6 | billed quotagate / v6 | beyond the cap quotagate / v6 |\n"+
 		"|---|---:|---:|---:|---:|\n%s", n, strings.Join(rows, "\n"))
+	t.Logf("where quotagate's margin goes, per day, at its first refusal of a call the free pool could serve (mean units)\n"+
+		"| condition | days | gap below the estimated pool | lag | expiry | buffer | skew | carry | overrun | usage wall (beside) | sync timing (true pool above the estimate) |\n"+
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n%s", strings.Join(margins, "\n"))
 }
 
-func conditionRow(t *testing.T, c condition, n int) string {
+// marginRow is a condition's mean Margin per day, as a table row.
+func marginRow(name string, m sim.Margin) string {
+	d := ledger.Units(max(m.Days, 1))
+	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |", name, m.Days, m.Gap/d,
+		m.Lag/d, m.Expiry/d, m.Buffer/d, m.Skew/d, m.Carry/d, m.Overrun/d, m.Wall/d, m.Sync/d)
+}
+
+func conditionRow(t *testing.T, c condition, n int) (row, margin string) {
 	var tv6, tqg sim.Result
 	for i := 1; i <= n; i++ {
 		o := quota.DefaultOptions()
@@ -111,5 +122,5 @@ func conditionRow(t *testing.T, c condition, n int) string {
 	}
 	return fmt.Sprintf("| %s | %.1f %% / %.1f %% | %d / %d | %s / %s | %s / %s |", c.name,
 		use, pct(tv6.SaturatedFreeUsed, tv6.SaturatedAvail), tqg.RefusedWhileFree, tv6.RefusedWhileFree,
-		units(tqg.Billed), units(tv6.Billed), units(tqg.BeyondCap), units(tv6.BeyondCap))
+		units(tqg.Billed), units(tv6.Billed), units(tqg.BeyondCap), units(tv6.BeyondCap)), marginRow(c.name, tqg.Margin)
 }

@@ -376,7 +376,35 @@ func (r *simRun) arrive(now time.Time, rq request) {
 	if r.prov.balance()-r.inflightCost >= rq.cost && r.consumedToday+r.inflightCost+rq.cost <= r.o.DailyCap {
 		r.res.RefusedWhileFree++
 		r.rwfToday++
+		if r.rwfToday == 1 {
+			r.marginAt(now)
+		}
 	}
+}
+
+// marginAt adds, at the day's first call refused while free, where the
+// guard's margin goes (its Headroom) and how far its estimated pool stands
+// below the true one (the readings it has not seen yet, at the lag and the
+// sync interval).
+func (r *simRun) marginAt(now time.Time) {
+	g, ok := r.p.(*guard)
+	if !ok {
+		return
+	}
+	g.a.At(g.o, now, g.usage)
+	h := g.a.Headroom(g.o, g.usage)
+	truePool := min(r.o.DailyCap, r.poolAtMidnight+r.refundOfDay-(r.prov.expired-r.expiredAtMidnight))
+	m := &r.res.Margin
+	m.Days++
+	m.Sync += max(0, truePool-h.Pool)
+	m.Lag += h.Lag
+	m.Expiry += h.Expiry
+	m.Buffer += h.Buffer
+	m.Skew += h.Skew
+	m.Carry += h.Carry
+	m.Overrun += h.Overrun
+	m.Wall += h.Wall
+	m.Gap += h.Gap
 }
 
 // closeDay adds the ending day to the result (and the trace).

@@ -83,7 +83,18 @@ type Result struct {
 	// own days (their turn skewed from the guard's): never refunded, the
 	// free pool shrinks by it for good.
 	BeyondCap ledger.Units
-	Syncs     int
+	// Margin sums, over the days quotagate refused a call the free pool
+	// could have served, where its margin went at the first such refusal.
+	Margin Margin
+	Syncs  int
+}
+
+// Margin is quotagate's headroom (quota.Headroom) summed over days, with
+// Sync the true pool's lead over the guard's estimated pool: the part of
+// the margin the readings' timing holds (a refund or reading not yet seen).
+type Margin struct {
+	Days                                                       int
+	Sync, Lag, Expiry, Buffer, Skew, Carry, Overrun, Wall, Gap ledger.Units
 }
 
 // request is one call of the traffic, identical under every policy.

@@ -87,4 +87,8 @@ func add(t *sim.Result, r sim.Result) {
 	t.SaturatedFreeUsed += r.SaturatedFreeUsed
 	t.MaxInflation = max(t.MaxInflation, r.MaxInflation)
 	t.BeyondCap += r.BeyondCap
+	m, n := &t.Margin, r.Margin
+	m.Days += n.Days
+	m.Sync, m.Lag, m.Expiry, m.Buffer = m.Sync+n.Sync, m.Lag+n.Lag, m.Expiry+n.Expiry, m.Buffer+n.Buffer
+	m.Skew, m.Carry, m.Overrun, m.Wall, m.Gap = m.Skew+n.Skew, m.Carry+n.Carry, m.Overrun+n.Overrun, m.Wall+n.Wall, m.Gap+n.Gap
 }

@@ -77,8 +77,7 @@ func settleRuns(tb testing.TB, st *sqlite.Store, n int) int64 {
 	for i := range tenants {
 		tenants[i] = ledger.Tenant{ID: fmt.Sprint("t", i), BudgetUnits: ledger.MaxUnits, MaxConcurrent: 1 << 30}
 	}
-	actor := ledger.System("bench")
-	if err := st.ApplyTenants(ctx, tenants, actor); err != nil {
+	if err := st.ApplyTenants(ctx, tenants, ledger.ActorConfig); err != nil {
 		tb.Fatal(err)
 	}
 	var next atomic.Int64
@@ -89,7 +88,9 @@ func settleRuns(tb testing.TB, st *sqlite.Store, n int) int64 {
 			defer wg.Done()
 			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
 				id := ledger.RunID(fmt.Sprint("r", i))
-				_, err := st.Admit(ctx, ledger.AdmitRequest{RunID: id, TenantID: fmt.Sprint("t", i%10),
+				tenant := fmt.Sprint("t", i%10)
+				actor := ledger.TenantActor(tenant) // as the gateway writes a tenant's call
+				_, err := st.Admit(ctx, ledger.AdmitRequest{RunID: id, TenantID: tenant,
 					Upstream: "demo", Model: "demo-model", ReserveUnits: 102, Actor: actor})
 				if err == nil {
 					_, err = st.Settle(ctx, id, 40, "usage", actor)

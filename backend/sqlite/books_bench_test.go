@@ -15,7 +15,8 @@ import (
 )
 
 // BenchmarkBooks times every read the dashboard makes on a ledger of N
-// settled runs against the same read on an empty ledger (x-empty): the
+// settled runs against the same read on an empty ledger (x-empty) and on
+// one of 1,000 runs, whose pages are as full as N's (x-1k): the
 // audit page (no filter, tenant+kind, an operator's actor, a text), the
 // runs and holds lists (first page and below a cursor), the state's
 // ledger reads, the spend chart's month of hours and the quota chart's
@@ -35,8 +36,8 @@ func BenchmarkBooks(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	empty := map[string]float64{}
-	for _, size := range []int{0, n} {
+	empty, full := map[string]float64{}, map[string]float64{}
+	for _, size := range []int{0, 1000, n} {
 		st, path := booksLedger(b, size)
 		t0 := time.Now()
 		reopened, err := sqlite.Open(path, sqlite.Options{Synchronous: "OFF"})
@@ -47,7 +48,7 @@ func BenchmarkBooks(b *testing.B) {
 		if err := reopened.Close(); err != nil {
 			b.Fatal(err)
 		}
-		if size > 0 {
+		if size > 1000 {
 			booksBytes(b, path, size)
 		}
 		for _, r := range booksReads(b, st) {
@@ -65,10 +66,17 @@ func BenchmarkBooks(b *testing.B) {
 				per := float64(took[len(took)/2].Nanoseconds())
 				b.ReportMetric(per/1e6, "p50-ms")
 				b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds())/1e6, "p99-ms")
-				if size == 0 {
+				switch size {
+				case 0:
 					empty[r.name] = per
-				} else if e := empty[r.name]; e > 0 {
+				case 1000:
+					full[r.name] = per
+				}
+				if e := empty[r.name]; size > 0 && e > 0 {
 					b.ReportMetric(per/e, "x-empty")
+				}
+				if k := full[r.name]; size > 1000 && k > 0 {
+					b.ReportMetric(per/k, "x-1k")
 				}
 			})
 		}
@@ -136,8 +144,9 @@ func booksReads(tb testing.TB, st *sqlite.Store) []booksRead {
 func booksLedger(tb testing.TB, n int) (*sqlite.Store, string) {
 	tb.Helper()
 	opts := sqlite.Options{Synchronous: "OFF"}
-	if n == 0 {
+	if n <= 1000 {
 		st := MustOpenStore(tb, opts)
+		settleRuns(tb, st, n)
 		return st, st.Path()
 	}
 	path := fmt.Sprintf("/tmp/quotagate-books-%d.db", n)

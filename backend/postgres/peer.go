@@ -47,6 +47,7 @@ type peer struct {
 	done    chan struct{}
 	mu      sync.Mutex
 	waiters map[string]chan cancelReply
+	seen    map[string]time.Time // cancel requests acted on, by req: a resent one is answered once
 }
 
 type cancelRequest struct {
@@ -79,7 +80,7 @@ func (s *Store) Serve(ctx context.Context, o PeerOptions) error {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	lctx, stop := context.WithCancel(context.Background())
-	p := &peer{opts: o, stop: stop, done: make(chan struct{}), waiters: map[string]chan cancelReply{}}
+	p := &peer{opts: o, stop: stop, done: make(chan struct{}), waiters: map[string]chan cancelReply{}, seen: map[string]time.Time{}}
 	ready := make(chan error, 1)
 	go s.listen(lctx, p, ready)
 	select {
@@ -178,8 +179,28 @@ func (s *Store) onCancel(p *peer, payload string) {
 			ch <- cancelReply{ok: m.OK, code: m.Code, msg: m.Message}
 		}
 	case "cancel":
-		go s.answerCancel(p, m)
+		if p.first(m.Req) {
+			go s.answerCancel(p, m)
+		}
 	}
+}
+
+// first reports whether req is a cancel request not acted on yet; the
+// asking gateway resends its request until it is answered.
+func (p *peer) first(req string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	for r, at := range p.seen {
+		if now.Sub(at) > 2*CancelTimeout {
+			delete(p.seen, r)
+		}
+	}
+	if _, ok := p.seen[req]; ok {
+		return false
+	}
+	p.seen[req] = now
+	return true
 }
 
 // answerCancel is the owner's side of a routed cancel: it closes the
@@ -249,24 +270,36 @@ func (s *Store) CancelElsewhere(ctx context.Context, run ledger.Run, operator bo
 		delete(p.waiters, req)
 		p.mu.Unlock()
 	}()
-	if err := s.notify(ctx, s.chCancel, cancelRequest{Op: "cancel", To: owner, From: s.opts.Instance, Req: req,
-		Run: string(run.ID), Operator: operator}); err != nil {
+	m := cancelRequest{Op: "cancel", To: owner, From: s.opts.Instance, Req: req, Run: string(run.ID), Operator: operator}
+	if err := s.notify(ctx, s.chCancel, m); err != nil {
 		return fmt.Errorf("route the cancel of run %s to instance %s: %w", run.ID, owner, err)
 	}
+	// A NOTIFY reaches only the connections listening when it commits: the
+	// owner's listening connection may be reconnecting (a database restart,
+	// a dropped network), so the request is sent again until answered.
 	t := time.NewTimer(CancelTimeout)
 	defer t.Stop()
-	select {
-	case r := <-ch:
-		if r.ok {
-			return nil
+	again := time.NewTicker(cancelResend)
+	defer again.Stop()
+	for {
+		select {
+		case r := <-ch:
+			if r.ok {
+				return nil
+			}
+			return ledger.Errorf(r.code, "%s", r.msg)
+		case <-again.C:
+			_ = s.notify(ctx, s.chCancel, m) // the first one's error was answered; a later one's is the timeout's
+		case <-t.C:
+			return ledger.Errorf(ledger.CodeConflict, "instance %s, which relays run %s, did not answer the cancel within %v", owner, run.ID, CancelTimeout)
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		return ledger.Errorf(r.code, "%s", r.msg)
-	case <-t.C:
-		return ledger.Errorf(ledger.CodeConflict, "instance %s, which relays run %s, did not answer the cancel within %v", owner, run.ID, CancelTimeout)
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
+
+// cancelResend spaces the resent requests of a routed cancel.
+const cancelResend = 500 * time.Millisecond
 
 func (s *Store) stopPeer() {
 	s.mu.Lock()

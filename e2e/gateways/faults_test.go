@@ -122,7 +122,8 @@ func TestCutPastLease(t *testing.T) {
 }
 
 // TestCutWithinLease: the same cut, shorter than lease_expiry: nobody ends
-// gw-0's runs, and they settle on their own usage once the proxy is back.
+// gw-0's runs, and they settle on their own usage once the proxy is back;
+// a cancel sent on gw-1 during the cut reaches gw-0 once it listens again.
 func TestCutWithinLease(t *testing.T) {
 	cut, streams := 800*time.Millisecond, 3
 	if long() {
@@ -141,10 +142,13 @@ func runCut(t *testing.T, cut time.Duration, streams int, pastLease bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var others []*gateway
 	for _, name := range []string{"gw-1", "gw-2"} { // the others, straight to the database
-		if _, err := startGateway(t, name, dsn, d.URL()); err != nil {
+		gw, err := startGateway(t, name, dsn, d.URL())
+		if err != nil {
 			t.Fatal(err)
 		}
+		others = append(others, gw)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -166,6 +170,18 @@ func runCut(t *testing.T, cut time.Duration, streams int, pastLease bool) {
 	ids := runIDs(inflight)
 	proxy.cutOff()
 	cutAt := time.Now()
+	// Within the lease, a cancel sent on gw-1 while gw-0 cannot hear it
+	// reaches gw-0 once it listens again.
+	var cancelled ledger.RunID
+	cancelStatus := make(chan int, 1)
+	if !pastLease {
+		cancelled = ids[len(ids)-1]
+		ids = ids[:len(ids)-1]
+		go func() {
+			status, _ := do(t, "DELETE", others[0].url+"/v1/runs/"+string(cancelled), keyA)
+			cancelStatus <- status
+		}()
+	}
 	if pastLease {
 		waitEnded(ctx, t, st, ids)
 		t.Logf("the others ended gw-0's %d runs interrupted %v into the cut (lease_expiry 2 s)", len(ids), time.Since(cutAt).Round(time.Millisecond))
@@ -178,7 +194,7 @@ func runCut(t *testing.T, cut time.Duration, streams int, pastLease bool) {
 	proxy.restore()
 	restored := time.Now()
 	for i, end := range <-doneStreams {
-		if end == "EOF" {
+		if end == "EOF" && ledger.RunID(inflight[i].runID) != cancelled {
 			t.Errorf("stream %s relayed by gw-0 ended with neither [DONE] nor an error event", inflight[i].runID)
 		}
 	}
@@ -219,7 +235,18 @@ func runCut(t *testing.T, cut time.Duration, streams int, pastLease bool) {
 		t.Errorf("tenant a spent %d→%d held %d→%d; want nothing spent and the %d reserved held", before.SpentUnits, after.SpentUnits,
 			before.HeldUnits, after.HeldUnits, reserve)
 	}
-	if !pastLease && (after.HeldUnits != before.HeldUnits || after.SpentUnits <= before.SpentUnits) {
+	var cancelHeld ledger.Units
+	if !pastLease {
+		if status := <-cancelStatus; status != http.StatusAccepted {
+			t.Errorf("cancel on gw-1 of a run on gw-0 sent during the cut: %d, want 202", status)
+		}
+		run := waitRun(ctx, t, st, cancelled, func(r ledger.Run) bool { return r.Status.Ended() })
+		if run.Status != ledger.RunCancelled || endRows(ctx, t, st, cancelled) != 1 {
+			t.Errorf("run %s cancelled during the cut: %s/%s; want cancelled once", cancelled, run.Status, run.Usage)
+		}
+		cancelHeld = run.HeldUnits
+	}
+	if !pastLease && (after.HeldUnits-before.HeldUnits != cancelHeld || after.SpentUnits <= before.SpentUnits) {
 		t.Errorf("tenant a spent %d→%d held %d→%d; want the usage spent and nothing held", before.SpentUnits, after.SpentUnits,
 			before.HeldUnits, after.HeldUnits)
 	}

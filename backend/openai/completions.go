@@ -19,15 +19,10 @@ type CompletionsRequest struct {
 	// the provider bills both as prompt tokens.
 	Prompt string
 	Suffix string
-	Stream bool
-	// IncludeUsage: the CLIENT asked for the usage chunk, as at the chat door.
-	IncludeUsage bool
+	forwarded
 	// MaxTokens is the output cap: the client's max_tokens, else
 	// DefaultCompletionsMaxTokens (what OpenAI applies when it is absent).
 	MaxTokens int64
-
-	raw    []byte
-	fields []wire.Field
 }
 
 // DefaultCompletionsMaxTokens is OpenAI's max_tokens when a completions
@@ -60,17 +55,9 @@ var completionsBody = wire.Body{
 // ParseCompletionsRequest parses and checks a legacy completions body. Every
 // error is a *wire.RequestError with a message for a person.
 func ParseCompletionsRequest(body []byte) (*CompletionsRequest, error) {
-	req := &CompletionsRequest{raw: body, MaxTokens: DefaultCompletionsMaxTokens}
-	fields, err := completionsBody.Read(body, req.member)
-	if err == nil {
-		err = wire.Require(fields, "model", "prompt")
-	}
-	if err != nil {
+	req := &CompletionsRequest{MaxTokens: DefaultCompletionsMaxTokens}
+	if err := req.read(completionsBody, body, req.member); err != nil {
 		return nil, err
-	}
-	req.fields = fields
-	if !req.Stream {
-		req.IncludeUsage = false
 	}
 	return req, nil
 }
@@ -152,18 +139,6 @@ func refuseUnlessDefault(f wire.Field) error {
 		return nil
 	}
 	return invalid("%s", completionsRefused[f.Key])
-}
-
-// Raw returns the request body exactly as the client sent it.
-func (r *CompletionsRequest) Raw() []byte { return r.raw }
-
-// UpstreamBody is the client's body, except that a streaming request always
-// asks for the usage chunk — the settlement evidence — as at the chat door.
-func (r *CompletionsRequest) UpstreamBody() ([]byte, error) {
-	if !r.Stream || r.IncludeUsage {
-		return r.raw, nil
-	}
-	return withStreamUsage(r.fields, len(r.raw))
 }
 
 // ParseTextChunk parses one SSE data payload of a text_completion stream:

@@ -15,11 +15,7 @@ import (
 type ChatRequest struct {
 	Model    string
 	Messages []Message
-	Stream   bool
-	// IncludeUsage is true when the CLIENT asked for the usage chunk
-	// (stream_options.include_usage). The gateway always asks the upstream for
-	// it, and relays the usage chunk only when the client asked.
-	IncludeUsage bool
+	forwarded
 	// MaxCompletionTokens and MaxTokens are the client's output caps; nil
 	// when absent. OutputCap combines them.
 	MaxCompletionTokens *int64
@@ -30,9 +26,6 @@ type ChatRequest struct {
 	// ToolsJSON is the raw `tools` array (function definitions), which the
 	// provider bills as prompt tokens; nil when absent.
 	ToolsJSON []byte
-
-	raw    []byte
-	fields []wire.Field // top-level members in body order, for UpstreamBody
 }
 
 // Message is one chat message with its text flattened.
@@ -50,9 +43,6 @@ type Message struct {
 	Images     int
 	OtherParts int
 }
-
-// Raw returns the request body exactly as the client sent it.
-func (r *ChatRequest) Raw() []byte { return r.raw }
 
 // OutputCap returns the client's output cap and whether one was given:
 // max_completion_tokens or max_tokens, and the larger of the two when both
@@ -87,17 +77,9 @@ var invalid = wire.Invalidf
 // ParseChatRequest parses and checks an OpenAI chat-completions body. Every
 // error is a *wire.RequestError with a message for a person.
 func ParseChatRequest(body []byte) (*ChatRequest, error) {
-	req := &ChatRequest{raw: body, N: 1}
-	fields, err := chatBody.Read(body, req.member)
-	if err == nil {
-		err = wire.Require(fields, "model", "messages")
-	}
-	if err != nil {
+	req := &ChatRequest{N: 1}
+	if err := req.read(chatBody, body, req.member); err != nil {
 		return nil, err
-	}
-	req.fields = fields
-	if !req.Stream {
-		req.IncludeUsage = false // usage is always in a non-streaming body
 	}
 	return req, nil
 }
@@ -297,18 +279,6 @@ func parseToolCalls(raw json.RawMessage, m *Message) error {
 	}
 	m.ToolCalls = b.String()
 	return nil
-}
-
-// UpstreamBody returns the body to send upstream: the client's body
-// unchanged, except that a streaming request always asks for the usage chunk
-// (stream_options.include_usage = true) — the usage is the settlement
-// evidence. Every other member, and every other stream_options member, is
-// kept as the client wrote it.
-func (r *ChatRequest) UpstreamBody() ([]byte, error) {
-	if !r.Stream || r.IncludeUsage {
-		return r.raw, nil
-	}
-	return withStreamUsage(r.fields, len(r.raw))
 }
 
 // withStreamUsage writes a body's members (fields, in body order; size is

@@ -2,28 +2,17 @@ package gemini
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/quotagate/quotagate/backend/wire"
 )
 
-// Turn is one prompt turn with its text flattened, in the shape the meter
-// counts (meter.Message). Admission (the reserve's input part) and
-// :countTokens both count a request's Turns and ToolsJSON with the same
-// meter call, so the two figures are equal for the same body.
-type Turn struct {
-	Role string // "system", "user" or "assistant" (Gemini's "model")
-	// Text is the turn's text parts (thoughts left out) and its function
-	// responses as compact JSON, joined without separator (as a translation
-	// sends them, so a byte count agrees).
-	Text string
-	// Calls is the turn's earlier function calls (name and args JSON) and
-	// thought text: billed as prompt, counted by token rules only.
-	Calls string
-	// Images counts image parts; OtherParts every other inline, file or
-	// unknown part. Each costs the configured media units, never fetched.
-	Images, OtherParts int
-}
+// Turn is a prompt turn of a generateContent request, in the shape the
+// meter counts: Role is "system", "user" or "assistant" (Gemini's
+// "model"); Text the turn's text parts (thoughts left out) and its function
+// responses as compact JSON; Calls its earlier function calls and thought
+// text. Images counts image parts, OtherParts every other inline, file or
+// unknown part.
+type Turn = wire.Turn
 
 // Turns returns the system instruction (when there is one) as a first
 // "system" turn, then every turn.
@@ -43,33 +32,30 @@ func (r *Request) Turns() []Turn {
 }
 
 func flatten(role string, parts []Part) Turn {
-	t := Turn{Role: role}
-	var text, calls strings.Builder
+	w := wire.NewTurnWriter(role)
 	for _, p := range parts {
 		switch p.Kind {
 		case PartText:
 			if p.Thought {
-				calls.WriteString(p.Text)
+				w.Thinking(p.Text)
 			} else {
-				text.WriteString(p.Text)
+				w.Text(p.Text)
 			}
 		case PartFunctionResponse:
-			text.Write(wire.Compact(p.Response))
+			w.JSON(p.Response)
 		case PartFunctionCall:
-			calls.WriteString(p.Name)
-			calls.Write(wire.Compact(p.Args))
+			w.Call(p.Name, p.Args)
 		case PartInlineData, PartFileData:
 			if p.Image() {
-				t.Images++
+				w.Image()
 			} else {
-				t.OtherParts++
+				w.Other()
 			}
 		default:
-			t.OtherParts++
+			w.Other()
 		}
 	}
-	t.Text, t.Calls = text.String(), calls.String()
-	return t
+	return w.Turn()
 }
 
 // ToolsJSON is the function declarations as one JSON array — what a

@@ -334,28 +334,25 @@ func parsePart(raw json.RawMessage) (Part, error) {
 		p.Kind, p.MimeType, p.Data = PartFileData, w.FileData.MimeType, w.FileData.FileURI
 	case w.FunctionCall != nil:
 		c := w.FunctionCall
-		if c.Name == "" {
-			return p, invalid("a functionCall needs a name")
-		}
-		args, err := object(c.Args, "a functionCall's args")
-		if err != nil {
-			return p, err
-		}
-		p.Kind, p.ID, p.Name, p.Args = PartFunctionCall, c.ID, c.Name, args
+		p.Kind, p.ID, p.Name = PartFunctionCall, c.ID, c.Name
+		p.Args, err = namedObject("functionCall", c.Name, "args", c.Args)
 	case w.FunctionResponse != nil:
 		fr := w.FunctionResponse
-		if fr.Name == "" {
-			return p, invalid("a functionResponse needs a name")
-		}
-		resp, err := object(fr.Response, "a functionResponse's response")
-		if err != nil {
-			return p, err
-		}
-		p.Kind, p.ID, p.Name, p.Response = PartFunctionResponse, fr.ID, fr.Name, resp
+		p.Kind, p.ID, p.Name = PartFunctionResponse, fr.ID, fr.Name
+		p.Response, err = namedObject("functionResponse", fr.Name, "response", fr.Response)
 	default:
 		p.Kind = PartOther
 	}
-	return p, nil
+	return p, err
+}
+
+// namedObject checks a functionCall's or functionResponse's name, and
+// reads its member (args, response) as an object: {} when absent or null.
+func namedObject(kind, name, member string, raw json.RawMessage) (json.RawMessage, error) {
+	if name == "" {
+		return nil, invalid("a %s needs a name", kind)
+	}
+	return object(raw, "a "+kind+"'s "+member)
 }
 
 // object is raw when it is a JSON object, {} when absent or null.
@@ -475,11 +472,7 @@ func (g *GenerationConfig) member(key string, val json.RawMessage) (err error) {
 		if err != nil || n < 1 {
 			return invalid("%s must be a positive integer", key)
 		}
-		if key == "maxOutputTokens" {
-			g.MaxOutputTokens = n
-		} else {
-			g.CandidateCount = n
-		}
+		*map[string]*int64{"maxOutputTokens": &g.MaxOutputTokens, "candidateCount": &g.CandidateCount}[key] = n
 	case "stopSequences":
 		if json.Unmarshal(val, &g.StopSequences) != nil {
 			return invalid("stopSequences must be an array of strings")
@@ -499,11 +492,7 @@ func (g *GenerationConfig) member(key string, val json.RawMessage) (err error) {
 		if !wire.IsObject(val) {
 			return invalid("%s must be an object", key)
 		}
-		if key == "responseSchema" {
-			g.ResponseSchema = val
-		} else {
-			g.ResponseJSONSchema = val
-		}
+		*map[string]*json.RawMessage{"responseSchema": &g.ResponseSchema, "responseJsonSchema": &g.ResponseJSONSchema}[key] = val
 	case "thinkingConfig":
 		g.Thinking, err = parseThinking(val)
 	}

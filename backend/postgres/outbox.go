@@ -2,13 +2,13 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -61,13 +61,8 @@ func (s *Store) DueAlerts(ctx context.Context, now time.Time, lease time.Duratio
 	if err != nil {
 		return nil, fmt.Errorf("due alerts: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ledger.OutboxAlert, error) {
-		var a ledger.OutboxAlert
-		var at, last, next int64
-		err := row.Scan(&a.ID, &a.Key, &a.Tenant, &a.Kind, &a.Body, &at, &a.Attempts, &a.LastError, &last, &next)
-		a.At, a.LastAttemptAt, a.NextTry = fromNanos(at), fromNanosOrZero(last), fromNanosOrZero(next)
-		return a, err
-	})
+	defer rows.Close()
+	out, err := ledgersql.Collect(rows, ledgersql.ScanAlert)
 	if err != nil {
 		return nil, fmt.Errorf("due alerts: %w", err)
 	}
@@ -108,22 +103,10 @@ func (s *Store) OutboxStatus(ctx context.Context) (ledger.OutboxStatus, error) {
 	if st.Pending > 0 {
 		st.NextDue = fromNanos(next)
 	}
-	var last int64
-	err := s.pool.QueryRow(ctx, `SELECT last_error, last_attempt_at FROM alert_outbox WHERE last_attempt_at > 0
-		ORDER BY last_attempt_at DESC, id DESC LIMIT 1`).Scan(&st.LastError, &last)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	if err := ledgersql.ReadLastAttempt(s.pool.QueryRow(ctx, ledgersql.LastAttempt), pgx.ErrNoRows, &st); err != nil {
 		return st, fmt.Errorf("outbox status: %w", err)
 	}
-	st.LastAttemptAt = fromNanosOrZero(last)
 	return st, nil
-}
-
-// fromNanosOrZero reads 0 as the zero time (never).
-func fromNanosOrZero(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return fromNanos(n)
 }
 
 var _ ledger.Outbox = (*Store)(nil)

@@ -3,10 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -43,23 +43,14 @@ func (s *Store) RecordAlert(ctx context.Context, a ledger.AlertRecord) (bool, er
 // SQLite ledger (the data dir's lock), so there is nobody to claim against:
 // lease is not needed and not recorded.
 func (s *Store) DueAlerts(ctx context.Context, now time.Time, _ time.Duration, limit int) ([]ledger.OutboxAlert, error) {
-	rows, err := s.query(ctx, `SELECT `+outboxColumns+` FROM alert_outbox
+	rows, err := s.query(ctx, `SELECT `+ledgersql.AlertColumns+` FROM alert_outbox
 		WHERE id IN (`+queueHeads+`) AND next_try <= ? ORDER BY id LIMIT ?`, nanos(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("due alerts: %w", err)
 	}
 	defer rows.Close()
-	var out []ledger.OutboxAlert
-	for rows.Next() {
-		var a ledger.OutboxAlert
-		var at, last, next int64
-		if err := rows.Scan(&a.ID, &a.Key, &a.Tenant, &a.Kind, &a.Body, &at, &a.Attempts, &a.LastError, &last, &next); err != nil {
-			return nil, fmt.Errorf("due alerts: %w", err)
-		}
-		a.At, a.LastAttemptAt, a.NextTry = fromNanos(at), fromNanosOrZero(last), fromNanosOrZero(next)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := ledgersql.Collect(rows, ledgersql.ScanAlert)
+	if err != nil {
 		return nil, fmt.Errorf("due alerts: %w", err)
 	}
 	return out, nil
@@ -68,8 +59,6 @@ func (s *Store) DueAlerts(ctx context.Context, now time.Time, _ time.Duration, l
 // queueHeads selects the oldest undelivered alert of each queue: the only
 // one of its queue that may be sent.
 const queueHeads = `SELECT min(id) FROM alert_outbox WHERE delivered_at IS NULL GROUP BY tenant_id`
-
-const outboxColumns = `id, key, tenant_id, kind, body, at, attempts, last_error, last_attempt_at, next_try`
 
 // AlertDelivered marks the alert delivered (ledger.Outbox).
 func (s *Store) AlertDelivered(ctx context.Context, id int64, at time.Time) error {
@@ -106,22 +95,10 @@ func (s *Store) OutboxStatus(ctx context.Context) (ledger.OutboxStatus, error) {
 	if st.Pending > 0 {
 		st.NextDue = fromNanos(next)
 	}
-	var last int64
-	err := s.queryRow(ctx, `SELECT last_error, last_attempt_at FROM alert_outbox WHERE last_attempt_at > 0
-		ORDER BY last_attempt_at DESC, id DESC LIMIT 1`).Scan(&st.LastError, &last)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := ledgersql.ReadLastAttempt(s.queryRow(ctx, ledgersql.LastAttempt), sql.ErrNoRows, &st); err != nil {
 		return st, fmt.Errorf("outbox status: %w", err)
 	}
-	st.LastAttemptAt = fromNanosOrZero(last)
 	return st, nil
-}
-
-// fromNanosOrZero reads 0 as the zero time (never).
-func fromNanosOrZero(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return fromNanos(n)
 }
 
 var _ ledger.Outbox = (*Store)(nil)

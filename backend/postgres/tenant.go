@@ -7,9 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/period"
-	"github.com/quotagate/quotagate/backend/price"
 )
 
 // readBalance reads a tenant's balance row inside w (locking it when lock);
@@ -29,24 +29,14 @@ func readBalance(ctx context.Context, w *wtx, tenantID string, lock bool) (b led
 	return b, true, nil
 }
 
-// positionColumns are what scanPosition reads of a tenant's row.
-const positionColumns = `budget_units, spent_units, held_units, active, max_concurrent,
-	budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts`
+// How a tenant's row reads, as backend/sqlite reads it too (ledgersql),
+// under the names this package's statements use.
+const positionColumns = ledgersql.PositionColumns
 
-func scanPosition(r pgx.Row) (ledger.Position, error) {
-	var b ledger.Position
-	var budget *int64
-	var kind, zone string
-	var weekStarts int
-	if err := r.Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent,
-		&budget, &b.SpentMicros, &b.HeldMicros, &kind, &zone, &weekStarts); err != nil {
-		return b, err
-	}
-	b.BudgetMicros, b.HasMoneyBudget = moneyFrom(budget)
-	var err error
-	b.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts)
-	return b, err
-}
+var (
+	scanPosition = ledgersql.ScanPosition
+	moneyFrom    = ledgersql.MoneyFrom
+)
 
 // moneyBudget is t's money budget as the tenants table keeps it: NULL for
 // none; moneyFrom reads it back.
@@ -56,13 +46,6 @@ func moneyBudget(t ledger.Tenant) *int64 {
 	}
 	m := int64(t.BudgetMicros)
 	return &m
-}
-
-func moneyFrom(budget *int64) (price.Micros, bool) {
-	if budget == nil {
-		return 0, false
-	}
-	return price.Micros(*budget), true
 }
 
 // configLock serialises ApplyTenants of gateways starting at once.
@@ -220,37 +203,17 @@ func (s *Store) Tenants(ctx context.Context) ([]ledger.Tenant, error) {
 	return out, nil
 }
 
-const balanceQuery = `SELECT id, budget_units, spent_units, held_units, active,
-	budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts FROM tenants`
-
-// scanBalance reads a tenant's row as a balance, with the calendar that
-// says which period's books the balance shows.
-func scanBalance(r pgx.Row) (ledger.Balance, period.Calendar, error) {
-	var b ledger.Balance
-	var budget *int64
-	var kind, zone string
-	var weekStarts int
-	if err := r.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active,
-		&budget, &b.SpentMicros, &b.HeldMicros, &kind, &zone, &weekStarts); err != nil {
-		return b, period.Calendar{}, err
-	}
-	b.BudgetMicros, b.HasMoneyBudget = moneyFrom(budget)
-	b.AvailableUnits, b.AvailableMicros = b.Available(), b.AvailableMoney()
-	cal, err := ledger.CalendarOf(kind, zone, weekStarts)
-	return b, cal, err
-}
-
 // Balance returns one tenant's position (CodeInvalidAPIKey for an unknown
 // tenant), in its current period for a tenant whose budget renews.
 func (s *Store) Balance(ctx context.Context, tenantID string) (ledger.Balance, error) {
-	out, err := s.balances(ctx, balanceQuery+` WHERE id = $1`, tenantID)
+	out, err := s.balances(ctx, ledgersql.Balances+` WHERE id = $1`, tenantID)
 	return ledger.OnlyBalance(tenantID, out, err)
 }
 
 // Balances returns every tenant's position, ordered by tenant id, from one
 // snapshot.
 func (s *Store) Balances(ctx context.Context) ([]ledger.Balance, error) {
-	out, err := s.balances(ctx, balanceQuery+` ORDER BY id`)
+	out, err := s.balances(ctx, ledgersql.Balances+` ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("balances: %w", err)
 	}
@@ -269,7 +232,7 @@ func (s *Store) balances(ctx context.Context, query string, args ...any) ([]ledg
 			}
 			var cals []period.Calendar
 			out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Balance, error) {
-				b, cal, err := scanBalance(r)
+				b, cal, err := ledgersql.ScanBalance(r)
 				cals = append(cals, cal)
 				return b, err
 			})

@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/price"
 )
-
-const balanceQuery = `SELECT id, budget_units, spent_units, held_units, active,
-	budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts FROM tenants`
 
 // tenantBalance is a tenant's row as a balance reads it, with its calendar.
 type tenantBalance struct {
@@ -19,22 +16,11 @@ type tenantBalance struct {
 	pos ledger.Position // the calendar only
 }
 
-func scanBalance(r rowScanner) (tenantBalance, error) {
+func scanBalance(r ledgersql.Scanner) (tenantBalance, error) {
 	var b tenantBalance
-	var budget sql.NullInt64
-	var kind, zone string
-	var weekStarts int
-	if err := r.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active,
-		&budget, &b.SpentMicros, &b.HeldMicros, &kind, &zone, &weekStarts); err != nil {
-		return b, err
-	}
-	b.BudgetMicros, b.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
-	b.AvailableUnits, b.AvailableMicros = b.Available(), b.AvailableMoney()
 	var err error
-	if b.pos.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts); err != nil {
-		return b, fmt.Errorf("calendar of tenant %s: %w", b.TenantID, err)
-	}
-	return b, nil
+	b.Balance, b.pos.Calendar, err = ledgersql.ScanBalance(r)
+	return b, err
 }
 
 // inPeriod is b as of now: for a tenant that renews, its current period's
@@ -59,14 +45,14 @@ func (s *Store) inPeriod(ctx context.Context, q interface {
 // Balance returns one tenant's position (CodeInvalidAPIKey for an unknown
 // tenant), in its current period for a tenant that renews.
 func (s *Store) Balance(ctx context.Context, tenantID string) (ledger.Balance, error) {
-	out, err := s.balances(ctx, balanceQuery+` WHERE id = ?`, tenantID)
+	out, err := s.balances(ctx, ledgersql.Balances+` WHERE id = ?`, tenantID)
 	return ledger.OnlyBalance(tenantID, out, err)
 }
 
 // Balances returns every tenant's position, ordered by tenant id, from one
 // consistent snapshot.
 func (s *Store) Balances(ctx context.Context) ([]ledger.Balance, error) {
-	out, err := s.balances(ctx, balanceQuery+` ORDER BY id`)
+	out, err := s.balances(ctx, ledgersql.Balances+` ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("balances: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/price"
 )
@@ -13,21 +14,11 @@ import (
 // readBalance reads a tenant's balance row inside the writer's transaction;
 // ok is false when the tenant does not exist.
 func readBalance(ctx context.Context, w *wtx, tenantID string) (b ledger.Position, ok bool, err error) {
-	var budget sql.NullInt64
-	var kind, zone string
-	var weekStarts int
-	err = w.queryRow(ctx, `SELECT budget_units, spent_units, held_units, active, max_concurrent,
-		budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts FROM tenants WHERE id = ?`, tenantID).Scan(
-		&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent, &budget, &b.SpentMicros, &b.HeldMicros,
-		&kind, &zone, &weekStarts)
+	b, err = ledgersql.ScanPosition(w.queryRow(ctx, `SELECT `+ledgersql.PositionColumns+` FROM tenants WHERE id = ?`, tenantID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, false, nil
 	}
 	if err != nil {
-		return b, false, fmt.Errorf("read balance of tenant %s: %w", tenantID, err)
-	}
-	b.BudgetMicros, b.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
-	if b.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts); err != nil {
 		return b, false, fmt.Errorf("read balance of tenant %s: %w", tenantID, err)
 	}
 	return b, true, nil

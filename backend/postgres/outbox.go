@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
@@ -17,32 +15,23 @@ import (
 func (s *Store) RecordAlert(ctx context.Context, a ledger.AlertRecord) (bool, error) {
 	var recorded bool
 	err := s.write(ctx, func(w *wtx) error {
-		at := a.At
-		if at.IsZero() {
-			at = w.now
-		}
-		var delivered *int64 // nil: pending
-		if !a.Deliver {
-			n := nanos(at)
-			delivered = &n
-		}
-		tag, err := w.Exec(ctx, `INSERT INTO alert_outbox (key, tenant_id, kind, body, at, delivered_at)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key) DO NOTHING`,
-			a.Key, a.Tenant, a.Kind, a.Body, nanos(at), delivered)
+		tag, err := w.Exec(ctx, insertAlert, ledgersql.AlertArgs(a, w.now)...)
 		if err != nil {
 			return err
 		}
 		if recorded = tag.RowsAffected() > 0; !recorded {
 			return nil
 		}
-		return s.insertAudit(ctx, w, ledger.AuditEntry{At: at, Kind: ledger.AuditAlert, Actor: ledger.ActorAlerts,
-			TenantID: a.Tenant, RunID: a.RunID, Reason: a.Kind, Detail: a.Detail}, false)
+		return s.insertAudit(ctx, w, ledgersql.AlertAudit(a, w.now), false)
 	})
 	if err != nil {
 		return false, fmt.Errorf("record alert %s: %w", a.Key, err)
 	}
 	return recorded, nil
 }
+
+// insertAlert is ledgersql's, with its arguments numbered.
+var insertAlert = ledgersql.Dollar(ledgersql.InsertAlert)
 
 // DueAlerts claims the due head of each queue for this gateway until
 // now+lease. The claim is one UPDATE whose conditions PostgreSQL checks
@@ -90,23 +79,11 @@ func (s *Store) updateAlert(ctx context.Context, id int64, query string, args ..
 	return nil
 }
 
-// OutboxStatus reports the undelivered count and the latest attempt of
-// every gateway (ledger.Outbox).
-func (s *Store) OutboxStatus(ctx context.Context) (ledger.OutboxStatus, error) {
-	var st ledger.OutboxStatus
-	var next int64
-	if err := s.pool.QueryRow(ctx, `SELECT count(*), coalesce((SELECT min(greatest(next_try, lease_until))
-		FROM alert_outbox WHERE id IN (SELECT min(id) FROM alert_outbox WHERE delivered_at IS NULL GROUP BY tenant_id)), 0)
-		FROM alert_outbox WHERE delivered_at IS NULL`).Scan(&st.Pending, &next); err != nil {
-		return st, fmt.Errorf("outbox status: %w", err)
-	}
-	if st.Pending > 0 {
-		st.NextDue = fromNanos(next)
-	}
-	if err := ledgersql.ReadLastAttempt(s.pool.QueryRow(ctx, ledgersql.LastAttempt), pgx.ErrNoRows, &st); err != nil {
-		return st, fmt.Errorf("outbox status: %w", err)
-	}
-	return st, nil
-}
+// outboxPending is the undelivered count and when the next alert is due,
+// for ledgersql's OutboxStatus: every gateway's, and a claimed alert not
+// before its claim's lease ends.
+const outboxPending = `SELECT count(*), coalesce((SELECT min(greatest(next_try, lease_until))
+	FROM alert_outbox WHERE id IN (SELECT min(id) FROM alert_outbox WHERE delivered_at IS NULL GROUP BY tenant_id)), 0)
+	FROM alert_outbox WHERE delivered_at IS NULL`
 
 var _ ledger.Outbox = (*Store)(nil)

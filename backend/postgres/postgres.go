@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -77,6 +78,7 @@ func (o Options) withDefaults() Options {
 // Store is the PostgreSQL ledger.
 type Store struct {
 	ledger.Transitions // Start, Settle, KeepHold, ReleaseHold, Reconcile by s.transition
+	ledgersql.Reads    // Tenants, Balance(s), QuotaUsage, UsageSeries, Snapshots, OutboxStatus
 
 	hooks    *ledger.HookQueue // to the commit hook (see OnCommit), in commit order
 	commitMu sync.Mutex        // held across COMMIT and the push of its delivery
@@ -133,7 +135,30 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	s := &Store{opts: opts, pool: pool, dsn: where, hooks: ledger.NewHookQueue(),
 		chCommit: "quotagate_commit_" + schema, chCancel: "quotagate_cancel_" + schema}
 	s.Transitions.Apply = s.transition
+	s.Reads = ledgersql.Reads{Q: reader{pool}, NoRows: pgx.ErrNoRows, InPeriods: s.balances,
+		OutboxPending: outboxPending}
 	return s, nil
+}
+
+// reader runs ledgersql's reads, their arguments numbered: on the pool, or
+// inside a transaction.
+type reader struct {
+	pool interface {
+		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	}
+}
+
+func (r reader) Query(ctx context.Context, query string, args ...any) (ledgersql.Rows, func(), error) {
+	rows, err := r.pool.Query(ctx, ledgersql.Dollar(query), args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, rows.Close, nil
+}
+
+func (r reader) QueryRow(ctx context.Context, query string, args ...any) ledgersql.Scanner {
+	return r.pool.QueryRow(ctx, ledgersql.Dollar(query), args...)
 }
 
 // describe names the database without its password.

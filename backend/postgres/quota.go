@@ -2,50 +2,16 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// QuotaUsage returns a guarded model's settled usage and in-flight holds for
-// day, summed over every gateway sharing the database.
-func (s *Store) QuotaUsage(ctx context.Context, upstream, model, day string) (ledger.QuotaUsage, error) {
-	u := ledger.QuotaUsage{Upstream: upstream, Model: model, Day: day}
-	err := s.pool.QueryRow(ctx, quotaUsage, upstream, model, day).Scan(&u.UsageUnits, &u.HeldInFlight)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return u, fmt.Errorf("quota usage of %s/%s on %s: %w", upstream, model, day, err)
-	}
-	return u, nil
-}
-
-// UsageSeries returns the per-minute settled units of a guarded model in
-// [from, to), oldest first; minutes with no usage are absent.
-func (s *Store) UsageSeries(ctx context.Context, upstream, model string, from, to time.Time) ([]ledger.UsagePoint, error) {
-	rows, err := s.pool.Query(ctx, usageSeries, upstream, model, ledgersql.CeilUnix(from), ledgersql.CeilUnix(to))
-	if err != nil {
-		return nil, fmt.Errorf("usage series of %s/%s: %w", upstream, model, err)
-	}
-	defer rows.Close()
-	out, err := ledgersql.Collect(rows, ledgersql.ScanUsagePoint)
-	if err != nil {
-		return nil, fmt.Errorf("usage series of %s/%s: %w", upstream, model, err)
-	}
-	return out, nil
-}
-
-// The statements of ledgersql, with their arguments numbered.
-var (
-	quotaUsage     = ledgersql.Dollar(ledgersql.QuotaUsage)
-	usageSeries    = ledgersql.Dollar(ledgersql.UsageSeries)
-	insertSnapshot = ledgersql.Dollar(ledgersql.InsertSnapshot)
-	snapshots      = ledgersql.Dollar(ledgersql.Snapshots)
-)
+// insertSnapshot is ledgersql's, with its arguments numbered.
+var insertSnapshot = ledgersql.Dollar(ledgersql.InsertSnapshot)
 
 // SaveSnapshot stores a balance sync and audits it as AuditSync.
 func (s *Store) SaveSnapshot(ctx context.Context, snap ledger.Snapshot) (ledger.Snapshot, error) {
@@ -68,20 +34,6 @@ func (s *Store) SaveSnapshot(ctx context.Context, snap ledger.Snapshot) (ledger.
 	})
 	if err != nil {
 		return snap, fmt.Errorf("save snapshot of %s/%s: %w", snap.Upstream, snap.Model, err)
-	}
-	return out, nil
-}
-
-// Snapshots returns a guarded model's snapshots at or after since, oldest first.
-func (s *Store) Snapshots(ctx context.Context, upstream, model string, since time.Time) ([]ledger.Snapshot, error) {
-	rows, err := s.pool.Query(ctx, snapshots, upstream, model, ledgersql.NanosOrMin(since))
-	if err != nil {
-		return nil, fmt.Errorf("snapshots of %s/%s: %w", upstream, model, err)
-	}
-	defer rows.Close()
-	out, err := ledgersql.Collect(rows, ledgersql.ScanSnapshot)
-	if err != nil {
-		return nil, fmt.Errorf("snapshots of %s/%s: %w", upstream, model, err)
 	}
 	return out, nil
 }

@@ -79,7 +79,7 @@ func (s *Store) ApplyTenants(ctx context.Context, tenants []ledger.Tenant, actor
 func (s *Store) applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor ledger.Actor) error {
 	// Lock every tenant row in id order before reading: a tenant row is
 	// the first lock an admission takes, and the second of a transition.
-	stored, err := loadTenants(ctx, w, true)
+	stored, err := ledgersql.LoadTenants(ctx, reader{w}, ` FOR UPDATE`)
 	if err != nil {
 		return err
 	}
@@ -131,102 +131,13 @@ func (s *Store) applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenan
 	return nil
 }
 
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
-
-func loadTenants(ctx context.Context, q querier, lock bool) ([]ledger.StoredTenant, error) {
-	sql := `SELECT id, budget_units, max_concurrent, allowed_models, per_minute, per_hour,
-		spent_units, held_units, budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts
-		FROM tenants ORDER BY id`
-	if lock {
-		sql += ` FOR UPDATE`
-	}
-	rows, err := q.Query(ctx, sql)
-	if err != nil {
-		return nil, fmt.Errorf("load tenants: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.StoredTenant, error) {
-		var t ledger.StoredTenant
-		var models string
-		var budget *int64
-		var kind, zone string
-		var weekStarts int
-		if err := r.Scan(&t.ID, &t.BudgetUnits, &t.MaxConcurrent, &models, &t.PerMinute, &t.PerHour,
-			&t.SpentUnits, &t.HeldUnits, &budget, &t.SpentMicros, &t.HeldMicros, &kind, &zone, &weekStarts); err != nil {
-			return t, err
-		}
-		t.BudgetMicros, t.HasMoneyBudget = moneyFrom(budget)
-		var err error
-		if t.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts); err != nil {
-			return t, fmt.Errorf("calendar of %s: %w", t.ID, err)
-		}
-		if t.AllowedModels, err = ledger.ParseAllowedModels(models); err != nil {
-			return t, fmt.Errorf("allowed_models of %s: %w", t.ID, err)
-		}
-		return t, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load tenants: %w", err)
-	}
-	keys, err := q.Query(ctx, `SELECT tenant_id, key_hash FROM tenant_keys ORDER BY tenant_id, key_hash`)
-	if err != nil {
-		return nil, fmt.Errorf("load tenant keys: %w", err)
-	}
-	idx := map[string]int{}
-	for i, t := range out {
-		idx[t.ID] = i
-	}
-	var id, h string
-	_, err = pgx.ForEachRow(keys, []any{&id, &h}, func() error {
-		if i, ok := idx[id]; ok {
-			out[i].KeyHashes = append(out[i].KeyHashes, h)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load tenant keys: %w", err)
-	}
-	return out, nil
-}
-
-// Tenants lists every tenant, with its key hashes, ordered by id.
-func (s *Store) Tenants(ctx context.Context) ([]ledger.Tenant, error) {
-	rows, err := loadTenants(ctx, s.pool, false)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ledger.Tenant, len(rows))
-	for i, r := range rows {
-		out[i] = r.Tenant
-	}
-	return out, nil
-}
-
-// Balance returns one tenant's position (CodeInvalidAPIKey for an unknown
-// tenant), in its current period for a tenant whose budget renews.
-func (s *Store) Balance(ctx context.Context, tenantID string) (ledger.Balance, error) {
-	out, err := s.balances(ctx, ledgersql.Balances+` WHERE id = $1`, tenantID)
-	return ledger.OnlyBalance(tenantID, out, err)
-}
-
-// Balances returns every tenant's position, ordered by tenant id, from one
-// snapshot.
-func (s *Store) Balances(ctx context.Context) ([]ledger.Balance, error) {
-	out, err := s.balances(ctx, ledgersql.Balances+` ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("balances: %w", err)
-	}
-	return out, nil
-}
-
 // balances reads the tenants query selects and, for those whose budget
 // renews, their current period's books, in one REPEATABLE READ snapshot.
 func (s *Store) balances(ctx context.Context, query string, args ...any) ([]ledger.Balance, error) {
 	var out []ledger.Balance
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
 		func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, query, args...)
+			rows, err := tx.Query(ctx, ledgersql.Dollar(query), args...)
 			if err != nil {
 				return err
 			}

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -15,23 +14,12 @@ import (
 func (s *Store) RecordAlert(ctx context.Context, a ledger.AlertRecord) (bool, error) {
 	var recorded bool
 	err := s.writeAside(ctx, func(w *wtx) error {
-		at := a.At
-		if at.IsZero() {
-			at = w.now
-		}
-		var delivered any // NULL: pending
-		if !a.Deliver {
-			delivered = nanos(at)
-		}
 		var err error
-		recorded, err = w.insertOnce(ctx, `INSERT INTO alert_outbox (key, tenant_id, kind, body, at, delivered_at)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-			a.Key, a.Tenant, a.Kind, a.Body, nanos(at), delivered)
+		recorded, err = w.insertOnce(ctx, ledgersql.InsertAlert, ledgersql.AlertArgs(a, w.now)...)
 		if err != nil || !recorded {
 			return err
 		}
-		return insertAudit(ctx, w, ledger.AuditEntry{At: at, Kind: ledger.AuditAlert, Actor: ledger.ActorAlerts,
-			TenantID: a.Tenant, RunID: a.RunID, Reason: a.Kind, Detail: a.Detail}, false)
+		return insertAudit(ctx, w, ledgersql.AlertAudit(a, w.now), false)
 	})
 	if err != nil {
 		return false, fmt.Errorf("record alert %s: %w", a.Key, err)
@@ -83,22 +71,9 @@ func (s *Store) updateAlert(ctx context.Context, id int64, query string, args ..
 	return nil
 }
 
-// OutboxStatus reports the undelivered count and the latest attempt
-// (ledger.Outbox).
-func (s *Store) OutboxStatus(ctx context.Context) (ledger.OutboxStatus, error) {
-	var st ledger.OutboxStatus
-	var next int64
-	if err := s.queryRow(ctx, `SELECT count(*), coalesce((SELECT min(next_try) FROM alert_outbox
-		WHERE id IN (`+queueHeads+`)), 0) FROM alert_outbox WHERE delivered_at IS NULL`).Scan(&st.Pending, &next); err != nil {
-		return st, fmt.Errorf("outbox status: %w", err)
-	}
-	if st.Pending > 0 {
-		st.NextDue = fromNanos(next)
-	}
-	if err := ledgersql.ReadLastAttempt(s.queryRow(ctx, ledgersql.LastAttempt), sql.ErrNoRows, &st); err != nil {
-		return st, fmt.Errorf("outbox status: %w", err)
-	}
-	return st, nil
-}
+// outboxPending is the undelivered count and when the next alert is due,
+// for ledgersql's OutboxStatus.
+const outboxPending = `SELECT count(*), coalesce((SELECT min(next_try) FROM alert_outbox
+	WHERE id IN (` + queueHeads + `)), 0) FROM alert_outbox WHERE delivered_at IS NULL`
 
 var _ ledger.Outbox = (*Store)(nil)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -73,6 +74,7 @@ func (o Options) withDefaults() Options {
 // commit); reads use a separate query-only pool and see committed state only.
 type Store struct {
 	ledger.Transitions // Start, Settle, KeepHold, ReleaseHold, Reconcile by s.transition
+	ledgersql.Reads    // Tenants, Balance(s), QuotaUsage, UsageSeries, Snapshots, OutboxStatus
 
 	path string
 	opts Options
@@ -102,6 +104,27 @@ func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows
 		return nil, err
 	}
 	return st.QueryContext(ctx, args...)
+}
+
+// reader runs ledgersql's reads: on the read pool (a *Store), or inside
+// the writer's transaction (a *wtx).
+type reader struct {
+	s interface {
+		query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+		queryRow(ctx context.Context, query string, args ...any) *sql.Row
+	}
+}
+
+func (r reader) Query(ctx context.Context, query string, args ...any) (ledgersql.Rows, func(), error) {
+	rows, err := r.s.query(ctx, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows, func() { rows.Close() }, nil
+}
+
+func (r reader) QueryRow(ctx context.Context, query string, args ...any) ledgersql.Scanner {
+	return r.s.queryRow(ctx, query, args...)
 }
 
 func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
@@ -170,6 +193,8 @@ func Open(path string, opts Options) (*Store, error) {
 		hooks: ledger.NewHookQueue(),
 	}
 	s.Transitions.Apply = s.transition
+	s.Reads = ledgersql.Reads{Q: reader{s}, NoRows: sql.ErrNoRows, InPeriods: s.balances,
+		OutboxPending: outboxPending}
 	go s.writer()
 	return s, nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/price"
 )
 
 // readBalance reads a tenant's balance row inside the writer's transaction;
@@ -46,7 +45,7 @@ func (s *Store) ApplyTenants(ctx context.Context, tenants []ledger.Tenant, actor
 }
 
 func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor ledger.Actor) error {
-	stored, err := loadTenants(ctx, w)
+	stored, err := ledgersql.LoadTenants(ctx, reader{w}, "")
 	if err != nil {
 		return err
 	}
@@ -100,77 +99,70 @@ func applyTenants(ctx context.Context, w *wtx, tenants []ledger.Tenant, actor le
 	return nil
 }
 
-type querier interface {
-	query(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+// tenantBalance is a tenant's row as a balance reads it, with its calendar.
+type tenantBalance struct {
+	ledger.Balance
+	pos ledger.Position // the calendar only
 }
 
-func loadTenants(ctx context.Context, q querier) ([]ledger.StoredTenant, error) {
-	rows, err := q.query(ctx, `SELECT id, budget_units, max_concurrent, allowed_models, per_minute, per_hour,
-		spent_units, held_units, budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts
-		FROM tenants ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("load tenants: %w", err)
-	}
-	var out []ledger.StoredTenant
-	for rows.Next() {
-		var t ledger.StoredTenant
-		var models string
-		var budget sql.NullInt64
-		var kind, zone string
-		var weekStarts int
-		if err := rows.Scan(&t.ID, &t.BudgetUnits, &t.MaxConcurrent, &models, &t.PerMinute, &t.PerHour,
-			&t.SpentUnits, &t.HeldUnits, &budget, &t.SpentMicros, &t.HeldMicros, &kind, &zone, &weekStarts); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("load tenants: %w", err)
-		}
-		t.BudgetMicros, t.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
-		if t.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("load tenants: calendar of %s: %w", t.ID, err)
-		}
-		if t.AllowedModels, err = ledger.ParseAllowedModels(models); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("load tenants: allowed_models of %s: %w", t.ID, err)
-		}
-		out = append(out, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load tenants: %w", err)
-	}
-	keys, err := q.query(ctx, `SELECT tenant_id, key_hash FROM tenant_keys ORDER BY tenant_id, key_hash`)
-	if err != nil {
-		return nil, fmt.Errorf("load tenant keys: %w", err)
-	}
-	defer keys.Close()
-	idx := map[string]int{}
-	for i, t := range out {
-		idx[t.ID] = i
-	}
-	for keys.Next() {
-		var id, h string
-		if err := keys.Scan(&id, &h); err != nil {
-			return nil, fmt.Errorf("load tenant keys: %w", err)
-		}
-		if i, ok := idx[id]; ok {
-			out[i].KeyHashes = append(out[i].KeyHashes, h)
-		}
-	}
-	if err := keys.Err(); err != nil {
-		return nil, fmt.Errorf("load tenant keys: %w", err)
-	}
-	return out, nil
+func scanBalance(r ledgersql.Scanner) (tenantBalance, error) {
+	var b tenantBalance
+	var err error
+	b.Balance, b.pos.Calendar, err = ledgersql.ScanBalance(r)
+	return b, err
 }
 
-// Tenants lists every tenant, with its key hashes, ordered by id.
-func (s *Store) Tenants(ctx context.Context) ([]ledger.Tenant, error) {
-	rows, err := loadTenants(ctx, s)
+// inPeriod is b as of now: for a tenant that renews, its current period's
+// figures (nothing spent or held in a period without a row yet).
+func (s *Store) inPeriod(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}, b tenantBalance) (ledger.Balance, error) {
+	per := b.pos.Current(s.opts.Now())
+	if !per.Bounded() {
+		return b.Balance, nil
+	}
+	books := ledger.NewPeriodBooks(per)
+	err := q.QueryRowContext(ctx, `SELECT spent_units, held_units, spent_micros, held_micros FROM tenant_periods
+		WHERE tenant_id = ? AND period = ?`, b.TenantID, per.Label).Scan(
+		&books.SpentUnits, &books.HeldUnits, &books.SpentMicros, &books.HeldMicros)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return b.Balance, fmt.Errorf("period %s of tenant %s: %w", per.Label, b.TenantID, err)
+	}
+	return b.WithPeriod(per, books), nil
+}
+
+// balances reads the tenants query selects and their current periods in
+// one read transaction.
+func (s *Store) balances(ctx context.Context, query string, args ...any) ([]ledger.Balance, error) {
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ledger.Tenant, len(rows))
-	for i, r := range rows {
-		out[i] = r.Tenant
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	var read []tenantBalance
+	for rows.Next() {
+		b, err := scanBalance(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		read = append(read, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]ledger.Balance, 0, len(read))
+	for _, b := range read {
+		bal, err := s.inPeriod(ctx, tx, b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bal)
 	}
 	return out, nil
 }

@@ -17,15 +17,15 @@ import (
 // pgx.Row, pgx.Rows).
 type Scanner interface{ Scan(dest ...any) error }
 
-// Rows is a result set as both drivers give it, without its Close (whose
-// signature differs): the caller closes it.
+// Rows is a result set as both drivers give it (pgx.Rows, *sql.Rows),
+// without its Close, whose signature differs.
 type Rows interface {
 	Scanner
 	Next() bool
 	Err() error
 }
 
-// Collect reads every row of rows with scan.
+// Collect reads every row of rows with scan; the caller closes rows.
 func Collect[T any](rows Rows, scan func(Scanner) (T, error)) ([]T, error) {
 	var out []T
 	for rows.Next() {

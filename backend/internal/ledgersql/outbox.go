@@ -2,6 +2,7 @@ package ledgersql
 
 import (
 	"errors"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
@@ -32,4 +33,36 @@ func ReadLastAttempt(r Scanner, noRows error, st *ledger.OutboxStatus) error {
 	}
 	st.LastAttemptAt = FromNanosOrZero(last)
 	return nil
+}
+
+// InsertAlert records an alert unless its key was recorded before;
+// AlertArgs are its arguments.
+const InsertAlert = `INSERT INTO alert_outbox (key, tenant_id, kind, body, at, delivered_at)
+	VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`
+
+// AlertArgs are InsertAlert's arguments for a, recorded now unless it
+// says when: pending (delivered_at NULL) when it is to be delivered, else
+// delivered at once.
+func AlertArgs(a ledger.AlertRecord, now time.Time) []any {
+	at := alertAt(a, now)
+	var delivered *int64
+	if !a.Deliver {
+		n := Nanos(at)
+		delivered = &n
+	}
+	return []any{a.Key, a.Tenant, a.Kind, a.Body, Nanos(at), delivered}
+}
+
+// AlertAudit is the audit row of an alert recorded now (AlertArgs).
+func AlertAudit(a ledger.AlertRecord, now time.Time) ledger.AuditEntry {
+	return ledger.AuditEntry{At: alertAt(a, now), Kind: ledger.AuditAlert, Actor: ledger.ActorAlerts,
+		TenantID: a.Tenant, RunID: a.RunID, Reason: a.Kind, Detail: a.Detail}
+}
+
+// alertAt is when a is recorded: its own time, else now.
+func alertAt(a ledger.AlertRecord, now time.Time) time.Time {
+	if a.At.IsZero() {
+		return now
+	}
+	return a.At
 }

@@ -1,6 +1,7 @@
 package ledgersql
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -15,18 +16,58 @@ const PositionColumns = `budget_units, spent_units, held_units, active, max_conc
 // ScanPosition reads PositionColumns: the tenant's budget and books, and
 // the calendar its budget renews by.
 func ScanPosition(r Scanner) (ledger.Position, error) {
-	var b ledger.Position
-	var budget *int64
-	var kind, zone string
-	var weekStarts int
-	if err := r.Scan(&b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &b.MaxConcurrent,
-		&budget, &b.SpentMicros, &b.HeldMicros, &kind, &zone, &weekStarts); err != nil {
-		return b, err
+	var t tenantRow
+	if err := r.Scan(t.into()...); err != nil {
+		return t.pos, err
 	}
-	b.BudgetMicros, b.HasMoneyBudget = MoneyFrom(budget)
+	return t.position()
+}
+
+// TenantBalances selects every tenant's id and PositionColumns, as
+// ScanBalance reads them; Reads adds a WHERE or an ORDER BY.
+const TenantBalances = `SELECT id, ` + PositionColumns + ` FROM tenants`
+
+// ScanBalance reads a row of TenantBalances as a balance, with the calendar that
+// says which period's books the balance shows.
+func ScanBalance(r Scanner) (ledger.Balance, period.Calendar, error) {
+	var id string
+	var t tenantRow
+	if err := r.Scan(append([]any{&id}, t.into()...)...); err != nil {
+		return ledger.Balance{}, period.Calendar{}, err
+	}
+	p, err := t.position()
+	b := ledger.Balance{TenantID: id, BudgetUnits: p.BudgetUnits, SpentUnits: p.SpentUnits, HeldUnits: p.HeldUnits,
+		Active: p.Active, SpentMicros: p.SpentMicros, HeldMicros: p.HeldMicros,
+		BudgetMicros: p.BudgetMicros, HasMoneyBudget: p.HasMoneyBudget}
+	b.AvailableUnits, b.AvailableMicros = b.Available(), b.AvailableMoney()
+	if err != nil {
+		return b, p.Calendar, fmt.Errorf("calendar of tenant %s: %w", id, err)
+	}
+	return b, p.Calendar, nil
+}
+
+// tenantRow is a tenant's row while it is scanned, its columns as the
+// stores keep them.
+type tenantRow struct {
+	pos        ledger.Position
+	budget     *int64
+	kind, zone string
+	weekStarts int
+}
+
+// into is where a Scan of PositionColumns writes.
+func (t *tenantRow) into() []any {
+	return []any{&t.pos.BudgetUnits, &t.pos.SpentUnits, &t.pos.HeldUnits, &t.pos.Active, &t.pos.MaxConcurrent,
+		&t.budget, &t.pos.SpentMicros, &t.pos.HeldMicros, &t.kind, &t.zone, &t.weekStarts}
+}
+
+// position is the row read as a position.
+func (t *tenantRow) position() (ledger.Position, error) {
+	p := t.pos
+	p.BudgetMicros, p.HasMoneyBudget = MoneyFrom(t.budget)
 	var err error
-	b.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts)
-	return b, err
+	p.Calendar, err = ledger.CalendarOf(t.kind, t.zone, t.weekStarts)
+	return p, err
 }
 
 // MoneyFrom reads a tenant's money budget column: NULL is none.
@@ -37,27 +78,59 @@ func MoneyFrom(budget *int64) (price.Micros, bool) {
 	return price.Micros(*budget), true
 }
 
-// Balances selects every tenant's row as ScanBalance reads it; a store adds
-// its WHERE or ORDER BY.
-const Balances = `SELECT id, budget_units, spent_units, held_units, active,
-	budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts FROM tenants`
+// storedTenants selects every tenant as LoadTenants reads it.
+const storedTenants = `SELECT id, budget_units, max_concurrent, allowed_models, per_minute, per_hour,
+	spent_units, held_units, budget_micros, spent_micros, held_micros, budget_period, timezone, week_starts
+	FROM tenants ORDER BY id`
 
-// ScanBalance reads a row of Balances as a balance, with the calendar that
-// says which period's books the balance shows.
-func ScanBalance(r Scanner) (ledger.Balance, period.Calendar, error) {
-	var b ledger.Balance
+// LoadTenants reads every tenant as stored, ordered by id, with its key
+// hashes; lock is appended to the tenants' SELECT (PostgreSQL's FOR
+// UPDATE, while a gateway applies its configuration).
+func LoadTenants(ctx context.Context, q Querier, lock string) ([]ledger.StoredTenant, error) {
+	out, err := list(ctx, q, scanStoredTenant, "load tenants", storedTenants+lock)
+	if err != nil {
+		return nil, err
+	}
+	idx := map[string]int{}
+	for i, t := range out {
+		idx[t.ID] = i
+	}
+	keys, err := list(ctx, q, scanKey, "load tenant keys", `SELECT tenant_id, key_hash FROM tenant_keys ORDER BY tenant_id, key_hash`)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if i, ok := idx[k[0]]; ok {
+			out[i].KeyHashes = append(out[i].KeyHashes, k[1])
+		}
+	}
+	return out, nil
+}
+
+func scanStoredTenant(r Scanner) (ledger.StoredTenant, error) {
+	var t ledger.StoredTenant
+	var models string
 	var budget *int64
 	var kind, zone string
 	var weekStarts int
-	if err := r.Scan(&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active,
-		&budget, &b.SpentMicros, &b.HeldMicros, &kind, &zone, &weekStarts); err != nil {
-		return b, period.Calendar{}, err
+	if err := r.Scan(&t.ID, &t.BudgetUnits, &t.MaxConcurrent, &models, &t.PerMinute, &t.PerHour,
+		&t.SpentUnits, &t.HeldUnits, &budget, &t.SpentMicros, &t.HeldMicros, &kind, &zone, &weekStarts); err != nil {
+		return t, err
 	}
-	b.BudgetMicros, b.HasMoneyBudget = MoneyFrom(budget)
-	b.AvailableUnits, b.AvailableMicros = b.Available(), b.AvailableMoney()
-	cal, err := ledger.CalendarOf(kind, zone, weekStarts)
-	if err != nil {
-		return b, cal, fmt.Errorf("calendar of tenant %s: %w", b.TenantID, err)
+	t.BudgetMicros, t.HasMoneyBudget = MoneyFrom(budget)
+	var err error
+	if t.Calendar, err = ledger.CalendarOf(kind, zone, weekStarts); err != nil {
+		return t, fmt.Errorf("calendar of %s: %w", t.ID, err)
 	}
-	return b, cal, nil
+	if t.AllowedModels, err = ledger.ParseAllowedModels(models); err != nil {
+		return t, fmt.Errorf("allowed_models of %s: %w", t.ID, err)
+	}
+	return t, nil
+}
+
+// scanKey reads a tenant_keys row: the tenant and a key hash.
+func scanKey(r Scanner) ([2]string, error) {
+	var k [2]string
+	err := r.Scan(&k[0], &k[1])
+	return k, err
 }

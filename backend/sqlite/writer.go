@@ -82,14 +82,22 @@ func (c *stmtCache) close() {
 	}
 }
 
-func (w *wtx) exec(_ context.Context, query string, args ...any) (sql.Result, error) {
-	ctx := stmtCtx
-	w.writes++
+// prepared is query's statement prepared for this transaction, or nil the
+// first time the writer runs query (stmtCache prepares it after the batch).
+func (w *wtx) prepared(query string) *sql.Stmt {
 	if st, ok := w.stmts.ready[query]; ok {
-		return w.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		return w.tx.StmtContext(stmtCtx, st)
 	}
 	w.stmts.wanted[query] = true
-	return w.tx.ExecContext(ctx, query, args...)
+	return nil
+}
+
+func (w *wtx) exec(_ context.Context, query string, args ...any) (sql.Result, error) {
+	w.writes++
+	if st := w.prepared(query); st != nil {
+		return st.ExecContext(stmtCtx, args...)
+	}
+	return w.tx.ExecContext(stmtCtx, query, args...)
 }
 
 // insertOnce runs an INSERT … ON CONFLICT DO NOTHING and reports whether
@@ -110,28 +118,28 @@ func (w *wtx) insertOnce(ctx context.Context, query string, args ...any) (bool, 
 	return n > 0, nil
 }
 
+// query and queryRow count a statement that writes (INSERT … RETURNING)
+// as exec does.
 func (w *wtx) query(_ context.Context, query string, args ...any) (*sql.Rows, error) {
-	ctx := stmtCtx
-	if writes(query) {
-		w.writes++
+	w.countWrite(query)
+	if st := w.prepared(query); st != nil {
+		return st.QueryContext(stmtCtx, args...)
 	}
-	if st, ok := w.stmts.ready[query]; ok {
-		return w.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-	}
-	w.stmts.wanted[query] = true
-	return w.tx.QueryContext(ctx, query, args...)
+	return w.tx.QueryContext(stmtCtx, query, args...)
 }
 
 func (w *wtx) queryRow(_ context.Context, query string, args ...any) *sql.Row {
-	ctx := stmtCtx
+	w.countWrite(query)
+	if st := w.prepared(query); st != nil {
+		return st.QueryRowContext(stmtCtx, args...)
+	}
+	return w.tx.QueryRowContext(stmtCtx, query, args...)
+}
+
+func (w *wtx) countWrite(query string) {
 	if writes(query) {
 		w.writes++
 	}
-	if st, ok := w.stmts.ready[query]; ok {
-		return w.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
-	}
-	w.stmts.wanted[query] = true
-	return w.tx.QueryRowContext(ctx, query, args...)
 }
 
 // Stats counts the writer's work since Open.

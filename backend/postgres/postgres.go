@@ -78,7 +78,7 @@ func (o Options) withDefaults() Options {
 // Store is the PostgreSQL ledger.
 type Store struct {
 	ledger.Transitions // Start, Settle, KeepHold, ReleaseHold, Reconcile by s.transition
-	ledgersql.Reads    // Tenants, Balance(s), QuotaUsage, UsageSeries, Snapshots, OutboxStatus
+	ledgersql.Reads    // Tenants, Balance(s), quota usage, Snapshots, OutboxStatus, SchemaVersions
 
 	hooks    *ledger.HookQueue // to the commit hook (see OnCommit), in commit order
 	commitMu sync.Mutex        // held across COMMIT and the push of its delivery
@@ -261,19 +261,6 @@ func migrateFile(ctx context.Context, conn *pgx.Conn, name string) error {
 		}
 		return nil
 	})
-}
-
-// SchemaVersions lists the applied migrations in order.
-func (s *Store) SchemaVersions(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT version FROM schema_version ORDER BY version`)
-	if err != nil {
-		return nil, fmt.Errorf("schema versions: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("schema versions: %w", err)
-	}
-	return out, nil
 }
 
 // wtx is one write transaction as a change sees it, with its clock.

@@ -74,7 +74,7 @@ func (o Options) withDefaults() Options {
 // commit); reads use a separate query-only pool and see committed state only.
 type Store struct {
 	ledger.Transitions // Start, Settle, KeepHold, ReleaseHold, Reconcile by s.transition
-	ledgersql.Reads    // Tenants, Balance(s), QuotaUsage, UsageSeries, Snapshots, OutboxStatus
+	ledgersql.Reads    // Tenants, Balance(s), quota usage, Snapshots, OutboxStatus, SchemaVersions
 
 	path string
 	opts Options
@@ -311,24 +311,6 @@ func migrateFile(ctx context.Context, db *sql.DB, name string) error {
 		return fmt.Errorf("migration %s: %w", name, err)
 	}
 	return nil
-}
-
-// SchemaVersions lists the applied migrations in order.
-func (s *Store) SchemaVersions(ctx context.Context) ([]string, error) {
-	rows, err := s.query(ctx, `SELECT version FROM schema_version ORDER BY version`)
-	if err != nil {
-		return nil, fmt.Errorf("schema versions: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, fmt.Errorf("schema versions: %w", err)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 func nanos(t time.Time) int64 { return t.UnixNano() }

@@ -105,6 +105,17 @@ func (r Reads) Snapshots(ctx context.Context, upstream, model string, since time
 		Snapshots, upstream, model, NanosOrMin(since))
 }
 
+// SchemaVersions lists the applied migrations in order.
+func (r Reads) SchemaVersions(ctx context.Context) ([]string, error) {
+	return list(ctx, r.Q, scanString, "schema versions", `SELECT version FROM schema_version ORDER BY version`)
+}
+
+func scanString(r Scanner) (string, error) {
+	var s string
+	err := r.Scan(&s)
+	return s, err
+}
+
 // list runs query through q and reads every row with scan; what names the
 // list in an error.
 func list[T any](ctx context.Context, q Querier, scan func(Scanner) (T, error), what, query string, args ...any) ([]T, error) {

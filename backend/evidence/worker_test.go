@@ -227,4 +227,3 @@ func TestRestartStillFinds(t *testing.T) {
 		t.Fatalf("run %+v", run)
 	}
 }
-

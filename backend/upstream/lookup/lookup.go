@@ -28,10 +28,10 @@ const (
 // Reasoning, Cost and ID are optional fields (ID, when given, must name
 // the call asked about).
 type Spec struct {
-	Kind                                    string
-	URL                                     string
+	Kind                                   string
+	URL                                    string
 	Input, Output, Cached, Reasoning, Cost string
-	ID                                      string
+	ID                                     string
 }
 
 // openRouter is OpenRouter's generation endpoint's fields.

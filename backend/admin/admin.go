@@ -41,6 +41,13 @@ type Quota interface {
 	RecordBalance(ctx context.Context, upstream, model string, r BalanceReading) (ledger.Snapshot, error)
 }
 
+// ProviderEvidence reconciles a hold with the figure its provider gave
+// (backend/evidence). Errors: ledger.CodeInvalidRequest when there is no
+// figure to apply, and the ledger's.
+type ProviderEvidence interface {
+	Apply(ctx context.Context, id ledger.RunID, actor ledger.Actor) (ledger.Run, error)
+}
+
 // Options configure the admin handler. Token, State, Store, Canceller, Quota
 // and Connect are required (the server always has a ledger, a gateway and a
 // guard's actions, which answer ledger.CodeModelNotFound when nothing is
@@ -60,7 +67,10 @@ type Options struct {
 	Tenants   Tenants     // the Settings tab's tenant edits (tenants.go)
 	Archiver  Archiver    // the Settings tab's Archive action; nil: the ledger cannot be archived
 	Currency  string      // the gateway's, beside every amount of money in audit.csv; "": none
-	Presenter Presenter   // POST /admin/api/show; nil: there is no window to show
+	// Evidence applies a provider's figure to a hold (reconcile with
+	// from_provider); nil: no upstream can be asked.
+	Evidence  ProviderEvidence
+	Presenter Presenter // POST /admin/api/show; nil: there is no window to show
 	Logger    *slog.Logger
 	Coalesce  time.Duration // minimum gap between two pushed snapshots; default 100ms
 	Refresh   time.Duration // a snapshot at least this often (uptime, keepalive); default 5s
@@ -219,12 +229,18 @@ type reconcileBody struct {
 	// Cost is the provider's bill, a decimal string in the gateway's
 	// currency; without it the ledger prices the units at the run's prices.
 	Cost *string `json:"cost"`
+	// FromProvider reconciles with the figure the run's provider gave
+	// (GET …/state's evidence), instead of units typed in.
+	FromProvider bool `json:"from_provider"`
 }
 
 func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
 	var b reconcileBody
 	if err := decodeJSON(w, r, &b); err != nil {
 		return err
+	}
+	if b.FromProvider {
+		return h.reconcileFromProvider(w, r, b)
 	}
 	if b.Units == nil {
 		return ledger.Errorf(ledger.CodeInvalidRequest, "units is required").Because(ledger.ReasonUnitsRequired, nil)
@@ -238,6 +254,23 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
 		c.CostMicros, c.HasCost = m, true
 	}
 	run, err := h.o.Store.ReconcileCost(r.Context(), ledger.RunID(r.PathValue("run_id")), c, Actor)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, run)
+	return nil
+}
+
+// reconcileFromProvider applies the provider's figure; the clicking
+// operator is the actor, the provider the evidence's source.
+func (h *Handler) reconcileFromProvider(w http.ResponseWriter, r *http.Request, b reconcileBody) error {
+	if b.Units != nil || b.Cost != nil || b.Evidence != "" {
+		return ledger.Errorf(ledger.CodeInvalidRequest, "from_provider takes the provider's figure: give no units, cost or evidence with it")
+	}
+	if h.o.Evidence == nil {
+		return ledger.Errorf(ledger.CodeInvalidRequest, "no upstream has a usage_lookup: there is no provider figure to apply")
+	}
+	run, err := h.o.Evidence.Apply(r.Context(), ledger.RunID(r.PathValue("run_id")), Actor)
 	if err != nil {
 		return err
 	}

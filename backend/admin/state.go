@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/alert"
+	"github.com/quotagate/quotagate/backend/evidence"
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/price"
@@ -23,14 +24,18 @@ type State struct {
 	Meter         string    `json:"meter"`
 	// Currency is the gateway's (ISO 4217), which every *_micros figure
 	// and cost is in; absent when the books are in units only.
-	Currency  string            `json:"currency,omitempty"`
-	Demo      bool              `json:"demo"`
-	Tenants   []TenantState     `json:"tenants"`
-	Runs      []ledger.Run      `json:"runs"`  // newest first, at most MaxRuns
-	Holds     []ledger.Run      `json:"holds"` // usage pending or unknown
-	Gates     []GateState       `json:"gates"`
-	Quota     []QuotaState      `json:"quota"`
-	Snapshots []ledger.Snapshot `json:"snapshots"` // latest first, at most MaxSnapshots
+	Currency string        `json:"currency,omitempty"`
+	Demo     bool          `json:"demo"`
+	Tenants  []TenantState `json:"tenants"`
+	Runs     []ledger.Run  `json:"runs"`  // newest first, at most MaxRuns
+	Holds    []ledger.Run  `json:"holds"` // usage pending or unknown
+	// Evidence is what the providers reported of the holds, by run: a
+	// figure to apply, a refusal, or a lookup still under way; absent when
+	// no upstream has a usage_lookup.
+	Evidence  map[ledger.RunID]evidence.Finding `json:"evidence,omitempty"`
+	Gates     []GateState                       `json:"gates"`
+	Quota     []QuotaState                      `json:"quota"`
+	Snapshots []ledger.Snapshot                 `json:"snapshots"` // latest first, at most MaxSnapshots
 	// Clock is the time the gateway's books run on: always present, so a
 	// dashboard can say when it runs off real time (QUOTAGATE_CLOCK_OFFSET).
 	Clock ClockState `json:"clock"`

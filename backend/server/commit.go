@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/evidence"
+
 	"github.com/quotagate/quotagate/backend/alert/dispatch"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
@@ -29,6 +31,9 @@ type commits struct {
 	// alerts is told of every commit (it only queues them); nil without
 	// the alerts key.
 	alerts atomic.Pointer[dispatch.Dispatcher]
+	// evidence follows the runs that end held on an upstream with a usage
+	// lookup; nil when none has one.
+	evidence atomic.Pointer[evidence.Worker]
 }
 
 // observeTimeout bounds the guard's re-read after one commit.
@@ -41,6 +46,9 @@ func (c *commits) committed(ctx context.Context, changes []ledger.Change) {
 	c.hub.Publish(live.Change{Kind: live.KindLedger, Commit: changes})
 	if a := c.alerts.Load(); a != nil {
 		a.Committed(ctx, changes)
+	}
+	if e := c.evidence.Load(); e != nil {
+		e.Note(changes) // never waits on a provider
 	}
 	g := c.guard.Load()
 	if g == nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/quotagate/quotagate/backend/clock"
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/datadir"
+	"github.com/quotagate/quotagate/backend/evidence"
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -83,6 +84,7 @@ type Server struct {
 	store    ledger.Store
 	commits  *commits             // the store's commit hook: live hub, alerts and quota guard
 	alerts   *dispatch.Dispatcher // nil without the alerts key
+	evidence *evidence.Worker     // nil when no upstream has a usage_lookup
 	gates    *gate.Gates
 	hub      *live.Hub
 	admin    *admin.Handler
@@ -257,6 +259,9 @@ func (s *Server) start(ctx context.Context, addr string) (err error) {
 	if err := s.joinPeers(ctx); err != nil {
 		return fmt.Errorf("join the other gateways: %w", err)
 	}
+	if err := s.startEvidence(ctx, scrub.New(s.secrets()...)); err != nil {
+		return fmt.Errorf("usage lookups: %w", err)
+	}
 	s.admin = admin.New(admin.Options{
 		Token:     s.token,
 		Origins:   admin.AllowedOrigins(addr, port),
@@ -271,6 +276,7 @@ func (s *Server) start(ctx context.Context, addr string) (err error) {
 		Tenants:   tenantAdmin{s},
 		Archiver:  s.archiveActions(),
 		Currency:  s.money.Currency,
+		Evidence:  providerEvidence{s},
 	})
 	s.http = &http.Server{
 		Handler:           hostCheck(allowedHosts(addr, port), s.routes(s.assembly.gateway)),
@@ -406,6 +412,9 @@ func (s *Server) Close() error {
 		}
 		if s.alerts != nil {
 			s.alerts.Close() // records what it was told, before the ledger closes
+		}
+		if s.evidence != nil {
+			s.evidence.Close() // records what it found, before the ledger closes
 		}
 		if s.store != nil {
 			if err := s.store.Close(); err != nil && s.closeErr == nil {

@@ -125,6 +125,7 @@ func (s *Server) ledgerState(ctx context.Context, st *admin.State, now time.Time
 	if st.Holds, err = s.store.Runs(ctx, ledger.RunFilter{HoldingOnly: true, Limit: 500}); err != nil {
 		return fmt.Errorf("list holds: %w", err)
 	}
+	st.Evidence = s.holdFindings(st.Holds)
 	if st.Snapshots, err = s.snapshots(ctx, now); err != nil {
 		return err
 	}

@@ -98,6 +98,12 @@ type Server struct {
 	changed chan struct{}  // closed and replaced on every observation
 	errored map[string]int // Plan.Times: errors answered per plan string
 	keys    keyBook        // RefuseKey's answers and the calls seen per key
+	// The usage lookup (lookup.go): each chat call's usage by id, how
+	// often each id was asked about, and the script.
+	usages  map[string]lookupUsage
+	asked   map[string]int
+	lookup  Lookup
+	lookups int
 }
 
 // Start listens and serves until Close.
@@ -121,9 +127,10 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo upstream listen %s: %w", opts.Addr, err)
 	}
-	s := &Server{opts: opts, ln: ln, plan: opts.Plan, changed: make(chan struct{})}
+	s := &Server{opts: opts, ln: ln, plan: opts.Plan, changed: make(chan struct{}), asked: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("GET /v1/generation", s.generation)
 	mux.HandleFunc("POST /v1/responses", s.responsesHandler)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("POST /v1/messages", s.messagesHandler)
@@ -292,6 +299,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.done(x)
+	defer s.remember(x)
 	x.run()
 }
 

@@ -62,11 +62,11 @@ type Options struct {
 	// Hub tells the dashboards' sockets when to push a snapshot. The admin
 	// API publishes nothing itself: its writes reach the hub (and the quota
 	// guard) through the ledger's commit hook, wired by the server.
-	Hub       *live.Hub
-	Connect   ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
-	Tenants   Tenants     // the Settings tab's tenant edits (tenants.go)
-	Archiver  Archiver    // the Settings tab's Archive action; nil: the ledger cannot be archived
-	Currency  string      // the gateway's, beside every amount of money in audit.csv; "": none
+	Hub      *live.Hub
+	Connect  ConnectFunc // the Connect panel's base URL, keys and models (connect.go)
+	Tenants  Tenants     // the Settings tab's tenant edits (tenants.go)
+	Archiver Archiver    // the Settings tab's Archive action; nil: the ledger cannot be archived
+	Currency string      // the gateway's, beside every amount of money in audit.csv; "": none
 	// Evidence applies a provider's figure to a hold (reconcile with
 	// from_provider); nil: no upstream can be asked.
 	Evidence  ProviderEvidence

@@ -458,7 +458,7 @@ func postRetryAfter(ctx context.Context, gw *gateway, key, body string) (int, st
 	return resp.StatusCode, e.Error.Code, resp.Header.Get("Retry-After")
 }
 
-// traffic is steady calls to every gateway: one started every 50 ms on
+// traffic is steady calls to every gateway: one started every 100 ms on
 // each, whatever the earlier ones wait for.
 type traffic struct {
 	stopc chan struct{}
@@ -479,7 +479,7 @@ func startTraffic(ctx context.Context, gws []*gateway) *traffic {
 		tr.wg.Add(1)
 		go func() {
 			defer tr.wg.Done()
-			tick := time.NewTicker(50 * time.Millisecond)
+			tick := time.NewTicker(100 * time.Millisecond)
 			defer tick.Stop()
 			for {
 				select {

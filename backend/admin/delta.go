@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/quotagate/quotagate/backend/alert"
+	"github.com/quotagate/quotagate/backend/evidence"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -41,6 +42,9 @@ type Delta struct {
 	Periods map[string][]ledger.PeriodSpend `json:"periods,omitempty"`
 	// Keys is the key pools when a key started or ended its rest, whole.
 	Keys map[string][]KeyState `json:"keys,omitempty"`
+	// Evidence is the holds' provider findings when one changed, whole
+	// ({} when none is left).
+	Evidence *map[ledger.RunID]evidence.Finding `json:"evidence,omitempty"`
 	// Header is the state's other fields when one of them changed (version,
 	// addr, meter, demo, data dir).
 	Header *Header `json:"header,omitempty"`
@@ -63,7 +67,7 @@ func headerOf(s State) Header {
 func (d Delta) Empty() bool {
 	return len(d.Runs)+len(d.RunsGone)+len(d.RunsOrder)+len(d.Holds)+len(d.HoldsGone)+len(d.HoldsOrder)+
 		len(d.Tenants)+len(d.TenantsGone)+len(d.TenantOrder) == 0 &&
-		d.Gates == nil && d.Quota == nil && d.Snapshots == nil && d.Alerts == nil && d.Periods == nil && d.Keys == nil && d.Header == nil
+		d.Gates == nil && d.Quota == nil && d.Snapshots == nil && d.Alerts == nil && d.Periods == nil && d.Keys == nil && d.Evidence == nil && d.Header == nil
 }
 
 // Diff is the Delta that turns prev into next.
@@ -89,6 +93,13 @@ func Diff(prev, next State) Delta {
 	}
 	if next.Keys != nil && !sameJSON(prev.Keys, next.Keys) {
 		d.Keys = next.Keys
+	}
+	if !sameJSON(prev.Evidence, next.Evidence) {
+		e := next.Evidence
+		if e == nil {
+			e = map[ledger.RunID]evidence.Finding{}
+		}
+		d.Evidence = &e
 	}
 	if h := headerOf(next); h != headerOf(prev) {
 		d.Header = &h
@@ -175,6 +186,12 @@ func (s State) Apply(d Delta) State {
 	}
 	if d.Keys != nil {
 		s.Keys = d.Keys
+	}
+	if d.Evidence != nil {
+		s.Evidence = *d.Evidence
+		if len(s.Evidence) == 0 {
+			s.Evidence = nil
+		}
 	}
 	if h := d.Header; h != nil {
 		s.Version, s.DataDir, s.Addr, s.Meter, s.Demo = h.Version, h.DataDir, h.Addr, h.Meter, h.Demo

@@ -7,6 +7,7 @@ import (
 
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/alert"
+	"github.com/quotagate/quotagate/backend/evidence"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -53,6 +54,12 @@ func TestDiffApply(t *testing.T) {
 			s.Keys = map[string][]admin.KeyState{"ark": {{Last4: "1111", RestingUntil: time.Date(2026, 12, 2, 5, 10, 0, 0, time.UTC), Why: "401"}, {Last4: "2222"}}}
 			return s
 		}, 0},
+		{"ProviderFigure", func(s admin.State) admin.State {
+			s.Holds = []ledger.Run{run("r1", ledger.RunInterrupted, 102)}
+			s.Evidence = map[ledger.RunID]evidence.Finding{"r1": {Run: "r1", Upstream: "openrouter", ProviderID: "gen-1",
+				State: evidence.Found, Input: 30, Output: 40, Cost: "0.0042"}}
+			return s
+		}, 1},
 		{"ClockMoves", func(s admin.State) admin.State {
 			s.Clock = admin.ClockState{Offset: "72h0m0s", Now: time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)}
 			return s
@@ -69,6 +76,11 @@ func TestDiffApply(t *testing.T) {
 			}
 			if n := len(d.Runs) + len(d.Holds) + len(d.Tenants); n > tc.rows+1 {
 				t.Errorf("delta carries %d rows, want at most %d: %+v", n, tc.rows+1, d)
+			}
+			// a provider figure that goes (its hold reconciled) goes from the page too
+			back, _ := json.Marshal(next.Apply(admin.Diff(next, base)))
+			if orig, _ := json.Marshal(base); tc.name == "ProviderFigure" && string(back) != string(orig) {
+				t.Fatalf("Apply(Diff) back =\n%s\nwant\n%s", back, orig)
 			}
 			if (tc.name == "Same" || tc.name == "ClockMoves") && !d.Empty() {
 				t.Errorf("unchanged state gave a delta: %+v", d)

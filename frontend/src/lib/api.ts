@@ -165,6 +165,13 @@ export function auditParams(q: AuditQuery): URLSearchParams {
   return p;
 }
 
+/** ArchiveResult is what POST /admin/api/archive moved: a month each, the directory, the bytes freed in the ledger file. */
+export interface ArchiveResult {
+  months: { month: string; file: string; runs: number; rows: number }[];
+  dir: string;
+  freed_bytes: number;
+}
+
 export interface Api {
   state(): Promise<State>;
   /** reconcile settles a held run; cost (decimal string in the gateway's currency) is the provider's bill, sent only when given. */
@@ -183,6 +190,8 @@ export interface Api {
   discardTenants(): Promise<TenantSettings>;
   /** writeBack rewrites the config file with the overrides (notes: what became of keys). */
   writeBack(): Promise<WriteBack>;
+  /** archive moves the closed months' runs that ended before the date (YYYY-MM-01) into archive files (absent from test fakes). */
+  archive?(before: string): Promise<ArchiveResult>;
   /** wsURL is the WebSocket address with the token as ?token= (browsers cannot set headers on a WebSocket). */
   wsURL(): string;
 }
@@ -264,7 +273,7 @@ function auditCalls(call: Call): Pick<Api, 'audit' | 'auditCSV'> {
   };
 }
 
-type TenantCalls = Pick<Api, 'tenants' | 'saveTenant' | 'rotateKey' | 'deleteTenant' | 'discardTenants' | 'writeBack'>;
+type TenantCalls = Pick<Api, 'tenants' | 'saveTenant' | 'rotateKey' | 'deleteTenant' | 'discardTenants' | 'writeBack' | 'archive'>;
 
 /** tenantCalls read and change the tenants' policies (the settings overrides and their write-back). */
 function tenantCalls(call: Call): TenantCalls {
@@ -276,6 +285,7 @@ function tenantCalls(call: Call): TenantCalls {
     deleteTenant: (id) => json<TenantSettings>('POST', `/admin/api/tenants/${seg(id)}/delete`),
     discardTenants: () => json<TenantSettings>('POST', '/admin/api/tenants/discard'),
     writeBack: () => json<WriteBack>('POST', '/admin/api/tenants/write-back'),
+    archive: (before) => json<ArchiveResult>('POST', '/admin/api/archive', { before }),
   };
 }
 

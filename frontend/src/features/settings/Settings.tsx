@@ -6,6 +6,7 @@ import { TenantSettings } from './TenantSettings';
 import { AutostartSwitch } from './AutostartSwitch';
 import { autostartApp } from '../../lib/autostart';
 import { AlertSettings } from '../periods/AlertSettings';
+import { ArchiveAction } from './ArchiveAction';
 
 /** Settings: the desktop notifications, each with its off switch, and the budget share. */
 export function Settings() {
@@ -27,6 +28,7 @@ export function Settings() {
     <TenantSettings />
     <AutostartSwitch app={autostartApp()} />
     <AlertSettings />
+    <ArchiveAction />
     <section class="panel" data-testid="settings-panel">
       <h2>
         {t('settings.notify')} <span class="muted">{t('settings.notifyNote')}</span>

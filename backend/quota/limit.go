@@ -387,8 +387,9 @@ type Assessment struct {
 	Synced        bool
 	DailyCap      ledger.Units // the options' cap, for AdmitLimit
 	// Listed: the balance source lists its packages' expiries, so the
-	// expiry horizon leaves expiring units out and the small buffer holds
-	// only the settlement residue (Buffer).
+	// expiry horizon leaves expiring units out and, while the model has
+	// not overrun its reserves, the small buffer holds only the settlement
+	// residue (Buffer).
 	Listed bool
 	// Buffer is what the limit holds back below B0: the small buffer, or
 	// with a listing only the settlement residue.
@@ -483,7 +484,9 @@ func (a *Assessment) At(o Options, now time.Time, usage ledger.Units) {
 	}
 	a.ExpiringUnits = e
 	a.Buffer = o.SmallBuffer
-	if a.Listed {
+	if a.Listed && a.OverrunMilli <= noOverrun && a.OverrunTail <= 0 {
+		// Only while reserves bound what calls consume: the overrun bound
+		// covers one call beyond k, and the small buffer the rest.
 		a.Buffer = min(o.SmallBuffer, o.Residue)
 	}
 	a.DailyCap, a.SkewHeld = o.DailyCap, SkewHeld(a.series, o, now)

@@ -86,21 +86,27 @@ func TestSkewHeldAroundMidnight(t *testing.T) {
 
 // With a source that lists its packages' expiries, the horizon leaves the
 // expiring units out, and the small buffer's other part, the settlement
-// residue, is all the limit holds back below B0. Without a listing the
-// whole small buffer stays. Before the change the limit held 50,000 back
-// either way.
+// residue, is all the limit holds back below B0 — while the model's calls
+// stay within their reserves. Without a listing, or for a model that
+// overruns, the whole small buffer stays.
 func TestResidueWithAListing(t *testing.T) {
 	day := "2026-08-13"
 	now := at(day, "12:00:00")
 	s := &quota.Series{}
 	spread(s, at(day, "08:00:00"), at(day, "11:00:00"), 300_000)
 	tests := []struct {
-		name   string
-		listed bool
-		want   ledger.Units
+		name    string
+		listed  bool
+		overrun int64
+		tail    ledger.Units
+		want    ledger.Units
 	}{
-		{"Listed", true, 1_200_000 - quota.DefaultResidue},
-		{"NotListed", false, 1_200_000 - quota.DefaultSmallBuffer},
+		{"Listed", true, 0, 0, 1_200_000 - quota.DefaultResidue},
+		{"NotListed", false, 0, 0, 1_200_000 - quota.DefaultSmallBuffer},
+		// The overrun bound covers one call beyond k; two at once overran
+		// the residue (2,656 units billed, reasoning calls up to 4× their cap).
+		{"ListedButTheModelOverruns", true, 1_300, 0, 1_200_000 - quota.DefaultSmallBuffer},
+		{"ListedButOneCallOverranTheQuantile", true, 1_000, 9_000, 1_200_000 - quota.DefaultSmallBuffer},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,6 +118,7 @@ func TestResidueWithAListing(t *testing.T) {
 			if tc.listed {
 				a.SetExpiries(o, nil, at(day, "11:30:00"), s)
 			}
+			a.OverrunMilli, a.OverrunTail = tc.overrun, tc.tail
 			a.At(o, now, 300_000)
 			if a.Limit != tc.want || a.Buffer != 1_200_000-tc.want {
 				t.Fatalf("limit %d (buffer %d), want %d", a.Limit, a.Buffer, tc.want)
@@ -128,7 +135,7 @@ func TestHeadroomAddsUp(t *testing.T) {
 	s := &quota.Series{}
 	spread(s, at(day, "08:00:00"), at(day, "11:00:00"), 300_000)
 	a := quota.Assess(opts(), now, []ledger.Snapshot{
-		reading(at(day, "11:30:00"), 900_000, 0), // the latest reading says 1,200,000 …
+		reading(at(day, "11:30:00"), 900_000, 0),                                              // the latest reading says 1,200,000 …
 		{Day: day, At: at(day, "11:40:00"), B0Units: 1_180_000, Source: quota.SourceManualB0}, // … the console 1,180,000
 	}, s)
 	o := opts()
@@ -138,9 +145,10 @@ func TestHeadroomAddsUp(t *testing.T) {
 	a.At(o, now, 300_000)
 	h := a.Headroom(o, 300_000)
 	// The package has lost 7,000 to yesterday's settled carry since the listing.
-	want := quota.Headroom{Pool: 1_200_000, Lag: 20_000, Expiry: 33_000, Buffer: quota.DefaultResidue,
+	// The model overruns: the whole small buffer stays.
+	want := quota.Headroom{Pool: 1_200_000, Lag: 20_000, Expiry: 33_000, Buffer: quota.DefaultSmallBuffer,
 		Carry: 7_000 + 2*3_000, Wall: 0}
-	limit := ledger.Units(1_180_000 - 33_000 - quota.DefaultResidue)
+	limit := ledger.Units(1_180_000 - 33_000 - quota.DefaultSmallBuffer)
 	room := limit - 300_000 - 7_000 - 11_000 - 6_000
 	want.Admit = 300_000 + room/2
 	want.Gap = want.Pool - want.Admit

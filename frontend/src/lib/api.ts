@@ -90,6 +90,7 @@ export interface AuditQuery {
   tenant?: string;
   kind?: string;
   run?: string;
+  actor?: string; // tenant:<id>, operator:<how> or system:<part>
   text?: string; // case-insensitive substring of reason, evidence, detail, actor
 }
 
@@ -158,7 +159,7 @@ export interface WriteBack {
 /** auditParams is the query string of q, shared by the JSON list and the CSV export. */
 export function auditParams(q: AuditQuery): URLSearchParams {
   const p = new URLSearchParams();
-  for (const k of ['from', 'to', 'tenant', 'kind', 'run', 'text'] as const) {
+  for (const k of ['from', 'to', 'tenant', 'kind', 'run', 'actor', 'text'] as const) {
     const v = q[k];
     if (v) p.set(k, v);
   }

@@ -11,6 +11,7 @@ export interface AuditFilter {
   tenant: string;
   kind: string;
   run: string;
+  actor: string;
   text: string;
   from: string;
   to: string;
@@ -25,7 +26,7 @@ export interface AuditView {
 }
 
 export const emptyAudit: AuditView = {
-  filter: { tenant: '', kind: '', run: '', text: '', from: '', to: '' },
+  filter: { tenant: '', kind: '', run: '', actor: '', text: '', from: '', to: '' },
   behind: [],
   page: null,
   error: null,
@@ -40,7 +41,7 @@ export function localToISO(v: string): string {
 
 /** auditQuery is the API query of a filter, shared by the list and the CSV export. */
 export function auditQuery(f: AuditFilter): AuditQuery {
-  return { tenant: f.tenant, kind: f.kind, run: f.run.trim(), text: f.text.trim(), from: localToISO(f.from), to: localToISO(f.to) };
+  return { tenant: f.tenant, kind: f.kind, run: f.run.trim(), actor: f.actor.trim(), text: f.text.trim(), from: localToISO(f.from), to: localToISO(f.to) };
 }
 
 export class AuditSlice {

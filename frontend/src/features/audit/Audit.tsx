@@ -76,6 +76,10 @@ function AuditForm(props: { f: AuditFilter }) {
         <input value={f.run} data-testid="audit-run" onInput={set('run')} size={14} />
       </label>
       <label>
+        {t('audit.actor')}
+        <input value={f.actor} data-testid="audit-actor" onInput={set('actor')} size={14} placeholder="operator:admin" />
+      </label>
+      <label>
         {t('audit.text')}
         <input value={f.text} data-testid="audit-text" onInput={set('text')} size={14} />
       </label>

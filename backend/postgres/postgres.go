@@ -78,7 +78,7 @@ func (o Options) withDefaults() Options {
 // Store is the PostgreSQL ledger.
 type Store struct {
 	ledger.Transitions // Start, Settle, KeepHold, ReleaseHold, Reconcile by s.transition
-	ledgersql.Reads    // Tenants, Balance(s), quota usage, Snapshots, OutboxStatus, SchemaVersions
+	ledgersql.Reads    // Tenants, Balance(s), quota usage, Snapshots, SpendHours, OutboxStatus, SchemaVersions
 
 	hooks    *ledger.HookQueue // to the commit hook (see OnCommit), in commit order
 	commitMu sync.Mutex        // held across COMMIT and the push of its delivery

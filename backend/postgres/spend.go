@@ -2,46 +2,18 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/price"
 )
-
-// SpendHours returns the spend rollup's hours in [from, to), oldest first:
-// the rows the spend chart reads (ledger.SpendHour).
-func (s *Store) SpendHours(ctx context.Context, from, to time.Time) ([]ledger.SpendHour, error) {
-	return s.spendHours(ctx, `SELECT hour, tenant_id, upstream, model, spent_units, cost_micros
-		FROM spend_hours WHERE hour >= $1 AND hour < $2 ORDER BY hour, tenant_id, upstream, model`, from, to)
-}
 
 // SpendHoursFromRuns recomputes the rollup's hours in [from, to) from the
 // runs admitted in them, for a check of the rollup (Verify's): it reads
 // those runs, through runs_created.
 func (s *Store) SpendHoursFromRuns(ctx context.Context, from, to time.Time) ([]ledger.SpendHour, error) {
-	return s.spendHours(ctx, `SELECT created_at / 3600000000000 AS hour, tenant_id, upstream, model,
+	return ledgersql.ReadSpendHours(ctx, reader{s.pool}, `SELECT created_at / 3600000000000 AS hour, tenant_id, upstream, model,
 		sum(spent_units)::bigint, sum(cost_micros)::bigint FROM runs
-		WHERE created_at >= $1 * 3600000000000 AND created_at < $2 * 3600000000000
+		WHERE created_at >= ? * 3600000000000 AND created_at < ? * 3600000000000
 		GROUP BY 1, 2, 3, 4 HAVING sum(spent_units) > 0 OR sum(cost_micros) > 0 ORDER BY 1, 2, 3, 4`, from, to)
-}
-
-func (s *Store) spendHours(ctx context.Context, q string, from, to time.Time) ([]ledger.SpendHour, error) {
-	rows, err := s.pool.Query(ctx, q, ledger.SpendHourIndex(from), ledger.SpendHourIndex(to))
-	if err != nil {
-		return nil, fmt.Errorf("read spend by hour: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.SpendHour, error) {
-		var h ledger.SpendHour
-		var hour, units, micros int64
-		err := r.Scan(&hour, &h.TenantID, &h.Upstream, &h.Model, &units, &micros)
-		h.Hour, h.SpentUnits, h.CostMicros = ledger.SpendHourStart(hour), ledger.Units(units), price.Micros(micros)
-		return h, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read spend by hour: %w", err)
-	}
-	return out, nil
 }

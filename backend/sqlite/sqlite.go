@@ -74,7 +74,7 @@ func (o Options) withDefaults() Options {
 // commit); reads use a separate query-only pool and see committed state only.
 type Store struct {
 	ledger.Transitions // Start, Settle, KeepHold, ReleaseHold, Reconcile by s.transition
-	ledgersql.Reads    // Tenants, Balance(s), quota usage, Snapshots, OutboxStatus, SchemaVersions
+	ledgersql.Reads    // Tenants, Balance(s), quota usage, Snapshots, SpendHours, OutboxStatus, SchemaVersions
 
 	path string
 	opts Options

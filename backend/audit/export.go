@@ -403,7 +403,7 @@ func knownKind(k string) bool {
 	switch ledger.AuditKind(k) {
 	case ledger.AuditAdmit, ledger.AuditReject, ledger.AuditStart, ledger.AuditSettle, ledger.AuditHold,
 		ledger.AuditRelease, ledger.AuditReconcile, ledger.AuditCancel, ledger.AuditRecover, ledger.AuditConfig,
-		ledger.AuditEvict, ledger.AuditRestore, ledger.AuditSync, ledger.AuditAlert:
+		ledger.AuditEvict, ledger.AuditRestore, ledger.AuditSync, ledger.AuditFailover, ledger.AuditAlert:
 		return true
 	}
 	return false

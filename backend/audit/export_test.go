@@ -233,7 +233,7 @@ func TestParseQueryErrors(t *testing.T) {
 func TestParseQueryKinds(t *testing.T) {
 	for _, k := range []ledger.AuditKind{ledger.AuditAdmit, ledger.AuditReject, ledger.AuditStart, ledger.AuditSettle,
 		ledger.AuditHold, ledger.AuditRelease, ledger.AuditReconcile, ledger.AuditCancel, ledger.AuditRecover,
-		ledger.AuditConfig, ledger.AuditEvict, ledger.AuditRestore, ledger.AuditSync, ledger.AuditAlert} {
+		ledger.AuditConfig, ledger.AuditEvict, ledger.AuditRestore, ledger.AuditSync, ledger.AuditFailover, ledger.AuditAlert} {
 		if q, err := audit.ParseQuery(url.Values{"kind": {string(k)}}, shanghai); err != nil || q.Kind != k {
 			t.Errorf("kind %q: %+v, %v", k, q, err)
 		}

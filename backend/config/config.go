@@ -129,15 +129,21 @@ type RateLimits struct {
 
 // Upstream is one OpenAI-compatible provider (or the built-in demo).
 type Upstream struct {
-	Name            string   `yaml:"name"`
-	Kind            string   `yaml:"kind"`
-	BaseURL         string   `yaml:"base_url"`
-	APIKey          string   `yaml:"api_key"`
-	Models          []string `yaml:"models"`
+	Name    string `yaml:"name"`
+	Kind    string `yaml:"kind"`
+	BaseURL string `yaml:"base_url"`
+	APIKey  string `yaml:"api_key"`
+	// Listed is the models as the file lists them; Models their names, the
+	// names clients call them by (filled by Parse).
+	Listed          []Model  `yaml:"models"`
+	Models          []string `yaml:"-"`
 	ReasoningModels []string `yaml:"reasoning_models"`
-	MaxConcurrent   int      `yaml:"max_concurrent"`
-	Queue           Queue    `yaml:"queue"`
-	Quota           *Quota   `yaml:"quota"`
+	// Priority orders the upstreams that list one model: lower first, equal
+	// priorities take turns (DESIGN "Routes"); default 0.
+	Priority      Priority `yaml:"priority"`
+	MaxConcurrent int      `yaml:"max_concurrent"`
+	Queue         Queue    `yaml:"queue"`
+	Quota         *Quota   `yaml:"quota"`
 	// Protocols it speaks natively; default [chat], and every protocol for
 	// the built-in demo.
 	Protocols []string `yaml:"protocols"`
@@ -161,6 +167,32 @@ type Upstream struct {
 	AutoReconcile bool         `yaml:"auto_reconcile"`
 }
 
+// UpstreamModel is the name the upstream knows model by: its
+// upstream_model when listed under another name, else model itself.
+func (u *Upstream) UpstreamModel(model string) string {
+	for _, m := range u.Listed {
+		if m.Name == model && m.UpstreamModel != "" {
+			return m.UpstreamModel
+		}
+	}
+	return model
+}
+
+// Renamed maps each model listed under another name upstream to that name;
+// nil when none is.
+func (u *Upstream) Renamed() map[string]string {
+	var out map[string]string
+	for _, m := range u.Listed {
+		if m.UpstreamModel != "" && m.UpstreamModel != m.Name {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[m.Name] = m.UpstreamModel
+		}
+	}
+	return out
+}
+
 // BudgetMicros is the tenant's money budget (checked by Validate), and
 // whether it has one.
 func (t Tenant) BudgetMicros() (price.Micros, bool) {
@@ -174,6 +206,62 @@ func (t Tenant) BudgetMicros() (price.Micros, bool) {
 // Speaks reports whether the upstream speaks protocol natively.
 func (u *Upstream) Speaks(protocol string) bool {
 	return slices.Contains(u.Protocols, protocol)
+}
+
+// Model is one model an upstream lists: the name clients call it by, and
+// the name the upstream knows it by when that differs (a provider's dated
+// model id behind a stable name).
+type Model struct {
+	Name          string `yaml:"name"`
+	UpstreamModel string `yaml:"upstream_model"`
+}
+
+// UnmarshalYAML reads a model written as its name (`deepseek-v4-flash`) or
+// as a mapping (`{name: deepseek-v4-flash, upstream_model: …}`).
+func (m *Model) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		m.Name = n.Value
+		return nil
+	case yaml.MappingNode:
+		type plain Model // without this method
+		var p plain
+		if err := decodeStrict(n, &p); err != nil {
+			return err
+		}
+		*m = Model(p)
+		return nil
+	}
+	return fmt.Errorf("line %d: a model is a name or {name, upstream_model}", n.Line)
+}
+
+// decodeStrict decodes n into v, refusing unknown keys as Parse does: a
+// node's own Decode would let a typo through.
+func decodeStrict(n *yaml.Node, v any) error {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	return nil
+}
+
+// Priority is an upstream's place among the upstreams that list one model.
+type Priority int
+
+// UnmarshalYAML reads a whole number, and names the key when it is not one
+// (yaml's own message would not).
+func (p *Priority) UnmarshalYAML(n *yaml.Node) error {
+	var i int
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&i) != nil {
+		return fmt.Errorf("line %d: priority %q: a whole number (lower is tried first)", n.Line, n.Value)
+	}
+	*p = Priority(i)
+	return nil
 }
 
 // Queue bounds the wait in front of an upstream's gate (seed 003).
@@ -352,14 +440,27 @@ func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 // text written ("0.50" unquoted stays "0.50") and parsed exactly, never as
 // a float.
 func refuseFloats(n *yaml.Node) error {
+	return refuseFloatsAt(n, "")
+}
+
+// refuseFloatsAt is refuseFloats of n, the value of key ("" when n is no
+// mapping's value); the message names the key.
+func refuseFloatsAt(n *yaml.Node, key string) error {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" {
-		return fmt.Errorf("parse YAML: line %d: %q: numbers here are whole numbers (money and prices are decimal strings, e.g. \"2.50\")", n.Line, n.Value)
+		if key != "" {
+			key += ": "
+		}
+		return fmt.Errorf("parse YAML: line %d: %s%q: numbers here are whole numbers (money and prices are decimal strings, e.g. \"2.50\")", n.Line, key, n.Value)
 	}
 	for i, c := range n.Content {
-		if n.Kind == yaml.MappingNode && i%2 == 1 && decimalKeys[n.Content[i-1].Value] && c.Kind == yaml.ScalarNode {
+		key := ""
+		if n.Kind == yaml.MappingNode && i%2 == 1 {
+			key = n.Content[i-1].Value
+		}
+		if key != "" && decimalKeys[key] && c.Kind == yaml.ScalarNode {
 			continue
 		}
-		if err := refuseFloats(c); err != nil {
+		if err := refuseFloatsAt(c, key); err != nil {
 			return err
 		}
 	}
@@ -396,6 +497,10 @@ func (c *Config) fillDefaults() {
 	}
 	for i := range c.Upstreams {
 		u := &c.Upstreams[i]
+		u.Models = u.Models[:0]
+		for _, m := range u.Listed {
+			u.Models = append(u.Models, m.Name)
+		}
 		if u.Kind == "" {
 			u.Kind = KindOpenAI
 			if u.Name == KindDemo {
@@ -466,7 +571,9 @@ func (c *Config) LedgerTenants() []ledger.Tenant {
 	return out
 }
 
-// UpstreamFor returns the upstream that serves model, if any.
+// UpstreamFor returns the first upstream that lists model, if any (the
+// route's first in config order; see gateway's route table for the order
+// calls take).
 func (c *Config) UpstreamFor(model string) (*Upstream, bool) {
 	for i := range c.Upstreams {
 		for _, m := range c.Upstreams[i].Models {

@@ -108,7 +108,15 @@ func TestParseRefuses(t *testing.T) {
 		{"BadHash", "tenants:\n  - {id: a, key_hashes: [xyz]}\n", "64 lowercase hex"},
 		{"NoModels", "upstreams:\n  - {name: x, base_url: 'http://h'}\n", "at least one model"},
 		{"BadBaseURL", "upstreams:\n  - {name: x, base_url: 'ftp://h', models: [m]}\n", "http(s) URL"},
-		{"DuplicateModel", "upstreams:\n  - {name: x, kind: demo, models: [m]}\n  - {name: y, kind: demo, models: [m]}\n", "already served"},
+		{"DuplicateModel", "upstreams:\n  - {name: x, kind: demo, models: [m, n, m]}\n", "upstream x: models lists m twice"},
+		{"DuplicateRenamedModel", "upstreams:\n  - {name: x, kind: demo, models: [m, {name: m, upstream_model: m2}]}\n", "upstream x: models lists m twice"},
+		{"EmptyModel", "upstreams:\n  - {name: x, kind: demo, models: [m, '']}\n", "upstream x: models[1]: empty model name"},
+		{"EmptyModelEntry", "upstreams:\n  - {name: x, kind: demo, models: [{upstream_model: m2}]}\n", "upstream x: models[0]: empty model name"},
+		{"ModelWithSpace", "upstreams:\n  - {name: x, kind: demo, models: ['m n']}\n", `upstream x: models[0] "m n"`},
+		{"ModelUnknownKey", "upstreams:\n  - {name: x, kind: demo, models: [{name: m, upstream: m2}]}\n", "field upstream not found"},
+		{"ModelList", "upstreams:\n  - {name: x, kind: demo, models: [[m]]}\n", "a model is a name or {name, upstream_model}"},
+		{"PriorityWord", "upstreams:\n  - {name: x, kind: demo, models: [m], priority: high}\n", `priority "high": a whole number`},
+		{"PriorityFloat", "upstreams:\n  - {name: x, kind: demo, models: [m], priority: 1.5}\n", `priority: "1.5": numbers here are whole numbers`},
 		{"BadKind", "upstreams:\n  - {name: x, kind: grpc, models: [m]}\n", `kind "grpc"`},
 		{"BadZone", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {timezone: Mars/Base}}\n", "time zone"},
 		{"VolcNoKeys", "upstreams:\n  - {name: x, kind: demo, models: [m], quota: {balance: {kind: volcengine}}}\n", "access_key"},
@@ -316,5 +324,36 @@ tenants:
 	}
 	if z := local.LedgerTenants()[0].Calendar.Zone; z != time.Local {
 		t.Errorf("without any timezone the zone is %v, want the machine's", z)
+	}
+}
+
+// A route: one model listed by two upstreams, once under another name
+// upstream, ordered by priority.
+func TestRoute(t *testing.T) {
+	c, err := config.Parse([]byte(`upstreams:
+  - name: ark-free
+    kind: demo
+    priority: 0
+    models: [{name: deepseek-v4-flash, upstream_model: deepseek-v4-flash-ga-260731}, demo-chat]
+  - name: ark-paid
+    kind: demo
+    priority: 1
+    models: [deepseek-v4-flash]
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, paid := c.Upstreams[0], c.Upstreams[1]
+	if got := strings.Join(free.Models, ","); got != "deepseek-v4-flash,demo-chat" {
+		t.Errorf("models %s", got)
+	}
+	if got := free.UpstreamModel("deepseek-v4-flash"); got != "deepseek-v4-flash-ga-260731" {
+		t.Errorf("upstream model %s", got)
+	}
+	if got := paid.UpstreamModel("deepseek-v4-flash"); got != "deepseek-v4-flash" {
+		t.Errorf("paid upstream model %s", got)
+	}
+	if free.Priority != 0 || paid.Priority != 1 || paid.Renamed() != nil || len(free.Renamed()) != 1 {
+		t.Errorf("priorities %d %d, renamed %v %v", free.Priority, paid.Priority, free.Renamed(), paid.Renamed())
 	}
 }

@@ -105,6 +105,9 @@ func (c *Config) Fingerprint() string {
 		Queue                   Queue
 		Quota                   *Quota
 		Protocols               []string `json:",omitempty"`
+		// A route's order and names must agree too (absent: as before).
+		Priority Priority          `json:",omitempty"`
+		Renamed  map[string]string `json:",omitempty"`
 	}
 	ups := make([]upstream, 0, len(c.Upstreams))
 	for _, u := range c.Upstreams {
@@ -115,7 +118,8 @@ func (c *Config) Fingerprint() string {
 			q = &qc
 		}
 		ups = append(ups, upstream{Name: u.Name, Kind: u.Kind, BaseURL: u.BaseURL, Models: u.Models,
-			ReasoningModels: u.ReasoningModels, MaxConcurrent: u.MaxConcurrent, Queue: u.Queue, Quota: q})
+			ReasoningModels: u.ReasoningModels, MaxConcurrent: u.MaxConcurrent, Queue: u.Queue, Quota: q,
+			Priority: u.Priority, Renamed: u.Renamed()})
 	}
 	b, _ := json.Marshal(struct {
 		Tenants   any

@@ -131,7 +131,6 @@ func refused(reason string, params map[string]any, format string, args ...any) e
 
 func (c *Config) validateUpstreams() error {
 	seen := map[string]bool{}
-	models := map[string]string{}
 	for i, u := range c.Upstreams {
 		where := fmt.Sprintf("upstreams[%d]", i)
 		if !idPattern.MatchString(u.Name) {
@@ -171,17 +170,8 @@ func (c *Config) validateUpstreams() error {
 		default:
 			return fmt.Errorf("%s: reasoning_switch %q: want reasoning_effort or thinking (or leave it out)", where, u.ReasoningSwitch)
 		}
-		if len(u.Models) == 0 {
-			return fmt.Errorf("%s: list at least one model", where)
-		}
-		for _, m := range u.Models {
-			if m == "" {
-				return fmt.Errorf("%s: empty model name", where)
-			}
-			if other, dup := models[m]; dup {
-				return fmt.Errorf("%s: model %s is already served by upstream %s", where, m, other)
-			}
-			models[m] = u.Name
+		if err := u.validateModels(where); err != nil {
+			return err
 		}
 		if u.MaxConcurrent < 0 || u.MaxConcurrent > 10_000 { // 0: gate.DefaultMaxConcurrent
 			return fmt.Errorf("%s: max_concurrent must be between 1 and 10000", where)
@@ -200,6 +190,34 @@ func (c *Config) validateUpstreams() error {
 	}
 	return nil
 }
+
+// validateModels checks an upstream's model list. A model may be listed by
+// several upstreams (its route), but once by each: a second listing on one
+// upstream would leave it unclear which upstream_model a call goes out as.
+func (u *Upstream) validateModels(where string) error {
+	if len(u.Listed) == 0 {
+		return fmt.Errorf("%s: list at least one model", where)
+	}
+	names := map[string]bool{}
+	for j, m := range u.Listed {
+		switch {
+		case m.Name == "":
+			return fmt.Errorf("%s: models[%d]: empty model name (write a name, or {name: NAME, upstream_model: NAME})", where, j)
+		case !modelPattern.MatchString(m.Name):
+			return fmt.Errorf("%s: models[%d] %q: a model name has no spaces or control characters and at most 200 characters", where, j, m.Name)
+		case m.UpstreamModel != "" && !modelPattern.MatchString(m.UpstreamModel):
+			return fmt.Errorf("%s: models[%d].upstream_model %q: a model name has no spaces or control characters and at most 200 characters", where, j, m.UpstreamModel)
+		case names[m.Name]:
+			return fmt.Errorf("%s: models lists %s twice; list a model once per upstream", where, m.Name)
+		}
+		names[m.Name] = true
+	}
+	return nil
+}
+
+// modelPattern is a model name as providers spell them
+// ("deepseek-v4-flash-ga-260731", "models/gemini-2.5-pro", "org/model:tag").
+var modelPattern = regexp.MustCompile(`^[^\s\x00-\x1f\x7f]{1,200}$`)
 
 func (q *Quota) validate(where string) error {
 	for _, f := range []namedUnits{{"daily_cap", q.DailyCap}, {"small_buffer", q.SmallBuffer},

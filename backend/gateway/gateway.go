@@ -45,7 +45,8 @@ type Options struct {
 	Meter     meter.Meter
 	Reserve   meter.ReservePolicy // output cap default, reasoning floor, image units
 	Band      meter.PromptBand    // tiktoken prompt band; zero → meter.BandFor(model), per call (meter.NewRun)
-	Upstreams []Upstream          // in config order; a model goes to the first that serves it
+	Upstreams []Upstream          // in config order; a model's route is every upstream that serves it
+	Routes    Routes              // the routes' order (priority) and the upstreams' names for their models
 	// Money is the currency runs are priced in and each model's price in
 	// it; the zero value keeps the books in units only.
 	Money Money
@@ -96,6 +97,9 @@ type Options struct {
 type Money struct {
 	Currency string                 // ISO 4217; empty: no money at all
 	Prices   map[string]price.Price // by model
+	// At are prices by upstream, then model, over Prices: a model several
+	// upstreams serve costs what the target of each attempt charges.
+	At map[string]map[string]price.Price
 }
 
 // Gateway serves /v1/*. It is an http.Handler.
@@ -105,6 +109,8 @@ type Gateway struct {
 	log  *slog.Logger
 
 	tenants tenantCache
+
+	table routeTable // every model's route
 
 	rmu  sync.Mutex
 	runs map[ledger.RunID]*call // runs in flight in this process
@@ -121,7 +127,8 @@ func New(opts Options) *Gateway {
 		panic("gateway.New: Store, Meter and at least one upstream are required")
 	}
 	opts = opts.withDefaults()
-	g := &Gateway{opts: opts, log: opts.Logger, runs: make(map[ledger.RunID]*call)}
+	g := &Gateway{opts: opts, log: opts.Logger, runs: make(map[ledger.RunID]*call),
+		table: newRouteTable(opts.Upstreams, opts.Routes)}
 	g.mux = g.routes()
 	return g
 }
@@ -274,12 +281,11 @@ func requestKey(r *http.Request) (string, error) {
 	return key, nil
 }
 
-// upstreamFor picks the first configured upstream that serves model.
+// upstreamFor is the first target of model's route (nil: no upstream
+// serves it), which lists name as the model's owner.
 func (g *Gateway) upstreamFor(model string) Upstream {
-	for _, u := range g.opts.Upstreams {
-		if u.Serves(model) {
-			return u
-		}
+	if rt := g.table.of(model); rt != nil {
+		return rt.first().up
 	}
 	return nil
 }
@@ -305,14 +311,9 @@ func (g *Gateway) models(w http.ResponseWriter, r *http.Request) {
 	}
 	type served struct{ id, upstream string }
 	var ms []served
-	seen := map[string]bool{}
-	for _, u := range g.opts.Upstreams {
-		for _, m := range u.Models() {
-			if seen[m] || !t.AllowsModel(m) {
-				continue
-			}
-			seen[m] = true
-			ms = append(ms, served{m, u.Name()})
+	for _, rt := range g.table.order { // each name once, however many upstreams serve it
+		if t.AllowsModel(rt.model) {
+			ms = append(ms, served{rt.model, rt.first().up.Name()})
 		}
 	}
 	if anthropicShape {

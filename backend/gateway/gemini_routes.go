@@ -128,13 +128,9 @@ func (g *Gateway) geminiModels(w http.ResponseWriter, r *http.Request) {
 	list := struct {
 		Models []geminiModel `json:"models"`
 	}{Models: []geminiModel{}}
-	seen := map[string]bool{}
-	for _, u := range g.opts.Upstreams {
-		for _, m := range u.Models() {
-			if !seen[m] && t.AllowsModel(m) {
-				seen[m] = true
-				list.Models = append(list.Models, g.geminiModelOf(m, u.Name()))
-			}
+	for _, rt := range g.table.order { // each name once, however many upstreams serve it
+		if t.AllowsModel(rt.model) {
+			list.Models = append(list.Models, g.geminiModelOf(rt.model, rt.first().up.Name()))
 		}
 	}
 	writeJSON(w, http.StatusOK, list)

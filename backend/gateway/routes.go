@@ -82,13 +82,9 @@ var MissingV1Paths = []string{"/chat/completions", "/completions", "/embeddings"
 // model_not_found for a model this key may not use.
 func (g *Gateway) model(w http.ResponseWriter, r *http.Request, t ledger.Tenant) {
 	id := r.PathValue("id")
-	for _, u := range g.opts.Upstreams {
-		for _, m := range u.Models() {
-			if m == id && t.AllowsModel(m) {
-				writeJSON(w, http.StatusOK, modelObject{ID: m, Object: "model", OwnedBy: u.Name()})
-				return
-			}
-		}
+	if u := g.upstreamFor(id); u != nil && t.AllowsModel(id) {
+		writeJSON(w, http.StatusOK, modelObject{ID: id, Object: "model", OwnedBy: u.Name()})
+		return
 	}
 	writeError(w, ledger.Errorf(ledger.CodeModelNotFound, "the model %q does not exist or is not available to this key", id))
 }

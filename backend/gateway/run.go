@@ -18,16 +18,23 @@ import (
 // it upstream, the relay that carries the answer back, and the record that
 // writes its outcome to the ledger. call itself only sequences them.
 type call struct {
-	id      ledger.RunID
-	tenant  ledger.Tenant
-	door    door
-	req     doorRequest
-	native  bool // the upstream speaks the door's protocol (else: translated to chat)
-	line    *lifeline
-	att     attempt
-	relay   *relay
-	rec     *runRecord
-	waiting atomic.Bool // queued at the gate (Queued, for the dashboard)
+	id     ledger.RunID
+	tenant ledger.Tenant
+	door   door
+	req    doorRequest
+	native bool // the upstream speaks the door's protocol (else: translated to chat)
+	// model is the client's name for the model, upstreamModel the target's.
+	model, upstreamModel string
+	line                 *lifeline
+	att                  attempt
+	relay                *relay
+	rec                  *runRecord
+	waiting              atomic.Bool // queued at the gate (Queued, for the dashboard)
+	// failover: a later target of the route may take the call if this
+	// attempt is refused before any output; handover is then what the
+	// client would have been told, and the call moves on (failover.go).
+	failover bool
+	handover error
 }
 
 // writeError renders err in the door's shape; a failure that kept the
@@ -52,30 +59,41 @@ func (g *Gateway) serveDoor(d door) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { g.admit(d, w, r) }
 }
 
-// admission is what is known of a call before the ledger admits it.
+// admission is what is known of a call before any target is chosen.
 type admission struct {
 	tenant ledger.Tenant
 	retry  retryFacts
 	body   []byte
 	req    doorRequest
 	mreq   meter.Request
-	up     Upstream
+}
+
+// pick is one attempt's target and what admitting the call there needs.
+type pick struct {
+	target routeTarget
 	native bool
-	quota  *ledger.QuotaCheck // nil: the model is not guarded
+	quota  *ledger.QuotaCheck // nil: the model is not guarded there
 	ans    answer
 	meter  *meter.Run
-	// prices are the model's (nil: it has none) and reserveMicros the
+	// prices are the target's (nil: it has none) and reserveMicros the
 	// reserve's cost at them: the ledger records both on the run.
 	prices        *price.Price
 	reserveMicros price.Micros
 	ticket        GateTicket // nil: no gate
 }
 
-// admit takes a call from the request to a run admitted in the ledger,
-// then serves it. Every refusal before Admit is answered in the door's shape.
+// admit takes a call from the request along its route: each attempt is a
+// run admitted in the ledger on its own hold, and the call moves to the
+// next target only while nothing has reached the client (failover.go).
+// Every refusal is answered in the door's shape.
 func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 	a, ok := g.receive(d, w, r)
-	if !ok || !g.route(d, w, r, a) {
+	if !ok {
+		return
+	}
+	rt := g.table.of(a.mreq.Model)
+	if rt == nil || !a.tenant.AllowsModel(a.mreq.Model) {
+		d.writeError(w, ledger.Errorf(ledger.CodeModelNotFound, "the model %q does not exist or is not available to this key", a.mreq.Model))
 		return
 	}
 	// The upstream call's context does not end with the client's request:
@@ -83,23 +101,39 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 	// its run settled from the usage that follows).
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
-	c := g.newCall(d, a, &lifeline{ctx: ctx, cancel: cancel})
+	line := &lifeline{ctx: ctx, cancel: cancel}
+	f := newFailover(rt)
+	for {
+		p, err := g.pick(r.Context(), d, a, f)
+		if err != nil {
+			g.internalFor(d, w, err, "route")
+			return
+		}
+		if !g.attempt(d, w, r, a, p, f, line) {
+			return
+		}
+	}
+}
+
+// attempt admits one attempt of the call at p's target and serves it. It
+// reports whether the call moves on to the route's next target: the
+// attempt was refused before any output and its hold is released on disk.
+func (g *Gateway) attempt(d door, w http.ResponseWriter, r *http.Request, a *admission, p *pick, f *failover, line *lifeline) (moveOn bool) {
+	c := g.newCall(d, a, p, line)
+	c.failover = f.untried()
 	defer context.AfterFunc(r.Context(), c.relay.clientLeft)()
 	g.register(c)
 	// Admission is recorded even if the client leaves meanwhile: the ledger
 	// write must not be half-cancelled.
-	run, err := g.opts.Store.Admit(context.WithoutCancel(r.Context()), ledger.AdmitRequest{
-		RunID: c.id, TenantID: a.tenant.ID, Upstream: a.up.Name(), Model: a.mreq.Model,
-		ReserveUnits: a.meter.ReserveUnits(), InputUnits: a.meter.Estimate().InputUnits,
-		ReserveMicros: a.reserveMicros, Prices: a.prices, Queued: a.ticket != nil && a.ticket.Queued(),
-		Quota: a.quota, Actor: ledger.TenantActor(a.tenant.ID),
-		Door: string(d.protocol()), UpstreamProtocol: string(upstreamProtocol(d, a.native)),
-		IdempotencyKey: a.retry.key, RetryCount: a.retry.count, Fingerprint: a.retry.fingerprint(d.protocol(), a.body),
-	})
+	run, err := g.opts.Store.Admit(context.WithoutCancel(r.Context()), g.admitRequest(d, a, p, c.id, f))
 	if err != nil {
 		g.unregister(c)
-		if a.ticket != nil {
-			a.ticket.Abandon()
+		if p.ticket != nil {
+			p.ticket.Abandon()
+		}
+		if ledger.ErrorCode(err) == ledger.CodeQuotaGuard && c.failover {
+			f.refusedAdmit(p.target, err) // the guard's limit, checked in the same step as the budget
+			return true
 		}
 		if ledger.ErrorCode(err) == ledger.CodeInternal {
 			// A disk that is full, or a file another program locked: the call
@@ -108,12 +142,36 @@ func (g *Gateway) admit(d door, w http.ResponseWriter, r *http.Request) {
 			err = &ledger.Error{Code: ledger.CodeLedgerUnavailable, RetryAfter: time.Second,
 				Message: "quotagate could not record this call in its ledger just now; nothing was charged or sent — try again shortly"}
 		}
-		d.writeError(w, err)
-		return
+		d.writeError(w, f.told(err))
+		return false
 	}
+	f.admitted(c.id)
 	w.Header().Set("X-Run-Id", string(c.id))
 	defer func() { _ = c.rec.finish(r.Context()) }()
-	c.serve(w, r, a.ticket, run.Status == ledger.RunQueued)
+	c.serve(w, r, p.ticket, run.Status == ledger.RunQueued)
+	if c.handover == nil {
+		return false
+	}
+	// The next attempt is admitted only once this one's hold is released on
+	// disk: one call holds the tenant's money once at a time.
+	if err := c.rec.finish(r.Context()); err != nil {
+		c.door.writeError(w, c.handover)
+		return false
+	}
+	f.refused(p.target, c.id, c.handover)
+	return true
+}
+
+// admitRequest is what the ledger is asked to admit for attempt p.
+func (g *Gateway) admitRequest(d door, a *admission, p *pick, id ledger.RunID, f *failover) ledger.AdmitRequest {
+	return ledger.AdmitRequest{
+		RunID: id, TenantID: a.tenant.ID, Upstream: p.target.up.Name(), Model: a.mreq.Model,
+		ReserveUnits: p.meter.ReserveUnits(), InputUnits: p.meter.Estimate().InputUnits,
+		ReserveMicros: p.reserveMicros, Prices: p.prices, Queued: p.ticket != nil && p.ticket.Queued(),
+		Quota: p.quota, Actor: ledger.TenantActor(a.tenant.ID),
+		Door: string(d.protocol()), UpstreamProtocol: string(upstreamProtocol(d, p.native)),
+		IdempotencyKey: a.retry.key, RetryCount: a.retry.count, Fingerprint: a.retry.fingerprint(d.protocol(), a.body),
+	}
 }
 
 // receive authenticates the call, applies the tenant's rate limit and
@@ -150,74 +208,73 @@ func (g *Gateway) receive(d door, w http.ResponseWriter, r *http.Request) (*admi
 	return &admission{tenant: t, retry: retry, body: body, req: req, mreq: req.meterRequest()}, true
 }
 
-// route picks the model's upstream and how it is spoken to, consults the
-// quota guard, starts the meter run (the reserve) and enters the gate.
-func (g *Gateway) route(d door, w http.ResponseWriter, r *http.Request, a *admission) bool {
+// enter is how target t would take the call: in which protocol, whether
+// its quota guard lets the model through (consulted before any token
+// counting: an evicted model costs nothing to refuse), and its place at
+// the upstream's gate.
+func (g *Gateway) enter(d door, a *admission, t routeTarget) (*pick, error) {
 	model := a.mreq.Model
-	a.up = g.upstreamFor(model)
-	if a.up == nil || !a.tenant.AllowsModel(model) {
-		d.writeError(w, ledger.Errorf(ledger.CodeModelNotFound, "the model %q does not exist or is not available to this key", model))
-		return false
+	p := &pick{target: t, native: speaks(t.up, d.protocol())}
+	if _, only := d.(nativeOnly); only && !p.native {
+		return nil, refuseNotSpoken(d, model, t.up)
 	}
-	a.native = speaks(a.up, d.protocol())
-	if _, only := d.(nativeOnly); only && !a.native {
-		d.writeError(w, refuseNotSpoken(d, model, a.up))
-		return false
-	}
-	if !a.native && !speaks(a.up, ProtocolChat) {
-		d.writeError(w, ledger.Errorf(ledger.CodeModelNotFound, "the model %q is served by %s, which speaks neither %s nor chat completions", model, a.up.Name(), d.protocol()))
-		return false
+	if !p.native && !speaks(t.up, ProtocolChat) {
+		return nil, ledger.Errorf(ledger.CodeModelNotFound, "the model %q is served by %s, which speaks neither %s nor chat completions", model, t.up.Name(), d.protocol())
 	}
 	var err error
 	if g.opts.Quota != nil {
-		// Before any token counting: an evicted model costs nothing to refuse.
-		if a.quota, err = g.opts.Quota.Check(a.up.Name(), model); err != nil {
-			g.refuse(r.Context(), a.tenant.ID, a.up.Name(), model, err)
-			g.internalFor(d, w, err, "quota check")
-			return false
+		if p.quota, err = g.opts.Quota.Check(t.up.Name(), model); err != nil {
+			return nil, err
 		}
-	}
-	a.ans = a.req.answer(a.native)
-	a.meter = meter.NewRun(g.opts.Meter, g.opts.Reserve, g.opts.Band, a.mreq, a.ans.endMarker())
-	if err := g.price(a); err != nil {
-		d.writeError(w, err)
-		return false
 	}
 	if g.opts.Gate != nil {
-		if a.ticket, err = g.opts.Gate.Enter(a.up.Name()); err != nil {
-			g.refuse(r.Context(), a.tenant.ID, a.up.Name(), model, err)
-			g.internalFor(d, w, err, "gate")
-			return false
+		if p.ticket, err = g.opts.Gate.Enter(t.up.Name()); err != nil {
+			return nil, err
 		}
 	}
-	return true
+	return p, nil
 }
 
-// price sets the call's prices and the cost of its reserve: counted input
+// reserve starts the meter run of the call at p (the reserve) and prices
+// it at p's target; an error gives p's place at the gate back.
+func (g *Gateway) reserve(a *admission, p *pick) (*pick, error) {
+	p.ans = a.req.answer(p.native)
+	p.meter = meter.NewRun(g.opts.Meter, g.opts.Reserve, g.opts.Band, a.mreq, p.ans.endMarker())
+	if err := g.price(p, a.mreq.Model); err != nil {
+		if p.ticket != nil {
+			p.ticket.Abandon()
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// price sets the attempt's prices (its target's) and the cost of its reserve: counted input
 // at the input price, the output cap (the reasoning floor included) at the
 // output price. A model without a price leaves both zero; the ledger
 // refuses it (model_unpriced) for a tenant with a money budget, in the
 // same step that checks the budgets.
-func (g *Gateway) price(a *admission) error {
-	p, ok := g.opts.Money.Prices[a.mreq.Model]
+func (g *Gateway) price(p *pick, model string) error {
+	pr, ok := g.opts.Money.priceAt(p.target.up.Name(), model)
 	if !ok {
 		return nil
 	}
-	e := a.meter.Estimate()
-	cost, err := p.ReserveCost(int64(e.InputUnits), int64(e.OutputUnits))
+	e := p.meter.Estimate()
+	cost, err := pr.ReserveCost(int64(e.InputUnits), int64(e.OutputUnits))
 	if err != nil {
 		return ledger.Errorf(ledger.CodeInvalidRequest, "the reserve of this call (%d input and %d output tokens) costs more than quotagate can keep: %v", e.InputUnits, e.OutputUnits, err)
 	}
-	a.prices, a.reserveMicros = &p, cost
+	p.prices, p.reserveMicros = &pr, cost
 	return nil
 }
 
 // newCall wires a call's parts, each with what it needs of the gateway.
-func (g *Gateway) newCall(d door, a *admission, line *lifeline) *call {
+func (g *Gateway) newCall(d door, a *admission, p *pick, line *lifeline) *call {
 	o := &g.opts
-	c := &call{id: o.NewRunID(), tenant: a.tenant, door: d, req: a.req, native: a.native, line: line,
-		att: attempt{up: a.up, retry: o.Retry, forward: o.ForwardHeaders, scrub: o.Scrub}}
-	c.relay = &relay{line: line, ans: a.ans, meter: a.meter, stats: &g.stats, scrub: o.Scrub,
+	c := &call{id: o.NewRunID(), tenant: a.tenant, door: d, req: a.req, native: p.native, line: line,
+		model: a.mreq.Model, upstreamModel: p.target.model,
+		att: attempt{up: p.target.up, retry: o.Retry, forward: o.ForwardHeaders, scrub: o.Scrub}}
+	c.relay = &relay{line: line, ans: p.ans, meter: p.meter, stats: &g.stats, scrub: o.Scrub,
 		limits: relayLimits{writeTimeout: o.WriteTimeout, upstreamTimeout: o.UpstreamTimeout,
 			keepAlive: o.KeepAlive, finishGrace: o.FinishGrace, maxEventBytes: o.MaxEventBytes}}
 	if a.mreq.Stream {
@@ -263,16 +320,17 @@ func (c *call) serve(w http.ResponseWriter, r *http.Request, ticket GateTicket, 
 			ledger.Errorf(ledger.CodeInvalidRequest, "the request could not be prepared: %v", err))
 		return
 	}
+	path, body = renameModel(path, body, c.model, c.upstreamModel)
 	resp, refusals, err := c.att.send(c.line.ctx, path, body, c.att.header(r.Header, c.req, c.native))
 	if err != nil {
 		o, tell := c.att.failed(err, c.line.cause())
-		c.fail(w, o, tell)
+		c.refused(w, o, tell, true) // a connection never made
 		return
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		o, tell := c.att.refused(resp, refusals)
-		c.fail(w, o, tell)
+		c.refused(w, o, tell, resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500)
 		return
 	}
 	if ct := resp.Header.Get("Content-Type"); !answerType(ct, c.relay.stream != nil) {
@@ -300,7 +358,7 @@ func (c *call) waitGate(w http.ResponseWriter, ticket GateTicket, queued bool) (
 			status = ledger.RunCancelled
 			err = clientError(cause)
 		}
-		c.fail(w, released(status, "gave up while queued at the gate of "+c.att.up.Name()+": "+ledger.ErrorMessage(err)), err)
+		c.refused(w, released(status, "gave up while queued at the gate of "+c.att.up.Name()+": "+ledger.ErrorMessage(err)), err, true)
 		return nil, false
 	}
 	if queued {

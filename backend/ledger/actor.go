@@ -183,7 +183,7 @@ func (a Actor) StoredForms() []string {
 // tenantCallKind reports the kinds of row a tenant's own call writes.
 func tenantCallKind(k AuditKind) bool {
 	switch k {
-	case AuditAdmit, AuditReject, AuditStart, AuditSettle, AuditHold, AuditRelease, AuditCancel:
+	case AuditAdmit, AuditReject, AuditStart, AuditSettle, AuditHold, AuditRelease, AuditCancel, AuditFailover:
 		return true
 	}
 	return false

@@ -28,6 +28,10 @@ const (
 	// its summaries (one row per summary), and put back.
 	AuditArchive   AuditKind = "archive"
 	AuditUnarchive AuditKind = "unarchive"
+	// AuditFailover: a call left a target of its route for the next, before
+	// any output (the refused attempt's run, if one was admitted there; why;
+	// from and to in Detail).
+	AuditFailover AuditKind = "failover"
 )
 
 // AuditEntry is one append-only row of the audit log.

@@ -71,6 +71,7 @@ func assemble(p parts) (_ *assembly, err error) {
 		Meter:          m,
 		Reserve:        reserve,
 		Upstreams:      ups,
+		Routes:         gatewayRoutes(cfg),
 		Money:          p.Money,
 		ForwardHeaders: forward,
 		RateLimiter:    a.limiter,
@@ -154,7 +155,10 @@ func spends(store ledger.Store) func() ([]metrics.Spend, error) {
 // demoOptions makes the demo report usage in the configured meter's own
 // units, so that its answers settle as trusted under either meter.
 func demoOptions(u config.Upstream, m meter.Meter) demo.Options {
-	o := demo.Options{Models: u.Models}
+	o := demo.Options{}
+	for _, m := range u.Models { // the demo answers under the upstream's names
+		o.Models = append(o.Models, u.UpstreamModel(m))
+	}
 	if m.Name() == config.MeterUTF8Bytes {
 		return o // the demo's default usage is UTF-8 bytes
 	}

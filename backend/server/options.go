@@ -89,23 +89,59 @@ func balanceConfig(b config.Balance) balance.Config {
 
 // gatewayMoney is the gateway's currency and each upstream model's price in
 // it: the upstream's configured price as written (it is in the currency
-// already), else the table's, in US dollars, converted by usd_rate. A
-// model in neither has no price. Without a money section, no money at all.
+// already), else the table's for the upstream's name of the model (then
+// for the name clients call it by), in US dollars, converted by usd_rate.
+// A model in neither has no price. Prices are per upstream (At): a model
+// several upstreams serve costs what each charges; Prices keeps each
+// model's first price. Without a money section, no money at all.
 func gatewayMoney(cfg *config.Config, table price.Table) gateway.Money {
 	if cfg.Money == nil {
 		return gateway.Money{}
 	}
-	m := gateway.Money{Currency: cfg.Money.Currency, Prices: map[string]price.Price{}}
+	m := gateway.Money{Currency: cfg.Money.Currency, Prices: map[string]price.Price{}, At: map[string]map[string]price.Price{}}
 	rate := cfg.Money.Rate()
 	for _, u := range cfg.Upstreams {
 		for _, model := range u.Models {
-			if text, ok := u.Prices[model]; ok {
-				q, _ := text.Quote() // checked by config.Validate
-				m.Prices[model] = q.Price()
-			} else if q, ok := table.Quote(model); ok {
-				m.Prices[model] = q.In(rate)
+			p, ok := upstreamPrice(u, model, table, rate)
+			if !ok {
+				continue
+			}
+			if m.At[u.Name] == nil {
+				m.At[u.Name] = map[string]price.Price{}
+			}
+			m.At[u.Name][model] = p
+			if _, seen := m.Prices[model]; !seen {
+				m.Prices[model] = p
 			}
 		}
 	}
 	return m
+}
+
+// upstreamPrice is model's price at upstream u (see gatewayMoney).
+func upstreamPrice(u config.Upstream, model string, table price.Table, rate price.Rate) (price.Price, bool) {
+	if text, ok := u.Prices[model]; ok {
+		q, _ := text.Quote() // checked by config.Validate
+		return q.Price(), true
+	}
+	for _, name := range []string{u.UpstreamModel(model), model} {
+		if q, ok := table.Quote(name); ok {
+			return q.In(rate), true
+		}
+	}
+	return price.Price{}, false
+}
+
+// gatewayRoutes are the routes' order and the upstreams' names for their
+// models, as the config lists them.
+func gatewayRoutes(cfg *config.Config) gateway.Routes {
+	r := gateway.Routes{Priority: map[string]int{}, Renamed: map[string]map[string]string{}}
+	for i := range cfg.Upstreams {
+		u := &cfg.Upstreams[i]
+		r.Priority[u.Name] = int(u.Priority)
+		if m := u.Renamed(); m != nil {
+			r.Renamed[u.Name] = m
+		}
+	}
+	return r
 }

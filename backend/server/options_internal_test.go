@@ -161,3 +161,33 @@ upstreams:
 		}
 	}
 }
+
+// A model two upstreams serve costs what each charges: the free endpoint's
+// configured price, the paid one's table price under its upstream_model.
+func TestGatewayMoneyPerUpstream(t *testing.T) {
+	table := price.Table{Models: map[string]price.Entry{
+		"flash-ga": {Quote: price.Quote{Input: 2_000_000, CachedInput: 2_000_000, CacheWrite: 2_000_000, Output: 8_000_000}},
+	}}
+	c := parse(t, `money: {currency: USD, usd_rate: "1"}
+upstreams:
+  - name: free
+    kind: demo
+    models: [flash]
+    prices: {flash: {input: "0", cached_input: "0", cache_write: "0", output: "0"}}
+  - name: paid
+    kind: demo
+    priority: 1
+    models: [{name: flash, upstream_model: flash-ga}]
+`)
+	m := gatewayMoney(c, table)
+	if free, paid := m.At["free"]["flash"], m.At["paid"]["flash"]; free.Output.String() != "0.00" || paid.Output.String() != "8.00" {
+		t.Fatalf("free %+v, paid %+v", free, paid)
+	}
+	if p := m.Prices["flash"]; p.Output.String() != "0.00" {
+		t.Errorf("the model's first price %+v, want the first upstream's", p)
+	}
+	r := gatewayRoutes(c)
+	if r.Priority["paid"] != 1 || r.Priority["free"] != 0 || r.Renamed["paid"]["flash"] != "flash-ga" || r.Renamed["free"] != nil {
+		t.Errorf("routes %+v", r)
+	}
+}

@@ -33,12 +33,13 @@ import (
 
 // failover is one call's way along its route.
 type failover struct {
-	model   string
-	targets []routeTarget // this call's order (route.order)
-	tried   []bool
-	prev    ledger.RunID // the attempt admitted last
-	passed  []passed     // targets passed over since the last audit
-	last    error        // what the last refused attempt would have told the client
+	model    string
+	targets  []routeTarget // this call's order (route.order)
+	tried    []bool
+	prev     ledger.RunID // the attempt admitted last
+	attempts int          // attempts admitted so far
+	passed   []passed     // targets passed over since the last audit
+	last     error        // what the last refused attempt would have told the client
 }
 
 // passed is a target the call passed over, and why.
@@ -81,7 +82,7 @@ func (f *failover) refusedAdmit(t routeTarget, err error) {
 }
 
 // admitted records the attempt admitted at the target last picked.
-func (f *failover) admitted(id ledger.RunID) { f.prev = id }
+func (f *failover) admitted(id ledger.RunID) { f.prev, f.attempts = id, f.attempts+1 }
 
 // refused records that attempt id at t was refused before any output with
 // tell, its hold released.

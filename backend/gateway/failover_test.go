@@ -143,6 +143,9 @@ func TestFailoverEvictedByGuard(t *testing.T) {
 		t.Fatalf("served by %s; the first saw %d requests", run.Upstream, e.demo.Stats().Received)
 	}
 	e.checkCharged(run, 0, secondPrice)
+	if run.Attempts != 1 || run.FailoverOf != "" {
+		t.Fatalf("attempts %d after %q: the evicted target admitted none", run.Attempts, run.FailoverOf)
+	}
 	rows := e.failovers()
 	if len(rows) != 1 || rows[0].Reason != ledger.CodeQuotaGuard || rows[0].RunID != "" ||
 		rows[0].Detail != "demo/demo-chat → paid/demo-chat" || rows[0].TenantID != "a" {
@@ -200,8 +203,11 @@ func TestFailoverRefusedBeforeOutput(t *testing.T) {
 				t.Fatal(err)
 			}
 			if first.Upstream != "demo" || first.Status != ledger.RunFailed || first.Usage != ledger.UsageReleased ||
-				first.HeldUnits != 0 || first.CostMicros != 0 || !strings.Contains(first.Evidence, tc.evidence) {
+				first.HeldUnits != 0 || first.CostMicros != 0 || !strings.Contains(first.Evidence, tc.evidence) || first.Attempts != 1 {
 				t.Fatalf("first attempt %+v", first)
+			}
+			if run.Attempts != 2 || run.FailoverOf != first.ID {
+				t.Fatalf("the answering run took %d attempts after %q, want 2 after %s", run.Attempts, run.FailoverOf, first.ID)
 			}
 			if b := e.balance("a"); b.SpentUnits != run.SpentUnits || b.Active != 0 {
 				t.Fatalf("balance %+v, want only the answering run's %d units spent", b, run.SpentUnits)
@@ -247,6 +253,7 @@ func TestFailoverConcurrentBudget(t *testing.T) {
 	e.second.SetPlan(demo.Plan{Text: answer})
 	ctx := ctxT(t)
 	codes := make([]int, callers)
+	ids := make([]ledger.RunID, callers)
 	var wg sync.WaitGroup
 	for i := range callers {
 		wg.Add(1)
@@ -255,7 +262,7 @@ func TestFailoverConcurrentBudget(t *testing.T) {
 			resp := e.chat(ctx, "key-a", body, "")
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			codes[i] = resp.StatusCode
+			codes[i], ids[i] = resp.StatusCode, ledger.RunID(resp.Header.Get("X-Run-Id"))
 		}()
 	}
 	wg.Wait()
@@ -275,6 +282,29 @@ func TestFailoverConcurrentBudget(t *testing.T) {
 	}
 	if got := e.demo.Stats().Received; got < n {
 		t.Fatalf("the first saw %d calls, want every served one first (%d)", got, n)
+	}
+	// Never two holds of one call: each answering run was admitted after
+	// its first attempt's release.
+	rows, err := e.store.Audit(context.Background(), ledger.AuditFilter{TenantID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := map[string]int64{}
+	for _, r := range rows {
+		seq[string(r.Kind)+" "+string(r.RunID)] = r.Seq
+	}
+	for i, id := range ids {
+		if codes[i] != http.StatusOK {
+			continue
+		}
+		run, err := e.store.Run(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		released, admitted := seq["release "+string(run.FailoverOf)], seq["admit "+string(id)]
+		if run.Upstream != "paid" || run.Attempts != 2 || released == 0 || released > admitted {
+			t.Fatalf("run %+v: its first attempt released at seq %d, it was admitted at seq %d", run, released, admitted)
+		}
 	}
 }
 

@@ -171,6 +171,7 @@ func (g *Gateway) admitRequest(d door, a *admission, p *pick, id ledger.RunID, f
 		Quota: p.quota, Actor: ledger.TenantActor(a.tenant.ID),
 		Door: string(d.protocol()), UpstreamProtocol: string(upstreamProtocol(d, p.native)),
 		IdempotencyKey: a.retry.key, RetryCount: a.retry.count, Fingerprint: a.retry.fingerprint(d.protocol(), a.body),
+		Attempt: f.attempts + 1, FailoverOf: f.prev,
 	}
 }
 

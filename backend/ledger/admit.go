@@ -162,6 +162,7 @@ func AdmittedRunIn(req AdmitRequest, instance string, now time.Time, label strin
 		Instance: instance, CreatedAt: now, UpdatedAt: now,
 		Door: req.Door, UpstreamProtocol: req.UpstreamProtocol, IdempotencyKey: req.IdempotencyKey,
 		RetryCount: req.RetryCount, Period: label,
+		Attempts: max(1, req.Attempt), FailoverOf: req.FailoverOf,
 	}
 }
 

@@ -94,7 +94,8 @@ func CheckRunFacts(req AdmitRequest) error {
 
 // RunFacts is the per-run facts of run as the admit audit row's detail ends
 // with them (the CSV's detail column): " door=messages upstream=chat
-// idempotency_key=… retry_count=1 retry_of=…", each only when set.
+// idempotency_key=… retry_count=1 retry_of=… attempts=2 failover_of=…",
+// each only when set.
 func RunFacts(run Run) string {
 	var b strings.Builder
 	if run.Door != "" {
@@ -111,6 +112,9 @@ func RunFacts(run Run) string {
 	}
 	if run.RetryOf != "" {
 		b.WriteString(" retry_of=" + string(run.RetryOf))
+	}
+	if run.FailoverOf != "" {
+		b.WriteString(" attempts=" + strconv.Itoa(run.Attempts) + " failover_of=" + string(run.FailoverOf))
 	}
 	return b.String()
 }

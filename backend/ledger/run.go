@@ -96,6 +96,15 @@ type Run struct {
 	// RetryOf is the earlier run of the same tenant this run retries (its
 	// retry group, decided at admission; see AdmitRequest), "" when none.
 	RetryOf RunID `json:"retry_of,omitempty"`
+	// Attempts is how many attempts of its call, this one included, the
+	// gateway admitted by the time it admitted this run: 1 unless the call
+	// failed over to it from another target of its route (DESIGN "Routes").
+	// The answering run's Attempts is the call's. FailoverOf is the attempt
+	// before it, whose hold was released before this one was admitted (""
+	// on a first attempt): following it from the run X-Run-Id names walks
+	// back through every earlier attempt of the call.
+	Attempts   int   `json:"attempts"`
+	FailoverOf RunID `json:"failover_of,omitempty"`
 	// CachedTokens is the part of the trusted prompt the provider served
 	// from its cache (OpenAI prompt_tokens_details.cached_tokens, Responses
 	// input_tokens_details.cached_tokens, Anthropic cache_read_input_tokens),
@@ -171,6 +180,10 @@ type AdmitRequest struct {
 	// fingerprint and RetryCount n − 1: the SDK's previous attempt. Kept on
 	// the run row only, never shown.
 	Fingerprint string
+	// Attempt is the call's attempt this run is (Run.Attempts; 0 means 1)
+	// and FailoverOf the attempt before it (Run.FailoverOf).
+	Attempt    int
+	FailoverOf RunID
 }
 
 // IdempotencyWindow is how long a run's Idempotency-Key refuses another call

@@ -14,26 +14,27 @@ import (
 const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
 	held_units, overrun_units, evidence, created_at, updated_at,
 	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens,
-	prices, input_units, reserve_micros, cost_micros, overrun_micros, period, provider_id, relayed_units`
+	prices, input_units, reserve_micros, cost_micros, overrun_micros, period, provider_id, relayed_units,
+	attempts, failover_of`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scanRun(r rowScanner) (ledger.Run, error) {
 	var run ledger.Run
-	var id, status, usage, retryOf, prices string
+	var id, status, usage, retryOf, prices, failoverOf string
 	var created, updated int64
 	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
 		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated,
 		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens,
 		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros, &run.Period,
-		&run.ProviderID, &run.RelayedUnits)
+		&run.ProviderID, &run.RelayedUnits, &run.Attempts, &failoverOf)
 	if err != nil {
 		return run, err
 	}
 	if run.Prices, err = ledger.ParsePrices(prices); err != nil {
 		return run, fmt.Errorf("run %s: %w", id, err)
 	}
-	run.ID, run.RetryOf = ledger.RunID(id), ledger.RunID(retryOf)
+	run.ID, run.RetryOf, run.FailoverOf = ledger.RunID(id), ledger.RunID(retryOf), ledger.RunID(failoverOf)
 	run.Status = ledger.RunStatus(status)
 	run.Usage = ledger.UsageStatus(usage)
 	run.CreatedAt, run.UpdatedAt = fromNanos(created), fromNanos(updated)
@@ -120,13 +121,13 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 		return ledger.Run{}, refusal
 	}
 	inserted, err := w.insertOnce(ctx, `INSERT INTO runs (`+runColumns+`, fingerprint)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
 		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
 		nanos(run.CreatedAt), nanos(run.UpdatedAt),
 		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
 		ledger.PricesText(run.Prices), int64(run.InputUnits), int64(run.ReserveMicros), int64(run.CostMicros),
-		int64(run.OverrunMicros), run.Period, run.ProviderID, int64(run.RelayedUnits), req.Fingerprint)
+		int64(run.OverrunMicros), run.Period, run.ProviderID, int64(run.RelayedUnits), run.Attempts, string(run.FailoverOf), req.Fingerprint)
 	if err != nil {
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}

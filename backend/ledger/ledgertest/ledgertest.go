@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Concurrency", func(t *testing.T) { RunConcurrency(t, open) })
 	t.Run("Idempotency", func(t *testing.T) { RunIdempotency(t, open) })
 	t.Run("Money", func(t *testing.T) { RunMoney(t, open) })
+	t.Run("Failover", func(t *testing.T) { RunFailover(t, open) })
 }
 
 // Tenant is a tenant with no keys, for tests.

@@ -45,6 +45,8 @@ type Delta struct {
 	// Evidence is the holds' provider findings when one changed, whole
 	// ({} when none is left).
 	Evidence *map[ledger.RunID]evidence.Finding `json:"evidence,omitempty"`
+	// Routes is every route when a target was evicted, filled or freed, whole.
+	Routes []RouteState `json:"routes,omitempty"`
 	// Header is the state's other fields when one of them changed (version,
 	// addr, meter, demo, data dir).
 	Header *Header `json:"header,omitempty"`
@@ -67,7 +69,7 @@ func headerOf(s State) Header {
 func (d Delta) Empty() bool {
 	return len(d.Runs)+len(d.RunsGone)+len(d.RunsOrder)+len(d.Holds)+len(d.HoldsGone)+len(d.HoldsOrder)+
 		len(d.Tenants)+len(d.TenantsGone)+len(d.TenantOrder) == 0 &&
-		d.Gates == nil && d.Quota == nil && d.Snapshots == nil && d.Alerts == nil && d.Periods == nil && d.Keys == nil && d.Evidence == nil && d.Header == nil
+		d.Gates == nil && d.Quota == nil && d.Snapshots == nil && d.Alerts == nil && d.Periods == nil && d.Keys == nil && d.Evidence == nil && d.Routes == nil && d.Header == nil
 }
 
 // Diff is the Delta that turns prev into next.
@@ -100,6 +102,9 @@ func Diff(prev, next State) Delta {
 			e = map[ledger.RunID]evidence.Finding{}
 		}
 		d.Evidence = &e
+	}
+	if !sameJSON(prev.Routes, next.Routes) {
+		d.Routes = next.Routes
 	}
 	if h := headerOf(next); h != headerOf(prev) {
 		d.Header = &h

@@ -53,6 +53,30 @@ type State struct {
 	// while a shared ledger's database is away — so that the dashboard says
 	// so instead of freezing; absent when the ledger answered.
 	Degraded string `json:"degraded,omitempty"`
+	// Routes are every model's route: the upstreams that serve it in the
+	// order calls try them, and which of them a call would pass over now.
+	Routes []RouteState `json:"routes"`
+}
+
+// RouteState is one model's route (DESIGN "Routes").
+type RouteState struct {
+	Model   string        `json:"model"`
+	Targets []RouteTarget `json:"targets"` // lower priority first; equal priorities take turns
+}
+
+// RouteTarget is one upstream of a route and what it can take now: a call
+// passes over a target whose quota guard evicted the model, and one whose
+// gate is full while a later one has room; an upstream whose every pool
+// key rests refuses.
+type RouteTarget struct {
+	Upstream      string `json:"upstream"`
+	UpstreamModel string `json:"upstream_model"` // the upstream's name for the model
+	Priority      int    `json:"priority"`
+	Evicted       bool   `json:"evicted"`
+	Full          bool   `json:"full"` // every slot of its gate is taken
+	// Keys is its key pool: last four characters and until when each
+	// rests; empty without a pool.
+	Keys []KeyState `json:"keys"`
 }
 
 // ClockState is the gateway's clock: how far it runs from real time (a Go
@@ -154,5 +178,15 @@ func (s *State) Normalize() {
 	}
 	if s.Snapshots == nil {
 		s.Snapshots = []ledger.Snapshot{}
+	}
+	if s.Routes == nil {
+		s.Routes = []RouteState{}
+	}
+	for i := range s.Routes {
+		for j := range s.Routes[i].Targets {
+			if s.Routes[i].Targets[j].Keys == nil {
+				s.Routes[i].Targets[j].Keys = []KeyState{}
+			}
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/price"
+	"github.com/quotagate/quotagate/backend/upstream"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -25,13 +26,15 @@ func goldenState() admin.State {
 		QuotaDay: "2026-11-29", Status: ledger.RunInterrupted, Usage: ledger.UsageUnknown, ReserveUnits: 1002,
 		HeldUnits: 1002, Evidence: "stream cut before [DONE]", CreatedAt: t0.Add(40 * time.Minute), UpdatedAt: t0.Add(40*time.Minute + 12*time.Second),
 		Door: "messages", UpstreamProtocol: "chat", IdempotencyKey: "stainless-node-retry-5b1f0c2e", RetryCount: 1,
-		RetryOf: "run_01JQ7RELEASED00000000000", ProviderID: "chatcmpl-8f2c1e", RelayedUnits: 40,
+		RetryOf: "run_01JQ7RELEASED00000000000", ProviderID: "chatcmpl-8f2c1e", RelayedUnits: 40, Attempts: 1,
 		// deepseek's prices in CNY: 2 input + 1000 output tokens reserved
 		InputUnits: 2, Prices: &deepseek, ReserveMicros: 8_004}
 	done := ledger.Run{ID: "run_01JQ7DONE000000000000000", TenantID: "tenant-a", Upstream: "demo", Model: "demo-chat",
 		Status: ledger.RunCompleted, Usage: ledger.UsageTrusted, ReserveUnits: 102, SpentUnits: 15,
 		CreatedAt: t0.Add(-time.Minute), UpdatedAt: t0.Add(-58 * time.Second),
 		Door: "chat", UpstreamProtocol: "chat", CachedTokens: 4,
+		// the second attempt of its call: the first target refused it before any output
+		Attempts: 2, FailoverOf: "run_01JQ7FAILEDOVER000000000",
 		// demo-chat at 1.00 / 0.25 / 1.25 / 4.00: 2 input + 100 output
 		// reserved is 402 micros; 7 uncached + 4 cached in, 4 out cost 24
 		InputUnits: 2, Prices: &demoChat, ReserveMicros: 402, CostMicros: 24}
@@ -56,6 +59,13 @@ func goldenState() admin.State {
 			BalanceUnits: 1_726_526, UsageAtSync: 515_652, LimitUnits: 2_192_178, LimitV6Units: 2_192_128, B0Units: 2_242_178,
 			LagSeconds: 840, Source: "volcengine"}},
 		Clock: admin.ClockState{Offset: "72h0m0s", Now: t0.Add(3725 * time.Second)},
+		// seed 002's route: the guarded free endpoint (evicted, one pool key
+		// resting after a 401) first, the paid one after it
+		Routes: []admin.RouteState{{Model: "deepseek-v4-flash", Targets: []admin.RouteTarget{
+			{Upstream: "ark-free", UpstreamModel: "deepseek-v4-flash-ga-260731", Evicted: true,
+				Keys: []upstream.KeyState{{Last4: "7f3a"}, {Last4: "c0de", RestingUntil: t0.Add(10 * time.Minute), Why: "401"}}},
+			{Upstream: "ark-paid", UpstreamModel: "deepseek-v4-flash", Priority: 1, Full: true, Keys: []upstream.KeyState{}},
+		}}},
 	}
 }
 

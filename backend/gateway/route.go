@@ -131,3 +131,40 @@ func renameModel(path string, body []byte, from, to string) (string, []byte) {
 	out = append(append(out, body[:start]...), name...)
 	return path, append(out, body[end:]...)
 }
+
+// RouteView is one model's route as the dashboard shows it.
+type RouteView struct {
+	Model   string
+	Targets []TargetView // in priority order; equal priorities take turns from here
+}
+
+// TargetView is one target of a route.
+type TargetView struct {
+	Upstream      string
+	UpstreamModel string // the upstream's name for the model
+	Priority      int
+	// Keys is the upstream's key pool (nil without one): last four
+	// characters and rest, never a key.
+	Keys []upstream.KeyState
+}
+
+// keyedUpstream is an Upstream with a key pool to show. *upstream.Client
+// satisfies it.
+type keyedUpstream interface{ Keys() []upstream.KeyState }
+
+// Routes is every model's route, in the order the models were first listed.
+func (g *Gateway) Routes() []RouteView {
+	out := make([]RouteView, 0, len(g.table.order))
+	for _, rt := range g.table.order {
+		v := RouteView{Model: rt.model, Targets: make([]TargetView, 0, len(rt.targets))}
+		for _, t := range rt.targets {
+			tv := TargetView{Upstream: t.up.Name(), UpstreamModel: t.model, Priority: t.priority}
+			if k, ok := t.up.(keyedUpstream); ok {
+				tv.Keys = k.Keys()
+			}
+			v.Targets = append(v.Targets, tv)
+		}
+		out = append(out, v)
+	}
+	return out
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
 	"github.com/quotagate/quotagate/backend/postgres"
@@ -106,6 +107,7 @@ func (s *Server) State(ctx context.Context) (admin.State, error) {
 	}
 	st.Gates = s.gates.State()
 	st.Keys = s.assembly.keys()
+	st.Routes = routeStates(s.assembly.gateway.Routes(), st.Quota, st.Gates)
 	st.Normalize()
 	return st, nil
 }
@@ -232,4 +234,27 @@ func (s *Server) snapshots(ctx context.Context, now time.Time) ([]ledger.Snapsho
 		out = out[:admin.MaxSnapshots]
 	}
 	return out, nil
+}
+
+// routeStates are the gateway's routes with what each target can take now:
+// its guard's eviction of the model, its gate's free slots.
+func routeStates(routes []gateway.RouteView, quota []admin.QuotaState, gates []admin.GateState) []admin.RouteState {
+	evicted := map[[2]string]bool{}
+	for _, q := range quota {
+		evicted[[2]string{q.Upstream, q.Model}] = q.Evicted
+	}
+	full := map[string]bool{}
+	for _, g := range gates {
+		full[g.Upstream] = g.MaxConcurrent > 0 && g.InFlight >= g.MaxConcurrent
+	}
+	out := make([]admin.RouteState, 0, len(routes))
+	for _, r := range routes {
+		rs := admin.RouteState{Model: r.Model, Targets: make([]admin.RouteTarget, 0, len(r.Targets))}
+		for _, t := range r.Targets {
+			rs.Targets = append(rs.Targets, admin.RouteTarget{Upstream: t.Upstream, UpstreamModel: t.UpstreamModel,
+				Priority: t.Priority, Evicted: evicted[[2]string{t.Upstream, r.Model}], Full: full[t.Upstream], Keys: t.Keys})
+		}
+		out = append(out, rs)
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import { Overview } from './features/overview/Overview';
 import { Holds } from './features/overview/Holds';
 import { Runs } from './features/overview/Runs';
 import { GatesTable } from './features/overview/GatesTable';
+import { RoutesTable } from './features/overview/RoutesTable';
 import { Quota } from './features/quota/Quota';
 import { SnapshotsList } from './features/quota/SnapshotsList';
 import { Audit } from './features/audit/Audit';
@@ -93,6 +94,7 @@ function Page(props: { tab?: Tab }) {
               <Holds />
               <Runs />
               <GatesTable />
+              <RoutesTable />
             </>
           )}
           {shown === 'quota' && (

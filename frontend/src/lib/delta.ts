@@ -1,7 +1,7 @@
 // Applying the server's deltas (backend/admin/delta.go) to the state: keyed
 // lists get their changed rows, lose their gone keys and take a new order
 // when one is sent; small lists are replaced whole. Pure, for tests.
-import type { AlertsState, ClockState, GateState, KeyState, PeriodSpend, QuotaState, Run, Snapshot, State, TenantState } from './types';
+import type { AlertsState, ClockState, GateState, KeyState, PeriodSpend, QuotaState, Run, Snapshot, State, TenantState, RouteState } from './types';
 
 export interface Delta {
   uptime_seconds: number;
@@ -23,6 +23,7 @@ export interface Delta {
   alerts?: AlertsState;
   clock?: ClockState;
   keys?: Record<string, KeyState[]>;
+  routes?: RouteState[];
 }
 
 function keyed<T>(rows: T[], changed: T[] | undefined, gone: string[] | undefined, order: string[] | undefined, key: (r: T) => string): T[] {
@@ -63,5 +64,6 @@ export function applyDelta(s: State, d: Delta): State {
     ...(d.alerts ? { alerts: d.alerts } : {}),
     ...(d.clock ? { clock: d.clock } : {}),
     ...(d.keys ? { keys: d.keys } : {}),
+    ...(d.routes ? { routes: d.routes } : {}),
   };
 }

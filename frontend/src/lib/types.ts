@@ -97,6 +97,26 @@ export interface Run {
   reserve_micros?: number;
   /** the budget period the run was admitted in; its hold and settlement stay there ("" or absent: none) */
   period?: string;
+  /** how many attempts its call took up to this run: more than 1 when it failed over along its model's route */
+  attempts?: number;
+  /** the attempt before it, refused before any output and released */
+  failover_of?: string;
+}
+
+/** RouteTarget is one upstream of a model's route and what it can take now. */
+export interface RouteTarget {
+  upstream: string;
+  upstream_model: string;
+  priority: number;
+  evicted: boolean; // its quota guard evicted the model: calls pass it
+  full: boolean; // every slot of its gate is taken
+  keys: KeyState[];
+}
+
+/** RouteState is one model's route: its upstreams in the order calls try them. */
+export interface RouteState {
+  model: string;
+  targets: RouteTarget[];
 }
 
 export interface GateState {
@@ -214,6 +234,8 @@ export interface State {
   clock?: ClockState | null;
   /** the key pools of the upstreams that have one, by upstream name */
   keys?: Record<string, KeyState[]>;
+  /** every model's route (absent from older servers) */
+  routes?: RouteState[];
 }
 
 const listKeys = ['tenants', 'runs', 'holds', 'gates', 'quota', 'snapshots'] as const;

@@ -1,6 +1,7 @@
 import type { Run } from '../../lib/types';
 import { headings, type Column } from '../../ui/TablePanel';
 import { doorText, doorTitle } from '../../lib/runfacts';
+import { attemptsText, attemptsTitle } from '../../lib/routes';
 import { RunID } from '../../ui/RunID';
 
 /** The columns every run table starts with, matching RunCells. */
@@ -9,8 +10,9 @@ export function runColumns(): Column[] {
 }
 
 /**
- * RunCells are the cells that identify a run: id, tenant, model, door (and
- * the protocol when translated). label is the id as its table shows it
+ * RunCells are the cells that identify a run: id, tenant, upstream and model
+ * (and the attempt, when its call failed over to it), door (and the protocol
+ * when translated). label is the id as its table shows it
  * (runLabels over the table's ids).
  */
 export function RunCells(props: { run: Run; label?: string }) {
@@ -23,6 +25,12 @@ export function RunCells(props: { run: Run; label?: string }) {
       <td>{r.tenant}</td>
       <td>
         {r.upstream}/{r.model}
+        {attemptsText(r) && (
+          <span class="muted" title={attemptsTitle(r)} data-testid={`attempts-${r.id}`}>
+            {' '}
+            · {attemptsText(r)}
+          </span>
+        )}
       </td>
       <td title={doorTitle(r)} data-testid={`door-${r.id}`}>
         {doorText(r)}

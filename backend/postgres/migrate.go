@@ -38,6 +38,14 @@ func MigrateSQLite(ctx context.Context, path, dsn string) (MigrateResult, error)
 	if res.Interrupted, err = src.RecoverInterrupted(ctx, ledger.ActorRecovery); err != nil {
 		return res, fmt.Errorf("migrate: %w", err)
 	}
+	// PostgreSQL keeps no archive summaries, so the copy of a ledger with
+	// archived months could not prove its balances.
+	if months, err := src.ArchivedMonths(ctx); err != nil || len(months) > 0 {
+		if err == nil {
+			err = ledger.Errorf(ledger.CodeConflict, "the SQLite ledger has archived months (%s); put them back with quotagate archive restore FILE before migrating", strings.Join(months, ", "))
+		}
+		return res, fmt.Errorf("migrate: %w", err)
+	}
 	if problems, err := src.Verify(ctx); err != nil || len(problems) > 0 {
 		if err == nil {
 			err = fmt.Errorf("the SQLite ledger does not verify (%d differences; run quotagate verify): %s", len(problems), strings.Join(problems, "; "))

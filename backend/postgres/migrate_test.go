@@ -90,3 +90,44 @@ func TestMigrateSQLite(t *testing.T) {
 		t.Fatalf("second migrate: err = %v, want a refusal of a used ledger", err)
 	}
 }
+
+// TestMigrateRefusesArchivedMonths: a desktop ledger with a month in an
+// archive file is refused by name, and the shared ledger stays empty, since
+// PostgreSQL keeps no archive summaries to prove its balances from.
+func TestMigrateRefusesArchivedMonths(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ledger.db")
+	now := time.Date(2026, 10, 5, 12, 0, 0, 0, time.UTC)
+	src, err := sqlite.Open(path, sqlite.Options{Synchronous: "OFF", Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledgertest.MustApply(t, src, ledgertest.Tenant("t", 500, 2))
+	ledgertest.MustAdmit(t, src, ledger.AdmitRequest{RunID: "october", TenantID: "t", ReserveUnits: 30})
+	if _, err := src.Settle(ctx, "october", 20, "usage", ledger.System("gateway")); err != nil {
+		t.Fatal(err)
+	}
+	now = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	if _, err := src.ArchiveMonth(ctx, "2026-10", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+		filepath.Join(dir, "2026-10.jsonl.gz"), ledger.Operator("test")); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	dsn := pgtest.DSN(t)
+	_, err = postgres.MigrateSQLite(ctx, path, dsn)
+	if err == nil || !strings.Contains(err.Error(), "archived months (2026-10)") {
+		t.Fatalf("migrate of an archived ledger: %v, want a refusal naming 2026-10", err)
+	}
+	dst, err := postgres.Open(ctx, dsn, postgres.Options{Instance: "check"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if runs, err := dst.Runs(ctx, ledger.RunFilter{Limit: 10}); err != nil || len(runs) > 0 {
+		t.Fatalf("the shared ledger after a refused migrate: %d runs, %v", len(runs), err)
+	}
+}

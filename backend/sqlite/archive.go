@@ -240,6 +240,25 @@ func (s *Store) ArchiveSummaries(ctx context.Context, month string) ([]ledger.Ar
 	return out, rows.Err()
 }
 
+// ArchivedMonths are the months whose runs live in an archive file, not in
+// the ledger, oldest first.
+func (s *Store) ArchivedMonths(ctx context.Context) ([]string, error) {
+	rows, err := s.query(ctx, `SELECT DISTINCT month FROM archive_summaries ORDER BY month`)
+	if err != nil {
+		return nil, fmt.Errorf("read archived months: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return nil, fmt.Errorf("read archived months: %w", err)
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
 // FreeBytes is how much of the file SQLite keeps free for new rows (what
 // deleting rows gave back; VACUUM returns it to the disk).
 func (s *Store) FreeBytes(ctx context.Context) (int64, error) {

@@ -123,3 +123,32 @@ func poolLeak(t *testing.T, where, s string) {
 		}
 	}
 }
+
+// TestKeyPoolRestingFailsOver: a model whose first target has a pool of
+// one key the provider refuses is served by the next target — the first
+// call after the refusal within the same call, the next ones without
+// calling the provider behind the resting pool at all.
+func TestKeyPoolRestingFailsOver(t *testing.T) {
+	t.Parallel()
+	d, err := demo.Start(demo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	r := newRig(t, rigOptions{extraUpstreams: fmt.Sprintf("  - {name: pool, base_url: %q, api_keys: [%s], priority: -1, models: [demo-chat]}",
+		d.URL(), poolCanaries[0])})
+	d.RefuseKey(poolCanaries[0], http.StatusUnauthorized)
+	for i := range 3 {
+		got := r.chat(r.keyA, chatBody("hello", false, 16))
+		if got.status != http.StatusOK {
+			t.Fatalf("call %d: %d %s, want the second target's answer", i, got.status, got.body)
+		}
+		poolLeak(t, "the answer", string(got.body))
+	}
+	if n := d.KeyCalls(poolCanaries[0]); n != 1 {
+		t.Errorf("the resting key was sent %d times, want once", n)
+	}
+	if n := r.demo.Stats().Received; n != 3 {
+		t.Errorf("the second target served %d calls, want 3", n)
+	}
+}

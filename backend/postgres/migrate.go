@@ -35,21 +35,7 @@ func MigrateSQLite(ctx context.Context, path, dsn string) (MigrateResult, error)
 		return res, fmt.Errorf("migrate: %w", err)
 	}
 	defer src.Close()
-	if res.Interrupted, err = src.RecoverInterrupted(ctx, ledger.ActorRecovery); err != nil {
-		return res, fmt.Errorf("migrate: %w", err)
-	}
-	// PostgreSQL keeps no archive summaries, so the copy of a ledger with
-	// archived months could not prove its balances.
-	if months, err := src.ArchivedMonths(ctx); err != nil || len(months) > 0 {
-		if err == nil {
-			err = ledger.Errorf(ledger.CodeConflict, "the SQLite ledger has archived months (%s); put them back with quotagate archive restore FILE before migrating", strings.Join(months, ", "))
-		}
-		return res, fmt.Errorf("migrate: %w", err)
-	}
-	if problems, err := src.Verify(ctx); err != nil || len(problems) > 0 {
-		if err == nil {
-			err = fmt.Errorf("the SQLite ledger does not verify (%d differences; run quotagate verify): %s", len(problems), strings.Join(problems, "; "))
-		}
+	if res.Interrupted, err = readySource(ctx, src); err != nil {
 		return res, fmt.Errorf("migrate: %w", err)
 	}
 	dst, err := Open(ctx, dsn, Options{Instance: "migrate"})
@@ -128,4 +114,30 @@ func quoteCols(cols []string) string {
 		q[i] = pgx.Identifier{c}.Sanitize()
 	}
 	return strings.Join(q, ", ")
+}
+
+// readySource ends the runs the desktop gateway left open and checks that
+// the ledger can be copied whole: no archived months, and it verifies.
+func readySource(ctx context.Context, src *sqlite.Store) (int, error) {
+	interrupted, err := src.RecoverInterrupted(ctx, ledger.ActorRecovery)
+	if err != nil {
+		return 0, err
+	}
+	// PostgreSQL keeps no archive summaries, so the copy of a ledger with
+	// archived months could not prove its balances.
+	months, err := src.ArchivedMonths(ctx)
+	if err != nil {
+		return interrupted, err
+	}
+	if len(months) > 0 {
+		return interrupted, ledger.Errorf(ledger.CodeConflict, "the SQLite ledger has archived months (%s); put them back with quotagate archive restore FILE before migrating", strings.Join(months, ", "))
+	}
+	problems, err := src.Verify(ctx)
+	if err != nil {
+		return interrupted, err
+	}
+	if len(problems) > 0 {
+		return interrupted, fmt.Errorf("the SQLite ledger does not verify (%d differences; run quotagate verify): %s", len(problems), strings.Join(problems, "; "))
+	}
+	return interrupted, nil
 }

@@ -41,6 +41,7 @@ function api(over: Partial<Api> = {}): Api {
   return {
     state: async () => state,
     reconcile: async (...a) => void calls.push(['reconcile', ...a]),
+    applyFinding: async (...a) => void calls.push(['applyFinding', ...a]),
     cancelRun: async (...a) => void calls.push(['cancel', ...a]),
     syncQuota: async (...a) => void calls.push(['sync', ...a]),
     setBalance: async (...a) => void calls.push(['balance', ...a]),

@@ -15,6 +15,7 @@ import { Connect } from './features/connect/Connect';
 import { Settings } from './features/settings/Settings';
 import { Note } from './ui/Note';
 import { WebhookBanner } from './features/periods/WebhookBanner';
+import { LedgerBanner } from './features/header/LedgerBanner';
 import { applyTheme, t } from './lib/i18n';
 import { time } from './lib/format';
 
@@ -77,6 +78,7 @@ function Page(props: { tab?: Tab }) {
     <div class="page" lang={v.lang}>
       <Header tab={shown} onTab={setTab} />
       <Note scope={GLOBAL} testid="error-banner" />
+      <LedgerBanner />
       <WebhookBanner />
       {stale && (
         <div class="banner stale-banner" role="status" data-testid="stale">

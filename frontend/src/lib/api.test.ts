@@ -77,6 +77,12 @@ describe('createApi over real HTTP', () => {
     expect(JSON.parse(seen[0].body)).toEqual({ units: 1002, evidence: 'console: 1,002 tokens' });
   });
 
+  it('applyFinding posts from_provider alone, so the server reconciles at its own lookup', async () => {
+    await createApi({ url: base, token: 't' }).applyFinding('run/1 x');
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/admin/api/holds/run%2F1%20x/reconcile' });
+    expect(JSON.parse(seen[0].body)).toEqual({ from_provider: true });
+  });
+
   it('cancel, sync and balance hit their endpoints', async () => {
     const api = createApi({ url: base, token: 't' });
     await api.cancelRun('r9');

@@ -177,6 +177,8 @@ export interface Api {
   state(): Promise<State>;
   /** reconcile settles a held run; cost (decimal string in the gateway's currency) is the provider's bill, sent only when given. */
   reconcile(runID: string, units: number, evidence: string, cost?: string): Promise<void>;
+  /** applyFinding reconciles a held run with the figure its provider reported (state.evidence). */
+  applyFinding(runID: string): Promise<void>;
   cancelRun(runID: string): Promise<void>;
   syncQuota(upstream: string, model: string): Promise<void>;
   setBalance(upstream: string, model: string, reading: { balance: number } | { b0: number }): Promise<void>;
@@ -227,7 +229,7 @@ function caller(base: string, token: string, fetchFn: FetchFn): Call {
 }
 
 /** runCalls are the state read and the calls that act on runs, holds and quota gates. */
-function runCalls(call: Call): Pick<Api, 'state' | 'reconcile' | 'cancelRun' | 'syncQuota' | 'setBalance' | 'connect'> {
+function runCalls(call: Call): Pick<Api, 'state' | 'reconcile' | 'applyFinding' | 'cancelRun' | 'syncQuota' | 'setBalance' | 'connect'> {
   return {
     async state() {
       const res = await call('GET', '/admin/api/state');
@@ -235,6 +237,9 @@ function runCalls(call: Call): Pick<Api, 'state' | 'reconcile' | 'cancelRun' | '
     },
     async reconcile(runID, units, evidence, cost) {
       await call('POST', `/admin/api/holds/${seg(runID)}/reconcile`, cost ? { units, evidence, cost } : { units, evidence });
+    },
+    async applyFinding(runID) {
+      await call('POST', `/admin/api/holds/${seg(runID)}/reconcile`, { from_provider: true });
     },
     async cancelRun(runID) {
       await call('POST', `/admin/api/runs/${seg(runID)}/cancel`);

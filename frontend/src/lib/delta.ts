@@ -1,7 +1,7 @@
 // Applying the server's deltas (backend/admin/delta.go) to the state: keyed
 // lists get their changed rows, lose their gone keys and take a new order
 // when one is sent; small lists are replaced whole. Pure, for tests.
-import type { AlertsState, ClockState, GateState, KeyState, PeriodSpend, QuotaState, Run, Snapshot, State, TenantState, RouteState } from './types';
+import type { AlertsState, ClockState, Finding, GateState, KeyState, PeriodSpend, QuotaState, Run, Snapshot, State, TenantState, RouteState } from './types';
 
 export interface Delta {
   uptime_seconds: number;
@@ -24,6 +24,10 @@ export interface Delta {
   clock?: ClockState;
   keys?: Record<string, KeyState[]>;
   routes?: RouteState[];
+  /** the holds' provider findings, whole ({} when none is left) */
+  evidence?: Record<string, Finding>;
+  /** why the state is partial; "" when the ledger answers again */
+  degraded?: string;
 }
 
 function keyed<T>(rows: T[], changed: T[] | undefined, gone: string[] | undefined, order: string[] | undefined, key: (r: T) => string): T[] {
@@ -65,5 +69,7 @@ export function applyDelta(s: State, d: Delta): State {
     ...(d.clock ? { clock: d.clock } : {}),
     ...(d.keys ? { keys: d.keys } : {}),
     ...(d.routes ? { routes: d.routes } : {}),
+    ...(d.evidence ? { evidence: d.evidence } : {}),
+    ...(d.degraded !== undefined ? { degraded: d.degraded || undefined } : {}),
   };
 }

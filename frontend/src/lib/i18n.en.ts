@@ -133,6 +133,13 @@ export const en = {
   'reason.restart': 'quotagate stopped (crash or restart) while this run was in flight.',
   'reason.other': 'The run ended without trusted usage.',
   'reason.evidence': 'recorded: {evidence}',
+  'find.reports': 'the provider reports {input} input + {output} output tokens, looked up at {at}',
+  'find.reportsCost': 'the provider reports {input} input + {output} output tokens, {cost}, looked up at {at}',
+  'find.applied': 'applied: {figure}',
+  'find.refused': 'the provider\'s answer was refused as evidence: {note}',
+  'find.gaveUp': 'the provider never answered within the lookup window: {note}; the hold stays until reconciled by hand',
+  'find.looking': 'asking the provider for its figure ({n} attempt(s) so far)',
+  'find.apply': 'Apply',
 
   // reconcile dialog
   'rec.title': 'Reconcile run {run}',
@@ -433,6 +440,7 @@ export const en = {
   'alert.hold': 'A run of {tenant} ended held (run {run}): its usage is unknown until reconciled.',
   'alert.evict': 'The quota guard evicted {model} from the free quota: {reason}',
   'alert.restore': 'The quota guard restored {model} to the free quota: {reason}',
+  'ledger.unreachable': 'The ledger is unreachable ({why}): new calls are refused with 503 until it is back; the figures below are the last ones read.',
   'alert.webhookFailing': 'The alerts webhook is failing: {error}. {pending} alert(s) waiting to be sent; calls are admitted as usual.',
   'alert.lastTry': 'last try',
   'settings.alerts': 'Alerts',

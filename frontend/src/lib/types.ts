@@ -236,6 +236,38 @@ export interface State {
   keys?: Record<string, KeyState[]>;
   /** every model's route (absent from older servers) */
   routes?: RouteState[];
+  /** what the providers reported of the holds, by run id; absent when no upstream has a usage_lookup */
+  evidence?: Record<string, Finding>;
+  /** why the state is partial ("ledger unreachable: …"); absent when the ledger answered */
+  degraded?: string;
+}
+
+/**
+ * FindingState is where the provider lookup of one held run is: looking
+ * (retried with backoff), found (a figure to apply), refused (the answer
+ * cannot be evidence), gave_up (the window passed unanswered), applied.
+ */
+export type FindingState = 'looking' | 'found' | 'refused' | 'gave_up' | 'applied';
+
+/** Finding is what a held run's provider reported of it (backend/evidence). */
+export interface Finding {
+  run: string;
+  upstream: string;
+  provider_id: string;
+  state: FindingState;
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens?: number;
+  reasoning_tokens?: number;
+  /** the provider's cost as it wrote it, a decimal string */
+  cost?: string;
+  looked_up_at?: string;
+  attempts: number;
+  /** why a figure was refused or the lookup gave up, or what the last attempt met */
+  note?: string;
+  /** the provider's answer, secrets scrubbed */
+  answer?: string;
+  auto?: boolean;
 }
 
 const listKeys = ['tenants', 'runs', 'holds', 'gates', 'quota', 'snapshots'] as const;

@@ -42,6 +42,8 @@ export interface Actions {
   /** reconcile settles a held run; cost is the provider's bill as a decimal string of the gateway's currency, when given. */
   reconcile(runID: string, units: number, evidence: string, scope?: string, cost?: string): Promise<boolean>;
   reconcileMany(runIDs: readonly string[], units: number, evidence: string, scope: string): Promise<boolean>;
+  /** applyFinding reconciles a held run with its provider's figure; the result or the refusal is noted under reconcile:<run>. */
+  applyFinding(runID: string, figure: number): Promise<boolean>;
   cancelRun(runID: string, scope?: string): Promise<boolean>;
   syncQuota(upstream: string, model: string): Promise<boolean>;
   setBalance(upstream: string, model: string, kind: 'balance' | 'b0', value: number): Promise<boolean>;
@@ -237,6 +239,12 @@ export class Store implements Actions, Core {
     return this.run(`reconcile:${runID}`, scope, () => t('rec.done', { run: runID, units: units(n) }), () =>
       // without a cost the call is the units-only one it always was
       cost === undefined ? this.deps.api.reconcile(runID, n, evidence) : this.deps.api.reconcile(runID, n, evidence, cost),
+    );
+  }
+
+  applyFinding(runID: string, figure: number) {
+    return this.run(`reconcile:${runID}`, `reconcile:${runID}`, () => t('rec.done', { run: runID, units: units(figure) }), () =>
+      this.deps.api.applyFinding(runID),
     );
   }
 

@@ -15,6 +15,7 @@ import { TablePanel, figures, headings, type Column } from '../../ui/TablePanel'
 import { Dialog } from '../../ui/Dialog';
 import { Note } from '../../ui/Note';
 import { RunPeriod } from '../periods/RunPeriod';
+import { ProviderFinding } from './Finding';
 
 const none: Run[] = [];
 
@@ -153,6 +154,7 @@ function HoldGroup(props: {
           <td class="why" data-testid={`hold-why-${r.id}`}>
             {reasonSentence(r)}
             {r.evidence && <div class="muted small">{t('reason.evidence', { evidence: r.evidence })}</div>}
+            <ProviderFinding runID={r.id} />
           </td>
           <td class="num strong">
             {units(r.reserve_units)}

@@ -45,6 +45,9 @@ type Delta struct {
 	// Evidence is the holds' provider findings when one changed, whole
 	// ({} when none is left).
 	Evidence *map[ledger.RunID]evidence.Finding `json:"evidence,omitempty"`
+	// Degraded is State.Degraded when it changed ("" once the ledger
+	// answers again), so the dashboard's banner comes and goes with it.
+	Degraded *string `json:"degraded,omitempty"`
 	// Routes is every route when a target was evicted, filled or freed, whole.
 	Routes []RouteState `json:"routes,omitempty"`
 	// Header is the state's other fields when one of them changed (version,
@@ -95,6 +98,10 @@ func Diff(prev, next State) Delta {
 	}
 	if next.Keys != nil && !sameJSON(prev.Keys, next.Keys) {
 		d.Keys = next.Keys
+	}
+	if prev.Degraded != next.Degraded {
+		why := next.Degraded
+		d.Degraded = &why
 	}
 	if !sameJSON(prev.Evidence, next.Evidence) {
 		e := next.Evidence
@@ -197,6 +204,9 @@ func (s State) Apply(d Delta) State {
 		if len(s.Evidence) == 0 {
 			s.Evidence = nil
 		}
+	}
+	if d.Degraded != nil {
+		s.Degraded = *d.Degraded
 	}
 	if h := d.Header; h != nil {
 		s.Version, s.DataDir, s.Addr, s.Meter, s.Demo = h.Version, h.DataDir, h.Addr, h.Meter, h.Demo

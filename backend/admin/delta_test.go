@@ -60,6 +60,10 @@ func TestDiffApply(t *testing.T) {
 				State: evidence.Found, Input: 30, Output: 40, Cost: "0.0042"}}
 			return s
 		}, 1},
+		{"LedgerUnreachable", func(s admin.State) admin.State {
+			s.Degraded = "ledger unreachable: dial tcp 127.0.0.1:5432: connection refused"
+			return s
+		}, 0},
 		{"ClockMoves", func(s admin.State) admin.State {
 			s.Clock = admin.ClockState{Offset: "72h0m0s", Now: time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)}
 			return s
@@ -77,9 +81,10 @@ func TestDiffApply(t *testing.T) {
 			if n := len(d.Runs) + len(d.Holds) + len(d.Tenants); n > tc.rows+1 {
 				t.Errorf("delta carries %d rows, want at most %d: %+v", n, tc.rows+1, d)
 			}
-			// a provider figure that goes (its hold reconciled) goes from the page too
+			// a provider figure that goes (its hold reconciled) goes from the page
+			// too, and so does the banner once the ledger answers again
 			back, _ := json.Marshal(next.Apply(admin.Diff(next, base)))
-			if orig, _ := json.Marshal(base); tc.name == "ProviderFigure" && string(back) != string(orig) {
+			if orig, _ := json.Marshal(base); (tc.name == "ProviderFigure" || tc.name == "LedgerUnreachable") && string(back) != string(orig) {
 				t.Fatalf("Apply(Diff) back =\n%s\nwant\n%s", back, orig)
 			}
 			if (tc.name == "Same" || tc.name == "ClockMoves") && !d.Empty() {

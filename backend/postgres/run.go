@@ -10,35 +10,19 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
-	held_units, overrun_units, evidence, created_at, updated_at, instance,
-	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens,
-	prices, input_units, reserve_micros, cost_micros, overrun_micros, period, provider_id, relayed_units,
-	attempts, failover_of`
+// runColumns are the columns of runs that scanRun reads: the stores'
+// shared ones, then the instance that holds the run.
+const runColumns = ledgersql.RunColumns + `, instance`
 
 func scanRun(r pgx.Row) (ledger.Run, error) {
-	var run ledger.Run
-	var id, status, usage, retryOf, prices, failoverOf string
-	var created, updated int64
-	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
-		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated, &run.Instance,
-		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens,
-		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros, &run.Period,
-		&run.ProviderID, &run.RelayedUnits, &run.Attempts, &failoverOf)
-	if err != nil {
-		return run, err
-	}
-	if run.Prices, err = ledger.ParsePrices(prices); err != nil {
-		return run, fmt.Errorf("run %s: %w", id, err)
-	}
-	run.ID, run.RetryOf, run.FailoverOf = ledger.RunID(id), ledger.RunID(retryOf), ledger.RunID(failoverOf)
-	run.Status = ledger.RunStatus(status)
-	run.Usage = ledger.UsageStatus(usage)
-	run.CreatedAt, run.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return run, nil
+	var instance string
+	run, err := ledgersql.ScanRun(r, &instance)
+	run.Instance = instance
+	return run, err
 }
 
 type queryRower interface {
@@ -47,13 +31,7 @@ type queryRower interface {
 
 func loadRun(ctx context.Context, q queryRower, id ledger.RunID) (ledger.Run, error) {
 	run, err := scanRun(q.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, string(id)))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return run, ledger.Errorf(ledger.CodeRunNotFound, "run %s not found", id)
-	}
-	if err != nil {
-		return run, fmt.Errorf("read run %s: %w", id, err)
-	}
-	return run, nil
+	return run, ledgersql.RunRead(err, pgx.ErrNoRows, id)
 }
 
 // Admit checks and records a run with its hold in one transaction: one
@@ -150,12 +128,7 @@ func (s *Store) admit(ctx context.Context, w *wtx, req ledger.AdmitRequest, epoc
 	w.queue(`INSERT INTO runs (`+runColumns+`, fingerprint, lease_epoch)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
 		$22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`,
-		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
-		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
-		nanos(run.CreatedAt), nanos(run.UpdatedAt), run.Instance,
-		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
-		ledger.PricesText(run.Prices), int64(run.InputUnits), int64(run.ReserveMicros), int64(run.CostMicros),
-		int64(run.OverrunMicros), run.Period, run.ProviderID, int64(run.RelayedUnits), run.Attempts, string(run.FailoverOf), req.Fingerprint, epoch)
+		append(ledgersql.RunValues(run), run.Instance, req.Fingerprint, epoch)...)
 	s.insertRunAudit(w, ledger.AdmitAudit(run, req.Actor, b.Available()), run)
 	return run, nil
 }

@@ -8,48 +8,18 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-const runColumns = `id, tenant_id, upstream, model, quota_day, status, usage, reserve_units, spent_units,
-	held_units, overrun_units, evidence, created_at, updated_at,
-	door, upstream_protocol, idempotency_key, retry_count, retry_of, cached_tokens,
-	prices, input_units, reserve_micros, cost_micros, overrun_micros, period, provider_id, relayed_units,
-	attempts, failover_of`
+// runColumns are the columns of runs that scanRun reads.
+const runColumns = ledgersql.RunColumns
 
-type rowScanner interface{ Scan(dest ...any) error }
-
-func scanRun(r rowScanner) (ledger.Run, error) {
-	var run ledger.Run
-	var id, status, usage, retryOf, prices, failoverOf string
-	var created, updated int64
-	err := r.Scan(&id, &run.TenantID, &run.Upstream, &run.Model, &run.QuotaDay, &status, &usage,
-		&run.ReserveUnits, &run.SpentUnits, &run.HeldUnits, &run.OverrunUnits, &run.Evidence, &created, &updated,
-		&run.Door, &run.UpstreamProtocol, &run.IdempotencyKey, &run.RetryCount, &retryOf, &run.CachedTokens,
-		&prices, &run.InputUnits, &run.ReserveMicros, &run.CostMicros, &run.OverrunMicros, &run.Period,
-		&run.ProviderID, &run.RelayedUnits, &run.Attempts, &failoverOf)
-	if err != nil {
-		return run, err
-	}
-	if run.Prices, err = ledger.ParsePrices(prices); err != nil {
-		return run, fmt.Errorf("run %s: %w", id, err)
-	}
-	run.ID, run.RetryOf, run.FailoverOf = ledger.RunID(id), ledger.RunID(retryOf), ledger.RunID(failoverOf)
-	run.Status = ledger.RunStatus(status)
-	run.Usage = ledger.UsageStatus(usage)
-	run.CreatedAt, run.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return run, nil
-}
+func scanRun(r ledgersql.Scanner) (ledger.Run, error) { return ledgersql.ScanRun(r) }
 
 func loadRun(ctx context.Context, w *wtx, id ledger.RunID) (ledger.Run, error) {
 	run, err := scanRun(w.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, string(id)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return run, ledger.Errorf(ledger.CodeRunNotFound, "run %s not found", id)
-	}
-	if err != nil {
-		return run, fmt.Errorf("read run %s: %w", id, err)
-	}
-	return run, nil
+	return run, ledgersql.RunRead(err, sql.ErrNoRows, id)
 }
 
 // Admit checks and records a run with its hold in one conditional step.
@@ -122,12 +92,7 @@ func admit(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.Run, er
 	}
 	inserted, err := w.insertOnce(ctx, `INSERT INTO runs (`+runColumns+`, fingerprint)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		string(run.ID), run.TenantID, run.Upstream, run.Model, run.QuotaDay, string(run.Status), string(run.Usage),
-		int64(run.ReserveUnits), int64(run.SpentUnits), int64(run.HeldUnits), int64(run.OverrunUnits), run.Evidence,
-		nanos(run.CreatedAt), nanos(run.UpdatedAt),
-		run.Door, run.UpstreamProtocol, run.IdempotencyKey, run.RetryCount, string(run.RetryOf), run.CachedTokens,
-		ledger.PricesText(run.Prices), int64(run.InputUnits), int64(run.ReserveMicros), int64(run.CostMicros),
-		int64(run.OverrunMicros), run.Period, run.ProviderID, int64(run.RelayedUnits), run.Attempts, string(run.FailoverOf), req.Fingerprint)
+		append(ledgersql.RunValues(run), req.Fingerprint)...)
 	if err != nil {
 		return ledger.Run{}, fmt.Errorf("insert run: %w", err)
 	}
@@ -302,13 +267,7 @@ func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int
 // Run returns one run.
 func (s *Store) Run(ctx context.Context, id ledger.RunID) (ledger.Run, error) {
 	run, err := scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, string(id)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return run, ledger.Errorf(ledger.CodeRunNotFound, "run %s not found", id)
-	}
-	if err != nil {
-		return run, fmt.Errorf("read run %s: %w", id, err)
-	}
-	return run, nil
+	return run, ledgersql.RunRead(err, sql.ErrNoRows, id)
 }
 
 // Runs lists runs newest first.
@@ -348,15 +307,8 @@ func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, err
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	defer rows.Close()
-	var out []ledger.Run
-	for rows.Next() {
-		run, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
-		}
-		out = append(out, run)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := ledgersql.Collect(rows, scanRun)
+	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	return out, nil

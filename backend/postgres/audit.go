@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quotagate/quotagate/backend/internal/auditsql"
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -68,8 +69,6 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	return nil
 }
 
-const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at, micros, period, provider_id`
-
 // Audit returns rows matching f in sequence order (newest first when
 // f.Newest); From is inclusive, To exclusive. Each filter has an index
 // ending in seq (0007_audit_page.sql), so a page below a cursor reads about
@@ -80,16 +79,7 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 	if err != nil {
 		return nil, fmt.Errorf("read audit: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.AuditEntry, error) {
-		var e ledger.AuditEntry
-		var at, lastAt int64
-		var kind, run, actor string
-		err := r.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &actor, &e.Reason, &e.Evidence,
-			&e.Units, &e.AvailableBefore, &e.AvailableAfter, &e.Detail, &e.Count, &lastAt, &e.Micros, &e.Period, &e.ProviderID)
-		e.At, e.Kind, e.RunID, e.LastAt = fromNanos(at), ledger.AuditKind(kind), ledger.RunID(run), fromNanos(lastAt)
-		e.Actor = ledger.ReadActor(actor, e.Kind, e.TenantID)
-		return e, err
-	})
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.AuditEntry, error) { return ledgersql.ScanAudit(r) })
 	if err != nil {
 		return nil, fmt.Errorf("read audit: %w", err)
 	}
@@ -98,7 +88,7 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 
 // auditQuery is the SELECT for f and its arguments.
 func auditQuery(f ledger.AuditFilter) (string, []any) {
-	return auditsql.Query(f, auditColumns, auditsql.Dialect{Bind: func(n int) string { return "$" + strconv.Itoa(n) }, Text: textSearch})
+	return auditsql.Query(f, ledgersql.AuditColumns, auditsql.Dialect{Bind: func(n int) string { return "$" + strconv.Itoa(n) }, Text: textSearch})
 }
 
 // auditText is a row's searched text, the expression audit_text indexes

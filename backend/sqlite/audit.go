@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/quotagate/quotagate/backend/internal/auditsql"
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -16,7 +17,7 @@ import (
 // the store's read connections under the simulation's load, so it is not
 // used).
 func auditQuery(f ledger.AuditFilter) (string, []any) {
-	return auditsql.Query(f, auditColumns, auditsql.Dialect{Bind: func(int) string { return "?" }})
+	return auditsql.Query(f, ledgersql.AuditColumns, auditsql.Dialect{Bind: func(int) string { return "?" }})
 }
 
 // insertAudit appends e in the writer's transaction and notes it as one
@@ -157,8 +158,6 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 	return nil
 }
 
-const auditColumns = `seq, at, kind, tenant_id, run_id, actor, reason, evidence, units, available_before, available_after, detail, count, last_at, micros, period, provider_id`
-
 // Audit returns rows matching f in sequence order (newest first when
 // f.Newest); From is inclusive, To exclusive. Each filter has an index
 // (0010_audit_page.sql), and SQLite reads an index's entries in rowid (seq)
@@ -171,24 +170,8 @@ func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.Audit
 		return nil, fmt.Errorf("read audit: %w", err)
 	}
 	defer rows.Close()
-	var out []ledger.AuditEntry
-	for rows.Next() {
-		var e ledger.AuditEntry
-		var at, lastAt int64
-		var kind, run, actor string
-		var units, before, after int64
-		if err := rows.Scan(&e.Seq, &at, &kind, &e.TenantID, &run, &actor, &e.Reason, &e.Evidence,
-			&units, &before, &after, &e.Detail, &e.Count, &lastAt, &e.Micros, &e.Period, &e.ProviderID); err != nil {
-			return nil, fmt.Errorf("read audit: %w", err)
-		}
-		e.At, e.LastAt = fromNanos(at), fromNanos(lastAt)
-		e.Kind = ledger.AuditKind(kind)
-		e.RunID = ledger.RunID(run)
-		e.Actor = ledger.ReadActor(actor, e.Kind, e.TenantID)
-		e.Units, e.AvailableBefore, e.AvailableAfter = ledger.Units(units), ledger.Units(before), ledger.Units(after)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := ledgersql.Collect(rows, ledgersql.ScanAudit)
+	if err != nil {
 		return nil, fmt.Errorf("read audit: %w", err)
 	}
 	return out, nil

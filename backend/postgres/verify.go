@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/price"
 )
@@ -110,11 +111,8 @@ func (v *verifier) auditChain() {
 		WHERE balance ORDER BY tenant_id, seq`, []any{&seq, &tenant, &per, &kind, &units, &before, &after},
 		func() { v.AuditRow(seq, tenant, per, ledger.AuditKind(kind), units, before, after) })
 	var avail, spent ledger.Units
-	v.each(`SELECT id, budget_units - spent_units - held_units, spent_units FROM tenants ORDER BY id`,
-		[]any{&tenant, &avail, &spent}, func() { v.TenantEnd(tenant, avail, spent) })
-	v.each(`SELECT p.tenant_id, p.period, t.budget_units - p.spent_units - p.held_units, p.spent_units
-		FROM tenant_periods p JOIN tenants t ON t.id = p.tenant_id ORDER BY p.tenant_id, p.period`,
-		[]any{&tenant, &per, &avail, &spent}, func() { v.PeriodEnd(tenant, per, avail, spent) })
+	v.each(ledgersql.TenantEnds, []any{&tenant, &avail, &spent}, func() { v.TenantEnd(tenant, avail, spent) })
+	v.each(ledgersql.PeriodEnds, []any{&tenant, &per, &avail, &spent}, func() { v.PeriodEnd(tenant, per, avail, spent) })
 }
 
 func (v *verifier) runsAgainstAudit() {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/price"
 )
@@ -214,16 +215,27 @@ func (v *verifier) each(query string, fn func(rows *sql.Rows) error) {
 	v.each2(query, nil, fn)
 }
 
+// scan runs query and calls fn after scanning each row into dest, until
+// an error.
+func (v *verifier) scan(query string, dest []any, fn func()) {
+	if v.err != nil {
+		return
+	}
+	rows, err := v.tx.QueryContext(v.ctx, query)
+	if err != nil {
+		v.err = err
+		return
+	}
+	defer rows.Close()
+	v.err = ledgersql.ForEach(rows, dest, fn)
+}
+
 func (v *verifier) quickCheck() {
-	v.each(`PRAGMA quick_check`, func(rows *sql.Rows) error {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			return err
-		}
+	var line string
+	v.scan(`PRAGMA quick_check`, []any{&line}, func() {
 		if line != "ok" {
 			v.Addf("sqlite quick_check: %s", line)
 		}
-		return nil
 	})
 }
 
@@ -261,104 +273,56 @@ func (v *verifier) balances() {
 // and its settle or reconcile row its cost (rows before money carry 0, as
 // their runs do).
 func (v *verifier) runsMoney() {
-	v.each(`SELECT r.id, CASE WHEN a.kind = 'admit' THEN 'reserve' ELSE 'cost' END,
+	var id, what string
+	var want, got price.Micros
+	v.scan(`SELECT r.id, CASE WHEN a.kind = 'admit' THEN 'reserve' ELSE 'cost' END,
 			CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END, sum(a.micros)
 		FROM `+v.runsFrom()+` JOIN audit a ON a.run_id = r.id AND a.balance = 1
 			AND (a.kind = 'admit' OR a.kind = 'settle' OR a.kind = 'reconcile')
 		GROUP BY r.id, a.kind = 'admit'
 		HAVING sum(a.micros) != CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END ORDER BY r.id`,
-		func(rows *sql.Rows) error {
-			var id, what string
-			var want, got price.Micros
-			if err := rows.Scan(&id, &what, &want, &got); err != nil {
-				return err
-			}
-			v.RunMoneyRows(id, what, want, got)
-			return nil
-		})
+		[]any{&id, &what, &want, &got}, func() { v.RunMoneyRows(id, what, want, got) })
 }
 
 func (v *verifier) auditChain() {
-	v.each(fmt.Sprintf(`SELECT seq, tenant_id, period, kind, units, available_before, available_after FROM audit
-		WHERE balance = 1 AND seq > %d AND seq <= %d ORDER BY tenant_id, seq`, v.after, v.top), func(rows *sql.Rows) error {
-		var seq int64
-		var tenant, period, kind string
-		var units, before, after ledger.Units
-		if err := rows.Scan(&seq, &tenant, &period, &kind, &units, &before, &after); err != nil {
-			return err
-		}
-		v.AuditRow(seq, tenant, period, ledger.AuditKind(kind), units, before, after)
-		return nil
-	})
+	var seq int64
+	var tenant, period, kind string
+	var units, before, after ledger.Units
+	v.scan(fmt.Sprintf(`SELECT seq, tenant_id, period, kind, units, available_before, available_after FROM audit
+		WHERE balance = 1 AND seq > %d AND seq <= %d ORDER BY tenant_id, seq`, v.after, v.top),
+		[]any{&seq, &tenant, &period, &kind, &units, &before, &after},
+		func() { v.AuditRow(seq, tenant, period, ledger.AuditKind(kind), units, before, after) })
 	v.EndReplay()
-	v.each(`SELECT p.tenant_id, p.period, t.budget_units - p.spent_units - p.held_units, p.spent_units
-		FROM tenant_periods p JOIN tenants t ON t.id = p.tenant_id ORDER BY p.tenant_id, p.period`,
-		func(rows *sql.Rows) error {
-			var tenant, period string
-			var avail, spent ledger.Units
-			if err := rows.Scan(&tenant, &period, &avail, &spent); err != nil {
-				return err
-			}
-			v.PeriodEnd(tenant, period, avail, spent)
-			return nil
-		})
-	v.each(`SELECT id, budget_units - spent_units - held_units, spent_units FROM tenants ORDER BY id`,
-		func(rows *sql.Rows) error {
-			var tenant string
-			var avail, spent ledger.Units
-			if err := rows.Scan(&tenant, &avail, &spent); err != nil {
-				return err
-			}
-			v.TenantEnd(tenant, avail, spent)
-			return nil
-		})
+	var avail, spent ledger.Units
+	v.scan(ledgersql.PeriodEnds, []any{&tenant, &period, &avail, &spent}, func() { v.PeriodEnd(tenant, period, avail, spent) })
+	v.scan(ledgersql.TenantEnds, []any{&tenant, &avail, &spent}, func() { v.TenantEnd(tenant, avail, spent) })
 }
 
 func (v *verifier) runsAgainstAudit() {
-	v.each(`SELECT r.id, r.reserve_units, count(a.seq), coalesce(min(a.units), -1), coalesce(max(a.units), -1)
+	var id, usage string
+	var reserve, lo, hi, spent, units ledger.Units
+	var n int
+	var seq int64
+	v.scan(`SELECT r.id, r.reserve_units, count(a.seq), coalesce(min(a.units), -1), coalesce(max(a.units), -1)
 		FROM `+v.runsFrom()+` LEFT JOIN audit a ON a.run_id = r.id AND a.kind = 'admit' AND a.balance = 1
 		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.reserve_units ORDER BY r.id`,
-		func(rows *sql.Rows) error {
-			var id string
-			var reserve, lo, hi ledger.Units
-			var n int
-			if err := rows.Scan(&id, &reserve, &n, &lo, &hi); err != nil {
-				return err
-			}
-			v.AdmitRows(id, reserve, n, lo, hi)
-			return nil
-		})
+		[]any{&id, &reserve, &n, &lo, &hi}, func() { v.AdmitRows(id, reserve, n, lo, hi) })
 	v.runsMoney()
-	v.each(`SELECT a.seq, a.run_id FROM audit a LEFT JOIN runs r ON r.id = a.run_id
+	v.scan(`SELECT a.seq, a.run_id FROM audit a LEFT JOIN runs r ON r.id = a.run_id
 		WHERE a.kind = 'admit' AND a.balance = 1 AND r.id IS NULL AND a.seq > `+fmt.Sprint(v.after)+` ORDER BY a.seq`,
-		func(rows *sql.Rows) error {
-			var seq int64
-			var id string
-			if err := rows.Scan(&seq, &id); err != nil {
-				return err
-			}
-			v.MissingRun(seq, id)
-			return nil
-		})
-	v.each(`SELECT r.id, r.usage, r.spent_units, count(a.seq), coalesce(min(a.units), -1)
+		[]any{&seq, &id}, func() { v.MissingRun(seq, id) })
+	v.scan(`SELECT r.id, r.usage, r.spent_units, count(a.seq), coalesce(min(a.units), -1)
 		FROM `+v.runsFrom()+` LEFT JOIN audit a ON a.run_id = r.id AND a.kind IN ('settle', 'reconcile') AND a.balance = 1
 		WHERE r.usage IN ('trusted', 'reconciled') OR a.seq IS NOT NULL
 		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.spent_units OR r.usage NOT IN ('trusted', 'reconciled')
 		ORDER BY r.id`,
-		func(rows *sql.Rows) error {
-			var id, usage string
-			var spent, units ledger.Units
-			var n int
-			if err := rows.Scan(&id, &usage, &spent, &n, &units); err != nil {
-				return err
-			}
-			v.SettleRows(id, usage, spent, n, units)
-			return nil
-		})
+		[]any{&id, &usage, &spent, &n, &units}, func() { v.SettleRows(id, usage, spent, n, units) })
 }
 
 func (v *verifier) quotaDays() {
-	v.each(`WITH sums AS (
+	var up, model, day string
+	var usage, held, rUsage, rHeld ledger.Units
+	v.scan(`WITH sums AS (
 			SELECT upstream, model, day, sum(usage) AS usage, sum(held) AS held FROM (
 				SELECT upstream, model, quota_day AS day, spent_units + overrun_units AS usage, held_units AS held
 				FROM runs WHERE quota_day != ''
@@ -374,15 +338,7 @@ func (v *verifier) quotaDays() {
 		LEFT JOIN sums s ON s.upstream = k.upstream AND s.model = k.model AND s.day = k.day
 		WHERE coalesce(q.usage_units, 0) != coalesce(s.usage, 0) OR coalesce(q.held_units, 0) != coalesce(s.held, 0)
 		ORDER BY k.upstream, k.model, k.day`,
-		func(rows *sql.Rows) error {
-			var up, model, day string
-			var usage, held, rUsage, rHeld ledger.Units
-			if err := rows.Scan(&up, &model, &day, &usage, &held, &rUsage, &rHeld); err != nil {
-				return err
-			}
-			v.QuotaDay(up, model, day, usage, held, rUsage, rHeld)
-			return nil
-		})
+		[]any{&up, &model, &day, &usage, &held, &rUsage, &rHeld}, func() { v.QuotaDay(up, model, day, usage, held, rUsage, rHeld) })
 }
 
 // periods checks each tenant's period books against the sums over the runs

@@ -86,3 +86,15 @@ func CeilUnix(t time.Time) int64 {
 	}
 	return t.Unix() + 1
 }
+
+// ForEach scans every row of rows into dest and calls fn after each, as
+// pgx.ForEachRow does; the caller closes rows.
+func ForEach(rows Rows, dest []any, fn func()) error {
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		fn()
+	}
+	return rows.Err()
+}

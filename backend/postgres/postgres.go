@@ -136,7 +136,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		chCommit: "quotagate_commit_" + schema, chCancel: "quotagate_cancel_" + schema}
 	s.Transitions.Apply = s.transition
 	s.Reads = ledgersql.Reads{Q: reader{pool}, NoRows: pgx.ErrNoRows, InPeriods: s.balances,
-		OutboxPending: outboxPending}
+		OutboxPending: outboxPending, RunTable: ledgersql.RunTable{Columns: runColumns, Scan: scanRun, Seq: "seq"}}
 	return s, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,7 +17,7 @@ import (
 // shared ones, then the instance that holds the run.
 const runColumns = ledgersql.RunColumns + `, instance`
 
-func scanRun(r pgx.Row) (ledger.Run, error) {
+func scanRun(r ledgersql.Scanner) (ledger.Run, error) {
 	var instance string
 	run, err := ledgersql.ScanRun(r, &instance)
 	run.Instance = instance
@@ -368,52 +367,6 @@ func (s *Store) interruptOpen(ctx context.Context, instance string, actor ledger
 		}
 	}
 	return n, nil
-}
-
-// Run returns one run.
-func (s *Store) Run(ctx context.Context, id ledger.RunID) (ledger.Run, error) {
-	return loadRun(ctx, s.pool, id)
-}
-
-// Runs lists runs newest first.
-func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, error) {
-	var where []string
-	var args []any
-	if f.TenantID != "" {
-		args = append(args, f.TenantID)
-		where = append(where, fmt.Sprintf("tenant_id = $%d", len(args)))
-	}
-	if f.HoldingOnly {
-		where = append(where, "usage IN ('pending', 'unknown')")
-	}
-	if f.Before != "" {
-		var at, seq int64
-		err := s.pool.QueryRow(ctx, `SELECT created_at, seq FROM runs WHERE id = $1`, string(f.Before)).Scan(&at, &seq)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, ledger.Errorf(ledger.CodeRunNotFound, "run %s not found", f.Before)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list runs before %s: %w", f.Before, err)
-		}
-		args = append(args, at, seq)
-		where = append(where, fmt.Sprintf("(created_at, seq) < ($%d, $%d)", len(args)-1, len(args)))
-	}
-	q := `SELECT ` + runColumns + ` FROM runs`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	limit := f.RunsLimit()
-	args = append(args, limit)
-	q += fmt.Sprintf(" ORDER BY created_at DESC, seq DESC LIMIT $%d", len(args))
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Run, error) { return scanRun(r) })
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	return out, nil
 }
 
 // retryGroup decides req's place among the tenant's earlier runs: a

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -262,56 +261,6 @@ func (s *Store) RecoverInterrupted(ctx context.Context, actor ledger.Actor) (int
 		return 0, fmt.Errorf("recover interrupted runs: %w", err)
 	}
 	return n, nil
-}
-
-// Run returns one run.
-func (s *Store) Run(ctx context.Context, id ledger.RunID) (ledger.Run, error) {
-	run, err := scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, string(id)))
-	return run, ledgersql.RunRead(err, sql.ErrNoRows, id)
-}
-
-// Runs lists runs newest first.
-func (s *Store) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, error) {
-	var where []string
-	var args []any
-	if f.TenantID != "" {
-		where = append(where, "tenant_id = ?")
-		args = append(args, f.TenantID)
-	}
-	if f.HoldingOnly {
-		where = append(where, "usage IN ('pending', 'unknown')")
-	}
-	if f.Before != "" {
-		// Row values compare on the listing's index (created_at, then the
-		// rowid every entry ends in), so the page starts at the cursor.
-		var at, rowid int64
-		err := s.queryRow(ctx, `SELECT created_at, rowid FROM runs WHERE id = ?`, string(f.Before)).Scan(&at, &rowid)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, ledger.Errorf(ledger.CodeRunNotFound, "run %s not found", f.Before)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list runs before %s: %w", f.Before, err)
-		}
-		where = append(where, "(created_at, rowid) < (?, ?)")
-		args = append(args, at, rowid)
-	}
-	q := `SELECT ` + runColumns + ` FROM runs`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	limit := f.RunsLimit()
-	q += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
-	args = append(args, limit)
-	rows, err := s.query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	defer rows.Close()
-	out, err := ledgersql.Collect(rows, scanRun)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	return out, nil
 }
 
 // The admission's look-ups of earlier runs. Each repeats its partial index's

@@ -194,7 +194,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	s.Transitions.Apply = s.transition
 	s.Reads = ledgersql.Reads{Q: reader{s}, NoRows: sql.ErrNoRows, InPeriods: s.balances,
-		OutboxPending: outboxPending}
+		OutboxPending: outboxPending, RunTable: ledgersql.RunTable{Columns: runColumns, Scan: scanRun, Seq: "rowid"}}
 	go s.writer()
 	return s, nil
 }

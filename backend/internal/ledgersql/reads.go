@@ -31,6 +31,8 @@ type Reads struct {
 	// next one is due (0 when none): what the stores' outboxes keep
 	// differently (PostgreSQL's claims have leases).
 	OutboxPending string
+	// RunTable is how Run and Runs read the store's runs.
+	RunTable RunTable
 }
 
 // OutboxStatus reports the undelivered count and the latest attempt

@@ -78,22 +78,12 @@ func (v *verifier) runsCheckpoint() *ledger.RunsCheckpoint {
 
 // archivedTally adds the archived months' summaries to t.
 func (v *verifier) archivedTally(t *ledger.Tally) {
-	v.each(`SELECT tenant_id, period, spent_units, spent_micros FROM archive_summaries`, func(rows *sql.Rows) error {
-		var s ledger.ArchiveSummary
-		if err := rows.Scan(&s.TenantID, &s.Period, &s.SpentUnits, &s.SpentMicros); err != nil {
-			return err
-		}
-		t.AddSummary(s)
-		return nil
-	})
-	v.each(`SELECT upstream, model, day, usage_units FROM archive_quota_days`, func(rows *sql.Rows) error {
-		var q ledger.ArchivedQuota
-		if err := rows.Scan(&q.Upstream, &q.Model, &q.Day, &q.Usage); err != nil {
-			return err
-		}
-		t.AddQuota(q)
-		return nil
-	})
+	var s ledger.ArchiveSummary
+	v.scan(`SELECT tenant_id, period, spent_units, spent_micros FROM archive_summaries`,
+		[]any{&s.TenantID, &s.Period, &s.SpentUnits, &s.SpentMicros}, func() { t.AddSummary(s) })
+	var q ledger.ArchivedQuota
+	v.scan(`SELECT upstream, model, day, usage_units FROM archive_quota_days`,
+		[]any{&q.Upstream, &q.Model, &q.Day, &q.Usage}, func() { t.AddQuota(q) })
 }
 
 // booksAgainst checks every tenant's balance row, period books and guarded
@@ -144,13 +134,10 @@ func (v *verifier) booksAgainst(t *ledger.Tally) {
 // daysAgainst checks each guarded model's day against t.
 func (v *verifier) daysAgainst(t *ledger.Tally) {
 	seen := map[ledger.DayKey]bool{}
-	v.each(`SELECT upstream, model, day, usage_units, held_units FROM quota_days ORDER BY upstream, model, day`,
-		func(rows *sql.Rows) error {
-			var k ledger.DayKey
-			var usage, held ledger.Units
-			if err := rows.Scan(&k.Upstream, &k.Model, &k.Day, &usage, &held); err != nil {
-				return err
-			}
+	var k ledger.DayKey
+	var usage, held ledger.Units
+	v.scan(`SELECT upstream, model, day, usage_units, held_units FROM quota_days ORDER BY upstream, model, day`,
+		[]any{&k.Upstream, &k.Model, &k.Day, &usage, &held}, func() {
 			seen[k] = true
 			var s ledger.DaySums
 			if d := t.Days[k]; d != nil {
@@ -159,7 +146,6 @@ func (v *verifier) daysAgainst(t *ledger.Tally) {
 			if usage != s.Usage || held != s.Held {
 				v.QuotaDay(k.Upstream, k.Model, k.Day, usage, held, s.Usage, s.Held)
 			}
-			return nil
 		})
 	for k, s := range t.Days {
 		if !seen[k] && (s.Usage != 0 || s.Held != 0) {

@@ -42,7 +42,7 @@ export interface Actions {
   /** reconcile settles a held run; cost is the provider's bill as a decimal string of the gateway's currency, when given. */
   reconcile(runID: string, units: number, evidence: string, scope?: string, cost?: string): Promise<boolean>;
   reconcileMany(runIDs: readonly string[], units: number, evidence: string, scope: string): Promise<boolean>;
-  /** applyFinding reconciles a held run with its provider's figure; the result or the refusal is noted under reconcile:<run>. */
+  /** applyFinding reconciles a held run with its provider's figure; the result or the refusal is noted under apply:<run>. */
   applyFinding(runID: string, figure: number): Promise<boolean>;
   cancelRun(runID: string, scope?: string): Promise<boolean>;
   syncQuota(upstream: string, model: string): Promise<boolean>;
@@ -243,7 +243,7 @@ export class Store implements Actions, Core {
   }
 
   applyFinding(runID: string, figure: number) {
-    return this.run(`reconcile:${runID}`, `reconcile:${runID}`, () => t('rec.done', { run: runID, units: units(figure) }), () =>
+    return this.run(`reconcile:${runID}`, `apply:${runID}`, () => t('rec.done', { run: runID, units: units(figure) }), () =>
       this.deps.api.applyFinding(runID),
     );
   }

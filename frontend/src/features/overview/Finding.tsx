@@ -4,6 +4,7 @@ import { lang, t } from '../../lib/i18n';
 import { currencyOf, microsOf } from '../../lib/money';
 import { useStore, useView } from '../../state/use';
 import { useNow } from '../../state/clock';
+import { Note } from '../../ui/Note';
 
 /**
  * costText is the provider's cost in the page's money format, with as many
@@ -53,6 +54,7 @@ export function ProviderFinding(props: { runID: string }) {
   const currency = useView((v) => currencyOf(v.state));
   const busy = useView((v) => v.busy.has(`reconcile:${props.runID}`));
   const now = useNow(60_000);
+  const refused = useView((v) => v.notes.get(`apply:${props.runID}`)?.kind === 'error');
   if (!f) return null;
   return (
     <div class={`finding finding-${f.state}`} data-testid={`finding-${props.runID}`}>
@@ -68,6 +70,7 @@ export function ProviderFinding(props: { runID: string }) {
           {busy ? t('rec.saving') : t('find.apply')}
         </button>
       )}
+      {refused && <Note scope={`apply:${props.runID}`} testid={`apply-error-${props.runID}`} />}
     </div>
   );
 }

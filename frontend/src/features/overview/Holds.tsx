@@ -90,7 +90,14 @@ export function Holds() {
           <HoldGroup key={g.root} g={g} width={columns.length} labels={labels} picks={picks} onReconcile={(id) => show([id])} />
         ))}
       </TablePanel>
-      {[...notes].map(([scope, n]) => (scope.startsWith('dialog:') && n.kind === 'ok' ? <Note key={scope} scope={scope} /> : null))}
+      {[...notes].map(([scope, n]) =>
+        // a settled hold leaves the table: its success is said under it
+        scope.startsWith('dialog:') && n.kind === 'ok' ? (
+          <Note key={scope} scope={scope} />
+        ) : scope.startsWith('apply:') && n.kind === 'ok' ? (
+          <Note key={scope} scope={scope} testid={`applied-${scope.slice('apply:'.length)}`} />
+        ) : null,
+      )}
       {open && openRuns.length > 0 && (
         <ReconcileDialog
           key={opened}

@@ -45,7 +45,7 @@ describe('the provider figure on a hold', () => {
     expect(q(`finding-text-${HELD}`)!.textContent).toBe('the provider reports 1,234 input + 567 output tokens, $0.0042, looked up at 10:42:00 UTC');
     await act(async () => (q(`finding-apply-${HELD}`) as HTMLButtonElement).click());
     expect(applied).toEqual([HELD]);
-    expect(q(`notice-${HELD}`)!.textContent).toContain(`Run ${HELD} reconciled at 1,801 units.`);
+    expect(q(`applied-${HELD}`)!.textContent).toContain(`Run ${HELD} reconciled at 1,801 units.`);
   });
 
   it('shows the refusal of an Apply in the error style', async () => {
@@ -56,7 +56,8 @@ describe('the provider figure on a hold', () => {
       },
     });
     await act(async () => (q(`finding-apply-${HELD}`) as HTMLButtonElement).click());
-    const n = q(`notice-${HELD}`)!;
+    const n = q(`apply-error-${HELD}`)!;
+    expect(q(`applied-${HELD}`)).toBeNull();
     expect(n.classList.contains('error')).toBe(true);
     expect(n.getAttribute('role')).toBe('alert');
   });

@@ -102,6 +102,9 @@ type Server struct {
 	mu      sync.Mutex
 	tenants []config.Tenant // configured policy, as last applied to the ledger
 	fence   *tenantFence    // admissions of a tenant being deleted (tenantdelete.go)
+	// lastBooks is the ledger's part of the admin state as last read, shown
+	// while a shared ledger is unreachable.
+	lastBooks admin.State
 
 	closeOnce sync.Once
 	closeErr  error

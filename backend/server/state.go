@@ -96,15 +96,26 @@ func (s *Server) State(ctx context.Context) (admin.State, error) {
 	for _, u := range s.cfg.Upstreams {
 		st.Demo = st.Demo || u.Kind == config.KindDemo
 	}
-	if err := s.ledgerState(ctx, &st, now); err != nil {
+	var books admin.State
+	if err := s.ledgerState(ctx, &books, now); err != nil {
 		if !s.ledgerUnreachable(ctx, err) {
 			return st, err
 		}
 		// The dashboard keeps answering while a shared ledger is away (a
-		// database restarting): it says so, with what this gateway knows.
+		// database restarting): it says so, and shows the ledger's figures
+		// as last read rather than none at all.
 		s.log.Warn("admin state: the ledger is unreachable", "err", err)
 		st.Degraded = "ledger unreachable: " + err.Error()
+		s.mu.Lock()
+		books = s.lastBooks
+		s.mu.Unlock()
+	} else {
+		s.mu.Lock()
+		s.lastBooks = books
+		s.mu.Unlock()
 	}
+	st.Tenants, st.Periods, st.Runs, st.Holds = books.Tenants, books.Periods, books.Runs, books.Holds
+	st.Evidence, st.Snapshots, st.Alerts, st.Quota = books.Evidence, books.Snapshots, books.Alerts, books.Quota
 	st.Gates = s.gates.State()
 	st.Keys = s.assembly.keys()
 	st.Routes = routeStates(s.assembly.gateway.Routes(), st.Quota, st.Gates)

@@ -168,6 +168,10 @@ func runCut(t *testing.T, cut time.Duration, streams int, pastLease bool) {
 	}
 	doneStreams := readAll(inflight)
 	ids := runIDs(inflight)
+	// An open dashboard has read gw-0's state before the cut.
+	if status, body := do(t, "GET", gw0.url+"/admin/api/state", adminToken); status != http.StatusOK || strings.Contains(body, `"degraded"`) {
+		t.Fatalf("gw-0's admin state before the cut: %d %.300s", status, body)
+	}
 	proxy.cutOff()
 	cutAt := time.Now()
 	// Within the lease, a cancel sent on gw-1 while gw-0 cannot hear it
@@ -190,6 +194,11 @@ func runCut(t *testing.T, cut time.Duration, streams int, pastLease bool) {
 	// While cut off, gw-0 refuses new calls 503 with Retry-After.
 	if status, code, ra := postRetryAfter(ctx, gw0, keyA, chatBody("hello", 20)); status != http.StatusServiceUnavailable || code != ledger.CodeLedgerUnavailable || ra == "" {
 		t.Errorf("a call to gw-0 while cut off: %d %s Retry-After %q; want 503 ledger_unavailable with Retry-After", status, code, ra)
+	}
+	// Its dashboard says why, and keeps the ledger's figures as last read.
+	if status, body := do(t, "GET", gw0.url+"/admin/api/state", adminToken); status != http.StatusOK ||
+		!strings.Contains(body, `"degraded":"ledger unreachable`) || !strings.Contains(body, `"tenant":"a"`) {
+		t.Errorf("gw-0's admin state while cut off: %d %.300s; want 200, degraded, and tenant a as last read", status, body)
 	}
 	proxy.restore()
 	restored := time.Now()

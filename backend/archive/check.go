@@ -1,49 +1,36 @@
 package archive
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
 // Check re-reads the archive at path against the summaries the ledger
-// keeps of its month (want) and returns its header and one line per
-// difference: a row whose content no longer has its hash is named, and so
-// is every summary the rows no longer add up to. An error is a file that
-// cannot be read to its end.
-func Check(path string, want []ledger.ArchiveSummary) (Header, []string, error) {
-	r, err := Open(path)
-	if err != nil {
-		return Header{}, nil, err
+// keeps of its month (want) and returns its header, one line per
+// difference — a row whose content no longer has its hash is named, and
+// so is every summary the rows no longer add up to — and the parts of the
+// file the ledger keeps no summary of at all (pending: their runs were
+// never moved, as when archiving stopped part way). An error is a file
+// that cannot be read to its end.
+func Check(path string, want []ledger.ArchiveSummary) (h Header, problems []string, pending []int64, err error) {
+	done := map[int64]bool{}
+	for _, w := range want {
+		done[w.Part] = true
 	}
-	defer r.Close()
-	z := NewSummarizer(r.Header.Month)
-	var problems []string
-	for {
-		rec, line, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	var got []ledger.ArchiveSummary
+	h, err = ReadParts(path, func(p Part) error {
+		problems = append(problems, p.Altered...)
+		if done[p.Index] {
+			got = append(got, p.Summaries...)
+		} else {
+			pending = append(pending, p.Index)
 		}
-		if err != nil {
-			return r.Header, problems, err
-		}
-		h, _, err := RowHash(rec.Table, rec.Row)
-		if err != nil {
-			return r.Header, problems, fmt.Errorf("archive line %d: %w", line, err)
-		}
-		if hex.EncodeToString(h[:]) != rec.Hash {
-			problems = append(problems, fmt.Sprintf("line %d: %s was altered: its content no longer has the hash it was archived with",
-				line, Describe(rec.Table, rec.Row)))
-		}
-		if err := z.Add(rec.Table, rec.Row, h); err != nil {
-			problems = append(problems, fmt.Sprintf("line %d: %v", line, err))
-		}
-	}
-	got, _ := z.Summaries()
-	return r.Header, append(problems, Compare(got, want)...), nil
+		return nil
+	})
+	return h, append(problems, Compare(got, want)...), pending, err
 }
 
 // Compare returns one line per summary of the file (got) that differs from
@@ -52,24 +39,38 @@ func Compare(got, want []ledger.ArchiveSummary) []string {
 	var problems []string
 	ledgerHas := map[key]ledger.ArchiveSummary{}
 	for _, w := range want {
-		ledgerHas[key{w.TenantID, w.Period}] = w
+		ledgerHas[key{w.TenantID, w.Period, w.Part}] = w
 	}
 	for _, g := range got {
-		k := key{g.TenantID, g.Period}
+		k := key{g.TenantID, g.Period, g.Part}
 		w, ok := ledgerHas[k]
 		delete(ledgerHas, k)
 		switch {
 		case !ok:
-			problems = append(problems, fmt.Sprintf("tenant %s period %q: the archive holds rows of it, the ledger no summary (%s)",
-				g.TenantID, g.Period, g.Digest()))
+			problems = append(problems, fmt.Sprintf("tenant %s period %q%s: the archive holds rows of it, the ledger no summary (%s)",
+				g.TenantID, g.Period, partSuffix(g.Part), g.Digest()))
 		case w.Digest() != g.Digest():
-			problems = append(problems, fmt.Sprintf("tenant %s period %q: the archive's rows add up to %s; the ledger's summary says %s",
-				g.TenantID, g.Period, g.Digest(), w.Digest()))
+			problems = append(problems, fmt.Sprintf("tenant %s period %q%s: the archive's rows add up to %s; the ledger's summary says %s",
+				g.TenantID, g.Period, partSuffix(g.Part), g.Digest(), w.Digest()))
 		}
 	}
+	rest := make([]ledger.ArchiveSummary, 0, len(ledgerHas))
 	for _, w := range ledgerHas {
-		problems = append(problems, fmt.Sprintf("tenant %s period %q: the ledger's summary (%s) has no rows in the archive",
-			w.TenantID, w.Period, w.Digest()))
+		rest = append(rest, w)
+	}
+	SortSummaries(rest)
+	for _, w := range rest {
+		problems = append(problems, fmt.Sprintf("tenant %s period %q%s: the ledger's summary (%s) has no rows in the archive",
+			w.TenantID, w.Period, partSuffix(w.Part), w.Digest()))
 	}
 	return problems
 }
+
+func partSuffix(part int64) string {
+	if part == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" part %d", part)
+}
+
+func hexHash(h [sha256.Size]byte) string { return hex.EncodeToString(h[:]) }

@@ -1,11 +1,14 @@
 // Package archive is the file a closed month of the ledger is moved into:
-// gzip-compressed JSON Lines, one header line and then one line per row —
-// the month's runs (by id), then their audit rows (by seq) — each row as
-// its columns by name, with a SHA-256 of the row itself. A Summarizer
-// turns the rows into the summaries the ledger keeps (one per tenant and
-// budget period: counts, units, money, first and last seq, and a hash over
-// the rows' hashes), so that the store that archives and `verify
-// --archive` that re-reads the file compute them alike.
+// gzip-compressed JSON Lines, one header line and then one line per row,
+// each row as its columns by name, with a SHA-256 of the row itself. The
+// rows come in parts — a few thousand runs (by id), then their audit rows
+// (by seq) — each the rows one transaction of the ledger deletes, so that
+// archiving a month never holds the ledger's writer for longer than one
+// part. A Summarizer turns the rows into the summaries the ledger keeps
+// (one per tenant, budget period and part: counts, units, money, first
+// and last seq, and a hash over the rows' hashes), so that the store that
+// archives and `verify --archive` that re-reads the file compute them
+// alike; ReadParts hands a file back part by part.
 //
 // Rows are kept by column name rather than as a fixed struct, so that a
 // month archived by one version of the schema restores into the next as

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -37,8 +38,11 @@ type Row map[string]any
 // Record is one line after the header.
 type Record struct {
 	Table string `json:"table"`
-	Row   Row    `json:"row"`
-	Hash  string `json:"hash"` // hex SHA-256 of the row (RowHash)
+	// Part is the transaction of the ledger that moves the row (a file
+	// written before months moved in parts has none: part 0).
+	Part int64  `json:"part,omitempty"`
+	Row  Row    `json:"row"`
+	Hash string `json:"hash"` // hex SHA-256 of the row (RowHash)
 }
 
 // RowHash is the SHA-256 of table and row as canonical JSON (encoding/json
@@ -86,9 +90,9 @@ func Create(path string, h Header) (*Writer, error) {
 	return w, nil
 }
 
-// Write appends one row and returns its hash. The row's JSON is encoded
-// once, for the hash and the line.
-func (w *Writer) Write(table string, row Row) ([sha256.Size]byte, error) {
+// Write appends one row of part and returns its hash. The row's JSON is
+// encoded once, for the hash and the line.
+func (w *Writer) Write(part int64, table string, row Row) ([sha256.Size]byte, error) {
 	h, b, err := RowHash(table, row)
 	if err != nil {
 		return h, err
@@ -96,7 +100,12 @@ func (w *Writer) Write(table string, row Row) ([sha256.Size]byte, error) {
 	line := make([]byte, 0, len(b)+len(table)+2*sha256.Size+40)
 	line = append(line, `{"table":"`...)
 	line = append(line, table...)
-	line = append(line, `","hash":"`...)
+	line = append(line, '"')
+	if part > 0 {
+		line = append(line, `,"part":`...)
+		line = strconv.AppendInt(line, part, 10)
+	}
+	line = append(line, `,"hash":"`...)
 	line = hex.AppendEncode(line, h[:])
 	line = append(line, `","row":`...)
 	line = append(line, b...)

@@ -11,7 +11,10 @@ import (
 	"github.com/quotagate/quotagate/backend/price"
 )
 
-type key struct{ tenant, period string }
+type key struct {
+	tenant, period string
+	part           int64
+}
 
 type quotaKey struct{ upstream, model, day string }
 
@@ -24,7 +27,8 @@ type sumState struct {
 // the summaries the ledger keeps of them.
 type Summarizer struct {
 	month  string
-	runKey map[string]key
+	part   int64
+	runKey map[string]key // of the part's runs
 	sums   map[key]*sumState
 	quota  map[quotaKey]ledger.Units
 }
@@ -35,11 +39,15 @@ func NewSummarizer(month string) *Summarizer {
 		quota: map[quotaKey]ledger.Units{}}
 }
 
-// Add counts one row whose hash is h. A run comes before its audit rows.
-func (z *Summarizer) Add(table string, row Row, h [sha256.Size]byte) error {
+// Add counts one row of part whose hash is h. A run comes before its
+// audit rows, in the same part.
+func (z *Summarizer) Add(part int64, table string, row Row, h [sha256.Size]byte) error {
+	if part != z.part {
+		z.part, z.runKey = part, map[string]key{}
+	}
 	switch table {
 	case TableRuns:
-		k := key{str(row, "tenant_id"), str(row, "period")}
+		k := key{str(row, "tenant_id"), str(row, "period"), part}
 		id := str(row, "id")
 		z.runKey[id] = k
 		st := z.state(k)
@@ -55,9 +63,9 @@ func (z *Summarizer) Add(table string, row Row, h [sha256.Size]byte) error {
 		run := str(row, "run_id")
 		k, ok := z.runKey[run]
 		if !ok {
-			return fmt.Errorf("%s belongs to run %q, which comes before it in no line", Describe(table, row), run)
+			return fmt.Errorf("%s belongs to run %q, which comes before it in no line of its part", Describe(table, row), run)
 		}
-		if own := (key{str(row, "tenant_id"), str(row, "period")}); own != k {
+		if own := (key{str(row, "tenant_id"), str(row, "period"), part}); own != k {
 			return fmt.Errorf("%s is in the books of tenant %s period %q, its run in tenant %s period %q",
 				Describe(table, row), own.tenant, own.period, k.tenant, k.period)
 		}
@@ -84,13 +92,14 @@ func (z *Summarizer) Add(table string, row Row, h [sha256.Size]byte) error {
 func (z *Summarizer) state(k key) *sumState {
 	st := z.sums[k]
 	if st == nil {
-		st = &sumState{s: ledger.ArchiveSummary{Month: z.month, TenantID: k.tenant, Period: k.period}, h: sha256.New()}
+		st = &sumState{s: ledger.ArchiveSummary{Month: z.month, Part: k.part, TenantID: k.tenant, Period: k.period},
+			h: sha256.New()}
 		z.sums[k] = st
 	}
 	return st
 }
 
-// Summaries are the month's summaries, by tenant and period, and what
+// Summaries are the month's summaries, by tenant, period and part, and what
 // each guarded model's day lost, by upstream, model and day.
 func (z *Summarizer) Summaries() ([]ledger.ArchiveSummary, []ledger.ArchivedQuota) {
 	out := make([]ledger.ArchiveSummary, 0, len(z.sums))
@@ -99,9 +108,7 @@ func (z *Summarizer) Summaries() ([]ledger.ArchiveSummary, []ledger.ArchivedQuot
 		s.Hash = hex.EncodeToString(st.h.Sum(nil))
 		out = append(out, s)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].TenantID < out[j].TenantID || out[i].TenantID == out[j].TenantID && out[i].Period < out[j].Period
-	})
+	SortSummaries(out)
 	quota := make([]ledger.ArchivedQuota, 0, len(z.quota))
 	for k, u := range z.quota {
 		quota = append(quota, ledger.ArchivedQuota{Month: z.month, Upstream: k.upstream, Model: k.model, Day: k.day, Usage: u})
@@ -111,6 +118,17 @@ func (z *Summarizer) Summaries() ([]ledger.ArchiveSummary, []ledger.ArchivedQuot
 		return a.Upstream < b.Upstream || a.Upstream == b.Upstream && (a.Model < b.Model || a.Model == b.Model && a.Day < b.Day)
 	})
 	return out, quota
+}
+
+// SortSummaries orders summaries by part, tenant and period.
+func SortSummaries(sums []ledger.ArchiveSummary) {
+	sort.Slice(sums, func(i, j int) bool {
+		a, b := sums[i], sums[j]
+		if a.Part != b.Part {
+			return a.Part < b.Part
+		}
+		return a.TenantID < b.TenantID || a.TenantID == b.TenantID && a.Period < b.Period
+	})
 }
 
 // Describe names a row for a person: "run r1", "audit row 12 (settle of run r1)".

@@ -12,7 +12,11 @@ import (
 // without them, and for `verify --archive` to prove the file is what was
 // archived.
 type ArchiveSummary struct {
-	Month    string `json:"month"` // 2025-11: the UTC month the runs ended in
+	Month string `json:"month"` // 2025-11: the UTC month the runs ended in
+	// Part is which of the month's transactions moved the runs: a month
+	// leaves the ledger a few thousand runs at a time, so that no
+	// admission waits for more than one such commit.
+	Part     int64  `json:"part,omitempty"`
 	TenantID string `json:"tenant"`
 	Period   string `json:"period,omitempty"`
 	Runs     int64  `json:"runs"`
@@ -36,8 +40,12 @@ type ArchiveSummary struct {
 // Digest is the summary as one line of text: what its audit row records,
 // so that an edited summary no longer matches the append-only audit log.
 func (s ArchiveSummary) Digest() string {
+	month := s.Month
+	if s.Part > 0 {
+		month = fmt.Sprintf("%s part %d", s.Month, s.Part) // part 0 reads as a month archived whole did
+	}
 	return fmt.Sprintf("month %s period %q: %d runs, %d audit rows, spent %d units %d micros, net %d settled %d, seq %d..%d, sha256 %s",
-		s.Month, s.Period, s.Runs, s.Rows, s.SpentUnits, int64(s.SpentMicros), s.Net, s.Settled, s.FirstSeq, s.LastSeq, s.Hash)
+		month, s.Period, s.Runs, s.Rows, s.SpentUnits, int64(s.SpentMicros), s.Net, s.Settled, s.FirstSeq, s.LastSeq, s.Hash)
 }
 
 // ArchivedQuota is what a guarded model's day lost to archiving: the usage

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quotagate/quotagate/backend/archive"
+	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -16,10 +17,16 @@ import (
 const archivable = `r.updated_at >= ?1 AND r.updated_at < ?2 AND r.status != 'queued' AND r.status != 'active'
 	AND r.usage != 'pending' AND r.usage != 'unknown'`
 
+// archivePartRuns is how many runs one transaction of the writer moves
+// out of the ledger (with their audit rows): small enough that the
+// admissions queued behind it wait for one short commit, not a month.
+var archivePartRuns = 2000
+
 // archiveStep is where a test makes archiving stop as a crash would (the
 // step's name: "written" before the file is renamed into place, "renamed"
-// before the ledger's transaction, "deleted" inside it before the
-// summaries are written): nil carries on.
+// before the first part's transaction, "part N" before part N's (N ≥ 1),
+// "deleted" inside each part's transaction before its summaries are
+// written; "restore part N" before restoring part N): nil carries on.
 var archiveStep = func(string) error { return nil }
 
 // ArchivableMonths lists the UTC months (2025-11) with runs that ended
@@ -57,84 +64,158 @@ func monthBounds(month string, before time.Time) (time.Time, time.Time, error) {
 }
 
 // ArchiveMonth moves month's archivable runs that ended before before,
-// with their audit rows, into a new archive file at path, and leaves one
-// summary per tenant and period in their place. The file is written whole
-// and renamed into place first; then one transaction of the writer deletes
-// the rows and writes the summaries (and their audit rows), so that a
-// crash leaves the month either in the ledger (a file without a summary is
-// stale: archiving again overwrites it) or in the file with its summaries.
-// Admissions wait for that one commit, no longer.
+// with their audit rows, into a new archive file at path, and leaves
+// summaries per tenant, period and part in their place.
+//
+// The file is written whole (in parts of archivePartRuns runs), synced and
+// renamed into place first; then each part leaves the ledger in its own
+// transaction of the writer, which deletes the part's rows and writes its
+// summaries (and their audit rows). Admissions wait for one part's commit,
+// no longer. At every point each run is either in the ledger or in the
+// file with a summary covering its part, never both or neither: a file
+// with no summary is stale (archiving again overwrites it), and a month
+// with some parts summarized is resumed from its file by the next call,
+// whatever path it is given.
 func (s *Store) ArchiveMonth(ctx context.Context, month string, before time.Time, path string, actor ledger.Actor) (ledger.ArchivedMonth, error) {
 	start, end, err := monthBounds(month, before)
 	if err != nil {
 		return ledger.ArchivedMonth{}, err
 	}
-	z, err := s.exportMonth(ctx, month, start, end, path)
+	done, file, err := s.archivedParts(ctx, month)
 	if err != nil {
 		return ledger.ArchivedMonth{}, fmt.Errorf("archive %s: %w", month, err)
 	}
-	sums, quota := z.Summaries()
-	res := ledger.ArchivedMonth{Month: month, File: path, Summaries: sums}
-	for _, sum := range sums {
-		res.Runs, res.Rows = res.Runs+sum.Runs, res.Rows+sum.Rows
-	}
-	if res.Runs == 0 {
-		return res, nil
+	if len(done) > 0 {
+		path = file
+	} else if runs, err := s.exportMonth(ctx, month, start, end, path); err != nil || runs == 0 {
+		if err != nil {
+			err = fmt.Errorf("archive %s: %w", month, err)
+		}
+		return ledger.ArchivedMonth{Month: month, File: path}, err
 	}
 	if err := archiveStep("renamed"); err != nil {
-		return res, err
+		return ledger.ArchivedMonth{}, err
 	}
-	err = s.write(ctx, func(w *wtx) error {
-		if err := deleteArchived(ctx, w, month, start, end, res); err != nil {
-			return err
-		}
-		return insertSummaries(ctx, w, path, sums, quota, actor)
-	}, nil)
+	res, err := s.moveParts(ctx, month, start, end, path, done, actor)
 	if err != nil {
 		return res, fmt.Errorf("archive %s: %w", month, err)
+	}
+	var left int64
+	if err := s.queryRow(ctx, `SELECT count(*) FROM runs r WHERE `+archivable, nanos(start), nanos(end)).Scan(&left); err != nil {
+		return res, fmt.Errorf("archive %s: %w", month, err)
+	}
+	if left > 0 {
+		return res, fmt.Errorf("archive %s: %d runs that ended in it are still in the ledger and in no part of %s "+
+			"(they ended after the file was written): restore the file (quotagate archive restore) and archive the month again",
+			month, left, path)
 	}
 	return res, nil
 }
 
-// exportMonth writes the month's archivable runs (by id) and their audit
-// rows (by seq) to a new file at path, in one read snapshot, and returns
-// their summaries.
-func (s *Store) exportMonth(ctx context.Context, month string, start, end time.Time, path string) (*archive.Summarizer, error) {
+// archivedParts are the parts of month the ledger keeps summaries of, and
+// the file they went to.
+func (s *Store) archivedParts(ctx context.Context, month string) (map[int64]bool, string, error) {
+	done := map[int64]bool{}
+	var file string
+	var part int64
+	rows, err := s.query(ctx, `SELECT DISTINCT part, file FROM archive_summaries WHERE month = ?`, month)
+	if err != nil {
+		return nil, "", err
+	}
+	defer rows.Close()
+	err = ledgersql.ForEach(rows, []any{&part, &file}, func() { done[part] = true })
+	return done, file, err
+}
+
+// moveParts moves each part of the file at path that done does not hold
+// out of the ledger, one transaction of the writer each, in file order.
+func (s *Store) moveParts(ctx context.Context, month string, start, end time.Time, path string, done map[int64]bool,
+	actor ledger.Actor) (ledger.ArchivedMonth, error) {
+	res := ledger.ArchivedMonth{Month: month, File: path}
+	_, err := archive.ReadParts(path, func(p archive.Part) error {
+		if done[p.Index] {
+			return nil
+		}
+		if len(p.Altered) > 0 {
+			return fmt.Errorf("%s changed since it was written: %s", path, p.Altered[0])
+		}
+		if p.Index > 0 {
+			if err := archiveStep(fmt.Sprintf("part %d", p.Index)); err != nil {
+				return err
+			}
+		}
+		p.Records = nil // the part's rows are deleted by their ids' range, not one by one
+		if err := s.write(ctx, func(w *wtx) error {
+			if err := deleteArchived(ctx, w, month, start, end, p); err != nil {
+				return err
+			}
+			return insertSummaries(ctx, w, path, p.Summaries, p.Quota, actor)
+		}, nil); err != nil {
+			return fmt.Errorf("part %d: %w", p.Index, err)
+		}
+		res.Runs, res.Rows = res.Runs+p.Runs, res.Rows+p.Rows
+		res.Summaries = append(res.Summaries, p.Summaries...)
+		return nil
+	})
+	return res, err
+}
+
+// exportMonth writes the month's archivable runs and their audit rows to a
+// new file at path, in one read snapshot, in parts of archivePartRuns runs
+// (by id), each followed by its runs' audit rows (by seq), and returns how
+// many runs it holds.
+func (s *Store) exportMonth(ctx context.Context, month string, start, end time.Time, path string) (int64, error) {
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer tx.Rollback()
 	w, err := archive.Create(path, archive.Header{Month: month, Before: end, Created: s.opts.Now().UTC()})
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	z := archive.NewSummarizer(month)
-	for _, q := range []struct{ table, query string }{
-		{archive.TableRuns, `SELECT r.* FROM runs r WHERE ` + archivable + ` ORDER BY r.id`},
-		{archive.TableAudit, `SELECT a.* FROM audit a WHERE a.run_id IN (SELECT r.id FROM runs r WHERE ` + archivable + `) ORDER BY a.seq`},
-	} {
-		if err := exportRows(ctx, tx, q.query, start, end, func(row archive.Row) error {
-			h, err := w.Write(q.table, row)
-			if err != nil {
+	var total int64
+	for part, after := int64(0), ""; ; part++ {
+		var n int64
+		last := after
+		write := func(table string) func(archive.Row) error {
+			return func(row archive.Row) error {
+				if table == archive.TableRuns {
+					n, last = n+1, row["id"].(string)
+				}
+				_, err := w.Write(part, table, row)
 				return err
 			}
-			return z.Add(q.table, row, h)
-		}); err != nil {
-			w.Abort()
-			return nil, err
 		}
+		err := exportRows(ctx, tx, `SELECT r.* FROM runs r WHERE `+archivable+` AND r.id > ?3 ORDER BY r.id LIMIT ?4`,
+			[]any{nanos(start), nanos(end), after, archivePartRuns}, write(archive.TableRuns))
+		if err == nil && n > 0 {
+			err = exportRows(ctx, tx, `SELECT a.* FROM audit a WHERE a.run_id IN (SELECT r.id FROM runs r WHERE `+archivable+
+				` AND r.id > ?3 AND r.id <= ?4) ORDER BY a.seq`, []any{nanos(start), nanos(end), after, last}, write(archive.TableAudit))
+		}
+		if err != nil {
+			w.Abort()
+			return 0, err
+		}
+		if n == 0 {
+			break
+		}
+		total, after = total+n, last
 	}
 	if err := archiveStep("written"); err != nil {
-		return nil, err // as a crash would: the unfinished file stays behind
+		return 0, err // as a crash would: the unfinished file stays behind
 	}
-	return z, w.Commit()
+	if total == 0 {
+		w.Abort()
+		return 0, nil
+	}
+	return total, w.Commit()
 }
 
-// exportRows runs query over [start, end) and calls fn with each row by
-// column name.
-func exportRows(ctx context.Context, tx *sql.Tx, query string, start, end time.Time, fn func(archive.Row) error) error {
-	rows, err := tx.QueryContext(ctx, query, nanos(start), nanos(end))
+// exportRows runs query with args and calls fn with each row by column
+// name.
+func exportRows(ctx context.Context, tx *sql.Tx, query string, args []any, fn func(archive.Row) error) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
@@ -163,19 +244,21 @@ func exportRows(ctx context.Context, tx *sql.Tx, query string, start, end time.T
 	return rows.Err()
 }
 
-// deleteArchived deletes the month's archivable runs and their audit rows
-// (the audit log lets only this transaction delete, through
-// archive_unlock), and fails unless they are exactly what the file holds.
-func deleteArchived(ctx context.Context, w *wtx, month string, start, end time.Time, res ledger.ArchivedMonth) error {
+// deleteArchived deletes part p's runs — the archivable runs between its
+// first and last id — and their audit rows (the audit log lets only this
+// transaction delete, through archive_unlock), and fails unless they are
+// exactly what the file holds of the part.
+func deleteArchived(ctx context.Context, w *wtx, month string, start, end time.Time, p archive.Part) error {
 	if _, err := w.exec(ctx, `INSERT INTO archive_unlock (month) VALUES (?)`, month); err != nil {
 		return err
 	}
-	ids := `SELECT r.id FROM runs r WHERE ` + archivable
-	audit, err := w.exec(ctx, `DELETE FROM audit WHERE run_id IN (`+ids+`)`, nanos(start), nanos(end))
+	ids := `SELECT r.id FROM runs r WHERE ` + archivable + ` AND r.id >= ?3 AND r.id <= ?4`
+	args := []any{nanos(start), nanos(end), p.FirstRun, p.LastRun}
+	audit, err := w.exec(ctx, `DELETE FROM audit WHERE run_id IN (`+ids+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("delete archived audit rows: %w", err)
 	}
-	runs, err := w.exec(ctx, `DELETE FROM runs WHERE id IN (`+ids+`)`, nanos(start), nanos(end))
+	runs, err := w.exec(ctx, `DELETE FROM runs WHERE id IN (`+ids+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("delete archived runs: %w", err)
 	}
@@ -184,16 +267,17 @@ func deleteArchived(ctx context.Context, w *wtx, month string, start, end time.T
 	}
 	nAudit, _ := audit.RowsAffected()
 	nRuns, _ := runs.RowsAffected()
-	if nAudit != res.Rows || nRuns != res.Runs {
+	if nAudit != p.Rows || nRuns != p.Runs {
 		return fmt.Errorf("the ledger changed under the archive: %d runs and %d audit rows to delete, the file holds %d and %d",
-			nRuns, nAudit, res.Runs, res.Rows)
+			nRuns, nAudit, p.Runs, p.Rows)
 	}
 	return archiveStep("deleted")
 }
 
-// insertSummaries writes each summary with an audit row recording it, and
-// what each guarded model's day lost, and drops the verify checkpoints:
-// the chains they hold no longer match the rows that remain.
+// insertSummaries writes each summary of a part with an audit row
+// recording it, adds what each guarded model's day lost, and drops the
+// verify checkpoints: the chains they hold no longer match the rows that
+// remain.
 func insertSummaries(ctx context.Context, w *wtx, path string, sums []ledger.ArchiveSummary, quota []ledger.ArchivedQuota, actor ledger.Actor) error {
 	for _, sum := range sums {
 		c, err := insertAuditChange(ctx, w, ledger.AuditEntry{Kind: ledger.AuditArchive, TenantID: sum.TenantID,
@@ -201,16 +285,17 @@ func insertSummaries(ctx context.Context, w *wtx, path string, sums []ledger.Arc
 		if err != nil {
 			return err
 		}
-		if _, err := w.exec(ctx, `INSERT INTO archive_summaries (month, tenant_id, period, runs, rows, spent_units,
+		if _, err := w.exec(ctx, `INSERT INTO archive_summaries (month, part, tenant_id, period, runs, rows, spent_units,
 			spent_micros, net_units, settled_units, first_seq, last_seq, hash, file, audit_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, sum.Month, sum.TenantID, sum.Period, sum.Runs, sum.Rows,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, sum.Month, sum.Part, sum.TenantID, sum.Period, sum.Runs, sum.Rows,
 			int64(sum.SpentUnits), int64(sum.SpentMicros), int64(sum.Net), int64(sum.Settled), sum.FirstSeq, sum.LastSeq,
 			sum.Hash, path, c.Seq); err != nil {
 			return fmt.Errorf("write archive summary: %w", err)
 		}
 	}
 	for _, q := range quota {
-		if _, err := w.exec(ctx, `INSERT INTO archive_quota_days (month, upstream, model, day, usage_units) VALUES (?, ?, ?, ?, ?)`,
+		if _, err := w.exec(ctx, `INSERT INTO archive_quota_days (month, upstream, model, day, usage_units) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (month, upstream, model, day) DO UPDATE SET usage_units = usage_units + excluded.usage_units`,
 			q.Month, q.Upstream, q.Model, q.Day, int64(q.Usage)); err != nil {
 			return fmt.Errorf("write archived quota day: %w", err)
 		}
@@ -222,8 +307,8 @@ func insertSummaries(ctx context.Context, w *wtx, path string, sums []ledger.Arc
 // ArchiveSummaries are the summaries the ledger keeps of month (none: it
 // was never archived, or was restored).
 func (s *Store) ArchiveSummaries(ctx context.Context, month string) ([]ledger.ArchiveSummary, error) {
-	rows, err := s.query(ctx, `SELECT month, tenant_id, period, runs, rows, spent_units, spent_micros, net_units,
-		settled_units, first_seq, last_seq, hash FROM archive_summaries WHERE month = ? ORDER BY tenant_id, period`, month)
+	rows, err := s.query(ctx, `SELECT month, part, tenant_id, period, runs, rows, spent_units, spent_micros, net_units,
+		settled_units, first_seq, last_seq, hash FROM archive_summaries WHERE month = ? ORDER BY part, tenant_id, period`, month)
 	if err != nil {
 		return nil, fmt.Errorf("read archive summaries: %w", err)
 	}
@@ -231,7 +316,7 @@ func (s *Store) ArchiveSummaries(ctx context.Context, month string) ([]ledger.Ar
 	var out []ledger.ArchiveSummary
 	for rows.Next() {
 		var sum ledger.ArchiveSummary
-		if err := rows.Scan(&sum.Month, &sum.TenantID, &sum.Period, &sum.Runs, &sum.Rows, &sum.SpentUnits, &sum.SpentMicros,
+		if err := rows.Scan(&sum.Month, &sum.Part, &sum.TenantID, &sum.Period, &sum.Runs, &sum.Rows, &sum.SpentUnits, &sum.SpentMicros,
 			&sum.Net, &sum.Settled, &sum.FirstSeq, &sum.LastSeq, &sum.Hash); err != nil {
 			return nil, fmt.Errorf("read archive summaries: %w", err)
 		}

@@ -7,3 +7,11 @@ func SetArchiveStep(fn func(step string) error) (undo func()) {
 	archiveStep = fn
 	return func() { archiveStep = old }
 }
+
+// SetArchivePartRuns makes each archive transaction move n runs; it
+// returns the undo.
+func SetArchivePartRuns(n int) (undo func()) {
+	old := archivePartRuns
+	archivePartRuns = n
+	return func() { archivePartRuns = old }
+}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/archive"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
 	"github.com/quotagate/quotagate/backend/period"
@@ -266,5 +267,151 @@ func TestArchiveCrashPoints(t *testing.T) {
 			}
 			wantClean(t, st, ledger.VerifyOptions{Full: true})
 		})
+	}
+}
+
+// wantEachRunOnce checks the crash rule at the level a reader sees it:
+// every run of want is either in the ledger or in a part of file the
+// ledger keeps a summary of, never both, never neither.
+func wantEachRunOnce(t *testing.T, st *sqlite.Store, path, file string, want []string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	where := map[string]int{}
+	rows, err := raw.Query(`SELECT id FROM runs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		where[id]++
+	}
+	rows.Close()
+	sums, err := st.ArchiveSummaries(context.Background(), "2026-10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := map[int64]bool{}
+	for _, s := range sums {
+		done[s.Part] = true
+	}
+	if len(done) > 0 {
+		if _, err := archive.ReadParts(file, func(p archive.Part) error {
+			for _, rec := range p.Records {
+				if id, _ := rec.Row["id"].(string); rec.Table == archive.TableRuns && done[p.Index] {
+					where[id]++
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range want {
+		if where[id] != 1 {
+			t.Errorf("run %s is in %d of the ledger and the archived parts, want exactly 1", id, where[id])
+		}
+	}
+}
+
+// octoberRuns are the runs of archiveLedger that end in October.
+func octoberRuns() []string {
+	var ids []string
+	for i := range 2 {
+		for j := range 3 {
+			ids = append(ids, fmt.Sprintf("t%d-%d", i, j), fmt.Sprintf("p%d-%d", i, j))
+		}
+	}
+	return append(ids, "held")
+}
+
+// TestArchiveInParts: October's 12 archivable runs leave in six parts of
+// two runs, each with its own summaries; a crash before any part or inside
+// any part's transaction leaves every run in the ledger or in an archived
+// part exactly once, verify clean (from the first row and from a
+// checkpoint) and verify --archive naming the parts still in the ledger;
+// archiving again resumes in the same file, whatever path it is given,
+// and a restore stopped part way finishes when run again.
+func TestArchiveInParts(t *testing.T) {
+	defer sqlite.SetArchivePartRuns(2)()
+	cutoff := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var steps []string
+	for i := 1; i < 6; i++ {
+		steps = append(steps, fmt.Sprintf("part %d", i))
+	}
+	for _, step := range append(steps, "deleted#4") {
+		t.Run(step, func(t *testing.T) {
+			st, path := archiveLedger(t)
+			ctx := context.Background()
+			before := dumpRows(t, path)
+			wantClean(t, st, ledger.VerifyOptions{Checkpoint: true})
+			file := filepath.Join(t.TempDir(), "2026-10.jsonl.gz")
+			deleted := 0
+			undo := sqlite.SetArchiveStep(func(s string) error {
+				if s == "deleted" {
+					deleted++
+					s = fmt.Sprintf("deleted#%d", deleted)
+				}
+				if s == step {
+					return errCrash
+				}
+				return nil
+			})
+			_, err := st.ArchiveMonth(ctx, "2026-10", cutoff, file, archiver)
+			undo()
+			if !errors.Is(err, errCrash) {
+				t.Fatalf("archive stopped at %s: %v", step, err)
+			}
+			wantEachRunOnce(t, st, path, file, octoberRuns())
+			wantClean(t, st, ledger.VerifyOptions{})
+			wantClean(t, st, ledger.VerifyOptions{Full: true, Checkpoint: true})
+			problems, err := st.CheckArchive(ctx, file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantLine(t, problems, "still in the ledger, not archived: archiving stopped part way")
+			res, err := st.ArchiveMonth(ctx, "2026-10", cutoff, filepath.Join(t.TempDir(), "elsewhere.jsonl.gz"), archiver)
+			if err != nil || res.File != file || res.Runs == 0 {
+				t.Fatalf("archive again: %+v, %v; want the rest moved into %s", res, err, file)
+			}
+			sums, _ := st.ArchiveSummaries(ctx, "2026-10")
+			if len(sums) != 6 || sums[5].Part != 5 || sums[0].TenantID != "p" || sums[5].TenantID != "t" {
+				t.Fatalf("summaries %+v, want one per part (p's runs by id, then t's) in six parts", sums)
+			}
+			if problems, err := st.CheckArchive(ctx, file); err != nil || len(problems) > 0 {
+				t.Fatalf("verify --archive: %q, %v", problems, err)
+			}
+			wantClean(t, st, ledger.VerifyOptions{})
+			wantClean(t, st, ledger.VerifyOptions{Full: true})
+			restoreStoppingAt(t, st, file, "restore part 3")
+			wantEachRunOnce(t, st, path, file, octoberRuns())
+			wantClean(t, st, ledger.VerifyOptions{Full: true})
+			if _, err := st.RestoreArchive(ctx, file, archiver); err != nil {
+				t.Fatal(err)
+			}
+			wantClean(t, st, ledger.VerifyOptions{Full: true})
+			if after := dumpRows(t, path); after != before {
+				t.Fatalf("restored ledger differs:\n%s\nwas\n%s", after, before)
+			}
+		})
+	}
+}
+
+// restoreStoppingAt restores file until step, as a crash there would.
+func restoreStoppingAt(t *testing.T, st *sqlite.Store, file, step string) {
+	t.Helper()
+	undo := sqlite.SetArchiveStep(func(s string) error {
+		if s == step {
+			return errCrash
+		}
+		return nil
+	})
+	defer undo()
+	if _, err := st.RestoreArchive(context.Background(), file, archiver); !errors.Is(err, errCrash) {
+		t.Fatalf("restore stopped at %s: %v", step, err)
 	}
 }

@@ -168,14 +168,14 @@ func (s *Store) writeCheckpoint(ctx context.Context, cp ledger.Checkpoint) error
 // replay from the first row, tells the replay of it (a replay from a
 // checkpoint starts past the rows it stands for).
 func (v *verifier) summaries(fromFirst bool) {
-	v.each(`SELECT s.month, s.tenant_id, s.period, s.runs, s.rows, s.spent_units, s.spent_micros, s.net_units,
+	v.each(`SELECT s.month, s.part, s.tenant_id, s.period, s.runs, s.rows, s.spent_units, s.spent_micros, s.net_units,
 			s.settled_units, s.first_seq, s.last_seq, s.hash, s.audit_seq, coalesce(a.detail, '')
 		FROM archive_summaries s LEFT JOIN audit a ON a.seq = s.audit_seq AND a.kind = 'archive'
-		ORDER BY s.month, s.tenant_id, s.period`, func(rows *sql.Rows) error {
+		ORDER BY s.month, s.part, s.tenant_id, s.period`, func(rows *sql.Rows) error {
 		var sum ledger.ArchiveSummary
 		var seq int64
 		var recorded string
-		if err := rows.Scan(&sum.Month, &sum.TenantID, &sum.Period, &sum.Runs, &sum.Rows, &sum.SpentUnits,
+		if err := rows.Scan(&sum.Month, &sum.Part, &sum.TenantID, &sum.Period, &sum.Runs, &sum.Rows, &sum.SpentUnits,
 			&sum.SpentMicros, &sum.Net, &sum.Settled, &sum.FirstSeq, &sum.LastSeq, &sum.Hash, &seq, &recorded); err != nil {
 			return err
 		}

@@ -18,8 +18,9 @@ const archivable = `r.updated_at >= ?1 AND r.updated_at < ?2 AND r.status != 'qu
 	AND r.usage != 'pending' AND r.usage != 'unknown'`
 
 // archivePartRuns is how many runs one transaction of the writer moves
-// out of the ledger (with their audit rows): small enough that the
-// admissions queued behind it wait for one short commit, not a month.
+// out of the ledger (with their audit rows) unless Options say otherwise:
+// small enough that the admissions queued behind it wait for one short
+// commit, not a month.
 var archivePartRuns = 2000
 
 // archiveStep is where a test makes archiving stop as a crash would (the
@@ -161,7 +162,7 @@ func (s *Store) moveParts(ctx context.Context, month string, start, end time.Tim
 }
 
 // exportMonth writes the month's archivable runs and their audit rows to a
-// new file at path, in one read snapshot, in parts of archivePartRuns runs
+// new file at path, in one read snapshot, in parts of Options.ArchivePartRuns runs
 // (by id), each followed by its runs' audit rows (by seq), and returns how
 // many runs it holds.
 func (s *Store) exportMonth(ctx context.Context, month string, start, end time.Time, path string) (int64, error) {
@@ -188,7 +189,7 @@ func (s *Store) exportMonth(ctx context.Context, month string, start, end time.T
 			}
 		}
 		err := exportRows(ctx, tx, `SELECT r.* FROM runs r WHERE `+archivable+` AND r.id > ?3 ORDER BY r.id LIMIT ?4`,
-			[]any{nanos(start), nanos(end), after, archivePartRuns}, write(archive.TableRuns))
+			[]any{nanos(start), nanos(end), after, s.opts.ArchivePartRuns}, write(archive.TableRuns))
 		if err == nil && n > 0 {
 			err = exportRows(ctx, tx, `SELECT a.* FROM audit a WHERE a.run_id IN (SELECT r.id FROM runs r WHERE `+archivable+
 				` AND r.id > ?3 AND r.id <= ?4) ORDER BY a.seq`, []any{nanos(start), nanos(end), after, last}, write(archive.TableAudit))

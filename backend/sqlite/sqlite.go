@@ -48,6 +48,9 @@ type Options struct {
 	Synchronous string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ArchivePartRuns is how many runs one transaction of an archive
+	// moves out of the ledger; 0 means 2,000.
+	ArchivePartRuns int
 }
 
 func (o Options) withDefaults() Options {
@@ -59,6 +62,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReadConns <= 0 {
 		o.ReadConns = DefaultReadConns
+	}
+	if o.ArchivePartRuns <= 0 {
+		o.ArchivePartRuns = archivePartRuns
 	}
 	if o.Synchronous == "" {
 		o.Synchronous = "FULL"

@@ -6,18 +6,55 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/quotagate/quotagate/backend/internal/auditsql"
 	"github.com/quotagate/quotagate/backend/internal/ledgersql"
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
-// auditQuery is the SELECT for f and its arguments. A text is matched by
-// the reader, row by row (FTS5's trigram index read stale segments through
-// the store's read connections under the simulation's load, so it is not
-// used).
+// auditQuery is the SELECT for f and its arguments.
 func auditQuery(f ledger.AuditFilter) (string, []any) {
-	return auditsql.Query(f, ledgersql.AuditColumns, auditsql.Dialect{Bind: func(int) string { return "?" }})
+	return auditsql.Query(f, ledgersql.AuditColumns, auditsql.Dialect{Bind: func(int) string { return "?" }, Text: textSearch})
+}
+
+// textSearch finds a text through audit_text (0017_audit_text.sql), the
+// trigram index of each row's text: the rows holding every trigram of the
+// text, newest first along the index's rowids (seq), which the reader then
+// matches. The index folds case itself; it serves a text of at least three
+// characters that are ASCII or have no case (ASCII folds alike in Go and
+// SQLite; a letter beyond it may not) and holds no separator that could
+// span two fields. Any other text is read row by row.
+func textSearch(text string) (from, seq, cond string, arg any, ok bool) {
+	runes := []rune(text)
+	if len(runes) < 3 {
+		return "", "", "", nil, false
+	}
+	for _, r := range runes {
+		if r == 0 || r == 0x1f || r >= utf8.RuneSelf && (unicode.ToLower(r) != r || unicode.ToUpper(r) != r) {
+			return "", "", "", nil, false
+		}
+	}
+	return "audit_text CROSS JOIN audit ON audit.seq = audit_text.rowid", "audit_text.rowid",
+		"audit_text MATCH %s", trigramQuery(runes), true
+}
+
+// trigramQuery is the FTS5 query for rows holding each trigram of text:
+// audit_text keeps no positions (detail=none), so the trigrams are
+// separate terms, each quoted (a quote inside doubled), each once.
+func trigramQuery(text []rune) string {
+	seen := map[string]bool{}
+	var terms []string
+	for i := 0; i+3 <= len(text); i++ {
+		g := strings.ToLower(string(text[i : i+3]))
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		terms = append(terms, `"`+strings.ReplaceAll(g, `"`, `""`)+`"`)
+	}
+	return strings.Join(terms, " AND ")
 }
 
 // insertAudit appends e in the writer's transaction and notes it as one

@@ -28,6 +28,9 @@ func TestAuditPagePlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// audit_text's rowids below the cursor, newest first (192: ordered by
+	// rowid, descending), each row then read by its seq.
+	const textPlan = "SCAN audit_text VIRTUAL TABLE INDEX 192:M1<"
 	day := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name   string
@@ -44,6 +47,8 @@ func TestAuditPagePlans(t *testing.T) {
 		{"tenant actor", ledger.AuditFilter{Actor: ledger.TenantActor("t")},
 			"SEARCH audit USING INDEX audit_tenant (tenant_id=? AND rowid<?)"},
 		{"operator actor", ledger.AuditFilter{Actor: ledger.ActorAdmin}, "SEARCH audit USING INDEX audit_actor (actor=? AND rowid<?)"},
+		{"text", ledger.AuditFilter{Text: "quota exceeded"}, textPlan},
+		{"text+tenant+kind", ledger.AuditFilter{Text: "needle", TenantID: "t", Kind: ledger.AuditSettle}, textPlan},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.f

@@ -34,7 +34,11 @@ func testAuditByActor(t *testing.T, st ledger.Store) {
 		for _, tenant := range []string{"a", "b"} {
 			id := ledger.RunID(fmt.Sprintf("%s-run-%d", tenant, i))
 			MustAdmit(t, st, admitReq(id, tenant, 10))
-			if _, err := st.Settle(ctx, id, 4, "usage Needle", ledger.TenantActor(tenant)); err != nil {
+			reason := "usage Needle"
+			if i == 2 && tenant == "b" {
+				reason = `usage 内存膨胀 "q*" NEEDLE`
+			}
+			if _, err := st.Settle(ctx, id, 4, reason, ledger.TenantActor(tenant)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -49,6 +53,10 @@ func testAuditByActor(t *testing.T, st ledger.Store) {
 		{Text: "needle"},
 		{Text: "B-RUN-1"},
 		{Text: "ab"},
+		{Text: "内存膨胀"},
+		{Text: `"q*"`},
+		{Text: "needle", TenantID: "b"},
+		{Text: "run-1", Kind: ledger.AuditSettle},
 		{Actor: ledger.ActorAdmin},
 	} {
 		all, err := st.Audit(ctx, ledger.AuditFilter{})
@@ -80,6 +88,34 @@ func testAuditByActor(t *testing.T, st ledger.Store) {
 				t.Errorf("%+v: seqs %v, want %v", f, got, want)
 			}
 		}
+		if paged := auditPaged(t, st, f); !slices.Equal(paged, want) {
+			t.Errorf("%+v two rows a page, newest first: seqs %v, want %v", f, paged, want)
+		}
+	}
+}
+
+// auditPaged reads f's rows newest first two at a time below the last
+// row read, as the dashboard pages, and returns the seqs that match,
+// oldest first.
+func auditPaged(t *testing.T, st ledger.Store, f ledger.AuditFilter) []int64 {
+	t.Helper()
+	f.Newest, f.Limit, f.BeforeSeq = true, 2, 0
+	var got []int64
+	for {
+		rows, err := st.Audit(context.Background(), f)
+		if err != nil {
+			t.Fatalf("%+v: %v", f, err)
+		}
+		if len(rows) == 0 {
+			slices.Reverse(got)
+			return got
+		}
+		for _, e := range rows {
+			if ledger.AuditMatches(f, e) {
+				got = append(got, e.Seq)
+			}
+		}
+		f.BeforeSeq = rows[len(rows)-1].Seq
 	}
 }
 

@@ -1,0 +1,27 @@
+-- The audit page's text filter through an index: a text that matches
+-- rarely was found by reading the whole trail, newest first.
+--
+-- audit_text is an FTS5 trigram index over each row's searched text (the
+-- fields ledger.AuditMatches reads, joined by a unit separator, as
+-- PostgreSQL's audit_text), kept by triggers in the transaction that
+-- writes or deletes the row, whatever writes it (the writer, archive,
+-- restore). Its content is audit itself, through audit_text_rows, so the
+-- index stores no text (detail=none: trigrams and rowids only) and one
+-- expression says what a row's text is: the triggers read it from the view.
+-- The reader still matches the rows it finds (the index finds every row
+-- holding the text's trigrams, in any order).
+CREATE VIEW audit_text_rows AS
+	SELECT seq, reason || char(31) || evidence || char(31) || detail || char(31) || actor || char(31) || run_id AS body
+	FROM audit;
+CREATE VIRTUAL TABLE audit_text USING fts5(body, content='audit_text_rows', content_rowid='seq',
+	tokenize='trigram', detail='none');
+INSERT INTO audit_text (audit_text) VALUES ('rebuild');
+
+-- A row's text never changes (audit_no_update lets a refusal's count and
+-- last_at move, nothing else), so inserts and deletes are all it needs.
+CREATE TRIGGER audit_text_insert AFTER INSERT ON audit BEGIN
+	INSERT INTO audit_text (rowid, body) SELECT seq, body FROM audit_text_rows WHERE seq = new.seq;
+END;
+CREATE TRIGGER audit_text_delete BEFORE DELETE ON audit BEGIN
+	INSERT INTO audit_text (audit_text, rowid, body) SELECT 'delete', seq, body FROM audit_text_rows WHERE seq = old.seq;
+END;

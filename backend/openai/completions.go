@@ -56,26 +56,22 @@ var completionsBody = wire.Body{
 // error is a *wire.RequestError with a message for a person.
 func ParseCompletionsRequest(body []byte) (*CompletionsRequest, error) {
 	req := &CompletionsRequest{MaxTokens: DefaultCompletionsMaxTokens}
-	if err := req.read(completionsBody, body, req.member); err != nil {
+	if err := req.read(completionsBody, body, &req.Model, req.member); err != nil {
 		return nil, err
 	}
 	return req, nil
 }
 
+// member reads one top-level member of the body into r, but those
+// forwarded.read reads.
 func (r *CompletionsRequest) member(f wire.Field) (err error) {
 	switch f.Key {
-	case "model":
-		r.Model, err = wire.Model(f)
 	case "prompt":
 		r.Prompt, err = parsePrompt(f.Val)
 	case "suffix":
 		if wire.BodyString(f.Val, &r.Suffix) != nil {
 			return invalid("suffix must be a string")
 		}
-	case "stream":
-		r.Stream, err = wire.Flag(f)
-	case "stream_options":
-		r.IncludeUsage, err = parseIncludeUsage(f.Val)
 	case "max_tokens":
 		var v *int64
 		if v, err = parseOutputCap("max_tokens", f.Val); err == nil {

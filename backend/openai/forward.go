@@ -17,10 +17,24 @@ type forwarded struct {
 	fields []wire.Field // top-level members in body order, for UpstreamBody
 }
 
-// read reads body with b, each member through member, refusing a body
-// without one of b.Required; it keeps the body and its members.
-func (f *forwarded) read(b wire.Body, body []byte, member func(wire.Field) error) error {
-	fields, err := b.Read(body, member)
+// read reads body with b, refusing a body without one of b.Required; it
+// keeps the body and its members. The members both forwarded bodies carry
+// are read here (the model into model, stream and stream_options into f),
+// every other one through member.
+func (f *forwarded) read(b wire.Body, body []byte, model *string, member func(wire.Field) error) error {
+	fields, err := b.Read(body, func(m wire.Field) (err error) {
+		switch m.Key {
+		case "model":
+			*model, err = wire.Model(m)
+		case "stream":
+			f.Stream, err = wire.Flag(m)
+		case "stream_options":
+			f.IncludeUsage, err = parseIncludeUsage(m.Val)
+		default:
+			err = member(m)
+		}
+		return err
+	})
 	if err == nil {
 		err = wire.Require(fields, b.Required...)
 	}

@@ -78,23 +78,18 @@ var invalid = wire.Invalidf
 // error is a *wire.RequestError with a message for a person.
 func ParseChatRequest(body []byte) (*ChatRequest, error) {
 	req := &ChatRequest{N: 1}
-	if err := req.read(chatBody, body, req.member); err != nil {
+	if err := req.read(chatBody, body, &req.Model, req.member); err != nil {
 		return nil, err
 	}
 	return req, nil
 }
 
-// member reads one top-level member of the body into r.
+// member reads one top-level member of the body into r, but those
+// forwarded.read reads.
 func (r *ChatRequest) member(f wire.Field) (err error) {
 	switch f.Key {
-	case "model":
-		r.Model, err = wire.Model(f)
 	case "messages":
 		r.Messages, err = parseMessages(f.Val)
-	case "stream":
-		r.Stream, err = wire.Flag(f)
-	case "stream_options":
-		r.IncludeUsage, err = parseIncludeUsage(f.Val)
 	case "max_tokens":
 		r.MaxTokens, err = parseOutputCap("max_tokens", f.Val)
 	case "max_completion_tokens":

@@ -204,34 +204,49 @@ func (r *Request) member(f wire.Field) (err error) {
 		r.ToolChoice, err = parseToolChoice(f.Val)
 	case "thinking":
 		r.Thinking, err = parseThinking(f.Val)
+	case "stop_sequences":
+		if json.Unmarshal(f.Val, &r.StopSequences) != nil {
+			return invalid("stop_sequences must be an array of strings")
+		}
 	default:
 		return r.setting(f)
 	}
 	return err
 }
 
-// setting checks a member that is kept raw: sampling numbers, stop
-// sequences, and the objects a native upstream reads.
+// settingChecks are the members kept raw, each with what it must be:
+// sampling numbers, and the objects a native upstream reads.
+var settingChecks = map[string]func(wire.Field) error{
+	"temperature": number, "top_p": number, "top_k": number,
+	"metadata": object, "output_config": object, "context_management": object,
+}
+
+// setting checks a member that is kept raw and keeps it as the client
+// wrote it; a member that is not kept passes unread.
 func (r *Request) setting(f wire.Field) error {
-	switch f.Key {
-	case "stop_sequences":
-		if err := json.Unmarshal(f.Val, &r.StopSequences); err != nil {
-			return invalid("stop_sequences must be an array of strings")
-		}
-		return nil
-	case "temperature", "top_p", "top_k":
-		var n float64
-		if err := json.Unmarshal(f.Val, &n); err != nil {
-			return invalid("%s must be a number", f.Key)
-		}
-	case "metadata", "output_config", "context_management":
-		if !wire.IsObject(f.Val) {
-			return invalid("%s must be an object", f.Key)
-		}
-	default:
+	check, ok := settingChecks[f.Key]
+	if !ok {
 		return nil
 	}
+	if err := check(f); err != nil {
+		return err
+	}
 	*r.kept(f.Key) = f.Val
+	return nil
+}
+
+func number(f wire.Field) error {
+	var n float64
+	if json.Unmarshal(f.Val, &n) != nil {
+		return invalid("%s must be a number", f.Key)
+	}
+	return nil
+}
+
+func object(f wire.Field) error {
+	if !wire.IsObject(f.Val) {
+		return invalid("%s must be an object", f.Key)
+	}
 	return nil
 }
 

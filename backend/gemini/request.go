@@ -372,23 +372,38 @@ func parseTools(raw json.RawMessage) ([]Tool, error) {
 
 func parseTool(raw json.RawMessage) (Tool, error) {
 	t := Tool{Raw: raw}
-	fields, err := wire.Unique(raw, "a tool")
+	err := eachKnown(raw, "a tool", []string{"functionDeclarations"}, "", func(_ string, val json.RawMessage) (err error) {
+		t.Functions, err = parseDeclarations(val)
+		return err
+	})
+	return t, err
+}
+
+// eachKnown reads an object inside the body (what names it, as
+// wire.Unique does) and calls each with every member among known that is
+// not null, in order. A known member spelled otherwise is refused (spelled),
+// the reason under "in: " unless in is "".
+func eachKnown(raw json.RawMessage, what string, known []string, in string, each func(key string, val json.RawMessage) error) error {
+	fields, err := wire.Unique(raw, what)
 	if err != nil {
-		return t, err
+		return err
 	}
 	for _, f := range fields {
-		key, err := spelled(f.Key, []string{"functionDeclarations"})
+		key, err := spelled(f.Key, known)
+		if err != nil && in != "" {
+			return invalid("%s: %s", in, wire.Reason(err))
+		}
 		if err != nil {
-			return t, err
+			return err
 		}
 		if key == "" || wire.IsNull(f.Val) {
 			continue
 		}
-		if t.Functions, err = parseDeclarations(f.Val); err != nil {
-			return t, err
+		if err := each(key, f.Val); err != nil {
+			return err
 		}
 	}
-	return t, nil
+	return nil
 }
 
 func parseDeclarations(raw json.RawMessage) ([]FunctionDeclaration, error) {
@@ -446,23 +461,13 @@ var generationMembers = []string{"maxOutputTokens", "candidateCount", "stopSeque
 
 func parseGeneration(raw json.RawMessage) (GenerationConfig, error) {
 	g := GenerationConfig{Raw: raw}
-	fields, err := wire.Unique(raw, "generationConfig")
-	if err != nil {
-		return g, err
-	}
-	for _, f := range fields {
-		key, err := spelled(f.Key, generationMembers)
-		if err != nil {
-			return g, invalid("generationConfig: %s", wire.Reason(err))
+	err := eachKnown(raw, "generationConfig", generationMembers, "generationConfig", func(key string, val json.RawMessage) error {
+		if err := g.member(key, val); err != nil {
+			return invalid("generationConfig.%s", wire.Reason(err))
 		}
-		if key == "" || wire.IsNull(f.Val) {
-			continue
-		}
-		if err := g.member(key, f.Val); err != nil {
-			return g, invalid("generationConfig.%s", wire.Reason(err))
-		}
-	}
-	return g, nil
+		return nil
+	})
+	return g, err
 }
 
 func (g *GenerationConfig) member(key string, val json.RawMessage) (err error) {

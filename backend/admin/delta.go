@@ -181,23 +181,10 @@ func (s State) Apply(d Delta) State {
 	s.Runs = applyKeyed(s.Runs, d.Runs, d.RunsGone, d.RunsOrder, runKey)
 	s.Holds = applyKeyed(s.Holds, d.Holds, d.HoldsGone, d.HoldsOrder, runKey)
 	s.Tenants = applyKeyed(s.Tenants, d.Tenants, d.TenantsGone, d.TenantOrder, func(t TenantState) string { return t.Tenant })
-	if d.Gates != nil {
-		s.Gates = d.Gates
-	}
-	if d.Quota != nil {
-		s.Quota = d.Quota
-	}
-	if d.Snapshots != nil {
-		s.Snapshots = d.Snapshots
-	}
+	s.Gates, s.Quota, s.Snapshots = whole(s.Gates, d.Gates), whole(s.Quota, d.Quota), whole(s.Snapshots, d.Snapshots)
+	s.Periods, s.Keys = wholeMap(s.Periods, d.Periods), wholeMap(s.Keys, d.Keys)
 	if d.Alerts != nil {
 		s.Alerts = d.Alerts
-	}
-	if d.Periods != nil {
-		s.Periods = d.Periods
-	}
-	if d.Keys != nil {
-		s.Keys = d.Keys
 	}
 	if d.Evidence != nil {
 		s.Evidence = *d.Evidence
@@ -212,6 +199,23 @@ func (s State) Apply(d Delta) State {
 		s.Version, s.DataDir, s.Addr, s.Meter, s.Demo = h.Version, h.DataDir, h.Addr, h.Meter, h.Demo
 	}
 	return s
+}
+
+// whole is a list the delta sends whole when it changed: the delta's
+// when it carries one, else the page's as it was.
+func whole[S ~[]E, E any](page, delta S) S {
+	if delta == nil {
+		return page
+	}
+	return delta
+}
+
+// wholeMap is whole for a map.
+func wholeMap[M ~map[K]V, K comparable, V any](page, delta M) M {
+	if delta == nil {
+		return page
+	}
+	return delta
 }
 
 func applyKeyed[T any, K comparable](rows, changed []T, gone, order []K, key func(T) K) []T {

@@ -1,6 +1,8 @@
 package meter
 
 import (
+	"cmp"
+
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
@@ -34,15 +36,9 @@ type ReservePolicy struct {
 // gateway's policy. The bound of every figure is ledger.CheckUnits's, which
 // the config checks.
 func (p ReservePolicy) WithDefaults() ReservePolicy {
-	if p.DefaultOutputUnits == 0 {
-		p.DefaultOutputUnits = DefaultOutputUnits
-	}
-	if p.ReasoningFloorUnits == 0 {
-		p.ReasoningFloorUnits = DefaultReasoningFloorUnits
-	}
-	if p.ImageUnits == 0 {
-		p.ImageUnits = DefaultImageUnits
-	}
+	p.DefaultOutputUnits = cmp.Or(p.DefaultOutputUnits, DefaultOutputUnits)
+	p.ReasoningFloorUnits = cmp.Or(p.ReasoningFloorUnits, DefaultReasoningFloorUnits)
+	p.ImageUnits = cmp.Or(p.ImageUnits, DefaultImageUnits)
 	return p
 }
 

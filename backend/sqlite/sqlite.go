@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
@@ -53,26 +54,25 @@ type Options struct {
 	ArchivePartRuns int
 }
 
+// withDefaults sets the options left zero (and the figures below zero)
+// to the package's defaults.
 func (o Options) withDefaults() Options {
-	if o.BusyTimeout <= 0 {
-		o.BusyTimeout = DefaultBusyTimeout
-	}
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = DefaultMaxBatch
-	}
-	if o.ReadConns <= 0 {
-		o.ReadConns = DefaultReadConns
-	}
-	if o.ArchivePartRuns <= 0 {
-		o.ArchivePartRuns = archivePartRuns
-	}
-	if o.Synchronous == "" {
-		o.Synchronous = "FULL"
-	}
+	o.BusyTimeout = positiveOr(o.BusyTimeout, DefaultBusyTimeout)
+	o.MaxBatch = positiveOr(o.MaxBatch, DefaultMaxBatch)
+	o.ReadConns = positiveOr(o.ReadConns, DefaultReadConns)
+	o.ArchivePartRuns = positiveOr(o.ArchivePartRuns, archivePartRuns)
+	o.Synchronous = cmp.Or(o.Synchronous, "FULL")
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	return o
+}
+
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Store is the SQLite ledger. All writes go through one writer goroutine

@@ -75,11 +75,7 @@ func ErrorCode(err error) string {
 	if err == nil {
 		return ""
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return CodeInternal
+	return public(err).Code
 }
 
 // ErrorMessage returns the person-readable message of err; internal errors
@@ -88,11 +84,16 @@ func ErrorMessage(err error) string {
 	if err == nil {
 		return ""
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Message
+	return public(err).Message
+}
+
+// public is what a client may be told of a non-nil err: its *Error, or for
+// any other error one that names nothing of it.
+func public(err error) *Error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e
 	}
-	return "internal error"
+	return &Error{Code: CodeInternal, Message: "internal error"}
 }
 
 // ErrorRunID returns the run named by err's *Error (Error.RunID), or "".

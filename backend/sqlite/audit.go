@@ -202,14 +202,5 @@ func (s *Store) AppendAudit(ctx context.Context, e ledger.AuditEntry) error {
 // returns.
 func (s *Store) Audit(ctx context.Context, f ledger.AuditFilter) ([]ledger.AuditEntry, error) {
 	q, args := auditQuery(f)
-	rows, err := s.query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read audit: %w", err)
-	}
-	defer rows.Close()
-	out, err := ledgersql.Collect(rows, ledgersql.ScanAudit)
-	if err != nil {
-		return nil, fmt.Errorf("read audit: %w", err)
-	}
-	return out, nil
+	return ledgersql.List(ctx, s.Q, ledgersql.ScanAudit, "read audit", q, args...)
 }

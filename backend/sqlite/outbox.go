@@ -31,17 +31,8 @@ func (s *Store) RecordAlert(ctx context.Context, a ledger.AlertRecord) (bool, er
 // SQLite ledger (the data dir's lock), so there is nobody to claim against:
 // lease is not needed and not recorded.
 func (s *Store) DueAlerts(ctx context.Context, now time.Time, _ time.Duration, limit int) ([]ledger.OutboxAlert, error) {
-	rows, err := s.query(ctx, `SELECT `+ledgersql.AlertColumns+` FROM alert_outbox
+	return ledgersql.List(ctx, s.Q, ledgersql.ScanAlert, "due alerts", `SELECT `+ledgersql.AlertColumns+` FROM alert_outbox
 		WHERE id IN (`+queueHeads+`) AND next_try <= ? ORDER BY id LIMIT ?`, nanos(now), limit)
-	if err != nil {
-		return nil, fmt.Errorf("due alerts: %w", err)
-	}
-	defer rows.Close()
-	out, err := ledgersql.Collect(rows, ledgersql.ScanAlert)
-	if err != nil {
-		return nil, fmt.Errorf("due alerts: %w", err)
-	}
-	return out, nil
 }
 
 // queueHeads selects the oldest undelivered alert of each queue: the only

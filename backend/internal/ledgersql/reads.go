@@ -96,20 +96,20 @@ func (r Reads) QuotaUsage(ctx context.Context, upstream, model, day string) (led
 // UsageSeries returns the per-minute settled units of a guarded model in
 // [from, to), oldest first; minutes with no usage are absent.
 func (r Reads) UsageSeries(ctx context.Context, upstream, model string, from, to time.Time) ([]ledger.UsagePoint, error) {
-	return list(ctx, r.Q, ScanUsagePoint, "usage series of "+upstream+"/"+model,
+	return List(ctx, r.Q, ScanUsagePoint, "usage series of "+upstream+"/"+model,
 		UsageSeries, upstream, model, CeilUnix(from), CeilUnix(to))
 }
 
 // Snapshots returns a guarded model's snapshots at or after since, oldest
 // first.
 func (r Reads) Snapshots(ctx context.Context, upstream, model string, since time.Time) ([]ledger.Snapshot, error) {
-	return list(ctx, r.Q, ScanSnapshot, "snapshots of "+upstream+"/"+model,
+	return List(ctx, r.Q, ScanSnapshot, "snapshots of "+upstream+"/"+model,
 		Snapshots, upstream, model, NanosOrMin(since))
 }
 
 // SchemaVersions lists the applied migrations in order.
 func (r Reads) SchemaVersions(ctx context.Context) ([]string, error) {
-	return list(ctx, r.Q, scanString, "schema versions", `SELECT version FROM schema_version ORDER BY version`)
+	return List(ctx, r.Q, scanString, "schema versions", `SELECT version FROM schema_version ORDER BY version`)
 }
 
 func scanString(r Scanner) (string, error) {
@@ -118,9 +118,9 @@ func scanString(r Scanner) (string, error) {
 	return s, err
 }
 
-// list runs query through q and reads every row with scan; what names the
+// List runs query through q and reads every row with scan; what names the
 // list in an error.
-func list[T any](ctx context.Context, q Querier, scan func(Scanner) (T, error), what, query string, args ...any) ([]T, error) {
+func List[T any](ctx context.Context, q Querier, scan func(Scanner) (T, error), what, query string, args ...any) ([]T, error) {
 	rows, done, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)

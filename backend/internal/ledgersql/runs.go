@@ -56,14 +56,5 @@ func (r Reads) Runs(ctx context.Context, f ledger.RunFilter) ([]ledger.Run, erro
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY created_at DESC, " + t.Seq + " DESC LIMIT ?"
-	rows, closeRows, err := r.Q.Query(ctx, q, append(args, f.RunsLimit())...)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	defer closeRows()
-	out, err := Collect(rows, t.Scan)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	return out, nil
+	return List(ctx, r.Q, t.Scan, "list runs", q, append(args, f.RunsLimit())...)
 }

@@ -19,7 +19,7 @@ func (r Reads) SpendHours(ctx context.Context, from, to time.Time) ([]ledger.Spe
 // upstream, model, units, micros) in [from, to): its two arguments are the
 // hours' indexes (ledger.SpendHourIndex).
 func ReadSpendHours(ctx context.Context, q Querier, query string, from, to time.Time) ([]ledger.SpendHour, error) {
-	return list(ctx, q, scanSpendHour, "read spend by hour", query, ledger.SpendHourIndex(from), ledger.SpendHourIndex(to))
+	return List(ctx, q, scanSpendHour, "read spend by hour", query, ledger.SpendHourIndex(from), ledger.SpendHourIndex(to))
 }
 
 func scanSpendHour(r Scanner) (ledger.SpendHour, error) {

@@ -87,7 +87,7 @@ const storedTenants = `SELECT id, budget_units, max_concurrent, allowed_models, 
 // hashes; lock is appended to the tenants' SELECT (PostgreSQL's FOR
 // UPDATE, while a gateway applies its configuration).
 func LoadTenants(ctx context.Context, q Querier, lock string) ([]ledger.StoredTenant, error) {
-	out, err := list(ctx, q, scanStoredTenant, "load tenants", storedTenants+lock)
+	out, err := List(ctx, q, scanStoredTenant, "load tenants", storedTenants+lock)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func LoadTenants(ctx context.Context, q Querier, lock string) ([]ledger.StoredTe
 	for i, t := range out {
 		idx[t.ID] = i
 	}
-	keys, err := list(ctx, q, scanKey, "load tenant keys", `SELECT tenant_id, key_hash FROM tenant_keys ORDER BY tenant_id, key_hash`)
+	keys, err := List(ctx, q, scanKey, "load tenant keys", `SELECT tenant_id, key_hash FROM tenant_keys ORDER BY tenant_id, key_hash`)
 	if err != nil {
 		return nil, err
 	}

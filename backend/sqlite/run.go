@@ -186,29 +186,36 @@ func (s *Store) transition(ctx context.Context, id ledger.RunID, actor ledger.Ac
 	}
 	var out ledger.Run
 	err := s.writeDecided(ctx, func(w *wtx) error {
-		before, err := w.run(ctx, id)
-		if err != nil {
-			return err
-		}
-		t, err := rule.Decide(before)
-		if err != nil {
-			return err
-		}
-		if t.None(before) {
-			out = before
-			return nil
-		}
-		t.After.UpdatedAt = w.now
-		if err := applyChange(ctx, w, before, t, actor); err != nil {
-			return err
-		}
-		out = t.After
-		return nil
+		var err error
+		out, err = applyRule(ctx, w, id, actor, rule)
+		return err
 	}, nil)
 	if err != nil {
 		return ledger.Run{}, fmt.Errorf("%s run %s: %w", rule.Op, id, err)
 	}
 	return out, nil
+}
+
+// applyRule is one transition inside the writer's transaction: the run as
+// written, rule's decision on it, and its change (nothing when the rule
+// changes nothing). It returns the run after.
+func applyRule(ctx context.Context, w *wtx, id ledger.RunID, actor ledger.Actor, rule ledger.Rule) (ledger.Run, error) {
+	before, err := w.run(ctx, id)
+	if err != nil {
+		return ledger.Run{}, err
+	}
+	t, err := rule.Decide(before)
+	if err != nil {
+		return ledger.Run{}, err
+	}
+	if t.None(before) {
+		return before, nil
+	}
+	t.After.UpdatedAt = w.now
+	if err := applyChange(ctx, w, before, t, actor); err != nil {
+		return ledger.Run{}, err
+	}
+	return t.After, nil
 }
 
 // QueuedAtCrashEvidence is the evidence of a run released at recovery

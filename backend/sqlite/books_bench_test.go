@@ -1,15 +1,19 @@
 package sqlite_test
 
 import (
+	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/internal/ledgergen"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/sqlite"
 )
@@ -17,18 +21,101 @@ import (
 // BenchmarkBooks times every read the dashboard makes on a ledger of N
 // settled runs against the same read on an empty ledger (x-empty) and on
 // one of 1,000 runs, whose pages are as full as N's (x-1k): the
-// audit page (no filter, tenant+kind, an operator's actor, a text), the
-// runs and holds lists (first page and below a cursor), the state's
-// ledger reads, the spend chart's month of hours and the quota chart's
-// day; and the startup (Open) of each ledger. Each figure is the median
-// call (p50-ms, and its x-empty), which the machine's other work moves
-// less than the mean; p99-ms beside it. N is 100,000, or
-// QUOTAGATE_BOOKS_RUNS (make bench-books: 1,000,000 and 20,000,000). A
-// ledger of N runs is built once into /tmp/quotagate-books-N.db through
-// the store's own Admit and Settle, and reused by later runs.
+// audit page (no filter, tenant+kind, an operator's actor, a tenant's
+// actor, a text found on the first page, a text found once deep down, a
+// text found nowhere), the runs and holds lists (first page and below a
+// cursor), the state's ledger reads, the spend chart's month of hours and
+// the quota chart's day; the startup (Open, with its migrations check) of
+// each ledger; and verify from a checkpoint after 1,000 more runs. Each
+// figure is the median call (p50-ms, and its x-empty), which the machine's
+// other work moves less than the mean; p99-ms beside it.
+//
+// Every ledger is built by ledgergen (the store's own statements, calls
+// spread over the year before now, ten tenants). N is 100,000, or
+// QUOTAGATE_BOOKS_RUNS; the ledger of N runs is built once into
+// QUOTAGATE_BOOKS_DIR (default /tmp) as quotagate-books-N.db and reused,
+// or QUOTAGATE_BOOKS_LEDGER names one built before (its N is what it holds):
 //
 //	go test -run '^$' -bench BenchmarkBooks -benchtime 200x ./backend/sqlite/
+//	QUOTAGATE_BOOKS_LEDGER=/work/big/books.db go test -run '^$' -bench 'BenchmarkBooks$' -benchtime 1000x -timeout 2h ./backend/sqlite/
 func BenchmarkBooks(b *testing.B) {
+	empty, full := map[string]float64{}, map[string]float64{}
+	for _, l := range booksLedgers(b) {
+		booksStartup(b, l)
+		st, err := sqlite.Open(l.path, sqlite.Options{Synchronous: "OFF"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		if l.runs > 1000 {
+			booksBytes(b, l.path)
+		}
+		for _, r := range booksReads(b, st) {
+			b.Run(fmt.Sprintf("runs=%d/%s", l.runs, r.name), func(b *testing.B) {
+				per := medianCall(b, r.read)
+				switch l.runs {
+				case 0:
+					empty[r.name] = per
+				case 1000:
+					full[r.name] = per
+				}
+				if e := empty[r.name]; l.runs > 0 && e > 0 {
+					b.ReportMetric(per/e, "x-empty")
+				}
+				if k := full[r.name]; l.runs > 1000 && k > 0 {
+					b.ReportMetric(per/k, "x-1k")
+				}
+			})
+		}
+		booksVerify(b, st, l.runs)
+	}
+}
+
+// medianCall calls read b.N times and reports the median and p99 call; it
+// returns the median in nanoseconds.
+func medianCall(b *testing.B, read func(context.Context) error) float64 {
+	ctx := context.Background()
+	took := make([]time.Duration, 0, b.N)
+	for range b.N {
+		t0 := time.Now()
+		if err := read(ctx); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(t0))
+	}
+	slices.Sort(took)
+	per := float64(took[len(took)/2].Nanoseconds())
+	b.ReportMetric(per/1e6, "p50-ms")
+	b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds())/1e6, "p99-ms")
+	return per
+}
+
+// booksLedger is a ledger of runs settled runs at path.
+type booksLedger struct {
+	runs int
+	path string
+}
+
+// booksLedgers builds the empty ledger and the one of 1,000 runs, and
+// builds or finds the big one (see BenchmarkBooks).
+func booksLedgers(b *testing.B) []booksLedger {
+	ctx := context.Background()
+	dir := b.TempDir()
+	var out []booksLedger
+	for _, n := range []int{0, 1000} {
+		path := filepath.Join(dir, fmt.Sprintf("books-%d.db", n))
+		if _, err := ledgergen.Build(ctx, path, booksYear(n)); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, booksLedger{n, path})
+	}
+	if path := os.Getenv("QUOTAGATE_BOOKS_LEDGER"); path != "" {
+		runs, _, err := ledgergen.Sizes(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return append(out, booksLedger{int(runs), path})
+	}
 	n := 100_000
 	if s := os.Getenv("QUOTAGATE_BOOKS_RUNS"); s != "" {
 		var err error
@@ -36,51 +123,68 @@ func BenchmarkBooks(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	empty, full := map[string]float64{}, map[string]float64{}
-	for _, size := range []int{0, 1000, n} {
-		st, path := booksLedger(b, size)
-		t0 := time.Now()
-		reopened, err := sqlite.Open(path, sqlite.Options{Synchronous: "OFF"})
+	path := filepath.Join(cmp.Or(os.Getenv("QUOTAGATE_BOOKS_DIR"), os.TempDir()), fmt.Sprintf("quotagate-books-%d.db", n))
+	if _, err := os.Stat(path); err != nil {
+		tmp := path + ".building"
+		os.Remove(tmp)
+		rep, err := ledgergen.Build(ctx, tmp, booksYear(n))
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("runs=%d: open (startup) %s", size, time.Since(t0).Round(time.Microsecond))
-		if err := reopened.Close(); err != nil {
+		b.Logf("a ledger of %d settled runs built in %s (%.0f runs/s, verify %s)", n, rep.Took.Round(time.Second),
+			float64(n)/rep.Took.Seconds(), rep.Verify.Round(time.Second))
+		if err := os.Rename(tmp, path); err != nil {
 			b.Fatal(err)
 		}
-		if size > 1000 {
-			booksBytes(b, path, size)
-		}
-		for _, r := range booksReads(b, st) {
-			b.Run(fmt.Sprintf("runs=%d/%s", size, r.name), func(b *testing.B) {
-				ctx := context.Background()
-				took := make([]time.Duration, 0, b.N)
-				for range b.N {
-					t0 := time.Now()
-					if err := r.read(ctx); err != nil {
-						b.Fatal(err)
-					}
-					took = append(took, time.Since(t0))
-				}
-				slices.Sort(took)
-				per := float64(took[len(took)/2].Nanoseconds())
-				b.ReportMetric(per/1e6, "p50-ms")
-				b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds())/1e6, "p99-ms")
-				switch size {
-				case 0:
-					empty[r.name] = per
-				case 1000:
-					full[r.name] = per
-				}
-				if e := empty[r.name]; size > 0 && e > 0 {
-					b.ReportMetric(per/e, "x-empty")
-				}
-				if k := full[r.name]; size > 1000 && k > 0 {
-					b.ReportMetric(per/k, "x-1k")
-				}
-			})
-		}
 	}
+	return append(out, booksLedger{n, path})
+}
+
+// booksYear is n calls over the year before now.
+func booksYear(n int) ledgergen.Config {
+	now := time.Now()
+	return ledgergen.Config{Runs: n, From: now.AddDate(-1, 0, 0), To: now, Chunk: 20_000}
+}
+
+// booksStartup logs how long Open (migrations checked, writer started)
+// and Close take on l.
+func booksStartup(b *testing.B, l booksLedger) {
+	t0 := time.Now()
+	st, err := sqlite.Open(l.path, sqlite.Options{Synchronous: "OFF"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	opened := time.Since(t0)
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("runs=%d: startup (open) %s", l.runs, opened.Round(time.Microsecond))
+}
+
+// booksVerify logs verify from a checkpoint after 1,000 more calls: a
+// verify that writes a checkpoint first, then 1,000 calls, then the timed
+// verify from it.
+func booksVerify(b *testing.B, st *sqlite.Store, runs int) {
+	ctx := context.Background()
+	t0 := time.Now()
+	if problems, err := st.VerifyWith(ctx, ledger.VerifyOptions{Checkpoint: true}); err != nil || len(problems) > 0 {
+		b.Fatalf("verify: %v %v", problems, err)
+	}
+	caught := time.Since(t0)
+	now := time.Now()
+	calls := make([]sqlite.BulkCall, 1000)
+	for i := range calls {
+		calls[i] = ledgergen.Call(1<<40+i, ledgergen.DefaultTenants, now) // ids after any the generator drew
+	}
+	if err := st.Bulk(ctx, calls); err != nil {
+		b.Fatal(err)
+	}
+	t0 = time.Now()
+	if problems, err := st.VerifyWith(ctx, ledger.VerifyOptions{Checkpoint: true}); err != nil || len(problems) > 0 {
+		b.Fatalf("verify: %v %v", problems, err)
+	}
+	b.Logf("runs=%d: verify from a checkpoint after 1,000 more runs %s (catching up first: %s)", runs,
+		time.Since(t0).Round(time.Millisecond), caught.Round(time.Millisecond))
 }
 
 type booksRead struct {
@@ -98,6 +202,14 @@ func booksReads(tb testing.TB, st *sqlite.Store) []booksRead {
 	if len(newest) > 0 {
 		cursor = newest[len(newest)-1].ID
 	}
+	var oldest ledger.RunID // a text found twice, at the bottom of the trail
+	first, err := st.Audit(ctx, ledger.AuditFilter{Kind: ledger.AuditAdmit, Limit: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(first) > 0 {
+		oldest = first[0].RunID
+	}
 	now := time.Now()
 	audit := func(f ledger.AuditFilter) func(context.Context) error {
 		f.Newest, f.Limit = true, 51
@@ -111,6 +223,9 @@ func booksReads(tb testing.TB, st *sqlite.Store) []booksRead {
 		{"audit/tenant+kind", audit(ledger.AuditFilter{TenantID: "t3", Kind: ledger.AuditSettle})},
 		{"audit/actor-operator", audit(ledger.AuditFilter{Actor: ledger.ActorConfig})},
 		{"audit/actor-tenant", audit(ledger.AuditFilter{Actor: ledger.TenantActor("t3")})},
+		{"audit/text-first-page", audit(ledger.AuditFilter{Text: "door=chat"})},
+		{"audit/text-deep", audit(ledger.AuditFilter{Text: string(oldest)})},
+		{"audit/text-nowhere", audit(ledger.AuditFilter{Text: "no such text"})},
 		{"runs/first", runs(ledger.RunFilter{Limit: 51})},
 		{"runs/below-cursor", runs(ledger.RunFilter{Limit: 51, Before: cursor})},
 		{"runs/tenant", runs(ledger.RunFilter{TenantID: "t3", Limit: 51})},
@@ -139,67 +254,96 @@ func booksReads(tb testing.TB, st *sqlite.Store) []booksRead {
 	}
 }
 
-// booksLedger opens the ledger of n settled runs, building it first when
-// /tmp has none (an empty one is always fresh).
-func booksLedger(tb testing.TB, n int) (*sqlite.Store, string) {
-	tb.Helper()
-	opts := sqlite.Options{Synchronous: "OFF"}
-	if n <= 1000 {
-		st := MustOpenStore(tb, opts)
-		settleRuns(tb, st, n)
-		return st, st.Path()
-	}
-	path := fmt.Sprintf("/tmp/quotagate-books-%d.db", n)
-	if _, err := os.Stat(path); err != nil {
-		tmp := path + ".building"
-		os.Remove(tmp)
-		st, err := sqlite.Open(tmp, opts)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		t0 := time.Now()
-		settleRuns(tb, st, n)
-		tb.Logf("a ledger of %d settled runs built in %s", n, time.Since(t0).Round(time.Second))
-		if err := st.Close(); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	st, err := sqlite.Open(path, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	return st, path
-}
-
 // booksBytes logs what the file holds per run, by table and index
 // (SQLite's dbstat), and in all.
-func booksBytes(tb testing.TB, path string, n int) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)")
+func booksBytes(tb testing.TB, path string) {
+	runs, sizes, err := ledgergen.Sizes(context.Background(), path)
 	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC`)
-	if err != nil {
-		tb.Logf("dbstat: %v", err)
+		tb.Logf("sizes: %v", err)
 		return
 	}
-	defer rows.Close()
 	var total int64
-	for rows.Next() {
-		var name string
-		var size int64
-		if err := rows.Scan(&name, &size); err != nil {
-			tb.Fatal(err)
-		}
-		total += size
-		if size*100 >= int64(n) { // at least 0.01 byte a run
-			tb.Logf("bytes/run %-28s %7.1f", name, float64(size)/float64(n))
+	for _, s := range sizes {
+		total += s.Bytes
+		if s.Bytes*20 >= runs { // at least 0.05 byte a run
+			tb.Logf("bytes/run %-28s %7.1f", s.Name, float64(s.Bytes)/float64(runs))
 		}
 	}
-	tb.Logf("bytes/run %-28s %7.1f", "(all)", float64(total)/float64(n))
+	tb.Logf("bytes/run %-28s %7.1f", "(all)", float64(total)/float64(runs))
+}
+
+// BenchmarkBooksAdmitCPU measures what a call costs the ledger in CPU (one
+// durable Admit and one Settle, 64 callers, as the gateway makes them:
+// time-ordered run ids, a body fingerprint) on the empty ledger, the one
+// of 1,000 runs and the big one of BenchmarkBooks: the process's CPU
+// microseconds per call (user+system, getrusage), the median of rounds
+// that take turns between the ledgers so that the machine's other work
+// falls on all of them alike, and its ratio to the empty ledger's (the
+// cost should not grow with the ledger).
+//
+//	QUOTAGATE_BOOKS_LEDGER=/work/big/books.db go test -run '^$' -bench BenchmarkBooksAdmitCPU -benchtime 1x ./backend/sqlite/
+func BenchmarkBooksAdmitCPU(b *testing.B) {
+	const rounds, perRound = 7, 2000
+	ledgers := booksLedgers(b)
+	stores := make([]*sqlite.Store, len(ledgers))
+	for i, l := range ledgers {
+		st, err := sqlite.Open(l.path, sqlite.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		stores[i] = st
+		booksCalls(b, st, 1<<41, 500) // warm: statements prepared, books and page cache read
+	}
+	perCall := make([][]float64, len(ledgers))
+	for r := range rounds {
+		for i, st := range stores {
+			cpu0 := cpuTime()
+			booksCalls(b, st, 1<<41+(r+1)*perRound, perRound)
+			perCall[i] = append(perCall[i], float64((cpuTime()-cpu0).Nanoseconds())/1e3/perRound)
+		}
+	}
+	var empty float64
+	for i, l := range ledgers {
+		slices.Sort(perCall[i])
+		med := perCall[i][rounds/2]
+		if i == 0 {
+			empty = med
+		}
+		b.Run(fmt.Sprintf("runs=%d", l.runs), func(b *testing.B) {
+			b.ReportMetric(med, "cpu-µs/call")
+			b.ReportMetric(empty, "empty-cpu-µs/call")
+			b.ReportMetric(med/empty, "x-empty")
+		})
+		b.Logf("runs=%d: cpu-µs per call, rounds sorted: %.0f", l.runs, perCall[i])
+	}
+}
+
+// booksCalls makes n calls (Admit, then Settle) from benchCallers callers,
+// the i-th of them ledgergen's call first+i at the time it is made.
+func booksCalls(b *testing.B, st *sqlite.Store, first, n int) {
+	ctx := context.Background()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range benchCallers(b) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				c := ledgergen.Call(first+int(i), ledgergen.DefaultTenants, time.Now())
+				if _, err := st.Admit(ctx, c.Admit); err != nil {
+					b.Error(err)
+					return
+				}
+				if _, err := st.Settle(ctx, c.Admit.RunID, c.Spent, c.Evidence, c.Admit.Actor); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
+	}
 }

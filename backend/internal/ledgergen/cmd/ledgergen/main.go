@@ -28,8 +28,15 @@ func main() {
 	flag.IntVar(&cfg.Tenants, "tenants", ledgergen.DefaultTenants, "tenants t0… sharing the calls round robin")
 	flag.IntVar(&cfg.Chunk, "chunk", ledgergen.DefaultChunk, "calls per transaction")
 	flag.IntVar(&cfg.VerifyEvery, "verify-every", 0, "verify from the last checkpoint after every N calls (0: at the end only)")
+	sizes := flag.Bool("sizes", false, "write nothing: print the ledger's bytes per run by table and index (dbstat)")
 	flag.Parse()
-	if err := run(path, from, to, cfg); err != nil {
+	var err error
+	if *sizes {
+		err = printSizes(path)
+	} else {
+		err = run(path, from, to, cfg)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ledgergen:", err)
 		os.Exit(1)
 	}
@@ -56,6 +63,22 @@ func run(path, from, to string, cfg ledgergen.Config) error {
 	fmt.Printf("%s: %d settled runs from %s to %s in %s (%.0f runs/s; verify %s), verified clean\n", path, rep.Runs,
 		cfg.From.UTC().Format(time.RFC3339), cfg.To.UTC().Format(time.RFC3339), rep.Took.Round(time.Second),
 		float64(rep.Runs)/rep.Took.Seconds(), rep.Verify.Round(time.Second))
+	return nil
+}
+
+func printSizes(path string) error {
+	runs, sizes, err := ledgergen.Sizes(context.Background(), path)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, s := range sizes {
+		total += s.Bytes
+		if s.Bytes*20 >= runs { // at least 0.05 byte a run
+			fmt.Printf("%-32s %8.1f bytes/run\n", s.Name, float64(s.Bytes)/float64(max(runs, 1)))
+		}
+	}
+	fmt.Printf("%-32s %8.1f bytes/run (%d runs, %d bytes)\n", "(all)", float64(total)/float64(max(runs, 1)), runs, total)
 	return nil
 }
 

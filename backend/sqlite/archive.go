@@ -23,11 +23,9 @@ const archivable = `r.updated_at >= ?1 AND r.updated_at < ?2 AND r.status != 'qu
 // commit, not a month.
 var archivePartRuns = 2000
 
-// archiveStep is where a test makes archiving stop as a crash would (the
-// step's name: "written" before the file is renamed into place, "renamed"
-// before the first part's transaction, "part N" before part N's (N ≥ 1),
-// "deleted" inside each part's transaction before its summaries are
-// written; "restore part N" before restoring part N): nil carries on.
+// archiveStep is where a test makes archiving stop as a crash would: the
+// steps of archive.Step, and "deleted" inside each part's transaction
+// before its summaries are written. nil carries on.
 var archiveStep = func(string) error { return nil }
 
 // ArchivableMonths lists the UTC months (2025-11) with runs that ended
@@ -50,76 +48,27 @@ func (s *Store) ArchivableMonths(ctx context.Context, before time.Time) ([]strin
 	return months, rows.Err()
 }
 
-// monthBounds is month's first instant (UTC) and the earlier of its end
-// and before.
-func monthBounds(month string, before time.Time) (time.Time, time.Time, error) {
-	start, err := time.Parse("2006-01", month)
-	if err != nil {
-		return start, start, fmt.Errorf("month %q: %w", month, err)
-	}
-	end := start.AddDate(0, 1, 0)
-	if before.Before(end) {
-		end = before
-	}
-	return start, end, nil
-}
-
 // ArchiveMonth moves month's archivable runs that ended before before,
-// with their audit rows, into a new archive file at path, and leaves
-// summaries per tenant, period and part in their place.
-//
-// The file is written whole (in parts of archivePartRuns runs), synced and
-// renamed into place first; then each part leaves the ledger in its own
-// transaction of the writer, which deletes the part's rows and writes its
-// summaries (and their audit rows). Admissions wait for one part's commit,
-// no longer. At every point each run is either in the ledger or in the
-// file with a summary covering its part, never both or neither: a file
-// with no summary is stale (archiving again overwrites it), and a month
-// with some parts summarized is resumed from its file by the next call,
-// whatever path it is given.
+// with their audit rows, into a new archive file at path, one part per
+// transaction of the writer (see archive.Move), and leaves summaries per
+// tenant, period and part in their place.
 func (s *Store) ArchiveMonth(ctx context.Context, month string, before time.Time, path string, actor ledger.Actor) (ledger.ArchivedMonth, error) {
-	start, end, err := monthBounds(month, before)
-	if err != nil {
-		return ledger.ArchivedMonth{}, err
-	}
-	done, file, err := s.archivedParts(ctx, month)
-	if err != nil {
-		return ledger.ArchivedMonth{}, fmt.Errorf("archive %s: %w", month, err)
-	}
-	if len(done) > 0 {
-		path = file
-	} else if runs, err := s.exportMonth(ctx, month, start, end, path); err != nil || runs == 0 {
-		if err != nil {
-			err = fmt.Errorf("archive %s: %w", month, err)
-		}
-		return ledger.ArchivedMonth{Month: month, File: path}, err
-	}
-	if err := archiveStep("renamed"); err != nil {
-		return ledger.ArchivedMonth{}, err
-	}
-	res, err := s.moveParts(ctx, month, start, end, path, done, actor)
-	if err != nil {
-		return res, fmt.Errorf("archive %s: %w", month, err)
-	}
-	var left int64
-	if err := s.queryRow(ctx, `SELECT count(*) FROM runs r WHERE `+archivable, nanos(start), nanos(end)).Scan(&left); err != nil {
-		return res, fmt.Errorf("archive %s: %w", month, err)
-	}
-	if left > 0 {
-		return res, fmt.Errorf("archive %s: %d runs that ended in it are still in the ledger and in no part of %s "+
-			"(they ended after the file was written): restore the file (quotagate archive restore) and archive the month again",
-			month, left, path)
-	}
-	return res, nil
+	return archive.Move(ctx, archiveLedger{s}, month, before, path, actor, archiveStep)
 }
 
-// archivedParts are the parts of month the ledger keeps summaries of, and
-// the file they went to.
-func (s *Store) archivedParts(ctx context.Context, month string) (map[int64]bool, string, error) {
+// archiveLedger is the store as archive.Move, Restore and CheckLedger see
+// it.
+type archiveLedger struct{ s *Store }
+
+func (l archiveLedger) Summaries(ctx context.Context, month string) ([]ledger.ArchiveSummary, error) {
+	return l.s.ArchiveSummaries(ctx, month)
+}
+
+func (l archiveLedger) ArchivedParts(ctx context.Context, month string) (map[int64]bool, string, error) {
 	done := map[int64]bool{}
 	var file string
 	var part int64
-	rows, err := s.query(ctx, `SELECT DISTINCT part, file FROM archive_summaries WHERE month = ?`, month)
+	rows, err := l.s.query(ctx, `SELECT DISTINCT part, file FROM archive_summaries WHERE month = ?`, month)
 	if err != nil {
 		return nil, "", err
 	}
@@ -128,44 +77,27 @@ func (s *Store) archivedParts(ctx context.Context, month string) (map[int64]bool
 	return done, file, err
 }
 
-// moveParts moves each part of the file at path that done does not hold
-// out of the ledger, one transaction of the writer each, in file order.
-func (s *Store) moveParts(ctx context.Context, month string, start, end time.Time, path string, done map[int64]bool,
-	actor ledger.Actor) (ledger.ArchivedMonth, error) {
-	res := ledger.ArchivedMonth{Month: month, File: path}
-	_, err := archive.ReadParts(path, func(p archive.Part) error {
-		if done[p.Index] {
-			return nil
-		}
-		if len(p.Altered) > 0 {
-			return fmt.Errorf("%s changed since it was written: %s", path, p.Altered[0])
-		}
-		if p.Index > 0 {
-			if err := archiveStep(fmt.Sprintf("part %d", p.Index)); err != nil {
-				return err
-			}
-		}
-		p.Records = nil // the part's rows are deleted by their ids' range, not one by one
-		if err := s.write(ctx, func(w *wtx) error {
-			if err := deleteArchived(ctx, w, month, start, end, p); err != nil {
-				return err
-			}
-			return insertSummaries(ctx, w, path, p.Summaries, p.Quota, actor)
-		}, nil); err != nil {
-			return fmt.Errorf("part %d: %w", p.Index, err)
-		}
-		res.Runs, res.Rows = res.Runs+p.Runs, res.Rows+p.Rows
-		res.Summaries = append(res.Summaries, p.Summaries...)
-		return nil
-	})
-	return res, err
+func (l archiveLedger) Left(ctx context.Context, start, end time.Time) (int64, error) {
+	var left int64
+	err := l.s.queryRow(ctx, `SELECT count(*) FROM runs r WHERE `+archivable, nanos(start), nanos(end)).Scan(&left)
+	return left, err
 }
 
-// exportMonth writes the month's archivable runs and their audit rows to a
+func (l archiveLedger) MovePart(ctx context.Context, month string, start, end time.Time, path string, p archive.Part, actor ledger.Actor) error {
+	return l.s.write(ctx, func(w *wtx) error {
+		if err := deleteArchived(ctx, w, month, start, end, p); err != nil {
+			return err
+		}
+		return insertSummaries(ctx, w, path, p.Summaries, p.Quota, actor)
+	}, nil)
+}
+
+// Export writes the month's archivable runs and their audit rows to a
 // new file at path, in one read snapshot, in parts of Options.ArchivePartRuns runs
 // (by id), each followed by its runs' audit rows (by seq), and returns how
 // many runs it holds.
-func (s *Store) exportMonth(ctx context.Context, month string, start, end time.Time, path string) (int64, error) {
+func (l archiveLedger) Export(ctx context.Context, month string, start, end time.Time, path string) (int64, error) {
+	s := l.s
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return 0, err

@@ -11,104 +11,26 @@ import (
 )
 
 // CheckArchive re-reads the archive at path against the summaries the
-// ledger keeps of its month (`quotagate verify --archive`): one line per
-// difference, naming an altered row, and one for parts of the file that
-// never left the ledger (archiving stopped part way).
+// ledger keeps of its month (`quotagate verify --archive`; see
+// archive.CheckLedger).
 func (s *Store) CheckArchive(ctx context.Context, path string) ([]string, error) {
-	problems, pending, err := s.checkArchive(ctx, path)
-	if err == nil && len(pending) > 0 {
-		problems = append(problems, fmt.Sprintf("parts %s of %s are still in the ledger, not archived: archiving stopped part way; "+
-			"run quotagate archive again to finish the month", partList(pending), path))
-	}
-	return problems, err
-}
-
-// checkArchive is CheckArchive's differences and, apart, the parts of the
-// file the ledger keeps no summary of.
-func (s *Store) checkArchive(ctx context.Context, path string) ([]string, []int64, error) {
-	r, err := archive.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	month := r.Header.Month
-	r.Close()
-	want, err := s.ArchiveSummaries(ctx, month)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(want) == 0 {
-		return []string{fmt.Sprintf("month %s: the ledger keeps no summary of it: this file was never committed "+
-			"(its runs are still in the ledger) or the month was restored already", month)}, nil, nil
-	}
-	_, problems, pending, err := archive.Check(path, want)
-	return problems, pending, err
-}
-
-// partList writes parts as "3, 4, 5" (at most ten, then "…").
-func partList(parts []int64) string {
-	var b strings.Builder
-	for i, p := range parts {
-		if i == 10 {
-			b.WriteString(", …")
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprint(&b, p)
-	}
-	return b.String()
+	return archive.CheckLedger(ctx, archiveLedger{s}, path)
 }
 
 // RestoreArchive puts the month archived at path back into the ledger
-// exactly as it left (every run and audit row, with its seq), one part per
-// transaction of the writer, each dropping the part's summaries with an
-// audit row per summary, and the verify checkpoints: a crash part way
-// leaves each part either back in the ledger or still archived, and
-// restoring again finishes. Parts that never left the ledger are skipped.
-// A file that fails CheckArchive is refused whole.
+// exactly as it left, one part per transaction of the writer (see
+// archive.Restore), dropping the verify checkpoints.
 func (s *Store) RestoreArchive(ctx context.Context, path string, actor ledger.Actor) (ledger.ArchivedMonth, error) {
-	problems, _, err := s.checkArchive(ctx, path)
-	if err != nil {
-		return ledger.ArchivedMonth{}, fmt.Errorf("restore %s: %w", path, err)
-	}
-	if len(problems) > 0 {
-		return ledger.ArchivedMonth{}, fmt.Errorf("restore %s: the file does not match the ledger's summary, nothing restored: %s",
-			path, strings.Join(problems, "; "))
-	}
-	r, err := archive.Open(path)
-	if err != nil {
-		return ledger.ArchivedMonth{}, err
-	}
-	r.Close()
-	res := ledger.ArchivedMonth{Month: r.Header.Month, File: path}
-	done, _, err := s.archivedParts(ctx, res.Month)
-	if err != nil {
-		return res, err
-	}
-	_, err = archive.ReadParts(path, func(p archive.Part) error {
-		if !done[p.Index] {
-			return nil
-		}
-		if err := archiveStep(fmt.Sprintf("restore part %d", p.Index)); err != nil {
+	return archive.Restore(ctx, archiveLedger{s}, path, actor, archiveStep)
+}
+
+func (l archiveLedger) RestorePart(ctx context.Context, month, path string, p archive.Part, actor ledger.Actor) error {
+	return l.s.write(ctx, func(w *wtx) error {
+		if err := insertArchived(ctx, w, p.Records); err != nil {
 			return err
 		}
-		if err := s.write(ctx, func(w *wtx) error {
-			if err := insertArchived(ctx, w, p.Records); err != nil {
-				return err
-			}
-			return dropSummaries(ctx, w, res.Month, path, p, actor)
-		}, nil); err != nil {
-			return fmt.Errorf("part %d: %w", p.Index, err)
-		}
-		res.Runs, res.Rows = res.Runs+p.Runs, res.Rows+p.Rows
-		res.Summaries = append(res.Summaries, p.Summaries...)
-		return nil
-	})
-	if err != nil {
-		return res, fmt.Errorf("restore %s: %w", path, err)
-	}
-	return res, nil
+		return dropSummaries(ctx, w, month, path, p, actor)
+	}, nil)
 }
 
 // insertArchived inserts every record as it was archived, by column name.

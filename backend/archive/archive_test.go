@@ -111,7 +111,7 @@ func TestNotAnArchive(t *testing.T) {
 }
 
 // TestParts: a file in two parts reads back part by part, each with its
-// own summaries and run bounds; checked against the first part's
+// own summaries and runs; checked against the first part's
 // summaries alone, the second is pending, not a difference.
 func TestParts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.jsonl.gz")
@@ -139,7 +139,7 @@ func TestParts(t *testing.T) {
 	if _, err := archive.ReadParts(path, func(p archive.Part) error { parts = append(parts, p); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(parts) != 2 || parts[0].FirstRun != "a" || parts[0].LastRun != "b" || parts[0].Runs != 2 || parts[0].Rows != 2 ||
+	if len(parts) != 2 || strings.Join(parts[0].RunIDs, ",") != "a,b" || parts[0].Runs != 2 || parts[0].Rows != 2 ||
 		parts[1].Index != 1 || parts[1].Runs != 1 || len(parts[1].Summaries) != 1 || parts[1].Summaries[0].Part != 1 ||
 		len(parts[0].Altered)+len(parts[1].Altered) > 0 {
 		t.Fatalf("parts %+v", parts)

@@ -1,8 +1,8 @@
 // Package archive is the file a closed month of the ledger is moved into:
 // gzip-compressed JSON Lines, one header line and then one line per row,
 // each row as its columns by name, with a SHA-256 of the row itself. The
-// rows come in parts — a few thousand runs (by id), then their audit rows
-// (by seq) — each the rows one transaction of the ledger deletes, so that
+// rows come in parts — a few thousand runs in the order they were
+// admitted, then their audit rows (by seq) — each the rows one transaction of the ledger deletes, so that
 // archiving a month never holds the ledger's writer for longer than one
 // part. A Summarizer turns the rows into the summaries the ledger keeps
 // (one per tenant, budget period and part: counts, units, money, first

@@ -23,10 +23,10 @@ type Ledger interface {
 	// read snapshot, in parts, and returns how many runs it holds (none:
 	// no file).
 	Export(ctx context.Context, month string, start, end time.Time, path string) (int64, error)
-	// MovePart deletes p's runs (the runs of [start, end) that may be
-	// archived, from p.FirstRun to p.LastRun) and their audit rows, and
-	// writes p's summaries, with an audit row each, in one transaction;
-	// it fails unless what it deleted is exactly what p holds.
+	// MovePart deletes p's runs (p.RunIDs, each still one of [start, end)
+	// that may be archived) and their audit rows, and writes p's
+	// summaries, with an audit row each, in one transaction; it fails
+	// unless what it deleted is exactly what p holds.
 	MovePart(ctx context.Context, month string, start, end time.Time, path string, p Part, actor ledger.Actor) error
 	// Left counts the runs of [start, end) that may be archived and are
 	// still in the ledger.
@@ -122,7 +122,7 @@ func moveParts(ctx context.Context, l Ledger, month string, start, end time.Time
 				return err
 			}
 		}
-		p.Records = nil // a part's rows are deleted by their runs' range, not one by one
+		p.Records = nil // a part's rows are deleted by their runs' ids
 		if err := l.MovePart(ctx, month, start, end, path, p, actor); err != nil {
 			return fmt.Errorf("part %d: %w", p.Index, err)
 		}

@@ -12,11 +12,10 @@ import (
 // audit rows as the file holds them, and what they add up to.
 type Part struct {
 	Index   int64
-	Records []Record // the runs (by id), then their audit rows (by seq)
-	// FirstRun and LastRun bound the part's run ids: the runs between
-	// them that may be archived are exactly the part's.
-	FirstRun, LastRun string
-	Runs, Rows        int64 // runs and audit rows
+	Records []Record // the runs, then their audit rows (by seq)
+	RunIDs  []string // the part's runs
+	Runs    int64
+	Rows    int64 // audit rows
 	Summaries         []ledger.ArchiveSummary
 	Quota             []ledger.ArchivedQuota
 	// Altered names each row whose content no longer has the hash it was
@@ -79,11 +78,7 @@ func (p *Part) add(z *Summarizer, rec Record, line int) error {
 		p.Altered = append(p.Altered, fmt.Sprintf("line %d: %v", line, err))
 	}
 	if rec.Table == TableRuns {
-		id := str(rec.Row, "id")
-		if p.Runs == 0 || id < p.FirstRun {
-			p.FirstRun = id
-		}
-		p.LastRun = max(p.LastRun, id)
+		p.RunIDs = append(p.RunIDs, str(rec.Row, "id"))
 		p.Runs++
 	} else {
 		p.Rows++

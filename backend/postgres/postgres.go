@@ -267,8 +267,9 @@ func migrateFile(ctx context.Context, conn *pgx.Conn, name string) error {
 type wtx struct {
 	pgx.Tx
 	now     time.Time
-	changes []ledger.Change // one per audit row, for the commit hook and the other gateways
-	later   pgx.Batch       // statements whose results nothing waits for, sent in one round trip before the commit
+	changes []ledger.Change              // one per audit row, for the commit hook and the other gateways
+	later   pgx.Batch                    // statements whose results nothing waits for, sent in one round trip before the commit
+	columns map[string]map[string]string // a table's column types, once read (restoring an archive)
 }
 
 // queue adds a statement whose result the change does not need (an audit

@@ -31,11 +31,12 @@ func VerifyWith(ctx context.Context, dsn string, opts ledger.VerifyOptions) ([]s
 	return problems, verr
 }
 
-// Verify recomputes every balance from the runs and from the audit log, in
-// one REPEATABLE READ snapshot, with the checks of backend/sqlite's Verify
-// (except SQLite's quick_check): balance rows against their runs, the
-// per-tenant audit chain, admit and settle rows against runs, and each
-// guarded model's day against its runs.
+// Verify recomputes every balance from the runs and from the audit log
+// (and the summaries of archived months), in one REPEATABLE READ snapshot,
+// with the checks of backend/sqlite's Verify (except SQLite's
+// quick_check): balance rows against their runs, the per-tenant audit
+// chain, admit and settle rows against runs, each guarded model's day
+// against its runs, and each archive summary against its audit row.
 func (s *Store) Verify(ctx context.Context) ([]string, error) {
 	return s.VerifyWith(ctx, ledger.VerifyOptions{Full: true})
 }
@@ -49,6 +50,7 @@ func (s *Store) VerifyWith(ctx context.Context, _ ledger.VerifyOptions) ([]strin
 	}
 	defer tx.Rollback(context.Background())
 	v := &verifier{ctx: ctx, tx: tx}
+	v.summaries()
 	v.balances()
 	v.periods()
 	v.auditChain()
@@ -80,6 +82,24 @@ func (v *verifier) each(query string, dest []any, fn func()) {
 	_, v.err = pgx.ForEachRow(rows, dest, func() error { fn(); return nil })
 }
 
+// summaries checks each archive summary against its audit row and tells
+// the replay of it.
+func (v *verifier) summaries() {
+	var sum ledger.ArchiveSummary
+	var seq int64
+	var recorded string
+	v.each(`SELECT s.month, s.part, s.tenant_id, s.period, s.runs, s.rows, s.spent_units, s.spent_micros, s.net_units,
+			s.settled_units, s.first_seq, s.last_seq, s.hash, s.audit_seq, coalesce(a.detail, '')
+		FROM archive_summaries s LEFT JOIN audit a ON a.seq = s.audit_seq AND a.kind = 'archive'
+		ORDER BY s.month, s.part, s.tenant_id, s.period`,
+		[]any{&sum.Month, &sum.Part, &sum.TenantID, &sum.Period, &sum.Runs, &sum.Rows, &sum.SpentUnits, &sum.SpentMicros,
+			&sum.Net, &sum.Settled, &sum.FirstSeq, &sum.LastSeq, &sum.Hash, &seq, &recorded},
+		func() {
+			v.ArchiveDigest(sum, seq, recorded)
+			v.Archived(sum)
+		})
+}
+
 func (v *verifier) balances() {
 	var b ledger.Balance
 	var spent, held ledger.Units
@@ -87,11 +107,13 @@ func (v *verifier) balances() {
 	var budget *int64
 	var spentMicros, heldMicros price.Micros
 	v.each(`SELECT t.id, t.budget_units, t.spent_units, t.held_units, t.active,
-			coalesce(sum(r.spent_units) FILTER (WHERE r.period = ''), 0)::bigint,
+			coalesce(sum(r.spent_units) FILTER (WHERE r.period = ''), 0)::bigint + (SELECT coalesce(sum(s.spent_units), 0)
+				FROM archive_summaries s WHERE s.tenant_id = t.id AND s.period = '')::bigint,
 			coalesce(sum(r.held_units) FILTER (WHERE r.period = ''), 0)::bigint,
 			count(r.id) FILTER (WHERE r.status IN ('queued', 'active'))::int,
 			t.budget_micros, t.spent_micros, t.held_micros,
-			coalesce(sum(r.cost_micros) FILTER (WHERE r.period = ''), 0)::bigint,
+			coalesce(sum(r.cost_micros) FILTER (WHERE r.period = ''), 0)::bigint + (SELECT coalesce(sum(s.spent_micros), 0)
+				FROM archive_summaries s WHERE s.tenant_id = t.id AND s.period = '')::bigint,
 			coalesce(sum(r.reserve_micros) FILTER (WHERE r.period = '' AND r.usage IN ('pending', 'unknown')), 0)::bigint
 		FROM tenants t LEFT JOIN runs r ON r.tenant_id = t.id GROUP BY t.id ORDER BY t.id`,
 		[]any{&b.TenantID, &b.BudgetUnits, &b.SpentUnits, &b.HeldUnits, &b.Active, &spent, &held, &active,
@@ -149,8 +171,11 @@ func (v *verifier) quotaDays() {
 	var up, model, day string
 	var usage, held, rUsage, rHeld ledger.Units
 	v.each(`WITH sums AS (
-			SELECT upstream, model, quota_day AS day, sum(spent_units + overrun_units) AS usage, sum(held_units) AS held
-			FROM runs WHERE quota_day != '' GROUP BY upstream, model, quota_day
+			SELECT upstream, model, day, sum(usage) AS usage, sum(held) AS held FROM (
+				SELECT upstream, model, quota_day AS day, spent_units + overrun_units AS usage, held_units AS held
+				FROM runs WHERE quota_day != ''
+				UNION ALL SELECT upstream, model, day, usage_units, 0 FROM archive_quota_days
+			) u GROUP BY upstream, model, day
 		), keys AS (
 			SELECT upstream, model, day FROM sums UNION SELECT upstream, model, day FROM quota_days
 		)
@@ -174,9 +199,13 @@ func (v *verifier) periods() {
 			coalesce(p.spent_units, 0), coalesce(p.held_units, 0), coalesce(p.spent_micros, 0), coalesce(p.held_micros, 0),
 			coalesce(s.spent, 0)::bigint, coalesce(s.held, 0)::bigint, coalesce(s.cost, 0)::bigint, coalesce(s.held_micros, 0)::bigint
 		FROM tenant_periods p
-		FULL JOIN (SELECT tenant_id, period, sum(spent_units) AS spent, sum(held_units) AS held, sum(cost_micros) AS cost,
-				sum(reserve_micros) FILTER (WHERE usage IN ('pending', 'unknown')) AS held_micros
-			FROM runs WHERE period <> '' GROUP BY tenant_id, period) s ON s.tenant_id = p.tenant_id AND s.period = p.period
+		FULL JOIN (SELECT tenant_id, period, sum(spent) AS spent, sum(held) AS held, sum(cost) AS cost,
+				sum(held_micros) AS held_micros FROM (
+				SELECT tenant_id, period, spent_units AS spent, held_units AS held, cost_micros AS cost,
+					CASE WHEN usage IN ('pending', 'unknown') THEN reserve_micros ELSE 0 END AS held_micros
+				FROM runs WHERE period <> ''
+				UNION ALL SELECT tenant_id, period, spent_units, 0, spent_micros, 0 FROM archive_summaries WHERE period <> ''
+			) u GROUP BY tenant_id, period) s ON s.tenant_id = p.tenant_id AND s.period = p.period
 		JOIN tenants t ON t.id = coalesce(p.tenant_id, s.tenant_id)
 		ORDER BY 1, 2`,
 		[]any{&t.ID, &b.Label, &t.BudgetUnits, &budget, &b.SpentUnits, &b.HeldUnits, &b.SpentMicros, &b.HeldMicros,

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -93,9 +94,9 @@ func (l archiveLedger) MovePart(ctx context.Context, month string, start, end ti
 }
 
 // Export writes the month's archivable runs and their audit rows to a
-// new file at path, in one read snapshot, in parts of Options.ArchivePartRuns runs
-// (by id), each followed by its runs' audit rows (by seq), and returns how
-// many runs it holds.
+// new file at path, in one read snapshot, in parts of
+// Options.ArchivePartRuns runs (see exportPart), and returns how many runs
+// it holds.
 func (l archiveLedger) Export(ctx context.Context, month string, start, end time.Time, path string) (int64, error) {
 	s := l.s
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -107,25 +108,9 @@ func (l archiveLedger) Export(ctx context.Context, month string, start, end time
 	if err != nil {
 		return 0, err
 	}
-	var total int64
-	for part, after := int64(0), ""; ; part++ {
-		var n int64
-		last := after
-		write := func(table string) func(archive.Row) error {
-			return func(row archive.Row) error {
-				if table == archive.TableRuns {
-					n, last = n+1, row["id"].(string)
-				}
-				_, err := w.Write(part, table, row)
-				return err
-			}
-		}
-		err := exportRows(ctx, tx, `SELECT r.* FROM runs r WHERE `+archivable+` AND r.id > ?3 ORDER BY r.id LIMIT ?4`,
-			[]any{nanos(start), nanos(end), after, s.opts.ArchivePartRuns}, write(archive.TableRuns))
-		if err == nil && n > 0 {
-			err = exportRows(ctx, tx, `SELECT a.* FROM audit a WHERE a.run_id IN (SELECT r.id FROM runs r WHERE `+archivable+
-				` AND r.id > ?3 AND r.id <= ?4) ORDER BY a.seq`, []any{nanos(start), nanos(end), after, last}, write(archive.TableAudit))
-		}
+	var total, after int64
+	for part := int64(0); ; part++ {
+		n, last, err := exportPart(ctx, tx, w, part, s.opts.ArchivePartRuns, start, end, after)
 		if err != nil {
 			w.Abort()
 			return 0, err
@@ -143,6 +128,35 @@ func (l archiveLedger) Export(ctx context.Context, month string, start, end time
 		return 0, nil
 	}
 	return total, w.Commit()
+}
+
+// cursor names the rowid a part's runs are read by; it is not kept.
+const cursor = "quotagate cursor"
+
+// exportPart writes part: the next size archivable runs after the rowid
+// after — in the order they were admitted, so that their audit rows lie
+// together in the audit table and each part's transaction rewrites few
+// pages — then their audit rows; it returns how many runs and the last
+// one's rowid.
+func exportPart(ctx context.Context, tx *sql.Tx, w *archive.Writer, part int64, size int, start, end time.Time, after int64) (int64, int64, error) {
+	var n int64
+	last := after
+	err := exportRows(ctx, tx, `SELECT r.rowid AS "`+cursor+`", r.* FROM runs r WHERE `+archivable+
+		` AND r.rowid > ?3 ORDER BY r.rowid LIMIT ?4`, []any{nanos(start), nanos(end), after, size}, func(row archive.Row) error {
+		n, last = n+1, row[cursor].(int64)
+		delete(row, cursor)
+		_, err := w.Write(part, archive.TableRuns, row)
+		return err
+	})
+	if err != nil || n == 0 {
+		return 0, after, err
+	}
+	err = exportRows(ctx, tx, `SELECT a.* FROM audit a WHERE a.run_id IN (SELECT r.id FROM runs r WHERE `+archivable+
+		` AND r.rowid > ?3 AND r.rowid <= ?4) ORDER BY a.seq`, []any{nanos(start), nanos(end), after, last}, func(row archive.Row) error {
+		_, err := w.Write(part, archive.TableAudit, row)
+		return err
+	})
+	return n, last, err
 }
 
 // exportRows runs query with args and calls fn with each row by column
@@ -177,16 +191,20 @@ func exportRows(ctx context.Context, tx *sql.Tx, query string, args []any, fn fu
 	return rows.Err()
 }
 
-// deleteArchived deletes part p's runs — the archivable runs between its
-// first and last id — and their audit rows (the audit log lets only this
+// deleteArchived deletes part p's runs (each still archivable) and their
+// audit rows (the audit log lets only this
 // transaction delete, through archive_unlock), and fails unless they are
 // exactly what the file holds of the part.
 func deleteArchived(ctx context.Context, w *wtx, month string, start, end time.Time, p archive.Part) error {
 	if _, err := w.exec(ctx, `INSERT INTO archive_unlock (month) VALUES (?)`, month); err != nil {
 		return err
 	}
-	ids := `SELECT r.id FROM runs r WHERE ` + archivable + ` AND r.id >= ?3 AND r.id <= ?4`
-	args := []any{nanos(start), nanos(end), p.FirstRun, p.LastRun}
+	list, err := json.Marshal(p.RunIDs)
+	if err != nil {
+		return err
+	}
+	ids := `SELECT r.id FROM runs r WHERE ` + archivable + ` AND r.id IN (SELECT value FROM json_each(?3))`
+	args := []any{nanos(start), nanos(end), string(list)}
 	audit, err := w.exec(ctx, `DELETE FROM audit WHERE run_id IN (`+ids+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("delete archived audit rows: %w", err)

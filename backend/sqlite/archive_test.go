@@ -17,57 +17,23 @@ import (
 	"github.com/quotagate/quotagate/backend/archive"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
-	"github.com/quotagate/quotagate/backend/period"
 	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
 var archiver = ledger.Operator("test")
 
-// archiveLedger writes a ledger whose runs end in October and November
-// 2026 and returns its store, its path, and a dump of its runs and audit
-// rows: tenant t (units, priced runs, a guarded model's day, one run left
-// holding in October) and p (a monthly budget).
+// archiveLedger writes the books of ledgertest.ArchiveBooks (runs that end
+// in October and November 2026) and returns its store and its path.
 func archiveLedger(t *testing.T) (*sqlite.Store, string) {
 	t.Helper()
-	ctx := context.Background()
 	var now atomic.Int64
-	now.Store(time.Date(2026, 10, 3, 12, 0, 0, 0, time.UTC).UnixNano())
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	st, err := sqlite.Open(path, sqlite.Options{Now: func() time.Time { return time.Unix(0, now.Load()) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	ledgertest.MustApply(t, st, ledgertest.Tenant("t", 100_000, 4),
-		ledgertest.PeriodTenant("p", 1_000, 4, period.Calendar{Kind: period.Month, Zone: time.UTC}))
-	for i, day := range []time.Time{
-		time.Date(2026, 10, 5, 0, 0, 0, 0, time.UTC), time.Date(2026, 10, 20, 0, 0, 0, 0, time.UTC),
-		time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC),
-	} {
-		now.Store(day.UnixNano())
-		for j := range 3 {
-			id := ledger.RunID(fmt.Sprintf("t%d-%d", i, j))
-			ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: id, TenantID: "t", Upstream: "demo", Model: "demo-model",
-				ReserveUnits: 50, InputUnits: 10, ReserveMicros: 400, Prices: ledgertest.TestPrice,
-				Quota: &ledger.QuotaCheck{Day: day.Format("2006-01-02"), LimitUnits: 1_000_000}})
-			if _, err := st.Settle(ctx, id, ledger.Units(20+j), "usage", ledger.System("test")); err != nil {
-				t.Fatal(err)
-			}
-			pid := ledger.RunID(fmt.Sprintf("p%d-%d", i, j))
-			ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: pid, TenantID: "p", ReserveUnits: 10})
-			if _, err := st.Settle(ctx, pid, 4, "usage", ledger.System("test")); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if i == 0 {
-			ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "held", TenantID: "t", ReserveUnits: 30})
-			if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut", ledger.System("test")); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	now.Store(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC).UnixNano())
-	ledgertest.WantVerified(t, st)
+	ledgertest.ArchiveBooks(t, st, func(at time.Time) { now.Store(at.UnixNano()) })
 	return st, path
 }
 
@@ -318,17 +284,6 @@ func wantEachRunOnce(t *testing.T, st *sqlite.Store, path, file string, want []s
 	}
 }
 
-// octoberRuns are the runs of archiveLedger that end in October.
-func octoberRuns() []string {
-	var ids []string
-	for i := range 2 {
-		for j := range 3 {
-			ids = append(ids, fmt.Sprintf("t%d-%d", i, j), fmt.Sprintf("p%d-%d", i, j))
-		}
-	}
-	return append(ids, "held")
-}
-
 // TestArchiveInParts: October's 12 archivable runs leave in six parts of
 // two runs, each with its own summaries; a crash before any part or inside
 // any part's transaction leaves every run in the ledger or in an archived
@@ -366,7 +321,7 @@ func TestArchiveInParts(t *testing.T) {
 			if !errors.Is(err, errCrash) {
 				t.Fatalf("archive stopped at %s: %v", step, err)
 			}
-			wantEachRunOnce(t, st, path, file, octoberRuns())
+			wantEachRunOnce(t, st, path, file, ledgertest.OctoberRuns())
 			wantClean(t, st, ledger.VerifyOptions{})
 			wantClean(t, st, ledger.VerifyOptions{Full: true, Checkpoint: true})
 			problems, err := st.CheckArchive(ctx, file)
@@ -379,8 +334,8 @@ func TestArchiveInParts(t *testing.T) {
 				t.Fatalf("archive again: %+v, %v; want the rest moved into %s", res, err, file)
 			}
 			sums, _ := st.ArchiveSummaries(ctx, "2026-10")
-			if len(sums) != 6 || sums[5].Part != 5 || sums[0].TenantID != "p" || sums[5].TenantID != "t" {
-				t.Fatalf("summaries %+v, want one per part (p's runs by id, then t's) in six parts", sums)
+			if len(sums) != 12 || sums[11].Part != 5 || sums[0].TenantID != "p" || sums[1].TenantID != "t" {
+				t.Fatalf("%d summaries, want two per part (a run of p and one of t, as they were admitted) in six parts", len(sums))
 			}
 			if problems, err := st.CheckArchive(ctx, file); err != nil || len(problems) > 0 {
 				t.Fatalf("verify --archive: %q, %v", problems, err)
@@ -388,7 +343,7 @@ func TestArchiveInParts(t *testing.T) {
 			wantClean(t, st, ledger.VerifyOptions{})
 			wantClean(t, st, ledger.VerifyOptions{Full: true})
 			restoreStoppingAt(t, st, file, "restore part 3")
-			wantEachRunOnce(t, st, path, file, octoberRuns())
+			wantEachRunOnce(t, st, path, file, ledgertest.OctoberRuns())
 			wantClean(t, st, ledger.VerifyOptions{Full: true})
 			if _, err := st.RestoreArchive(ctx, file, archiver); err != nil {
 				t.Fatal(err)

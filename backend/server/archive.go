@@ -12,10 +12,11 @@ import (
 	"github.com/quotagate/quotagate/backend/admin"
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/postgres"
 )
 
-// archiver is a ledger whose closed months can be archived: the SQLite
-// one, for now.
+// archiver is a ledger whose closed months can be archived: SQLite's and
+// PostgreSQL's.
 type archiver interface {
 	ledger.Store
 	ArchivableMonths(ctx context.Context, before time.Time) ([]string, error)
@@ -89,7 +90,14 @@ func openArchiver(ctx context.Context, o Options) (archiver, error) {
 		cfg = config.Default()
 	}
 	if cfg.Ledger.Driver == config.DriverPostgres {
-		return nil, errors.New("archive works on the SQLite ledger for now; a shared PostgreSQL ledger cannot be archived yet")
+		// As verify does: the command is no gateway, and takes no lease;
+		// the ledger's archive lock keeps it from archiving alongside
+		// another command or a gateway's dashboard action.
+		st, err := postgres.Open(ctx, cfg.Ledger.DSN, postgres.Options{Instance: "archive", Now: o.Clock.Now})
+		if err != nil {
+			return nil, fmt.Errorf("open ledger: %w", err)
+		}
+		return st, nil
 	}
 	path := filepath.Join(o.DataDir, LedgerFile)
 	if _, err := os.Stat(path); err != nil {

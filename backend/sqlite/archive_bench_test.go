@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -91,9 +92,11 @@ func BenchmarkVerifyCheckpoint(b *testing.B) {
 
 // BenchmarkArchiveMonth archives a month of N settled runs (October 2026)
 // while one caller admits and settles runs of December: the archive's
-// time, the bytes it freed in the ledger file and the archive file's
-// size, the longest admission meanwhile (it waits for the archive's one
-// commit), and a full verify after. N is 100,000, and 1,500,000 with
+// time (and of it, writing the file), the bytes it freed in the ledger
+// file and the archive file's size, the longest admission meanwhile (it
+// waits for at most one part's commit), the longest part (its
+// transaction and reading it back from the file), and a full verify
+// after. N is 100,000, and 1,500,000 with
 // QUOTAGATE_LONG=1.
 //
 //	QUOTAGATE_LONG=1 go test -run '^$' -bench BenchmarkArchiveMonth -benchtime 1x -timeout 60m ./backend/sqlite/
@@ -109,10 +112,12 @@ func BenchmarkArchiveMonth(b *testing.B) {
 			size0 := fileBytes(path)
 			stop, longest := admitMeanwhile(b, st)
 			file := filepath.Join(b.TempDir(), "2026-10.jsonl.gz")
+			parts := partClock()
 			t0 := time.Now()
 			res, err := st.ArchiveMonth(ctx, "2026-10", november, file, ledger.Operator("bench"))
 			took := time.Since(t0)
 			stop()
+			written, longestPart := parts()
 			if err != nil || res.Runs != int64(n) {
 				b.Fatalf("archived %d of %d runs: %v", res.Runs, n, err)
 			}
@@ -127,8 +132,38 @@ func BenchmarkArchiveMonth(b *testing.B) {
 			b.ReportMetric(float64(freed)/1e6, "MB-freed")
 			b.ReportMetric(float64(fileBytes(file))/1e6, "MB-file")
 			b.ReportMetric(float64(longest().Milliseconds()), "ms-longest-admission")
+			b.ReportMetric(written.Seconds(), "s-file-written")
+			b.ReportMetric(float64(longestPart.Milliseconds()), "ms-longest-part")
 			b.ReportMetric(time.Since(t0).Seconds(), "s-verify-after")
 		})
+	}
+}
+
+// partClock times archiving's steps (until the returned func is called):
+// how long the file took to write, and the longest time from one part's
+// start to the next's.
+func partClock() func() (written, longestPart time.Duration) {
+	var mu sync.Mutex
+	t0 := time.Now()
+	var written, longest time.Duration
+	last := time.Time{}
+	undo := sqlite.SetArchiveStep(func(step string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		switch {
+		case step == "renamed":
+			written, last = now.Sub(t0), now
+		case strings.HasPrefix(step, "part "):
+			longest, last = max(longest, now.Sub(last)), now
+		}
+		return nil
+	})
+	return func() (time.Duration, time.Duration) {
+		undo()
+		mu.Lock()
+		defer mu.Unlock()
+		return written, longest
 	}
 }
 

@@ -117,20 +117,14 @@ func quoteCols(cols []string) string {
 }
 
 // readySource ends the runs the desktop gateway left open and checks that
-// the ledger can be copied whole: no archived months, and it verifies.
+// the ledger verifies. Archived months are copied as their summaries (with
+// the audit rows recording them, under the same seqs), so that the copy
+// proves its balances as the source does; their files stay where they
+// are, and `verify --archive` checks them against either ledger.
 func readySource(ctx context.Context, src *sqlite.Store) (int, error) {
 	interrupted, err := src.RecoverInterrupted(ctx, ledger.ActorRecovery)
 	if err != nil {
 		return 0, err
-	}
-	// PostgreSQL keeps no archive summaries, so the copy of a ledger with
-	// archived months could not prove its balances.
-	months, err := src.ArchivedMonths(ctx)
-	if err != nil {
-		return interrupted, err
-	}
-	if len(months) > 0 {
-		return interrupted, ledger.Errorf(ledger.CodeConflict, "the SQLite ledger has archived months (%s); put them back with quotagate archive restore FILE before migrating", strings.Join(months, ", "))
 	}
 	problems, err := src.Verify(ctx)
 	if err != nil {

@@ -91,10 +91,10 @@ func TestMigrateSQLite(t *testing.T) {
 	}
 }
 
-// TestMigrateRefusesArchivedMonths: a desktop ledger with a month in an
-// archive file is refused by name, and the shared ledger stays empty, since
-// PostgreSQL keeps no archive summaries to prove its balances from.
-func TestMigrateRefusesArchivedMonths(t *testing.T) {
+// TestMigrateArchivedMonths: a desktop ledger with a month in an archive
+// file is copied with its summaries: the shared ledger verifies from them,
+// and the file checks against it and restores into it.
+func TestMigrateArchivedMonths(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ledger.db")
@@ -104,13 +104,17 @@ func TestMigrateRefusesArchivedMonths(t *testing.T) {
 		t.Fatal(err)
 	}
 	ledgertest.MustApply(t, src, ledgertest.Tenant("t", 500, 2))
-	ledgertest.MustAdmit(t, src, ledger.AdmitRequest{RunID: "october", TenantID: "t", ReserveUnits: 30})
-	if _, err := src.Settle(ctx, "october", 20, "usage", ledger.System("gateway")); err != nil {
-		t.Fatal(err)
+	for _, id := range []ledger.RunID{"october", "december"} {
+		if id == "december" {
+			now = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+		}
+		ledgertest.MustAdmit(t, src, ledger.AdmitRequest{RunID: id, TenantID: "t", ReserveUnits: 30})
+		if _, err := src.Settle(ctx, id, 20, "usage", ledger.System("gateway")); err != nil {
+			t.Fatal(err)
+		}
 	}
-	now = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-	if _, err := src.ArchiveMonth(ctx, "2026-10", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
-		filepath.Join(dir, "2026-10.jsonl.gz"), ledger.Operator("test")); err != nil {
+	file := filepath.Join(dir, "2026-10.jsonl.gz")
+	if _, err := src.ArchiveMonth(ctx, "2026-10", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), file, ledger.Operator("test")); err != nil {
 		t.Fatal(err)
 	}
 	if err := src.Close(); err != nil {
@@ -118,16 +122,25 @@ func TestMigrateRefusesArchivedMonths(t *testing.T) {
 	}
 
 	dsn := pgtest.DSN(t)
-	_, err = postgres.MigrateSQLite(ctx, path, dsn)
-	if err == nil || !strings.Contains(err.Error(), "archived months (2026-10)") {
-		t.Fatalf("migrate of an archived ledger: %v, want a refusal naming 2026-10", err)
+	res, err := postgres.MigrateSQLite(ctx, path, dsn)
+	if err != nil || len(res.Problems) > 0 || res.Rows["archive_summaries"] != 1 {
+		t.Fatalf("migrate of an archived ledger: %+v, %v; want it copied with its summary, verified", res, err)
 	}
 	dst, err := postgres.Open(ctx, dsn, postgres.Options{Instance: "check"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	if runs, err := dst.Runs(ctx, ledger.RunFilter{Limit: 10}); err != nil || len(runs) > 0 {
-		t.Fatalf("the shared ledger after a refused migrate: %d runs, %v", len(runs), err)
+	if problems, err := dst.CheckArchive(ctx, file); err != nil || len(problems) > 0 {
+		t.Fatalf("verify --archive against the shared ledger: %q, %v", problems, err)
+	}
+	if _, err := dst.RestoreArchive(ctx, file, ledger.Operator("test")); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := dst.Verify(ctx); err != nil || len(problems) > 0 {
+		t.Fatalf("verify after restoring into the shared ledger: %q, %v", problems, err)
+	}
+	if _, err := dst.Run(ctx, "october"); err != nil {
+		t.Fatalf("the restored run: %v", err)
 	}
 }

@@ -8,7 +8,8 @@ import (
 
 // DumpTables are the ledger's tables in the order Dump reads them (parents
 // before children), for `quotagate migrate`.
-var DumpTables = []string{"tenants", "tenant_keys", "tenant_periods", "runs", "spend_hours", "quota_days", "usage_minutes", "snapshots", "audit"}
+var DumpTables = []string{"tenants", "tenant_keys", "tenant_periods", "runs", "spend_hours", "quota_days", "usage_minutes", "snapshots", "audit",
+	"archive_summaries", "archive_quota_days"}
 
 // Dump reads every row of DumpTables in one read snapshot, in insertion
 // order, and hands each to row with its column names. It changes nothing.
@@ -33,7 +34,7 @@ func dumpTable(ctx context.Context, tx *sql.Tx, table string, row func(string, [
 		order = "1, 2, 3"
 	case "tenant_periods": // WITHOUT ROWID
 		order = "1, 2"
-	case "spend_hours": // WITHOUT ROWID
+	case "spend_hours", "archive_summaries", "archive_quota_days": // WITHOUT ROWID
 		order = "1, 2, 3, 4"
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT * FROM `+table+` ORDER BY `+order)

@@ -11,13 +11,13 @@ import (
 // Part is what one transaction of the ledger moves: its runs and their
 // audit rows as the file holds them, and what they add up to.
 type Part struct {
-	Index   int64
-	Records []Record // the runs, then their audit rows (by seq)
-	RunIDs  []string // the part's runs
-	Runs    int64
-	Rows    int64 // audit rows
-	Summaries         []ledger.ArchiveSummary
-	Quota             []ledger.ArchivedQuota
+	Index     int64
+	Records   []Record // the runs, then their audit rows (by seq)
+	RunIDs    []string // the part's runs
+	Runs      int64
+	Rows      int64 // audit rows
+	Summaries []ledger.ArchiveSummary
+	Quota     []ledger.ArchivedQuota
 	// Altered names each row whose content no longer has the hash it was
 	// archived with, or that does not fit its part.
 	Altered []string

@@ -347,3 +347,60 @@ func booksCalls(b *testing.B, st *sqlite.Store, first, n int) {
 		b.FailNow()
 	}
 }
+
+// BenchmarkLedgerBuild compares the two ways a big ledger is built through
+// the store's own statements, on the same calls (ledgergen.Call) into fresh
+// ledgers taking turns: 64 callers of Admit and Settle (group commit, how
+// the books were built before ledgergen) and Bulk in transactions of
+// 20,000 calls (how ledgergen builds them). It reports runs/s and the
+// process's CPU microseconds per run.
+//
+//	go test -run '^$' -bench BenchmarkLedgerBuild -benchtime 1x ./backend/sqlite/
+func BenchmarkLedgerBuild(b *testing.B) {
+	const runs, rounds = 20_000, 2
+	ctx := context.Background()
+	ways := []struct {
+		name  string
+		build func(st *sqlite.Store)
+	}{
+		{"callers", func(st *sqlite.Store) { booksCalls(b, st, 0, runs) }},
+		{"bulk", func(st *sqlite.Store) {
+			calls := make([]sqlite.BulkCall, 0, runs)
+			for i := range runs {
+				calls = append(calls, ledgergen.Call(i, ledgergen.DefaultTenants, time.Now()))
+			}
+			if err := st.Bulk(ctx, calls); err != nil {
+				b.Fatal(err)
+			}
+		}},
+	}
+	took := map[string][]time.Duration{}
+	cpu := map[string][]time.Duration{}
+	for range rounds {
+		for _, way := range ways {
+			path := filepath.Join(b.TempDir(), "ledger.db")
+			if _, err := ledgergen.Build(ctx, path, ledgergen.Config{}); err != nil { // tenants only
+				b.Fatal(err)
+			}
+			st, err := sqlite.Open(path, sqlite.Options{Synchronous: "OFF"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			t0, cpu0 := time.Now(), cpuTime()
+			way.build(st)
+			took[way.name] = append(took[way.name], time.Since(t0))
+			cpu[way.name] = append(cpu[way.name], cpuTime()-cpu0)
+			if err := st.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, way := range ways {
+		b.Run(way.name, func(b *testing.B) {
+			slices.Sort(took[way.name])
+			slices.Sort(cpu[way.name])
+			b.ReportMetric(runs/took[way.name][0].Seconds(), "runs/s")
+			b.ReportMetric(float64(cpu[way.name][0].Microseconds())/runs, "cpu-µs/run")
+		})
+	}
+}

@@ -28,12 +28,14 @@ type BulkCall struct {
 // or failure rolls the whole bulk back and is returned naming its run.
 func (s *Store) Bulk(ctx context.Context, calls []BulkCall) error {
 	return s.write(ctx, func(w *wtx) error {
+		w.bulk = true
+		defer func() { w.bulk = false }()
 		for _, c := range calls {
 			if err := bulkCall(ctx, w, s.opts.Now, c); err != nil {
 				return fmt.Errorf("bulk call %s: %w", c.Admit.RunID, err)
 			}
 		}
-		return nil
+		return w.flushAudit(ctx) // while w.bulk holds
 	}, nil)
 }
 

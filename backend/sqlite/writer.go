@@ -42,6 +42,7 @@ type wtx struct {
 	books   *books
 	changes []ledger.Change // one per audit row written, for the commit hook
 	writes  int             // statements run that may write, to tell a refusal from a half-done op
+	bulk    bool            // a Bulk op is applying: audit rows go in larger statements
 }
 
 // stmtCtx is the context every statement of the writer runs under: once the

@@ -107,36 +107,63 @@ func BenchmarkArchiveMonth(b *testing.B) {
 				b.Skip("one archive per ledger: -benchtime 1x")
 			}
 			st, path, clk := benchLedger(b, n)
-			ctx := context.Background()
-			clk.set(december)
-			size0 := fileBytes(path)
-			stop, longest := admitMeanwhile(b, st)
-			file := filepath.Join(b.TempDir(), "2026-10.jsonl.gz")
-			parts := partClock()
-			t0 := time.Now()
-			res, err := st.ArchiveMonth(ctx, "2026-10", november, file, ledger.Operator("bench"))
-			took := time.Since(t0)
-			stop()
-			written, longestPart := parts()
-			if err != nil || res.Runs != int64(n) {
-				b.Fatalf("archived %d of %d runs: %v", res.Runs, n, err)
-			}
-			freed, err := st.FreeBytes(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			t0 = time.Now()
-			wantCleanB(b, st, ledger.VerifyOptions{Full: true})
-			b.ReportMetric(took.Seconds(), "s-archive")
-			b.ReportMetric(float64(size0)/1e6, "MB-ledger")
-			b.ReportMetric(float64(freed)/1e6, "MB-freed")
-			b.ReportMetric(float64(fileBytes(file))/1e6, "MB-file")
-			b.ReportMetric(float64(longest().Milliseconds()), "ms-longest-admission")
-			b.ReportMetric(written.Seconds(), "s-file-written")
-			b.ReportMetric(float64(longestPart.Milliseconds()), "ms-longest-part")
-			b.ReportMetric(time.Since(t0).Seconds(), "s-verify-after")
+			archiveMonthBench(b, st, path, clk, int64(n))
 		})
 	}
+}
+
+// BenchmarkArchiveLedger is BenchmarkArchiveMonth on the ledger file
+// QUOTAGATE_ARCHIVE_LEDGER names, whose October 2026 it archives (and so
+// consumes): a month built by ledgergen, faster than settleRuns.
+//
+//	go run ./backend/internal/ledgergen/cmd/ledgergen -ledger /work/big/m.db -runs 1500000 -from 2026-10-01 -to 2026-11-01
+//	QUOTAGATE_ARCHIVE_LEDGER=/work/big/m.db go test -run '^$' -bench BenchmarkArchiveLedger -benchtime 1x -timeout 2h ./backend/sqlite/
+func BenchmarkArchiveLedger(b *testing.B) {
+	path := os.Getenv("QUOTAGATE_ARCHIVE_LEDGER")
+	if path == "" || b.N > 1 {
+		b.Skip("QUOTAGATE_ARCHIVE_LEDGER names no ledger to archive (one archive per ledger: -benchtime 1x)")
+	}
+	clk := newBenchClock(december)
+	st, err := sqlite.Open(path, sqlite.Options{Now: clk.now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	archiveMonthBench(b, st, path, clk, -1)
+}
+
+// archiveMonthBench archives October 2026 of st (n runs; -1: whatever it
+// holds) while admitting runs of December, and reports the figures.
+func archiveMonthBench(b *testing.B, st *sqlite.Store, path string, clk *benchClock, n int64) {
+	ctx := context.Background()
+	clk.set(december)
+	size0 := fileBytes(path)
+	stop, longest := admitMeanwhile(b, st)
+	file := filepath.Join(b.TempDir(), "2026-10.jsonl.gz")
+	parts := partClock()
+	t0 := time.Now()
+	res, err := st.ArchiveMonth(ctx, "2026-10", november, file, ledger.Operator("bench"))
+	took := time.Since(t0)
+	stop()
+	written, longestPart := parts()
+	if err != nil || (n >= 0 && res.Runs != n) {
+		b.Fatalf("archived %d of %d runs: %v", res.Runs, n, err)
+	}
+	freed, err := st.FreeBytes(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 = time.Now()
+	wantCleanB(b, st, ledger.VerifyOptions{Full: true})
+	b.Logf("archived %d runs, %d audit rows, %d summaries", res.Runs, res.Rows, len(res.Summaries))
+	b.ReportMetric(took.Seconds(), "s-archive")
+	b.ReportMetric(float64(size0)/1e6, "MB-ledger")
+	b.ReportMetric(float64(freed)/1e6, "MB-freed")
+	b.ReportMetric(float64(fileBytes(file))/1e6, "MB-file")
+	b.ReportMetric(float64(longest().Milliseconds()), "ms-longest-admission")
+	b.ReportMetric(written.Seconds(), "s-file-written")
+	b.ReportMetric(float64(longestPart.Milliseconds()), "ms-longest-part")
+	b.ReportMetric(time.Since(t0).Seconds(), "s-verify-after")
 }
 
 // partClock times archiving's steps (until the returned func is called):

@@ -216,11 +216,7 @@ func (h *Handler) snapshot(ctx context.Context) (State, error) {
 
 func (h *Handler) state(w http.ResponseWriter, r *http.Request) error {
 	s, err := h.snapshot(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, s)
-	return nil
+	return answer(w, http.StatusOK, s, err)
 }
 
 type reconcileBody struct {
@@ -254,11 +250,7 @@ func (h *Handler) reconcile(w http.ResponseWriter, r *http.Request) error {
 		c.CostMicros, c.HasCost = m, true
 	}
 	run, err := h.o.Store.ReconcileCost(r.Context(), ledger.RunID(r.PathValue("run_id")), c, Actor)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, run)
-	return nil
+	return answer(w, http.StatusOK, run, err)
 }
 
 // reconcileFromProvider applies the provider's figure; the clicking
@@ -271,30 +263,18 @@ func (h *Handler) reconcileFromProvider(w http.ResponseWriter, r *http.Request, 
 		return ledger.Errorf(ledger.CodeInvalidRequest, "no upstream has a usage_lookup: there is no provider figure to apply")
 	}
 	run, err := h.o.Evidence.Apply(r.Context(), ledger.RunID(r.PathValue("run_id")), Actor)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, run)
-	return nil
+	return answer(w, http.StatusOK, run, err)
 }
 
 func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) error {
 	run, err := h.o.Canceller.Cancel(r.Context(), ledger.RunID(r.PathValue("id")), Actor)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusAccepted, run)
-	return nil
+	return answer(w, http.StatusAccepted, run, err)
 }
 
 func (h *Handler) quotaSync(w http.ResponseWriter, r *http.Request) error {
 	up, model := r.PathValue("upstream"), r.PathValue("model")
 	snap, err := h.o.Quota.Sync(r.Context(), up, model)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, snap)
-	return nil
+	return answer(w, http.StatusOK, snap, err)
 }
 
 func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
@@ -315,11 +295,7 @@ func (h *Handler) quotaBalance(w http.ResponseWriter, r *http.Request) error {
 	}
 	up, model := r.PathValue("upstream"), r.PathValue("model")
 	snap, err := h.o.Quota.RecordBalance(r.Context(), up, model, b)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, snap)
-	return nil
+	return answer(w, http.StatusOK, snap, err)
 }
 
 func (h *Handler) auditCSV(w http.ResponseWriter, r *http.Request) error {

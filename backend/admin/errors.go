@@ -76,6 +76,16 @@ type errorObject struct {
 	Params map[string]any `json:"params,omitempty"`
 }
 
+// answer writes v with status st, unless the handler's call failed: then
+// err goes back to the handler's caller, which writes the error.
+func answer(w http.ResponseWriter, st int, v any, err error) error {
+	if err != nil {
+		return err
+	}
+	writeJSON(w, st, v)
+	return nil
+}
+
 func writeJSON(w http.ResponseWriter, st int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

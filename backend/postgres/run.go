@@ -369,47 +369,28 @@ func (s *Store) interruptOpen(ctx context.Context, instance string, actor ledger
 	return n, nil
 }
 
-// retryGroup decides req's place among the tenant's earlier runs: a
-// CodeDuplicateRequest refusal when its Idempotency-Key is in use, else the
-// run it retries ("" for none); see ledger.AdmitRequest. For a key it first
-// locks the tenant's row, which every admission of the tenant takes: a
-// concurrent admission with the same key has committed its run (or rolled
-// back) when the lock is granted, and under READ COMMITTED the next
-// statement sees it — of two calls with one key, exactly one is admitted.
+// retryGroup decides req's place among the tenant's earlier runs
+// (ledgersql.RetryGroup). For a key it first locks the tenant's row, which
+// every admission of the tenant takes: a concurrent admission with the same
+// key has committed its run (or rolled back) when the lock is granted, and
+// under READ COMMITTED the next statement sees it — of two calls with one
+// key, exactly one is admitted.
 func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.RunID, error) {
-	since := nanos(w.now.Add(-ledger.IdempotencyWindow))
-	switch {
-	case req.IdempotencyKey != "":
-		// Both look-ups repeat their partial index's condition: a generic
-		// plan cannot prove that $2 is not empty (see sqlite's keyedRunsQuery).
+	if req.IdempotencyKey != "" {
 		if _, ok, err := readBalance(ctx, w, req.TenantID, true); err != nil || !ok {
 			return "", err // an unknown tenant is refused next, as without a key
 		}
-		rows, err := w.Query(ctx, `SELECT id, usage, status, created_at FROM runs
-			WHERE tenant_id = $1 AND idempotency_key = $2 AND idempotency_key <> '' AND created_at >= $3
-			ORDER BY created_at DESC, seq DESC`,
-			req.TenantID, req.IdempotencyKey, since)
-		if err != nil {
-			return "", fmt.Errorf("look up idempotency key: %w", err)
-		}
-		defer rows.Close()
-		earlier, err := ledger.ScanKeyedRuns(rows)
-		if err != nil {
-			return "", fmt.Errorf("look up idempotency key: %w", err)
-		}
-		return ledger.KeyedRetry(req, earlier)
-	case req.Fingerprint != "" && req.RetryCount > 0:
-		var id string
-		err := w.QueryRow(ctx, `SELECT id FROM runs WHERE tenant_id = $1 AND fingerprint = $2 AND fingerprint <> ''
-			AND created_at >= $3 AND retry_count = $4 ORDER BY created_at DESC, seq DESC LIMIT 1`,
-			req.TenantID, req.Fingerprint, since, req.RetryCount-1).Scan(&id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return "", nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("look up the attempt retried: %w", err)
-		}
-		return ledger.RunID(id), nil
 	}
-	return "", nil
+	return ledgersql.RetryGroup(ctx, reader{w}, pgx.ErrNoRows, req, w.now, keyedRuns, retriedRun)
 }
+
+// The admission's look-ups of earlier runs. Both repeat their partial
+// index's condition: a generic plan cannot prove that the bound key or
+// fingerprint is not empty (see sqlite's keyedRunsQuery).
+const (
+	keyedRuns = `SELECT id, usage, status, created_at FROM runs
+		WHERE tenant_id = ? AND idempotency_key = ? AND idempotency_key <> '' AND created_at >= ?
+		ORDER BY created_at DESC, seq DESC`
+	retriedRun = `SELECT id FROM runs WHERE tenant_id = ? AND fingerprint = ? AND fingerprint <> ''
+		AND created_at >= ? AND retry_count = ? ORDER BY created_at DESC, seq DESC LIMIT 1`
+)

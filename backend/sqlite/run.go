@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/quotagate/quotagate/backend/internal/ledgersql"
@@ -283,33 +282,8 @@ const (
 		AND created_at >= ? AND retry_count = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`
 )
 
-// retryGroup decides req's place among the tenant's earlier runs: a
-// CodeDuplicateRequest refusal when its Idempotency-Key is in use, else the
-// run it retries ("" for none). See ledger.AdmitRequest.
+// retryGroup decides req's place among the tenant's earlier runs with the
+// look-ups above (ledgersql.RetryGroup).
 func retryGroup(ctx context.Context, w *wtx, req ledger.AdmitRequest) (ledger.RunID, error) {
-	since := nanos(w.now.Add(-ledger.IdempotencyWindow))
-	switch {
-	case req.IdempotencyKey != "":
-		rows, err := w.query(ctx, keyedRunsQuery, req.TenantID, req.IdempotencyKey, since)
-		if err != nil {
-			return "", fmt.Errorf("look up idempotency key: %w", err)
-		}
-		defer rows.Close()
-		earlier, err := ledger.ScanKeyedRuns(rows)
-		if err != nil {
-			return "", fmt.Errorf("look up idempotency key: %w", err)
-		}
-		return ledger.KeyedRetry(req, earlier)
-	case req.Fingerprint != "" && req.RetryCount > 0:
-		var id string
-		err := w.queryRow(ctx, retriedRunQuery, req.TenantID, req.Fingerprint, since, req.RetryCount-1).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return "", nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("look up the attempt retried: %w", err)
-		}
-		return ledger.RunID(id), nil
-	}
-	return "", nil
+	return ledgersql.RetryGroup(ctx, reader{w}, sql.ErrNoRows, req, w.now, keyedRunsQuery, retriedRunQuery)
 }

@@ -1,8 +1,10 @@
 package ledgersql
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
@@ -62,4 +64,40 @@ func RunRead(err, noRows error, id ledger.RunID) error {
 		return fmt.Errorf("read run %s: %w", id, err)
 	}
 	return nil
+}
+
+// RetryGroup decides req's place among the tenant's earlier runs, inside
+// the admission's write, through q: a CodeDuplicateRequest refusal when its
+// Idempotency-Key is in use (ledger.KeyedRetry), else the run it retries
+// ("" for none); see ledger.AdmitRequest. keyed and retried are the store's
+// look-ups — the runs carrying the key since the window's start (tenant,
+// key, since), and the attempt the retry count says was retried (tenant,
+// fingerprint, since, count) — each written so that its database's planner
+// uses the partial index; noRows is q's driver's error for no row.
+func RetryGroup(ctx context.Context, q Querier, noRows error, req ledger.AdmitRequest, now time.Time, keyed, retried string) (ledger.RunID, error) {
+	since := Nanos(now.Add(-ledger.IdempotencyWindow))
+	switch {
+	case req.IdempotencyKey != "":
+		rows, done, err := q.Query(ctx, keyed, req.TenantID, req.IdempotencyKey, since)
+		if err != nil {
+			return "", fmt.Errorf("look up idempotency key: %w", err)
+		}
+		defer done()
+		earlier, err := ledger.ScanKeyedRuns(rows)
+		if err != nil {
+			return "", fmt.Errorf("look up idempotency key: %w", err)
+		}
+		return ledger.KeyedRetry(req, earlier)
+	case req.Fingerprint != "" && req.RetryCount > 0:
+		var id string
+		err := q.QueryRow(ctx, retried, req.TenantID, req.Fingerprint, since, req.RetryCount-1).Scan(&id)
+		if errors.Is(err, noRows) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("look up the attempt retried: %w", err)
+		}
+		return ledger.RunID(id), nil
+	}
+	return "", nil
 }

@@ -79,9 +79,8 @@ type GeminiStream struct {
 	model, id    string
 	showThoughts bool
 
-	calls  map[int]*openai.ToolCallJSON // chat tool-call index → the call so far
-	finish string
-	usage  *openai.Usage
+	calls map[int]*openai.ToolCallJSON // chat tool-call index → the call so far
+	chatTail
 }
 
 // NewGeminiStream starts a translation answering model, as response id.
@@ -92,12 +91,9 @@ func NewGeminiStream(model, id string, showThoughts bool) *GeminiStream {
 // Chunk translates one chat chunk's data payload ("[DONE]" gives nothing:
 // End closes the stream). The last usage object seen is kept for End.
 func (t *GeminiStream) Chunk(payload []byte) ([]byte, error) {
-	a, err := readChunk(payload, "gemini")
+	a, err := t.read(payload, "gemini")
 	if a == nil {
 		return nil, err
-	}
-	if u := chatUsage(a.Usage); u != nil {
-		t.usage = u
 	}
 	var parts []gemini.AnswerPart
 	for _, c := range a.Choices {
@@ -107,9 +103,7 @@ func (t *GeminiStream) Chunk(payload []byte) ([]byte, error) {
 		if c.Delta != nil {
 			parts = t.delta(parts, c.Delta)
 		}
-		if c.FinishReason != nil && *c.FinishReason != "" {
-			t.finish = *c.FinishReason
-		}
+		t.finished(c)
 	}
 	if len(parts) == 0 {
 		return nil, nil

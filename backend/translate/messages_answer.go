@@ -22,10 +22,18 @@ func chatUsage(raw json.RawMessage) *openai.Usage {
 	return u
 }
 
-// readChunk decodes one chat chunk's data payload for a translation to
-// door's stream; nil without error for the "[DONE]" that ends a chat
-// stream, since each translation closes its own stream from End.
-func readChunk(payload []byte, door string) (*openai.ChunkJSON, error) {
+// chatTail is what a stream translation keeps of the chat chunks it has
+// read, for its End: the finish reason and the last usage object.
+type chatTail struct {
+	finish string
+	usage  *openai.Usage
+}
+
+// read decodes one chat chunk's data payload for a translation to door's
+// stream, keeping its usage object; nil without error for the "[DONE]"
+// that ends a chat stream, since each translation closes its own stream
+// from End.
+func (k *chatTail) read(payload []byte, door string) (*openai.ChunkJSON, error) {
 	p := bytes.TrimSpace(payload)
 	if bytes.Equal(p, []byte("[DONE]")) {
 		return nil, nil
@@ -34,7 +42,17 @@ func readChunk(payload []byte, door string) (*openai.ChunkJSON, error) {
 	if err := json.Unmarshal(p, &a); err != nil {
 		return nil, fmt.Errorf("%s: chat chunk: %w", door, err)
 	}
+	if u := chatUsage(a.Usage); u != nil {
+		k.usage = u
+	}
 	return &a, nil
+}
+
+// finished keeps the choice's finish reason when it gives one.
+func (k *chatTail) finished(c openai.ChunkChoiceJSON) {
+	if c.FinishReason != nil && *c.FinishReason != "" {
+		k.finish = *c.FinishReason
+	}
 }
 
 // firstChoice decodes a whole chat.completion body for a translation to
@@ -132,8 +150,7 @@ type MessagesStream struct {
 	openIdx int
 	tools   map[int]int // chat tool-call index → block index
 	pinged  bool
-	finish  string
-	usage   *openai.Usage
+	chatTail
 }
 
 // NewMessagesStream starts a translation for message id answering model.
@@ -151,21 +168,16 @@ func (t *MessagesStream) Start() []byte {
 // End and anthropic.StopEvent close the stream). The last usage object
 // seen is kept for End.
 func (t *MessagesStream) Chunk(payload []byte) ([]byte, error) {
-	a, err := readChunk(payload, "anthropic")
+	a, err := t.read(payload, "anthropic")
 	if a == nil {
 		return nil, err
-	}
-	if u := chatUsage(a.Usage); u != nil {
-		t.usage = u
 	}
 	var out []byte
 	for _, c := range a.Choices {
 		if c.Delta != nil {
 			out = t.delta(out, c.Delta)
 		}
-		if c.FinishReason != nil && *c.FinishReason != "" {
-			t.finish = *c.FinishReason
-		}
+		t.finished(c)
 	}
 	return out, nil
 }

@@ -168,6 +168,49 @@ func chunkObservation(c openai.Chunk, err error) (openai.Chunk, meter.Observatio
 	return c, o
 }
 
+// chatEnded is embedded by the answers read as chat's, whose terminal
+// marker is chat's "[DONE]": the translated ones.
+type chatEnded struct{}
+
+func (chatEnded) endMarker() string { return "" }
+
+// chatEvent is what an answer translated from chat reads of an upstream
+// event: the chunk and what it says to the meter. ok is false for a half
+// event at a cut and for upstream keep-alives (the core sends its own).
+func chatEvent(ev openai.Event) (openai.Chunk, meter.Observation, bool) {
+	if ev.Incomplete || !ev.HasData() {
+		return openai.Chunk{}, meter.Observation{}, false
+	}
+	chunk, o := chatObservation(ev.Data)
+	return chunk, o, true
+}
+
+// translatedChunk is tr's translation of a chat chunk's data; nothing for a
+// chunk the meter could not read or tr could not translate (the
+// observation says what was wrong).
+func translatedChunk(tr interface{ Chunk([]byte) ([]byte, error) }, data []byte, o meter.Observation) []byte {
+	if o.Unreadable {
+		return nil
+	}
+	out, err := tr.Chunk(data)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// fromChat is a whole chat answer b with its translation (out, or the
+// translation's err): what chat's reader observes of b and out, or when the
+// translation failed, nothing trusted and an upstream_error in the door's
+// shape (errorBody).
+func fromChat(b, out []byte, err error, errorBody func(error) []byte) (meter.Observation, []byte) {
+	if err != nil {
+		return meter.Observation{Unreadable: true}, errorBody(ledger.Errorf(ledger.CodeUpstreamError, "the upstream's answer could not be translated: %v", err))
+	}
+	o, _ := chatAnswer{}.body(b)
+	return o, out
+}
+
 // invalidRequest is a format's refusal of a body (a *wire.RequestError) as
 // quotagate's invalid_request: the wire packages know no error codes. An
 // error that already carries a code keeps it.

@@ -13,40 +13,20 @@ import (
 // never translated: chat completions cannot carry a suffix, so only an
 // upstream that lists completions in its protocols is sent one. Errors are
 // OpenAI-shaped, as at the chat door.
-type completionsDoor struct{ openaiErrors }
+var completionsDoor = nativeDoor{proto: ProtocolCompletions, read: parseCompletions}
 
 // completionsPath is where a completions body goes under an upstream's base URL.
 const completionsPath = "/completions"
 
-func (completionsDoor) protocol() Protocol { return ProtocolCompletions }
-
-func (completionsDoor) nativeOnly() {}
-
-func (completionsDoor) parse(body []byte) (doorRequest, error) {
+func parseCompletions(body []byte) (doorRequest, error) {
 	req, err := openai.ParseCompletionsRequest(body)
 	if err != nil {
-		return nil, invalidRequest(err)
+		return nil, err
 	}
-	return completionsRequest{req}, nil
-}
-
-// completionsRequest is one parsed completions request.
-type completionsRequest struct{ req *openai.CompletionsRequest }
-
-func (c completionsRequest) meterRequest() meter.Request { return CompletionsMeterRequest(c.req) }
-
-// upstream is the client's body, asking a streaming upstream for the usage
-// chunk as the chat door does.
-func (c completionsRequest) upstream(to target) (string, []byte, error) {
-	if !to.native {
-		return "", nil, errNotTranslated
-	}
-	body, err := c.req.UpstreamBody()
-	return completionsPath, body, err
-}
-
-func (c completionsRequest) answer(bool) answer {
-	return chatAnswer{includeUsage: c.req.IncludeUsage, text: true}
+	// The body asks a streaming upstream for the usage chunk, as the chat
+	// door's does.
+	return nativeRequest{mreq: CompletionsMeterRequest(req), path: completionsPath, body: req.UpstreamBody,
+		reader: chatAnswer{includeUsage: req.IncludeUsage, text: true}}, nil
 }
 
 // CompletionsMeterRequest is what the meter counts of a completions
@@ -67,6 +47,42 @@ func CompletionsInputUnits(m meter.Meter, body []byte) ledger.Units {
 // errNotTranslated: a door that is native only was routed to an upstream
 // that does not speak it (route refuses that before admission).
 var errNotTranslated = errors.New("this door is never translated to chat completions")
+
+// nativeDoor is a door whose requests are never translated (completions,
+// embeddings): OpenAI-shaped errors, and its protocol's body read by read.
+type nativeDoor struct {
+	openaiErrors
+	proto Protocol
+	read  func(body []byte) (doorRequest, error)
+}
+
+func (d nativeDoor) protocol() Protocol { return d.proto }
+
+func (nativeDoor) nativeOnly() {}
+
+func (d nativeDoor) parse(body []byte) (doorRequest, error) { return d.read(body) }
+
+// nativeRequest is one parsed request of a native-only door: what the
+// meter counts, where its body goes under the upstream's base URL, the body,
+// and the reader of its answer.
+type nativeRequest struct {
+	mreq   meter.Request
+	path   string
+	body   func() ([]byte, error)
+	reader answer
+}
+
+func (n nativeRequest) meterRequest() meter.Request { return n.mreq }
+
+func (n nativeRequest) upstream(to target) (string, []byte, error) {
+	if !to.native {
+		return "", nil, errNotTranslated
+	}
+	body, err := n.body()
+	return n.path, body, err
+}
+
+func (n nativeRequest) answer(bool) answer { return n.reader }
 
 // nativeOnly is a door whose requests are never translated to chat
 // completions: an upstream that does not speak its protocol is refused

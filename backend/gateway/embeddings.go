@@ -14,37 +14,20 @@ import (
 // upstream that does not list embeddings in its protocols is refused.
 // Errors are OpenAI-shaped; embeddings do not stream, so the stream's error
 // event is never needed.
-type embeddingsDoor struct{ openaiErrors }
+var embeddingsDoor = nativeDoor{proto: ProtocolEmbeddings, read: parseEmbeddings}
 
 // embeddingsPath is where an embeddings body goes under an upstream's base URL.
 const embeddingsPath = "/embeddings"
 
-func (embeddingsDoor) protocol() Protocol { return ProtocolEmbeddings }
-
-func (embeddingsDoor) nativeOnly() {}
-
-func (embeddingsDoor) parse(body []byte) (doorRequest, error) {
+func parseEmbeddings(body []byte) (doorRequest, error) {
 	req, err := openai.ParseEmbeddingsRequest(body)
 	if err != nil {
-		return nil, invalidRequest(err)
+		return nil, err
 	}
-	return embeddingsRequest{req}, nil
+	raw := func() ([]byte, error) { return req.Raw(), nil } // the client's body as it came
+	return nativeRequest{mreq: EmbeddingsMeterRequest(req), path: embeddingsPath, body: raw,
+		reader: embeddingsAnswer{inputs: req.Inputs}}, nil
 }
-
-// embeddingsRequest is one parsed embeddings request.
-type embeddingsRequest struct{ req *openai.EmbeddingsRequest }
-
-func (e embeddingsRequest) meterRequest() meter.Request { return EmbeddingsMeterRequest(e.req) }
-
-// upstream is the client's body as it came.
-func (e embeddingsRequest) upstream(to target) (string, []byte, error) {
-	if !to.native {
-		return "", nil, errNotTranslated
-	}
-	return embeddingsPath, e.req.Raw(), nil
-}
-
-func (e embeddingsRequest) answer(bool) answer { return embeddingsAnswer{inputs: e.req.Inputs} }
 
 // EmbeddingsMeterRequest is what the meter counts of an embeddings request:
 // every text input as it is, every token-id input as its length, and no

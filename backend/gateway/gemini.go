@@ -185,38 +185,26 @@ func (*nativeGemini) body(b []byte) (meter.Observation, []byte) {
 // speak Gemini) and renders it as Gemini chunks or a response. The
 // evidence is chat's: the usage chunk and [DONE].
 type translatedGemini struct {
+	chatEnded
 	tr        *translate.GeminiStream
 	model, id string
 	thoughts  bool
 }
 
-func (*translatedGemini) endMarker() string { return "" }
-
 func (a *translatedGemini) event(ev openai.Event) step {
-	if ev.Incomplete || !ev.HasData() {
-		return step{} // a half event at a cut; upstream keep-alives (the core sends its own)
+	chunk, o, ok := chatEvent(ev)
+	if !ok {
+		return step{}
 	}
-	chunk, o := chatObservation(ev.Data)
 	if chunk.Done {
 		return step{observe: true, obs: o, final: a.tr.End()}
 	}
-	var relay []byte
-	if !o.Unreadable {
-		if b, err := a.tr.Chunk(ev.Data); err == nil {
-			relay = b
-		}
-	}
-	return step{observe: true, obs: o, relay: relay}
+	return step{observe: true, obs: o, relay: translatedChunk(a.tr, ev.Data, o)}
 }
 
 func (a *translatedGemini) body(b []byte) (meter.Observation, []byte) {
-	o, _ := chatAnswer{}.body(b)
 	out, err := translate.GeminiFromChat(b, a.model, a.id, a.thoughts)
-	if err != nil {
-		o = meter.Observation{Unreadable: true}
-		out = translate.GeminiErrorBody(http.StatusBadGateway, ledger.Errorf(ledger.CodeUpstreamError, "the upstream's answer could not be translated: %v", err))
-	}
-	return o, out
+	return fromChat(b, out, err, func(e error) []byte { return translate.GeminiErrorBody(http.StatusBadGateway, e) })
 }
 
 // splitModelMethod splits the last path segment of a Gemini call,

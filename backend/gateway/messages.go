@@ -196,6 +196,7 @@ func messagesUsage(u anthropic.Usage) *ledger.Usage {
 // speak Messages) and renders it as Anthropic's events or message. The
 // evidence is chat's: the usage chunk and [DONE].
 type translatedMessages struct {
+	chatEnded
 	tr       *translate.MessagesStream
 	started  bool
 	id       string
@@ -203,13 +204,11 @@ type translatedMessages struct {
 	thinking bool
 }
 
-func (*translatedMessages) endMarker() string { return "" }
-
 func (a *translatedMessages) event(ev openai.Event) step {
-	if ev.Incomplete || !ev.HasData() {
-		return step{} // a half event at a cut; upstream keep-alives (the core sends its own)
+	chunk, o, ok := chatEvent(ev)
+	if !ok {
+		return step{}
 	}
-	chunk, o := chatObservation(ev.Data)
 	var relay []byte
 	if !a.started {
 		a.started = true
@@ -218,23 +217,12 @@ func (a *translatedMessages) event(ev openai.Event) step {
 	if chunk.Done {
 		return step{observe: true, obs: o, relay: append(relay, a.tr.End()...), final: anthropic.StopEvent()}
 	}
-	if !o.Unreadable {
-		b, err := a.tr.Chunk(ev.Data)
-		if err == nil {
-			relay = append(relay, b...)
-		}
-	}
-	return step{observe: true, obs: o, relay: relay}
+	return step{observe: true, obs: o, relay: append(relay, translatedChunk(a.tr, ev.Data, o)...)}
 }
 
 func (a *translatedMessages) body(b []byte) (meter.Observation, []byte) {
-	o, _ := chatAnswer{}.body(b)
 	out, err := translate.MessageFromChat(b, a.id, a.model, a.thinking)
-	if err != nil {
-		o = meter.Observation{Unreadable: true}
-		out = translate.MessagesErrorBody(ledger.Errorf(ledger.CodeUpstreamError, "the upstream's answer could not be translated: %v", err))
-	}
-	return o, out
+	return fromChat(b, out, err, translate.MessagesErrorBody)
 }
 
 // countTokens is POST /v1/messages/count_tokens, answered locally with the

@@ -208,12 +208,11 @@ func meterUsage(u *responses.Usage) *meter.Usage {
 // lifecycle events before the first delta, and the closing events with
 // response.completed as the terminal event in place of [DONE].
 type translatedAnswer struct {
+	chatEnded
 	meta    responses.Meta
 	tr      *translate.ResponsesStream
 	started bool
 }
-
-func (*translatedAnswer) endMarker() string { return "" }
 
 func (a *translatedAnswer) event(ev openai.Event) step {
 	if ev.Incomplete {

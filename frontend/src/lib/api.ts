@@ -1,7 +1,7 @@
 // Typed wrappers for the admin API. This is the only module that knows the
 // /admin URLs and how the admin token is sent.
 
-import { normalizeState, type State } from './types';
+import { normalizeState, type Run, type State } from './types';
 
 /** Conn is where the backend is and the admin token that opens it. */
 export interface Conn {
@@ -116,6 +116,35 @@ export interface AuditPage {
   more: boolean; // older rows exist before the last one
 }
 
+/** RunsQuery pages GET /admin/api/runs and /admin/api/holds: one tenant's (or everyone's), below the run `before` ("" or absent: from the newest). */
+export interface RunsQuery {
+  tenant?: string;
+  before?: string;
+  limit?: number;
+}
+
+/** RunsPage is a page of runs, newest first; more says older ones match after the last. */
+export interface RunsPage {
+  runs: Run[];
+  more: boolean;
+}
+
+/** SpendDay is what one tenant's runs on one model, admitted on one day of the gateway's zone, spent. */
+export interface SpendDay {
+  day: string; // YYYY-MM-DD
+  tenant: string;
+  upstream: string;
+  model: string;
+  spent_units: number;
+  cost_micros: number;
+}
+
+/** SpendPage is GET /admin/api/spend's answer, summed from the ledger's hourly rollup: the days asked for, oldest first, and their rows. */
+export interface SpendPage {
+  days: string[];
+  rows: SpendDay[];
+}
+
 /** ConnectInfo is what a tool needs to reach this quotagate (GET /admin/api/connect). */
 export interface ConnectInfo {
   base_url: string; // …/v1
@@ -195,6 +224,10 @@ export interface Api {
   writeBack(): Promise<WriteBack>;
   /** archive moves the closed months' runs that ended before the date (YYYY-MM-01) into archive files (absent from test fakes). */
   archive?(before: string): Promise<ArchiveResult>;
+  /** runs and holds read a page of the ledger's runs (or held runs) below a cursor; spend reads the last days' spend (absent from test fakes). */
+  runs?(q: RunsQuery): Promise<RunsPage>;
+  holds?(q: RunsQuery): Promise<RunsPage>;
+  spend?(days: number): Promise<SpendPage>;
   /** wsURL is the WebSocket address with the token as ?token= (browsers cannot set headers on a WebSocket). */
   wsURL(): string;
 }
@@ -279,6 +312,27 @@ function auditCalls(call: Call): Pick<Api, 'audit' | 'auditCSV'> {
   };
 }
 
+/** bookCalls read the ledger's books beyond the state: runs and holds a page at a time, and the spend per day. */
+function bookCalls(call: Call): Pick<Api, 'runs' | 'holds' | 'spend'> {
+  const page = async (path: string, q: RunsQuery): Promise<RunsPage> => {
+    const p = new URLSearchParams();
+    if (q.tenant) p.set('tenant', q.tenant);
+    if (q.before) p.set('before', q.before);
+    if (q.limit) p.set('limit', String(q.limit));
+    const qs = p.toString();
+    const j = (await (await call('GET', `${path}${qs ? `?${qs}` : ''}`)).json()) as RunsPage;
+    return { runs: j.runs ?? [], more: !!j.more };
+  };
+  return {
+    runs: (q) => page('/admin/api/runs', q),
+    holds: (q) => page('/admin/api/holds', q),
+    async spend(days) {
+      const j = (await (await call('GET', `/admin/api/spend?days=${days}`)).json()) as SpendPage;
+      return { days: j.days ?? [], rows: j.rows ?? [] };
+    },
+  };
+}
+
 type TenantCalls = Pick<Api, 'tenants' | 'saveTenant' | 'rotateKey' | 'deleteTenant' | 'discardTenants' | 'writeBack' | 'archive'>;
 
 /** tenantCalls read and change the tenants' policies (the settings overrides and their write-back). */
@@ -301,6 +355,7 @@ export function createApi(conn: Conn, fetchFn: FetchFn = (i, init) => fetch(i, i
   return {
     ...runCalls(call),
     ...auditCalls(call),
+    ...bookCalls(call),
     ...tenantCalls(call),
     wsURL() {
       const u = new URL(`${base}/admin/ws`);

@@ -1,11 +1,13 @@
-// Spend per day, kept pure for the Overview's chart: the cost of the runs
-// the state carries, summed in integer micros per local day and per tenant
-// or per model. The state lists the most recent runs only (the server's
-// runs limit), so the chart covers the days those runs span, not all time.
+// Spend per day, kept pure for the Overview's chart, in integer micros per
+// day and per tenant or per model: from the ledger's rollup
+// (GET /admin/api/spend, every run of the period, days of the gateway's
+// zone), or, from a gateway without one, from the runs the state carries
+// (the most recent ones only, so the days those runs span).
 
 import { parseTime } from './format';
 import { toBig } from './money';
 import type { Run } from './types';
+import type { SpendPage } from './api';
 
 export interface SpendSeries {
   name: string;
@@ -28,6 +30,37 @@ function midnight(d: Date): Date {
   const m = new Date(d);
   m.setHours(0, 0, 0, 0);
   return m;
+}
+
+/** series orders each name's cells (day → micros) along days, largest total first. */
+function series(cells: Map<string, Map<string, bigint>>, days: string[]): SpendSeries[] {
+  const out = [...cells.entries()].map(([name, row]) => {
+    const micros = days.map((d) => row.get(d) ?? 0n);
+    return { name, micros, total: micros.reduce((a, b) => a + b, 0n) };
+  });
+  out.sort((a, b) => (a.total === b.total ? a.name.localeCompare(b.name) : a.total > b.total ? -1 : 1));
+  return out;
+}
+
+/** spendFromRollup sums the rollup's rows per day and per tenant ('tenant') or per upstream/model ('model'), over every day asked for (none when nothing was spent). */
+export function spendFromRollup(page: SpendPage, by: 'tenant' | 'model'): SpendData {
+  const cells = new Map<string, Map<string, bigint>>(); // name → day → micros
+  const spent = new Set<string>();
+  for (const r of page.rows) {
+    const cost = toBig(r.cost_micros);
+    if (cost === null || cost === 0n) continue;
+    spent.add(r.day);
+    const name = by === 'tenant' ? r.tenant : `${r.upstream}/${r.model}`;
+    const row = cells.get(name) ?? new Map<string, bigint>();
+    row.set(r.day, (row.get(r.day) ?? 0n) + cost);
+    cells.set(name, row);
+  }
+  const days = spent.size === 0 ? [] : [...page.days];
+  const starts = days.map((d) => {
+    const [y, m, day] = d.split('-').map(Number);
+    return Math.floor(new Date(y, m - 1, day).getTime() / 1000);
+  });
+  return { days, starts, series: series(cells, days) };
 }
 
 /** spendByDay sums the runs' cost per local day of admission and per tenant ('tenant') or per upstream/model ('model'). */
@@ -53,10 +86,5 @@ export function spendByDay(runs: readonly Run[], by: 'tenant' | 'model'): SpendD
     days.push(localDay(d));
     starts.push(Math.floor(d.getTime() / 1000));
   }
-  const series = [...cells.entries()].map(([name, row]) => {
-    const micros = days.map((d) => row.get(d) ?? 0n);
-    return { name, micros, total: micros.reduce((a, b) => a + b, 0n) };
-  });
-  series.sort((a, b) => (a.total === b.total ? a.name.localeCompare(b.name) : a.total > b.total ? -1 : 1));
-  return { days, starts, series };
+  return { days, starts, series: series(cells, days) };
 }

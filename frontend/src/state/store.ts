@@ -1,5 +1,5 @@
 // The dashboard's one store: the latest state, the connection status, what
-// the Connect, Settings and Audit panels read from the admin API, the page's
+// the Connect, Settings, Audit and Overview panels read from the admin API, the page's
 // language, theme and notification choices, and the operator's notices.
 // Components select from its View and call its methods; they never fetch or
 // touch bindings themselves. A notice belongs to the place on the page where
@@ -19,6 +19,7 @@ import { deliver, events, loadPrefs, notifyApp, savePrefs, testEvent, type Deliv
 export { errorNote, noteText, said, type Note } from './notes';
 import { AuditSlice, emptyAudit, type AuditView } from './audit';
 import { TenantsSlice, emptyTenants, type TenantsView } from './tenants';
+import { BooksSlice, emptyBooks, type BooksView } from './books';
 
 export interface View {
   state: State | null;
@@ -33,6 +34,7 @@ export interface View {
   connectError: Note | null;
   tenants: TenantsView;
   audit: AuditView;
+  books: BooksView;
 }
 
 /** The scope of notices that concern the whole page (a refused token). */
@@ -85,6 +87,8 @@ export class Store implements Actions, Core {
   readonly tenants: TenantsSlice;
   /** The audit view: its filter, its pages, and the live tail of the first page. */
   readonly audit: AuditSlice;
+  /** The Overview's spend from the rollup, and the runs and holds lists' older pages. */
+  readonly books: BooksSlice;
 
   constructor(deps: StoreDeps, initial?: State) {
     this.deps = deps;
@@ -103,9 +107,11 @@ export class Store implements Actions, Core {
       connectError: null,
       tenants: emptyTenants,
       audit: emptyAudit,
+      books: emptyBooks,
     };
     this.tenants = new TenantsSlice(this);
     this.audit = new AuditSlice(this);
+    this.books = new BooksSlice(this, this.now);
   }
 
   get api(): Api {
@@ -133,6 +139,7 @@ export class Store implements Actions, Core {
     this.notified = s;
     if (evs.length > 0) void (this.deps.notify ?? deliver)(evs);
     this.audit.stateArrived();
+    this.books.stateArrived(s);
   }
 
   /** start opens the live pipe; socket is injectable for tests. */
@@ -235,17 +242,25 @@ export class Store implements Actions, Core {
     }
   }
 
+  /** settled forgets a hold that a call from this page settled (settle: whether it did). */
+  private settled(runIDs: readonly string[], settle: Promise<boolean>): Promise<boolean> {
+    return settle.then((ok) => {
+      if (ok) for (const id of runIDs) this.books.settled(id);
+      return ok;
+    });
+  }
+
   reconcile(runID: string, n: number, evidence: string, scope = `reconcile:${runID}`, cost?: string) {
-    return this.run(`reconcile:${runID}`, scope, () => t('rec.done', { run: runID, units: units(n) }), () =>
+    return this.settled([runID], this.run(`reconcile:${runID}`, scope, () => t('rec.done', { run: runID, units: units(n) }), () =>
       // without a cost the call is the units-only one it always was
       cost === undefined ? this.deps.api.reconcile(runID, n, evidence) : this.deps.api.reconcile(runID, n, evidence, cost),
-    );
+    ));
   }
 
   applyFinding(runID: string, figure: number) {
-    return this.run(`reconcile:${runID}`, `apply:${runID}`, () => t('rec.done', { run: runID, units: units(figure) }), () =>
+    return this.settled([runID], this.run(`reconcile:${runID}`, `apply:${runID}`, () => t('rec.done', { run: runID, units: units(figure) }), () =>
       this.deps.api.applyFinding(runID),
-    );
+    ));
   }
 
   /** reconcileMany settles each run with the same units and evidence; each is its own audited reconcile. */
@@ -255,6 +270,7 @@ export class Store implements Actions, Core {
       for (const id of runIDs) {
         try {
           await this.deps.api.reconcile(id, n, evidence);
+          this.books.settled(id);
           ok++;
         } catch (err) {
           const done = ok;

@@ -57,6 +57,7 @@ export function TablePanel(props: {
   columns: readonly Column[];
   isEmpty: boolean;
   tools?: ComponentChildren; // controls beside the heading (bulk actions)
+  foot?: ComponentChildren; // below the table (a pager)
   children: ComponentChildren;
 }) {
   return (
@@ -71,6 +72,7 @@ export function TablePanel(props: {
           </tbody>
         </table>
       </div>
+      {props.foot}
     </section>
   );
 }

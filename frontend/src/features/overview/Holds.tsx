@@ -16,6 +16,7 @@ import { Dialog } from '../../ui/Dialog';
 import { Note } from '../../ui/Note';
 import { RunPeriod } from '../periods/RunPeriod';
 import { ProviderFinding } from './Finding';
+import { ListTenant, MoreRows, useRows } from './MoreRows';
 
 const none: Run[] = [];
 
@@ -46,7 +47,7 @@ function usePicks() {
 
 /** Holds: the runs whose usage is unknown, grouped by user call, each reconciled with evidence. */
 export function Holds() {
-  const held = useView((v) => v.state?.holds ?? none);
+  const held = useRows('holds');
   // the recent runs, to follow a retry chain back to its first attempt
   const recent = useView((v) => v.state?.runs ?? none);
   const notes = useView((v) => v.notes);
@@ -79,12 +80,16 @@ export function Holds() {
         columns={columns}
         isEmpty={holds.length === 0}
         tools={
-          sel.length > 1 && (
-            <button type="button" data-testid="reconcile-bulk" onClick={() => show(sel)}>
-              {t('holds.bulk', { n: sel.length })}
-            </button>
-          )
+          <>
+            <ListTenant kind="holds" />
+            {sel.length > 1 && (
+              <button type="button" data-testid="reconcile-bulk" onClick={() => show(sel)}>
+                {t('holds.bulk', { n: sel.length })}
+              </button>
+            )}
+          </>
         }
+        foot={<MoreRows kind="holds" shown={holds.length} />}
       >
         {groups.map((g) => (
           <HoldGroup key={g.root} g={g} width={columns.length} labels={labels} picks={picks} onReconcile={(id) => show([id])} />

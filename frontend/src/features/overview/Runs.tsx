@@ -11,6 +11,7 @@ import { Dialog } from '../../ui/Dialog';
 import { Note } from '../../ui/Note';
 import { currencyOf, money } from '../../lib/money';
 import { Money } from '../../ui/Money';
+import { ListTenant, MoreRows, useRows } from './MoreRows';
 
 const live = new Set(['queued', 'active']);
 
@@ -20,11 +21,9 @@ export function ordered(runs: Run[]): Run[] {
   return [...open, ...runs.filter((r) => !live.has(r.status))];
 }
 
-const none: Run[] = [];
-
-/** Runs: the recent runs, live ones first, each cancellable while it runs. */
+/** Runs: the recent runs, live ones first, each cancellable while it runs; older ones a page at a time, one tenant's or everyone's. */
 export function Runs() {
-  const runs = useView((v) => v.state?.runs ?? none);
+  const runs = useRows('runs');
   const busy = useView((v) => v.busy);
   const currency = useView((v) => currencyOf(v.state));
   const labels = runLabels(runs.map((r) => r.id));
@@ -38,7 +37,8 @@ export function Runs() {
   ];
   return (
     <>
-      <TablePanel words="runs" testid="runs-table" columns={columns} isEmpty={runs.length === 0}>
+      <TablePanel words="runs" testid="runs-table" columns={columns} isEmpty={runs.length === 0}
+        tools={<ListTenant kind="runs" />} foot={<MoreRows kind="runs" shown={runs.length} />}>
         {ordered(runs).map((r) => (
           <tr key={r.id} data-testid={`run-row-${r.id}`} class={live.has(r.status) ? 'live' : ''}>
             <RunCells run={r} label={labels.get(r.id)} />

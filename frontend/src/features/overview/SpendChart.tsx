@@ -2,12 +2,12 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { canDraw, css } from '../../ui/canvas';
-import { spendByDay, type SpendData } from '../../lib/spend';
+import { spendByDay, spendFromRollup, type SpendData } from '../../lib/spend';
 import { currencyOf, money } from '../../lib/money';
 import { units } from '../../lib/format';
 import { lang, t } from '../../lib/i18n';
 import type { Run } from '../../lib/types';
-import { useView } from '../../state/use';
+import { useStore, useView } from '../../state/use';
 
 const none: Run[] = [];
 const palette = ['--accent', '--held', '--bad', '--good', '--muted'];
@@ -43,8 +43,8 @@ function Plot(props: { d: SpendData; currency: string; label: string }) {
 }
 
 /** SpendPanel is one breakdown: the plot and, in words, each series' total in money. */
-function SpendPanel(props: { runs: Run[]; by: 'tenant' | 'model'; currency: string }) {
-  const d = spendByDay(props.runs, props.by);
+function SpendPanel(props: { d: SpendData; by: 'tenant' | 'model'; currency: string }) {
+  const d = props.d;
   const title = t(props.by === 'tenant' ? 'spend.byTenant' : 'spend.byModel');
   return (
     <figure class="chart" data-testid={`spend-chart-${props.by}`}>
@@ -63,27 +63,40 @@ function SpendPanel(props: { runs: Run[]; by: 'tenant' | 'model'; currency: stri
 
 /**
  * SpendChart is the Overview's spend in money per day, by tenant and by
- * model, from the runs the state carries (the most recent ones the server
- * lists, so the days those runs span). Nothing when no run has a cost or
- * the gateway has no currency.
+ * model, over the last days of the ledger's rollup (every run of the period,
+ * re-read as states arrive), or, from a gateway without the rollup, from the
+ * runs the state carries (the most recent ones, so the days they span).
+ * Nothing when nothing has a cost or the gateway has no currency.
  */
 export function SpendChart() {
+  const store = useStore();
+  useEffect(() => store.books.watchSpend(), [store]);
+  const rollup = useView((v) => v.books.spend);
   const runs = useView((v) => v.state?.runs ?? none);
   const currency = useView((v) => currencyOf(v.state));
   if (!currency) return null;
+  const span = (d: SpendData) => ({ from: d.days[0], to: d.days[d.days.length - 1] });
+  if (rollup) {
+    return <SpendFigure currency={currency} caption={(d) => t('spend.days', { days: d.days.length, ...span(d) })} by={(by) => spendFromRollup(rollup, by)} />;
+  }
   const priced = runs.filter((r) => (r.cost_micros ?? 0) > 0);
-  if (priced.length === 0) return null;
-  const d = spendByDay(priced, 'tenant');
+  return <SpendFigure currency={currency} caption={(d) => t('spend.window', { runs: units(runs.length), ...span(d) })} by={(by) => spendByDay(priced, by)} />;
+}
+
+/** SpendFigure is the chart's title and its two breakdowns; nothing when no day spent. */
+function SpendFigure(props: { currency: string; caption: (d: SpendData) => string; by: (by: 'tenant' | 'model') => SpendData }) {
+  const d = props.by('tenant');
+  if (d.days.length === 0) return null;
   return (
     <div class="spend" data-testid="spend">
       <h3>
         {t('spend.title')}{' '}
         <span class="muted small" data-testid="spend-window">
-          {t('spend.window', { runs: units(runs.length), from: d.days[0], to: d.days[d.days.length - 1] })}
+          {props.caption(d)}
         </span>
       </h3>
-      <SpendPanel runs={priced} by="tenant" currency={currency} />
-      <SpendPanel runs={priced} by="model" currency={currency} />
+      <SpendPanel d={d} by="tenant" currency={props.currency} />
+      <SpendPanel d={props.by('model')} by="model" currency={props.currency} />
     </div>
   );
 }

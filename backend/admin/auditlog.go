@@ -70,15 +70,14 @@ func (h *Handler) auditList(w http.ResponseWriter, r *http.Request) error {
 
 // auditPage reads the limit newest rows selected by q with seq < before (0:
 // the newest), and whether older ones match. The store serves every filter
-// but the text through an index, newest first, so without a text the page
-// is one read of limit+1 rows; a text filter reads on from the cursor, a
-// chunk at a time, until the page is full or the trail ends.
+// through an index, newest first, so a page is one read of limit+1 rows;
+// but the rows a store returns for a text or an actor may be more than
+// those (a text no index serves is read row by row), so the handler keeps
+// reading on from the cursor, each chunk twice the last up to
+// auditTextChunk, until the page is full or the trail ends.
 func auditPage(ctx context.Context, src audit.Source, q audit.Query, before int64, limit int) ([]ledger.AuditEntry, bool, error) {
 	f := q.AuditFilter
 	f.Newest, f.BeforeSeq, f.Limit = true, before, limit+1
-	if q.Text != "" {
-		f.Limit = max(f.Limit, auditTextChunk)
-	}
 	out := make([]ledger.AuditEntry, 0, limit+1)
 	for {
 		rows, err := src.Audit(ctx, f)
@@ -97,9 +96,9 @@ func auditPage(ctx context.Context, src audit.Source, q audit.Query, before int6
 		if len(rows) < f.Limit {
 			return out, false, nil
 		}
-		f.BeforeSeq = rows[len(rows)-1].Seq
+		f.BeforeSeq, f.Limit = rows[len(rows)-1].Seq, max(f.Limit, min(2*f.Limit, auditTextChunk))
 	}
 }
 
-// auditTextChunk is how many rows one read of a text-filtered page takes.
+// auditTextChunk is the most rows one read of a page takes after its first.
 const auditTextChunk = 1000

@@ -102,14 +102,14 @@ const auditText = `(reason || chr(31) || evidence || chr(31) || detail || chr(31
 // case as the database's locale does, which for text beyond ASCII may
 // not be as Go does: such a text, and one holding a separator that could
 // span two fields, is read row by row and matched by the reader.
-func textSearch(text string) (from, seq, cond string, arg any, ok bool) {
+func textSearch(text string) (from, seq, cond string, args []any, ok bool) {
 	for _, r := range text {
 		if r >= utf8.RuneSelf || r == 0 || r == 0x1f {
 			return "", "", "", nil, false
 		}
 	}
 	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(text)
-	return "audit", "seq", auditText + " ILIKE %s", "%" + esc + "%", true
+	return "audit", "seq", auditText + " ILIKE %s", []any{"%" + esc + "%"}, true
 }
 
 // countRefusal adds a reject entry to its tenant's and code's row of this

@@ -21,12 +21,16 @@ func auditQuery(f ledger.AuditFilter) (string, []any) {
 
 // textSearch finds a text through audit_text (0017_audit_text.sql), the
 // trigram index of each row's text: the rows holding every trigram of the
-// text, newest first along the index's rowids (seq), which the reader then
-// matches. The index folds case itself; it serves a text of at least three
-// characters that are ASCII or have no case (ASCII folds alike in Go and
-// SQLite; a letter beyond it may not) and holds no separator that could
-// span two fields. Any other text is read row by row.
-func textSearch(text string) (from, seq, cond string, arg any, ok bool) {
+// text, newest first along the index's rowids (seq). The index keeps no
+// positions, so those are candidates (a run id's digits are in many
+// others'); SQLite keeps those whose text holds the text before they are
+// read out, lower() folding ASCII as Go does. It serves a text of at least
+// three characters that are ASCII or have no case (a letter beyond ASCII
+// may fold otherwise in Go, SQLite and FTS5; in a row's text, only the
+// Kelvin sign and the dotted capital I fold to ASCII in Go and not in
+// SQLite) and that holds no separator that could span two fields. Any
+// other text is read row by row and matched by the reader.
+func textSearch(text string) (from, seq, cond string, args []any, ok bool) {
 	runes := []rune(text)
 	if len(runes) < 3 {
 		return "", "", "", nil, false
@@ -37,8 +41,12 @@ func textSearch(text string) (from, seq, cond string, arg any, ok bool) {
 		}
 	}
 	return "audit_text CROSS JOIN audit ON audit.seq = audit_text.rowid", "audit_text.rowid",
-		"audit_text MATCH %s", trigramQuery(runes), true
+		"audit_text MATCH %s AND instr(lower(" + auditText + "), %s) > 0", []any{trigramQuery(runes), strings.ToLower(text)}, true
 }
+
+// auditText is a row's searched text, as audit_text_rows gives it to the
+// index.
+const auditText = `reason || char(31) || evidence || char(31) || detail || char(31) || actor || char(31) || run_id`
 
 // trigramQuery is the FTS5 query for rows holding each trigram of text:
 // audit_text keeps no positions (detail=none), so the trigrams are

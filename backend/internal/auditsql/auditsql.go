@@ -16,11 +16,11 @@ type Dialect struct {
 	Bind func(n int) string
 	// Text is the search for rows whose text may contain text: what the
 	// SELECT reads FROM (audit, or audit joined to the store's text index),
-	// the column that orders it by seq, and a condition on one argument,
-	// written "%s" where its name goes. ok is false when no index serves
-	// this text: the rows are then read in seq order and the reader
+	// the column that orders it by seq, and a condition on args, each
+	// written "%s" where its name goes, in order. ok is false when no index
+	// serves this text: the rows are then read in seq order and the reader
 	// matches them (ledger.AuditMatches).
-	Text func(text string) (from, seq, cond string, arg any, ok bool)
+	Text func(text string) (from, seq, cond string, args []any, ok bool)
 }
 
 // Query is the SELECT of columns from audit for f, and its arguments. Times
@@ -36,9 +36,12 @@ func Query(f ledger.AuditFilter, columns string, d Dialect) (string, []any) {
 	arg := func(cond string, v any) { where = append(where, cond+" "+bind(v)) }
 	from, seq := "audit", "seq"
 	if f.Text != "" && d.Text != nil {
-		if tf, ts, cond, v, ok := d.Text(f.Text); ok {
+		if tf, ts, cond, vs, ok := d.Text(f.Text); ok {
 			from, seq = tf, ts
-			where = append(where, strings.Replace(cond, "%s", bind(v), 1))
+			for _, v := range vs {
+				cond = strings.Replace(cond, "%s", bind(v), 1)
+			}
+			where = append(where, cond)
 		}
 	}
 	if !f.From.IsZero() {

@@ -6,15 +6,16 @@
 -- PostgreSQL's audit_text), kept by triggers in the transaction that
 -- writes or deletes the row, whatever writes it (the writer, archive,
 -- restore). Its content is audit itself, through audit_text_rows, so the
--- index stores no text (detail=none: trigrams and rowids only) and one
--- expression says what a row's text is: the triggers read it from the view.
--- The reader still matches the rows it finds (the index finds every row
--- holding the text's trigrams, in any order).
+-- index stores no text (detail=none: trigrams and rowids only; columnsize=0:
+-- no sizes, which only ranking reads) and one expression says what a row's
+-- text is: the triggers read it from the view.
+-- The index finds every row holding the text's trigrams, in any order;
+-- the query keeps those that hold the text.
 CREATE VIEW audit_text_rows AS
 	SELECT seq, reason || char(31) || evidence || char(31) || detail || char(31) || actor || char(31) || run_id AS body
 	FROM audit;
 CREATE VIRTUAL TABLE audit_text USING fts5(body, content='audit_text_rows', content_rowid='seq',
-	tokenize='trigram', detail='none');
+	tokenize='trigram', detail='none', columnsize=0);
 INSERT INTO audit_text (audit_text) VALUES ('rebuild');
 
 -- A row's text never changes (audit_no_update lets a refusal's count and

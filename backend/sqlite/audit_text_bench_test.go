@@ -1,0 +1,117 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/sqlite"
+)
+
+// BenchmarkAuditText times the audit page filtered by a text as the admin
+// handler reads it (newest first, chunks of candidates below the cursor
+// until 50 rows match), on an empty ledger, on one of 1,000 settled runs
+// and on the ledger file QUOTAGATE_TEXT_LEDGER names (one built by
+// BenchmarkBooks or the ledger generator; its first open builds
+// audit_text), and logs what audit_text costs in bytes per run (dbstat).
+// The texts: a run id (rare: its two rows), "usage" (every settlement), a
+// tenant's actor (a tenth of the rows), and a text no row holds.
+//
+//	QUOTAGATE_TEXT_LEDGER=/work/big/x/books-1000000.db go test -run '^$' -bench BenchmarkAuditText -benchtime 200x ./backend/sqlite/
+func BenchmarkAuditText(b *testing.B) {
+	path := os.Getenv("QUOTAGATE_TEXT_LEDGER")
+	if path == "" {
+		b.Skip("QUOTAGATE_TEXT_LEDGER names no ledger file")
+	}
+	empty := map[string]float64{}
+	for _, size := range []int{0, 1000, -1} {
+		var st *sqlite.Store
+		if size >= 0 {
+			st = MustOpenStore(b, sqlite.Options{Synchronous: "OFF"})
+			settleRuns(b, st, size)
+		} else {
+			t0 := time.Now()
+			var err error
+			if st, err = sqlite.Open(path, sqlite.Options{Synchronous: "OFF"}); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { st.Close() })
+			b.Logf("open %s (with any migration): %s", path, time.Since(t0).Round(time.Millisecond))
+			size = textIndexBytes(b, path)
+		}
+		for _, text := range []string{"r777777", "usage", "tenant:t3", "no row holds this"} {
+			b.Run(fmt.Sprintf("runs=%d/text=%s", size, text), func(b *testing.B) {
+				took := make([]time.Duration, 0, b.N)
+				for range b.N {
+					t0 := time.Now()
+					textPage(b, st, text)
+					took = append(took, time.Since(t0))
+				}
+				slices.Sort(took)
+				per := float64(took[len(took)/2].Nanoseconds())
+				b.ReportMetric(per/1e6, "p50-ms")
+				b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds())/1e6, "p99-ms")
+				if size == 0 {
+					empty[text] = per
+				} else if e := empty[text]; e > 0 {
+					b.ReportMetric(per/e, "x-empty")
+				}
+			})
+		}
+	}
+}
+
+// textPage reads one page of 50 rows holding text as the admin handler
+// does: chunks of candidates, newest first, each below the last.
+func textPage(tb testing.TB, st *sqlite.Store, text string) {
+	f := ledger.AuditFilter{Text: text, Newest: true, Limit: 51}
+	found := 0
+	for {
+		rows, err := st.Audit(context.Background(), f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, e := range rows {
+			if ledger.AuditMatches(f, e) {
+				found++
+			}
+		}
+		if found > 50 || len(rows) < f.Limit {
+			return
+		}
+		f.BeforeSeq, f.Limit = rows[len(rows)-1].Seq, min(2*f.Limit, 1000)
+	}
+}
+
+// textIndexBytes logs audit_text's bytes per run of the ledger at path and
+// returns its runs.
+func textIndexBytes(tb testing.TB, path string) int {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	var runs int
+	if err := db.QueryRow(`SELECT count(*) FROM runs`).Scan(&runs); err != nil {
+		tb.Fatal(err)
+	}
+	rows, err := db.Query(`SELECT name, sum(pgsize) FROM dbstat WHERE name LIKE 'audit_text%' OR name IN ('audit', 'runs') GROUP BY name ORDER BY 2 DESC`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var size int64
+		if err := rows.Scan(&name, &size); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Logf("bytes/run %-20s %7.1f", name, float64(size)/float64(runs))
+	}
+	return runs
+}

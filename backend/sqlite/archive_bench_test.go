@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,7 +115,8 @@ func BenchmarkArchiveMonth(b *testing.B) {
 
 // BenchmarkArchiveLedger is BenchmarkArchiveMonth on the ledger file
 // QUOTAGATE_ARCHIVE_LEDGER names, whose October 2026 it archives (and so
-// consumes): a month built by ledgergen, faster than settleRuns.
+// consumes): a month built by ledgergen, faster than settleRuns;
+// QUOTAGATE_ARCHIVE_PART_RUNS sets the runs a part.
 //
 //	go run ./backend/internal/ledgergen/cmd/ledgergen -ledger /work/big/m.db -runs 1500000 -from 2026-10-01 -to 2026-11-01
 //	QUOTAGATE_ARCHIVE_LEDGER=/work/big/m.db go test -run '^$' -bench BenchmarkArchiveLedger -benchtime 1x -timeout 2h ./backend/sqlite/
@@ -124,7 +126,8 @@ func BenchmarkArchiveLedger(b *testing.B) {
 		b.Skip("QUOTAGATE_ARCHIVE_LEDGER names no ledger to archive (one archive per ledger: -benchtime 1x)")
 	}
 	clk := newBenchClock(december)
-	st, err := sqlite.Open(path, sqlite.Options{Now: clk.now})
+	part, _ := strconv.Atoi(os.Getenv("QUOTAGATE_ARCHIVE_PART_RUNS")) // 0: the default
+	st, err := sqlite.Open(path, sqlite.Options{Now: clk.now, ArchivePartRuns: part})
 	if err != nil {
 		b.Fatal(err)
 	}

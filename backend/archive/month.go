@@ -18,11 +18,13 @@ type Ledger interface {
 	ArchivedParts(ctx context.Context, month string) (map[int64]bool, string, error)
 	// Summaries are the summaries the ledger keeps of month.
 	Summaries(ctx context.Context, month string) ([]ledger.ArchiveSummary, error)
-	// Export writes the runs of [start, end) that may be archived, and
-	// their audit rows, to a new file at path (Create … Commit), in one
-	// read snapshot, in parts, and returns how many runs it holds (none:
-	// no file).
-	Export(ctx context.Context, month string, start, end time.Time, path string) (int64, error)
+	// Snapshot opens one read snapshot of the runs of [start, end) that
+	// may be archived, for the file.
+	Snapshot(ctx context.Context, start, end time.Time) (Source, error)
+	// PartRuns is how many runs a part holds.
+	PartRuns() int
+	// Now is the ledger's clock.
+	Now() time.Time
 	// MovePart deletes p's runs (p.RunIDs, each still one of [start, end)
 	// that may be archived) and their audit rows, and writes p's
 	// summaries, with an audit row each, in one transaction; it fails
@@ -34,6 +36,19 @@ type Ledger interface {
 	// RestorePart inserts p's rows as they were archived and drops p's
 	// summaries, with an audit row each, in one transaction.
 	RestorePart(ctx context.Context, month, path string, p Part, actor ledger.Actor) error
+}
+
+// Source is a read snapshot of the runs of a month that may be archived.
+type Source interface {
+	// Runs calls fn with the next n runs after the cursor after, in the
+	// order they were admitted (so that a part's audit rows lie together
+	// in the ledger and its transaction rewrites few pages), each with
+	// its cursor.
+	Runs(after int64, n int, fn func(cursor int64, row Row) error) error
+	// Audit calls fn with the audit rows (by seq) of the runs whose
+	// cursors are in (after, last].
+	Audit(after, last int64, fn func(Row) error) error
+	Close()
 }
 
 // Step is where a test makes archiving stop as a crash would (the step's
@@ -80,7 +95,7 @@ func Move(ctx context.Context, l Ledger, month string, before time.Time, path st
 	}
 	if len(done) > 0 {
 		path = file
-	} else if runs, err := l.Export(ctx, month, start, end, path); err != nil || runs == 0 {
+	} else if runs, err := export(ctx, l, month, start, end, path, step); err != nil || runs == 0 {
 		if err != nil {
 			err = fmt.Errorf("archive %s: %w", month, err)
 		}
@@ -103,6 +118,62 @@ func Move(ctx context.Context, l Ledger, month string, before time.Time, path st
 			month, left, path)
 	}
 	return res, nil
+}
+
+// export writes the runs of [start, end) that may be archived, and their
+// audit rows, to a new file at path, in one read snapshot, in parts, and
+// returns how many runs it holds (none: no file).
+func export(ctx context.Context, l Ledger, month string, start, end time.Time, path string, step Step) (int64, error) {
+	src, err := l.Snapshot(ctx, start, end)
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	w, err := Create(path, Header{Month: month, Before: end, Created: l.Now().UTC()})
+	if err != nil {
+		return 0, err
+	}
+	var total, after int64
+	for part := int64(0); ; part++ {
+		n, last, err := w.writePart(src, part, after, l.PartRuns())
+		if err != nil {
+			w.Abort()
+			return 0, err
+		}
+		if n == 0 {
+			break
+		}
+		total, after = total+n, last
+	}
+	if err := step("written"); err != nil {
+		return 0, err // as a crash would: the unfinished file stays behind
+	}
+	if total == 0 {
+		w.Abort()
+		return 0, nil
+	}
+	return total, w.Commit()
+}
+
+// writePart writes part: the next size runs of src after the cursor
+// after, then their audit rows; it returns how many runs and the last
+// one's cursor.
+func (w *Writer) writePart(src Source, part, after int64, size int) (int64, int64, error) {
+	var n int64
+	last := after
+	err := src.Runs(after, size, func(cursor int64, row Row) error {
+		n, last = n+1, cursor
+		_, err := w.Write(part, TableRuns, row)
+		return err
+	})
+	if err != nil || n == 0 {
+		return 0, after, err
+	}
+	err = src.Audit(after, last, func(row Row) error {
+		_, err := w.Write(part, TableAudit, row)
+		return err
+	})
+	return n, last, err
 }
 
 // moveParts moves each part of the file at path that done does not hold

@@ -160,65 +160,37 @@ func (l archiveLedger) Left(ctx context.Context, start, end time.Time) (int64, e
 	return left, err
 }
 
-// Export writes the month's archivable runs and their audit rows to a new
-// file at path, in one REPEATABLE READ snapshot, in parts of
-// archivePartRuns runs (by seq), each followed by its runs' audit rows (by
-// seq), and returns how many runs it holds.
-func (l archiveLedger) Export(ctx context.Context, month string, start, end time.Time, path string) (int64, error) {
+func (l archiveLedger) PartRuns() int  { return archivePartRuns }
+func (l archiveLedger) Now() time.Time { return l.s.opts.Now() }
+
+// Snapshot reads the month's archivable runs in one REPEATABLE READ
+// transaction, by seq (the order they were admitted).
+func (l archiveLedger) Snapshot(ctx context.Context, start, end time.Time) (archive.Source, error) {
 	tx, err := l.s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	w, err := archive.Create(path, archive.Header{Month: month, Before: end, Created: l.s.opts.Now().UTC()})
-	if err != nil {
-		return 0, err
-	}
-	var total, after int64
-	for part := int64(0); ; part++ {
-		n, last, err := exportPart(ctx, tx, w, part, start, end, after)
-		if err != nil {
-			w.Abort()
-			return 0, err
-		}
-		if n == 0 {
-			break
-		}
-		total, after = total+n, last
-	}
-	if err := archiveStep("written"); err != nil {
-		return 0, err // as a crash would: the unfinished file stays behind
-	}
-	if total == 0 {
-		w.Abort()
-		return 0, nil
-	}
-	return total, w.Commit()
+	return monthRows{ctx, tx, nanos(start), nanos(end)}, nil
 }
 
-// exportPart writes part: the next archivePartRuns archivable runs after
-// the seq after — in the order they were admitted, so that their audit
-// rows lie together — then their audit rows; it returns how many runs and
-// the last one's seq.
-func exportPart(ctx context.Context, tx pgx.Tx, w *archive.Writer, part int64, start, end time.Time, after int64) (int64, int64, error) {
-	var n int64
-	last := after
-	err := exportRows(ctx, tx, `SELECT r.* FROM runs r WHERE `+archivable+` AND r.seq > $3 ORDER BY r.seq LIMIT $4`,
-		[]any{nanos(start), nanos(end), after, archivePartRuns}, func(row archive.Row) error {
-			n, last = n+1, row["seq"].(int64)
-			_, err := w.Write(part, archive.TableRuns, row)
-			return err
-		})
-	if err != nil || n == 0 {
-		return 0, after, err
-	}
-	err = exportRows(ctx, tx, `SELECT a.* FROM audit a WHERE a.run_id IN (SELECT r.id FROM runs r WHERE `+archivable+
-		` AND r.seq > $3 AND r.seq <= $4) ORDER BY a.seq`, []any{nanos(start), nanos(end), after, last}, func(row archive.Row) error {
-		_, err := w.Write(part, archive.TableAudit, row)
-		return err
-	})
-	return n, last, err
+// monthRows is a read snapshot of a month's archivable runs.
+type monthRows struct {
+	ctx        context.Context
+	tx         pgx.Tx
+	start, end int64
 }
+
+func (m monthRows) Runs(after int64, n int, fn func(int64, archive.Row) error) error {
+	return exportRows(m.ctx, m.tx, `SELECT r.* FROM runs r WHERE `+archivable+` AND r.seq > $3 ORDER BY r.seq LIMIT $4`,
+		[]any{m.start, m.end, after, n}, func(row archive.Row) error { return fn(row["seq"].(int64), row) })
+}
+
+func (m monthRows) Audit(after, last int64, fn func(archive.Row) error) error {
+	return exportRows(m.ctx, m.tx, `SELECT a.* FROM audit a WHERE a.run_id IN (SELECT r.id FROM runs r WHERE `+archivable+
+		` AND r.seq > $3 AND r.seq <= $4) ORDER BY a.seq`, []any{m.start, m.end, after, last}, fn)
+}
+
+func (m monthRows) Close() { m.tx.Rollback(context.WithoutCancel(m.ctx)) }
 
 // exportRows runs query with args and calls fn with each row by column
 // name, its values as an archive holds them: integers as int64 (a boolean

@@ -93,71 +93,44 @@ func (l archiveLedger) MovePart(ctx context.Context, month string, start, end ti
 	}, nil)
 }
 
-// Export writes the month's archivable runs and their audit rows to a
-// new file at path, in one read snapshot, in parts of
-// Options.ArchivePartRuns runs (see exportPart), and returns how many runs
-// it holds.
-func (l archiveLedger) Export(ctx context.Context, month string, start, end time.Time, path string) (int64, error) {
-	s := l.s
-	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+func (l archiveLedger) PartRuns() int  { return l.s.opts.ArchivePartRuns }
+func (l archiveLedger) Now() time.Time { return l.s.opts.Now() }
+
+// Snapshot reads the month's archivable runs in one read transaction, by
+// rowid (the order they were admitted).
+func (l archiveLedger) Snapshot(ctx context.Context, start, end time.Time) (archive.Source, error) {
+	tx, err := l.s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer tx.Rollback()
-	w, err := archive.Create(path, archive.Header{Month: month, Before: end, Created: s.opts.Now().UTC()})
-	if err != nil {
-		return 0, err
-	}
-	var total, after int64
-	for part := int64(0); ; part++ {
-		n, last, err := exportPart(ctx, tx, w, part, s.opts.ArchivePartRuns, start, end, after)
-		if err != nil {
-			w.Abort()
-			return 0, err
-		}
-		if n == 0 {
-			break
-		}
-		total, after = total+n, last
-	}
-	if err := archiveStep("written"); err != nil {
-		return 0, err // as a crash would: the unfinished file stays behind
-	}
-	if total == 0 {
-		w.Abort()
-		return 0, nil
-	}
-	return total, w.Commit()
+	return monthRows{ctx, tx, nanos(start), nanos(end)}, nil
+}
+
+// monthRows is a read snapshot of a month's archivable runs.
+type monthRows struct {
+	ctx        context.Context
+	tx         *sql.Tx
+	start, end int64
 }
 
 // cursor names the rowid a part's runs are read by; it is not kept.
 const cursor = "quotagate cursor"
 
-// exportPart writes part: the next size archivable runs after the rowid
-// after — in the order they were admitted, so that their audit rows lie
-// together in the audit table and each part's transaction rewrites few
-// pages — then their audit rows; it returns how many runs and the last
-// one's rowid.
-func exportPart(ctx context.Context, tx *sql.Tx, w *archive.Writer, part int64, size int, start, end time.Time, after int64) (int64, int64, error) {
-	var n int64
-	last := after
-	err := exportRows(ctx, tx, `SELECT r.rowid AS "`+cursor+`", r.* FROM runs r WHERE `+archivable+
-		` AND r.rowid > ?3 ORDER BY r.rowid LIMIT ?4`, []any{nanos(start), nanos(end), after, size}, func(row archive.Row) error {
-		n, last = n+1, row[cursor].(int64)
+func (m monthRows) Runs(after int64, n int, fn func(int64, archive.Row) error) error {
+	return exportRows(m.ctx, m.tx, `SELECT r.rowid AS "`+cursor+`", r.* FROM runs r WHERE `+archivable+
+		` AND r.rowid > ?3 ORDER BY r.rowid LIMIT ?4`, []any{m.start, m.end, after, n}, func(row archive.Row) error {
+		c := row[cursor].(int64)
 		delete(row, cursor)
-		_, err := w.Write(part, archive.TableRuns, row)
-		return err
+		return fn(c, row)
 	})
-	if err != nil || n == 0 {
-		return 0, after, err
-	}
-	err = exportRows(ctx, tx, `SELECT a.* FROM audit a WHERE a.run_id IN (SELECT r.id FROM runs r WHERE `+archivable+
-		` AND r.rowid > ?3 AND r.rowid <= ?4) ORDER BY a.seq`, []any{nanos(start), nanos(end), after, last}, func(row archive.Row) error {
-		_, err := w.Write(part, archive.TableAudit, row)
-		return err
-	})
-	return n, last, err
 }
+
+func (m monthRows) Audit(after, last int64, fn func(archive.Row) error) error {
+	return exportRows(m.ctx, m.tx, `SELECT a.* FROM audit a WHERE a.run_id IN (SELECT r.id FROM runs r WHERE `+archivable+
+		` AND r.rowid > ?3 AND r.rowid <= ?4) ORDER BY a.seq`, []any{m.start, m.end, after, last}, fn)
+}
+
+func (m monthRows) Close() { m.tx.Rollback() }
 
 // exportRows runs query with args and calls fn with each row by column
 // name.

@@ -115,12 +115,19 @@ func estimateLag(o Options, rs []ledger.Snapshot, s *Series) lagFit {
 	}
 	none := lagFit{lag: o.DefaultLag, step: time.Minute}
 	var pairs []pair
+	from := 0 // the pair's first reading: the last one whose balance moved
 	for i := 1; i < len(rs); i++ {
-		drop := rs[i-1].BalanceUnits - rs[i].BalanceUnits
-		if drop < 0 {
+		drop := rs[from].BalanceUnits - rs[i].BalanceUnits
+		if drop == 0 && i < len(rs)-1 {
+			// An unmoved balance is a stall (or one settlement step): the
+			// readings either side of it pair up across it, so that the
+			// catch-up after a stall is not read as a longer lag.
 			continue
 		}
-		pairs = append(pairs, pair{s.index(rs[i-1].At), s.index(rs[i].At), drop})
+		if drop >= 0 {
+			pairs = append(pairs, pair{s.index(rs[from].At), s.index(rs[i].At), drop})
+		}
+		from = i
 	}
 	if len(pairs) == 0 {
 		none.known = true

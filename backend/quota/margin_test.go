@@ -160,3 +160,51 @@ func TestHeadroomAddsUp(t *testing.T) {
 		t.Fatalf("terms add up to %d, gap %d", sum, h.Gap)
 	}
 }
+
+// A stall freezes the balance API, then it catches up. When the stall
+// begins as a quiet spell ends, the readings during it show no drop while
+// the true lag's windows hold usage, and a lag long enough to reach back
+// into the quiet spell explains them; the catch-up then looks like one
+// pair among many. The fit pairs the readings either side of an unmoved
+// balance instead, so the catch-up is one pair that the true lag explains
+// exactly. Before the change the fit took a far longer lag (and the B0 of
+// its readings fell short) on each stalled row.
+func TestLagFitAcrossAStall(t *testing.T) {
+	day := "2026-08-13"
+	const lag = 12 * time.Minute
+	tests := []struct {
+		name               string
+		busyFrom           string
+		stallFrom, stallTo string
+		syncEvery          time.Duration
+	}{
+		{"NoStall", "10:00:00", "", "", 5 * time.Minute},
+		{"StallAsTheDayBegins", "10:00:00", "10:10:00", "10:40:00", 5 * time.Minute},
+		{"LongerStall", "10:00:00", "10:05:00", "10:50:00", 5 * time.Minute},
+		{"StallOnHalfHourlySyncs", "10:00:00", "10:10:00", "11:10:00", 10 * time.Minute},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &quota.Series{}
+			for m := at(day, tc.busyFrom); m.Before(at(day, "13:00:00")); m = m.Add(time.Minute) {
+				s.Add(m, ledger.Units(4_000+m.Minute()*50))
+			}
+			settle := at(day, "00:00:00")
+			var snaps []ledger.Snapshot
+			for r := at(day, "08:00:00"); !r.After(at(day, "12:00:00")); r = r.Add(tc.syncEvery) {
+				stalled := tc.stallFrom != "" && !r.Before(at(day, tc.stallFrom)) && r.Before(at(day, tc.stallTo))
+				if !stalled {
+					settle = r.Add(-lag)
+				}
+				snaps = append(snaps, reading(r, 2_000_000-quota.UsageToday(s, at(day, "00:00:00"), settle), 0))
+			}
+			now := at(day, "12:00:30")
+			if got := quota.EstimateLag(opts(), snaps, s, now); got != lag {
+				t.Errorf("lag %s, want %s", got, lag)
+			}
+			if a := quota.Assess(opts(), now, snaps, s); a.B0.Units != 2_000_000 {
+				t.Errorf("B0 %d, want 2,000,000", a.B0.Units)
+			}
+		})
+	}
+}

@@ -360,6 +360,7 @@ func (g *Guard) refreshLocked(ctx context.Context, m *model, full bool) error {
 	m.usage, m.carry = u, carry
 	m.a.Carry = carry
 	m.a.OverrunMilli, m.a.OverrunTail = m.overrun.Bound()
+	m.a.OverrunKnown = m.overrun.Known()
 	m.a.At(m.opts, now, u.UsageUnits)
 	change := m.judge()
 	m.mu.Unlock()
@@ -409,6 +410,7 @@ func (g *Guard) assess(ctx context.Context, m *model, now time.Time, extra *ledg
 	m.mu.Lock()
 	a.Carry = m.carry
 	a.OverrunMilli, a.OverrunTail = m.overrun.Bound()
+	a.OverrunKnown = m.overrun.Known()
 	m.mu.Unlock()
 	return a, nil
 }

@@ -384,8 +384,12 @@ type Assessment struct {
 	// OverrunMilli is the model's learned ratio of trusted usage to reserve,
 	// in thousandths (0 or 1000: none), and OverrunTail the units held back
 	// once beyond it (Overrun.Bound); see AdmitLimit.
-	OverrunMilli  int64
-	OverrunTail   ledger.Units
+	OverrunMilli int64
+	OverrunTail  ledger.Units
+	// OverrunKnown: the overrun is learned from OverrunMinSamples calls or
+	// more (Overrun.Known). Until then no call of the model has shown
+	// that it stays within its reserve, and the whole small buffer stays.
+	OverrunKnown  bool
 	at            time.Time
 	series        *Series
 	BalanceAtSync ledger.Units // latest reading (or manual B0 − usage)
@@ -491,9 +495,11 @@ func (a *Assessment) At(o Options, now time.Time, usage ledger.Units) {
 	}
 	a.ExpiringUnits = e
 	a.Buffer = o.SmallBuffer
-	if a.Listed && a.OverrunMilli <= noOverrun && a.OverrunTail <= 0 {
-		// Only while reserves bound what calls consume: the overrun bound
-		// covers one call beyond k, and the small buffer the rest.
+	if a.Listed && a.OverrunKnown && a.OverrunMilli <= noOverrun && a.OverrunTail <= 0 {
+		// Only while reserves are known to bound what calls consume: the
+		// overrun bound covers one call beyond k, and the small buffer the
+		// rest — and before enough of the model's calls have settled, the
+		// calls in flight may all overrun a ratio not yet learned.
 		a.Buffer = min(o.SmallBuffer, o.Residue)
 	}
 	a.DailyCap, a.SkewHeld = o.DailyCap, SkewHeld(a.series, o, now)

@@ -87,6 +87,11 @@ func (v *Overrun) Learn(reserve, cost ledger.Units) {
 // Samples is the number of calls the distribution holds.
 func (v *Overrun) Samples() int { return len(v.reserve) }
 
+// Known reports whether the distribution holds OverrunMinSamples calls:
+// Bound is then a quantile of the model's own calls rather than the
+// largest ratio of the few seen so far (or the prior).
+func (v *Overrun) Known() bool { return len(v.reserve) >= OverrunMinSamples }
+
 // Bound is what AdmitLimit charges: every reserve counts kMilli/1000 of
 // itself, and tail units are held back once, so that
 //

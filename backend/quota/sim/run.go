@@ -112,6 +112,7 @@ func (p *guard) assess(now time.Time) {
 	p.a.SetExpiries(p.o, p.expiries, p.expiriesAt, p.series)
 	p.a.Carry = p.carry
 	p.a.OverrunMilli, p.a.OverrunTail = p.overrun.Bound()
+	p.a.OverrunKnown = p.overrun.Known()
 	p.a.At(p.o, now, p.usage)
 	p.judge()
 }
@@ -142,6 +143,7 @@ func (p *guard) settle(now time.Time, today bool, reserve, cost ledger.Units) {
 	p.overrun.Learn(reserve, cost)
 	p.a.Carry = p.carry
 	p.a.OverrunMilli, p.a.OverrunTail = p.overrun.Bound()
+	p.a.OverrunKnown = p.overrun.Known()
 	p.series.Add(now, cost)
 	p.a.At(p.o, now, p.usage)
 	p.judge()

@@ -81,8 +81,8 @@ func TestConditions(t *testing.T) {
 		}
 	})
 	t.Logf("%d seeds × 30 days per condition; pool use = free units served / free pool on days whose demand reached it\n"+
-		"| condition | pool use quotagate / v6 | refused while free quotagate / v6 | billed quotagate / v6 | beyond the cap quotagate / v6 |\n"+
-		"|---|---:|---:|---:|---:|\n%s", n, strings.Join(rows, "\n"))
+		"| condition | pool use quotagate / v6 | refused while free quotagate / v6 | of which at a wall quotagate / v6 | billed quotagate / v6 | beyond the cap quotagate / v6 |\n"+
+		"|---|---:|---:|---:|---:|---:|\n%s", n, strings.Join(rows, "\n"))
 	t.Logf("where quotagate's margin goes, per day, at its first refusal of a call the free pool could serve (mean units)\n"+
 		"| condition | days | gap below the estimated pool | lag | expiry | buffer | skew | carry | overrun | usage wall (beside) | sync timing (true pool above the estimate) |\n"+
 		"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n%s", strings.Join(margins, "\n"))
@@ -120,7 +120,8 @@ func conditionRow(t *testing.T, c condition, n int) (row, margin string) {
 	if c.h == (sim.Harsh{}) && n >= 100 && use < 98 {
 		t.Errorf("usual conditions: quotagate served %.2f %% of the free pool on full-demand days; want ≥ 98 %%", use)
 	}
-	return fmt.Sprintf("| %s | %.1f %% / %.1f %% | %d / %d | %s / %s | %s / %s |", c.name,
+	return fmt.Sprintf("| %s | %.1f %% / %.1f %% | %d / %d | %d / %d | %s / %s | %s / %s |", c.name,
 		use, pct(tv6.SaturatedFreeUsed, tv6.SaturatedAvail), tqg.RefusedWhileFree, tv6.RefusedWhileFree,
+		tqg.RefusedWhileFreeWalled, tv6.RefusedWhileFreeWalled,
 		units(tqg.Billed), units(tv6.Billed), units(tqg.BeyondCap), units(tv6.BeyondCap)), marginRow(c.name, tqg.Margin)
 }

@@ -17,6 +17,9 @@ type policy interface {
 	manualB0(now time.Time, b0 ledger.Units)
 	rollover(now time.Time)
 	syncDue(now time.Time) bool
+	// walled: the model is evicted at one of seed 002's walls (usage or
+	// balance), which refuse every call whatever the admit limit says.
+	walled() bool
 }
 
 // common is the state both policies share: today's usage, the sync schedule
@@ -84,6 +87,8 @@ func (p *v6) rollover(now time.Time) {
 	p.day, p.usage, p.usageAtLast = p.o.Day(now), 0, 0
 	p.judge()
 }
+
+func (p *v6) walled() bool { return p.evicted }
 
 func (p *v6) syncDue(now time.Time) bool { return p.syncDueWith(now, p.limit()) }
 
@@ -169,6 +174,8 @@ func (p *guard) rollover(now time.Time) {
 	p.day, p.usage, p.held, p.usageAtLast = p.o.Day(now), 0, 0, 0
 	p.assess(now)
 }
+
+func (p *guard) walled() bool { return p.evicted && p.a.B0.Known }
 
 func (p *guard) syncDue(now time.Time) bool {
 	return p.lastSync.IsZero() || now.Sub(p.lastSync) >= p.a.SyncEvery(p.o, now, p.usage) || p.usage-p.usageAtLast >= p.o.BurstSync
@@ -378,6 +385,9 @@ func (r *simRun) arrive(now time.Time, rq request) {
 	if r.prov.balance()-r.inflightCost >= rq.cost && r.consumedToday+r.inflightCost+rq.cost <= r.o.DailyCap {
 		r.res.RefusedWhileFree++
 		r.rwfToday++
+		if r.p.walled() {
+			r.res.RefusedWhileFreeWalled++
+		}
 		if r.rwfToday == 1 {
 			r.marginAt(now)
 		}

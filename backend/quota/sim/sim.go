@@ -58,20 +58,23 @@ type Harsh struct {
 
 // Result is what one run cost and refused.
 type Result struct {
-	Policy             Policy
-	Seed               uint64
-	Consumed           ledger.Units // everything the provider served
-	Billed             ledger.Units // consumed beyond the free balance: real money
-	FreeUsed           ledger.Units // Consumed − Billed
-	Collected          ledger.Units // Σ min(day's consumption, cap): tomorrow's refunds
-	Expired            ledger.Units // free units lost to the 30-day expiry
-	Requests           int
-	Admitted           int
-	Refused            int
-	RefusedWhileFree   int // refused although serving it would have been free and within the cap
-	DaysBelowCap       int // days whose B0 (pool at 00:00 + that day's refund) < the daily cap
-	DaysBilled         int
-	DaysBilledBelowCap int // billed days whose B0 was below the cap (v6's static wall cannot help)
+	Policy           Policy
+	Seed             uint64
+	Consumed         ledger.Units // everything the provider served
+	Billed           ledger.Units // consumed beyond the free balance: real money
+	FreeUsed         ledger.Units // Consumed − Billed
+	Collected        ledger.Units // Σ min(day's consumption, cap): tomorrow's refunds
+	Expired          ledger.Units // free units lost to the 30-day expiry
+	Requests         int
+	Admitted         int
+	Refused          int
+	RefusedWhileFree int // refused although serving it would have been free and within the cap
+	// RefusedWhileFreeWalled: of those, refused while the model stood
+	// evicted at the usage or the balance wall (seed 002's soft eviction).
+	RefusedWhileFreeWalled int
+	DaysBelowCap           int // days whose B0 (pool at 00:00 + that day's refund) < the daily cap
+	DaysBilled             int
+	DaysBilledBelowCap     int // billed days whose B0 was below the cap (v6's static wall cannot help)
 	// Days whose demand reached the free pool available (min(cap, B0)): how
 	// much of that pool each policy served free. The gap to 100% is what a
 	// policy leaves unused to stay safe.

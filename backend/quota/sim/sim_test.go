@@ -80,6 +80,7 @@ func add(t *sim.Result, r sim.Result) {
 	t.Requests += r.Requests
 	t.Refused += r.Refused
 	t.RefusedWhileFree += r.RefusedWhileFree
+	t.RefusedWhileFreeWalled += r.RefusedWhileFreeWalled
 	t.DaysBelowCap += r.DaysBelowCap
 	t.DaysBilled += r.DaysBilled
 	t.DaysBilledBelowCap += r.DaysBilledBelowCap

@@ -10,15 +10,18 @@
 //	B0 ≈ balance_at_sync + usage_today(t_sync − Δ)
 //
 // and the guard's cumulative limit is min(daily_cap, B0 − small_buffer) —
-// B0 − residue when the source lists its packages' expiries, since the
-// expiry horizon below then covers the buffer's other part.
+// B0 − residue when the source lists its packages' expiries and the
+// model's calls are known to stay within their reserves, since the expiry
+// horizon below then covers the buffer's other part.
 // v6's limit, min(cap, balance_at_sync + usage_at_sync − small_buffer),
 // equals B0 + L − small_buffer where L is the usage still unsettled at the
 // sync; it is computed beside ours so that the difference is visible.
 //
 // Δ is estimated online: the Δ in [MinLag, MaxLag] whose usage windows best
 // explain the balance drops between successive snapshots (larger Δ on ties:
-// it gives the smaller, safer B0). Each lagged reading yields one B0
+// it gives the smaller, safer B0); the readings either side of an unmoved
+// balance pair up across it, since a stalled API shows no drop while usage
+// goes on, and the catch-up after it would otherwise read as a longer lag. Each lagged reading yields one B0
 // estimate; the guard takes the smallest, because a reading taken while the
 // lag was longer than Δ overstates B0 by exactly the consumption v6 forgets.
 // A rise of the balance (a refund) raises the estimate by at most the rise

@@ -93,7 +93,9 @@ func settleAt(t time.Time, lag, step time.Duration) time.Time {
 // explains successive readings: the balance drop between two readings should
 // equal the usage settled in [t1−Δ, t2−Δ), each end rounded down to the
 // API's settlement step (lagSteps, fitted too). Pairs across a balance rise
-// (a refund) are skipped. With nothing to learn from, DefaultLag.
+// (a refund) are skipped, and a reading whose balance has not moved since
+// the one before is passed over: the pair spans it. With nothing to learn
+// from, DefaultLag.
 func EstimateLag(o Options, snaps []ledger.Snapshot, s *Series, now time.Time) time.Duration {
 	return estimateLag(o, readings(snaps, now), s).lag
 }

@@ -39,6 +39,15 @@ export const SPEND_DAYS = 30;
 /** SPEND_EVERY is the least time between two reads of the rollup while states arrive (ms). */
 export const SPEND_EVERY = 10_000;
 
+/** STATE_LISTS are how many runs and holds the state lists at most (the server's bounds): a list shorter than that is whole. */
+export const STATE_LISTS: Record<ListKind, number> = { runs: 50, holds: 500 };
+
+/** mayHaveOlder says whether older rows may exist beyond what a list shows, before or after a page was read. */
+export function mayHaveOlder(s: State | null, kind: ListKind, list: RunList): boolean {
+  if (list.more !== null) return list.more;
+  return !!list.tenant || liveRows(s, kind, '').length >= STATE_LISTS[kind];
+}
+
 /** liveRows are the state's rows of one list, one tenant's when tenant is set. */
 export function liveRows(s: State | null, kind: ListKind, tenant: string): Run[] {
   const rows = (kind === 'runs' ? s?.runs : s?.holds) ?? [];

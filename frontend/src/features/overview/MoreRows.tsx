@@ -1,6 +1,6 @@
 import { t } from '../../lib/i18n';
 import type { Run } from '../../lib/types';
-import { shownRows, type ListKind } from '../../state/books';
+import { mayHaveOlder, shownRows, type ListKind } from '../../state/books';
 import { shallow, useStore, useView } from '../../state/use';
 import { Note } from '../../ui/Note';
 
@@ -37,11 +37,10 @@ export function ListTenant(props: { kind: ListKind }) {
 /** MoreRows is a list's foot: the button that reads the page below the last row shown, or the word that none is older. */
 export function MoreRows(props: { kind: ListKind; shown: number }) {
   const store = useStore();
-  const list = useView((v) => v.books[props.kind]);
-  if (list.more === false) {
+  const { state, list } = useView((v) => ({ state: v.state, list: v.books[props.kind] }), shallow);
+  if (!mayHaveOlder(state, props.kind, list)) {
     return list.older.length > 0 ? <p class="muted small" data-testid={`${props.kind}-all`}>{t('books.all', { n: props.shown })}</p> : null;
   }
-  if (props.shown === 0 && list.more === null && !list.tenant) return null;
   return (
     <div class="more-rows">
       <button type="button" data-testid={`${props.kind}-older`} disabled={list.loading} onClick={() => void store.books.older(props.kind)}>

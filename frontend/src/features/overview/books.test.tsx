@@ -59,19 +59,25 @@ describe('spend chart', () => {
 describe('older rows', () => {
   it('Runs: the button reads the page below the last row, the live rows stay on top, then says all are shown', async () => {
     const asked: RunsQuery[] = [];
+    const listed = Array.from({ length: 48 }, (_, i) => done(`r${99 - i}`, '09'));
     const st = testStore({ ...base, runs: [done('r3', '03'), done('r2', '02')] }, {
       runs: async (qr) => (asked.push(qr), { runs: [done('r1', '01')], more: false }),
     });
     act(() => render(<InStore store={st}><Runs /></InStore>, root()));
     expect(rows('runs-table')).toEqual(['run-row-r3', 'run-row-r2']);
+    expect(q('runs-older')).toBeNull(); // the state lists up to 50: two are all there is
+    act(() => st.applyState({ ...st.get().state!, runs: [...listed, done('r3', '03'), done('r2', '02')] }));
+    expect(rows('runs-table').length).toBe(50);
     act(() => (q('runs-older') as HTMLButtonElement).click());
     await settle();
     expect(asked).toEqual([{ tenant: undefined, before: 'r2' }]);
-    expect(rows('runs-table')).toEqual(['run-row-r3', 'run-row-r2', 'run-row-r1']);
+    expect(rows('runs-table').slice(-3)).toEqual(['run-row-r3', 'run-row-r2', 'run-row-r1']);
     expect(q('runs-older')).toBeNull();
-    expect(text('runs-all')).toBe('All 3 shown.');
-    act(() => st.applyState({ ...st.get().state!, runs: [done('r4', '04', { status: 'active', usage: 'pending' }), done('r3', '03')] }));
-    expect(rows('runs-table')).toEqual(['run-row-r4', 'run-row-r3', 'run-row-r2', 'run-row-r1']);
+    expect(text('runs-all')).toBe('All 51 shown.');
+    act(() => st.applyState({ ...st.get().state!, runs: [done('r4', '04', { status: 'active', usage: 'pending' }), ...listed, done('r3', '03')] }));
+    expect(rows('runs-table')[0]).toBe('run-row-r4');
+    expect(rows('runs-table').slice(-3)).toEqual(['run-row-r3', 'run-row-r2', 'run-row-r1']);
+    expect(rows('runs-table').length).toBe(52);
   });
 
   it("Holds: one tenant's, read from the server at once; a refused read is said under the table", async () => {

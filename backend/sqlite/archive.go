@@ -32,21 +32,8 @@ var archiveStep = func(string) error { return nil }
 // ArchivableMonths lists the UTC months (2025-11) with runs that ended
 // before before and may be archived, oldest first.
 func (s *Store) ArchivableMonths(ctx context.Context, before time.Time) ([]string, error) {
-	rows, err := s.query(ctx, `SELECT DISTINCT strftime('%Y-%m', r.updated_at / 1000000000, 'unixepoch') AS month
+	return ledgersql.List(ctx, s.Q, ledgersql.ScanString, "archivable months", `SELECT DISTINCT strftime('%Y-%m', r.updated_at / 1000000000, 'unixepoch') AS month
 		FROM runs r WHERE `+archivable+` ORDER BY month`, int64(0), nanos(before))
-	if err != nil {
-		return nil, fmt.Errorf("archivable months: %w", err)
-	}
-	defer rows.Close()
-	var months []string
-	for rows.Next() {
-		var m string
-		if err := rows.Scan(&m); err != nil {
-			return nil, fmt.Errorf("archivable months: %w", err)
-		}
-		months = append(months, m)
-	}
-	return months, rows.Err()
 }
 
 // ArchiveMonth moves month's archivable runs that ended before before,
@@ -135,33 +122,13 @@ func (m monthRows) Close() { m.tx.Rollback() }
 // exportRows runs query with args and calls fn with each row by column
 // name.
 func exportRows(ctx context.Context, tx *sql.Tx, query string, args []any, fn func(archive.Row) error) error {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
-		}
+	return eachRow(ctx, tx, query, args, func(cols []string, vals []any) error {
 		row := make(archive.Row, len(cols))
 		for i, c := range cols {
 			row[c] = vals[i]
 		}
-		if err := fn(row); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+		return fn(row)
+	})
 }
 
 // deleteArchived deletes part p's runs (each still archivable) and their
@@ -252,20 +219,7 @@ func (s *Store) ArchiveSummaries(ctx context.Context, month string) ([]ledger.Ar
 // ArchivedMonths are the months whose runs live in an archive file, not in
 // the ledger, oldest first.
 func (s *Store) ArchivedMonths(ctx context.Context) ([]string, error) {
-	rows, err := s.query(ctx, `SELECT DISTINCT month FROM archive_summaries ORDER BY month`)
-	if err != nil {
-		return nil, fmt.Errorf("read archived months: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var m string
-		if err := rows.Scan(&m); err != nil {
-			return nil, fmt.Errorf("read archived months: %w", err)
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return ledgersql.List(ctx, s.Q, ledgersql.ScanString, "read archived months", `SELECT DISTINCT month FROM archive_summaries ORDER BY month`)
 }
 
 // FreeBytes is how much of the file SQLite keeps free for new rows (what

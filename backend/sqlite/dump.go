@@ -37,7 +37,15 @@ func dumpTable(ctx context.Context, tx *sql.Tx, table string, row func(string, [
 	case "spend_hours", "archive_summaries", "archive_quota_days": // WITHOUT ROWID
 		order = "1, 2, 3, 4"
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT * FROM `+table+` ORDER BY `+order)
+	return eachRow(ctx, tx, `SELECT * FROM `+table+` ORDER BY `+order, nil, func(cols []string, vals []any) error {
+		return row(table, cols, vals)
+	})
+}
+
+// eachRow runs query with args in tx and calls fn with each row's column
+// names and values, the values fresh for each row (fn may keep them).
+func eachRow(ctx context.Context, tx *sql.Tx, query string, args []any, fn func(cols []string, vals []any) error) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
@@ -55,7 +63,7 @@ func dumpTable(ctx context.Context, tx *sql.Tx, table string, row func(string, [
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
 		}
-		if err := row(table, cols, vals); err != nil {
+		if err := fn(cols, vals); err != nil {
 			return err
 		}
 	}

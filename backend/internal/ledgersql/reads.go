@@ -109,10 +109,11 @@ func (r Reads) Snapshots(ctx context.Context, upstream, model string, since time
 
 // SchemaVersions lists the applied migrations in order.
 func (r Reads) SchemaVersions(ctx context.Context) ([]string, error) {
-	return List(ctx, r.Q, scanString, "schema versions", `SELECT version FROM schema_version ORDER BY version`)
+	return List(ctx, r.Q, ScanString, "schema versions", `SELECT version FROM schema_version ORDER BY version`)
 }
 
-func scanString(r Scanner) (string, error) {
+// ScanString reads a row of one text column.
+func ScanString(r Scanner) (string, error) {
 	var s string
 	err := r.Scan(&s)
 	return s, err

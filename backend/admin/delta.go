@@ -183,6 +183,7 @@ func (s State) Apply(d Delta) State {
 	s.Tenants = applyKeyed(s.Tenants, d.Tenants, d.TenantsGone, d.TenantOrder, func(t TenantState) string { return t.Tenant })
 	s.Gates, s.Quota, s.Snapshots = whole(s.Gates, d.Gates), whole(s.Quota, d.Quota), whole(s.Snapshots, d.Snapshots)
 	s.Periods, s.Keys = wholeMap(s.Periods, d.Periods), wholeMap(s.Keys, d.Keys)
+	s.Routes = whole(s.Routes, d.Routes)
 	if d.Alerts != nil {
 		s.Alerts = d.Alerts
 	}

@@ -64,6 +64,10 @@ func TestDiffApply(t *testing.T) {
 			s.Degraded = "ledger unreachable: dial tcp 127.0.0.1:5432: connection refused"
 			return s
 		}, 0},
+		{"RouteTargetAdded", func(s admin.State) admin.State {
+			s.Routes = []admin.RouteState{{Model: "demo-chat", Targets: []admin.RouteTarget{{Upstream: "demo", UpstreamModel: "demo-chat"}}}}
+			return s
+		}, 0},
 		{"ClockMoves", func(s admin.State) admin.State {
 			s.Clock = admin.ClockState{Offset: "72h0m0s", Now: time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC)}
 			return s

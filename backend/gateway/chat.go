@@ -168,6 +168,22 @@ func chunkObservation(c openai.Chunk, err error) (openai.Chunk, meter.Observatio
 	return c, o
 }
 
+// nativeBody is what a whole native answer b says to the meter once its
+// format has parsed it (err; badUsage is the format's error for a usage
+// object that is not evidence): its text and provider id (idKey), with the
+// usage problem if any; or, when b did not parse, nothing readable but the
+// upstream's error message. read is true when b parsed whole, its usage
+// for the caller to take.
+func nativeBody(b []byte, text, idKey string, err, badUsage error) (o meter.Observation, read bool) {
+	switch {
+	case errors.Is(err, badUsage):
+		return meter.Observation{Text: text, ProviderID: providerIDAt(b, idKey), Problem: err.Error()}, false
+	case err != nil:
+		return meter.Observation{Unreadable: true, UpstreamError: openai.ErrorMessage(b)}, false
+	}
+	return meter.Observation{Text: text, ProviderID: providerIDAt(b, idKey)}, true
+}
+
 // chatEnded is embedded by the answers read as chat's, whose terminal
 // marker is chat's "[DONE]": the translated ones.
 type chatEnded struct{}

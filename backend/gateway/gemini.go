@@ -167,12 +167,9 @@ func (a *nativeGemini) event(ev openai.Event) step {
 
 func (*nativeGemini) body(b []byte) (meter.Observation, []byte) {
 	a, err := gemini.ParseResponse(b)
-	o := meter.Observation{Text: a.Text, ProviderID: providerIDAt(b, "responseId")}
+	o, read := nativeBody(b, a.Text, "responseId", err, gemini.ErrBadUsage)
 	switch {
-	case errors.Is(err, gemini.ErrBadUsage):
-		o.Problem = err.Error()
-	case err != nil:
-		o = meter.Observation{Unreadable: true, UpstreamError: openai.ErrorMessage(b)}
+	case !read:
 	case a.Usage != nil && a.FinishReason == "":
 		o.Problem = "the response has usageMetadata but no finishReason"
 	case a.Usage != nil:

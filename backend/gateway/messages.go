@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/quotagate/quotagate/backend/anthropic"
@@ -171,13 +170,8 @@ func (a *nativeMessages) event(ev openai.Event) step {
 
 func (*nativeMessages) body(b []byte) (meter.Observation, []byte) {
 	a, err := anthropic.ParseMessage(b)
-	o := meter.Observation{Text: a.Text, ProviderID: providerIDAt(b, "id")}
-	switch {
-	case errors.Is(err, anthropic.ErrBadUsage):
-		o.Problem = err.Error()
-	case err != nil:
-		o = meter.Observation{Unreadable: true, UpstreamError: openai.ErrorMessage(b)}
-	case a.Usage != nil:
+	o, read := nativeBody(b, a.Text, "id", err, anthropic.ErrBadUsage)
+	if read && a.Usage != nil {
 		o.Usage = messagesUsage(*a.Usage)
 	}
 	return o, b

@@ -20,11 +20,11 @@ func auditQuery(f ledger.AuditFilter) (string, []any) {
 }
 
 // textSearch finds a text through audit_text (0017_audit_text.sql), the
-// trigram index of each row's text: the rows holding every trigram of the
-// text, newest first along the index's rowids (seq). The index keeps no
-// positions, so those are candidates (a run id's digits are in many
-// others'); SQLite keeps those whose text holds the text before they are
-// read out, lower() folding ASCII as Go does. It serves a text of at least
+// trigram index of each row's text: the rows holding some of the text's
+// trigrams (trigramQuery), newest first along the index's rowids (seq).
+// Those are candidates (the index keeps no positions, and not every
+// trigram is asked for); SQLite keeps those whose text holds the text
+// before they are read out, lower() folding ASCII as Go does. It serves a text of at least
 // three characters that are ASCII or have no case (a letter beyond ASCII
 // may fold otherwise in Go, SQLite and FTS5; in a row's text, only the
 // Kelvin sign and the dotted capital I fold to ASCII in Go and not in
@@ -48,22 +48,43 @@ func textSearch(text string) (from, seq, cond string, args []any, ok bool) {
 // index.
 const auditText = `reason || char(31) || evidence || char(31) || detail || char(31) || actor || char(31) || run_id`
 
-// trigramQuery is the FTS5 query for rows holding each trigram of text:
-// audit_text keeps no positions (detail=none), so the trigrams are
-// separate terms, each quoted (a quote inside doubled), each once.
+// trigramQuery is the FTS5 query for rows holding some of text's
+// trigrams, each quoted (a quote inside doubled): enough to find few rows,
+// since the query keeps only those that hold the text. A trigram whose
+// doclist is long costs the search more than it narrows: those of a run
+// id's prefix ("run", "un_") or its zero padding ("000") are in nearly
+// every row. So it takes at most maxTrigrams distinct ones, the last in the
+// text first (an id varies at its end), passing over those with a repeated
+// character while others remain.
 func trigramQuery(text []rune) string {
+	var picked, plain []string
 	seen := map[string]bool{}
-	var terms []string
-	for i := 0; i+3 <= len(text); i++ {
+	for i := len(text) - 3; i >= 0; i-- {
 		g := strings.ToLower(string(text[i : i+3]))
+		r := []rune(g)
 		if seen[g] {
 			continue
 		}
 		seen[g] = true
-		terms = append(terms, `"`+strings.ReplaceAll(g, `"`, `""`)+`"`)
+		if len(plain) < maxTrigrams && r[0] != r[1] && r[1] != r[2] && r[0] != r[2] {
+			plain = append(plain, g)
+		}
+		if len(picked) < maxTrigrams {
+			picked = append(picked, g)
+		}
+	}
+	if len(plain) > 0 {
+		picked = plain
+	}
+	terms := make([]string, len(picked))
+	for i, g := range picked {
+		terms[i] = `"` + strings.ReplaceAll(g, `"`, `""`) + `"`
 	}
 	return strings.Join(terms, " AND ")
 }
+
+// maxTrigrams is the most trigrams a text search asks audit_text for.
+const maxTrigrams = 6
 
 // insertAudit appends e in the writer's transaction and notes it as one
 // change for the commit hook. balance says the store took

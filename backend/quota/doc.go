@@ -23,7 +23,10 @@
 // balance pair up across it, since a stalled API shows no drop while usage
 // goes on, and the catch-up after it would otherwise read as a longer lag. Each lagged reading yields one B0
 // estimate; the guard takes the smallest, because a reading taken while the
-// lag was longer than Δ overstates B0 by exactly the consumption v6 forgets.
+// lag was longer than Δ overstates B0 by exactly the consumption v6 forgets
+// — until a settled reading, one taken after four hours without any usage
+// of the model, whose B0 is exact whatever the lag up to that long: the
+// smallest starts afresh from it.
 // A rise of the balance (a refund) raises the estimate by at most the rise
 // seen between the two readings. A manual B0 for the day (read from the
 // provider console) is taken when it is no higher than what the readings

@@ -17,9 +17,10 @@ type Headroom struct {
 	// Admit is what today's calls are admitted up to (AdmitLimit).
 	Admit ledger.Units `json:"admit"`
 	Gap   ledger.Units `json:"gap"`
-	// Lag: the smallest of the day's readings' estimates held all day,
-	// below the latest reading's (a longer lag or a stall on one reading,
-	// the part of a refund that consumption between two readings hid).
+	// Lag: the smallest of the day's readings' estimates, held until a
+	// settled reading, below the latest reading's (a longer lag or a stall
+	// on one reading, the part of a refund that consumption between two
+	// readings hid).
 	Lag ledger.Units `json:"lag"`
 	// Expiry: units of packages expiring within the horizon.
 	Expiry ledger.Units `json:"expiry"`

@@ -188,8 +188,9 @@ type B0Estimate struct {
 	// supported then (0 when none were): the manual B0 is compared with it.
 	AtManual ledger.Units
 	// Latest is what the latest reading alone says the pool is (balance +
-	// usage_today(t − Δ)): Units is the smallest over the day's readings,
-	// the worst case held all day, and the difference is the lag term's
+	// usage_today(t − Δ)): Units is the smallest over the day's readings
+	// since the latest settled one (settledQuiet), the worst case held
+	// until a reading proves it, and the difference is the lag term's
 	// share of the headroom (Headroom).
 	Latest ledger.Units
 }
@@ -207,7 +208,9 @@ func (b B0Estimate) ManualExcess() ledger.Units {
 // EstimateB0 returns the smallest balance + usage_today(t − Δ) over the
 // readings, where a rise of the balance between two readings (a refund) may
 // raise the estimate by at most the rise seen: consumption between the two
-// settle points hides part of the refund, never adds to it.
+// settle points hides part of the refund, never adds to it. A settled
+// reading — one after settledQuiet without any usage of the model — is
+// exact whatever the lag up to that long, and starts the smallest afresh.
 //
 // A manual B0 for day is the pool as of its entry. It is taken when it is
 // no higher than what the readings taken by then support — the same
@@ -311,6 +314,11 @@ func (f *b0Fold) add(r ledger.Snapshot) {
 	switch {
 	case !f.started:
 		f.b, f.since, f.started = b0, b0, true
+	case f.settled(r) && !f.lowered:
+		// Exact, refunds granted by its settle point included: from here on
+		// a rise raises it by the rise seen, never by the refund's bound,
+		// part of which this figure already holds.
+		f.b, f.since, f.floor = b0, b0, 0
 	case f.n > 0 && r.BalanceUnits > f.prev.BalanceUnits:
 		rise := r.BalanceUnits - f.prev.BalanceUnits
 		base := f.b
@@ -333,6 +341,22 @@ func (f *b0Fold) add(r ledger.Snapshot) {
 	}
 	f.prev = r
 	f.n++
+}
+
+// settledQuiet: a reading taken after this long without any settled usage
+// of the model is settled — whatever the lag, up to this long, the balance
+// it shows has taken in all of the model's usage, so its B0 is exact. Seed
+// 002 measured a lag of ≈14 min; the harshest balance API the simulator
+// models (a 60 min lag frozen for 2 h) reaches about 3 h: an hour beyond it.
+const settledQuiet = 4 * time.Hour
+
+// settled reports whether r is a settled reading: no usage of the model
+// settled in the settledQuiet before it (nor in its own minute), within
+// what the series holds.
+func (f *b0Fold) settled(r ledger.Snapshot) bool {
+	from := r.At.Add(-settledQuiet)
+	return f.s != nil && len(f.s.cum) > 0 && !from.Before(f.s.start) &&
+		f.s.Between(from, r.At.Add(time.Minute)) == 0
 }
 
 // refundSkew bounds how far the provider's day may turn from the guard's:

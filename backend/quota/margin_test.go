@@ -224,3 +224,99 @@ func TestLagFitAcrossAStall(t *testing.T) {
 		})
 	}
 }
+
+// The smallest of the day's readings' B0 estimates is held all day: a
+// reading taken while the lag was shorter than the fitted one understates
+// B0, and so does every figure after it. A reading after settledQuiet (4 h)
+// without any settled usage of the model is settled, whatever the lag up
+// to that long: its B0 is exact and replaces the smallest so far (readings
+// after it still only lower it). A quiet spell shorter than that is not
+// enough: the API may still be frozen from before the last usage, and the
+// frozen readings overstate B0. Before the change the understated figure
+// held until midnight.
+func TestSettledReadingAfterAQuietSpell(t *testing.T) {
+	day := "2026-08-13"
+	s := &quota.Series{}
+	spread(s, at(day, "08:00:00"), at(day, "10:00:00"), 600_000) // then nothing
+	const b0 = 2_000_000
+	settledBy := func(settle time.Time) ledger.Units { return b0 - quota.UsageToday(s, at(day, "00:00:00"), settle) }
+	// Readings every 5 min from 07:00 to until, at a 30 min lag; the 09:30
+	// one at a 5 min lag (it understates B0 by 25 min of the burst), or
+	// with frozen the API stuck at 09:00 from 09:30 on.
+	readings := func(until string, frozen bool) []ledger.Snapshot {
+		var rs []ledger.Snapshot
+		for m := at(day, "07:00:00"); !m.After(at(day, until)); m = m.Add(5 * time.Minute) {
+			settle := m.Add(-30 * time.Minute)
+			switch {
+			case frozen && !m.Before(at(day, "09:30:00")):
+				settle = at(day, "09:00:00")
+			case m.Equal(at(day, "09:30:00")):
+				settle = m.Add(-5 * time.Minute)
+			}
+			rs = append(rs, reading(m, settledBy(settle), 0))
+		}
+		return rs
+	}
+	tests := []struct {
+		name   string
+		until  string
+		frozen bool
+		exact  bool
+	}{
+		{"QuietTwoHours", "12:00:00", false, false},
+		{"QuietThreeHoursFiftyFive", "13:55:00", false, false},
+		{"QuietFourHours", "14:00:00", false, true},
+		{"QuietFiveHours", "15:00:00", false, true},
+		// Frozen since 09:00: every reading from 09:30 overstates B0; the
+		// ones before it hold it down.
+		{"FrozenFromBeforeTheBurstsEnd", "13:55:00", true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := readings(tc.until, tc.frozen)
+			now := at(day, tc.until).Add(30 * time.Second)
+			a := quota.Assess(opts(), now, rs, s)
+			if a.B0.Units > b0 {
+				t.Fatalf("B0 %d above the true %d", a.B0.Units, b0)
+			}
+			if got := a.B0.Units == b0; got != tc.exact {
+				t.Fatalf("B0 %d (exact: %v), want exact: %v", a.B0.Units, got, tc.exact)
+			}
+		})
+	}
+}
+
+// A settled reading's B0 holds the refunds granted by its settle point. A
+// later rise must then raise it by the rise seen, not by the bound of the
+// day's refund (RefundFloor), part of which the settled figure already
+// holds: the refund comes in two parts, the first shown by a settled
+// reading, the second by a reading whose lag hides the usage since (it
+// overstates B0). Before the fix the second rise was credited with the
+// whole bound and B0 stood 200,000 above the true pool.
+func TestSettledReadingThenTheRefundsSecondPart(t *testing.T) {
+	y, day := "2026-08-12", "2026-08-13"
+	s := &quota.Series{}
+	spread(s, at(y, "15:00:00"), at(y, "18:00:00"), 300_000) // yesterday: the refund's bound
+	spread(s, at(day, "09:30:00"), at(day, "10:30:00"), 600_000)
+	const pool, part1, part2 = 30_000, 200_000, 90_000
+	const lag = 55 * time.Minute // beyond the fit's 45 min bound
+	balance := func(settle time.Time) ledger.Units {
+		b := ledger.Units(pool) - quota.UsageToday(s, at(day, "00:00:00"), settle)
+		if settle.After(at(day, "08:00:00")) {
+			b += part1
+		}
+		if settle.After(at(day, "09:30:00")) {
+			b += part2
+		}
+		return b
+	}
+	var rs []ledger.Snapshot
+	for m := at(day, "07:00:00"); !m.After(at(day, "10:30:00")); m = m.Add(5 * time.Minute) {
+		rs = append(rs, reading(m, balance(m.Add(-lag)), 0))
+	}
+	now := at(day, "10:30:30")
+	a := quota.AssessWith(opts(), now, rs, s, part1+part2)
+	if a.B0.Units > pool+part1+part2 {
+		t.Fatalf("B0 %d above the true pool %d", a.B0.Units, pool+part1+part2)
+	}
+}

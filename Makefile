@@ -92,7 +92,7 @@ fuzz: ## every fuzz target for FUZZTIME (default 30s)
 # The quota simulator is arithmetic on one goroutine: its 100 seeds × 30 days
 # a condition run without -race (≈10× faster), everything else with it.
 soak: ## long-running tests (QUOTAGATE_LONG=1); the quota simulator's 100 seeds × 30 days per condition
-	QUOTAGATE_LONG=1 go test -count=1 -timeout 90m -v -run 'TestConditions|TestHarsherProvider|TestSixtyDays' ./backend/quota/sim/
+	QUOTAGATE_LONG=1 go test -count=1 -timeout 180m -v -run 'TestConditions|TestHarsherProvider|TestSixtyDays' ./backend/quota/sim/
 	QUOTAGATE_LONG=1 go test $(RACE) -count=1 -timeout 60m $$(go list ./... | grep -v '/backend/quota/sim$$')
 
 clean: ## remove build output (binary, smoke artifacts, built dashboard)

@@ -39,7 +39,9 @@ func New(secrets ...string) *Scrubber {
 	s := &Scrubber{}
 	seen := map[string]bool{}
 	add := func(v string) {
-		if len(v) >= MinSecretLen && !seen[v] {
+		// A secret the mask itself holds ("redacted") cannot be masked:
+		// every mask would be masked again on the next pass.
+		if len(v) >= MinSecretLen && !seen[v] && !strings.Contains(Mask, v) {
 			seen[v] = true
 			s.secrets = append(s.secrets, v)
 		}

@@ -37,14 +37,15 @@ Commands:
   serve      run without a window; print the dashboard URL and the local key
   verify     recompute every balance from the ledger; exit 1 on any difference
              (the configured one: <data>/ledger.db, or ledger.dsn on PostgreSQL);
-             replays the audit rows after the last clean verify's checkpoint
-             and leaves a new one; --full replays everything
+             on SQLite it replays the audit rows after the last clean
+             verify's checkpoint and leaves a new one (PostgreSQL replays
+             everything); --full replays everything
   archive --before 2026-01-01 [--to DIR|FILE]
              move the runs that ended before that first of a month (UTC) —
              none held — with their audit rows into one file per month
              (default <data>/archive/), leaving a summary per tenant and
-             month that verify proves the balances from; one transaction
-             per month. SQLite ledger only
+             month that verify proves the balances from; the month leaves
+             in parts, one transaction each, and a rerun resumes it
   archive restore FILE
              put an archived month back exactly; verify --archive FILE
              re-checks a file against its summary, naming an altered row

@@ -29,7 +29,7 @@ type archiveBody struct {
 
 func (h *Handler) archive(w http.ResponseWriter, r *http.Request) error {
 	if h.o.Archiver == nil {
-		return ledger.Errorf(codeNotFound, "this ledger cannot be archived (a shared PostgreSQL ledger cannot be yet)")
+		return ledger.Errorf(codeNotFound, "this ledger cannot be archived")
 	}
 	var b archiveBody
 	if err := decodeJSON(w, r, &b); err != nil {

@@ -1,16 +1,12 @@
 package postgres_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -174,36 +170,5 @@ func wantEachRunOnce(t *testing.T, st *postgres.Store, dsn, file string) {
 // the steps the child printed.
 func runArchiveChild(t *testing.T, dsn, dir string, killAt int, extra time.Duration) []string {
 	t.Helper()
-	cmd := osexec.Command(os.Args[0], "-test.run=^TestArchiveKill9Child$", "-test.count=1")
-	cmd.Env = append(os.Environ(), archiveKillDSN+"="+dsn, archiveKillDir+"="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var steps []string
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "STEP "):
-			steps = append(steps, strings.TrimPrefix(line, "STEP "))
-			if len(steps)-1 == killAt {
-				time.Sleep(extra) // a random moment after the step, not a wait for something to happen
-				cmd.Process.Kill()
-				io.Copy(io.Discard, out)
-				cmd.Wait()
-				return steps
-			}
-		case strings.HasPrefix(line, "ERROR"):
-			t.Fatalf("child: %s\n%s", line, stderr.String())
-		}
-	}
-	cmd.Wait()
-	t.Fatalf("child ended before its kill (step %d of %d)\n%s", killAt, len(steps), stderr.String())
-	return nil
+	return ledgertest.RunArchiveChild(t, []string{archiveKillDSN + "=" + dsn, archiveKillDir + "=" + dir}, killAt, extra)
 }

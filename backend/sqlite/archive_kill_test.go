@@ -1,20 +1,17 @@
 package sqlite_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
 	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
@@ -159,37 +156,5 @@ func copyLedger(t *testing.T, path string) string {
 // DONE.
 func runArchiveChild(t *testing.T, path string, killAt int, extra time.Duration) []string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestArchiveKill9Child$", "-test.count=1")
-	cmd.Env = append(os.Environ(), archiveKillLedger+"="+path, archiveKillDir+"="+filepath.Dir(path))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var steps []string
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "STEP "):
-			steps = append(steps, strings.TrimPrefix(line, "STEP "))
-			if len(steps)-1 == killAt {
-				time.Sleep(extra) // a random moment after the step, not a wait for something to happen
-				cmd.Process.Kill()
-				io.Copy(io.Discard, out)
-				cmd.Wait()
-				return steps
-			}
-		case strings.HasPrefix(line, "ERROR"):
-			t.Fatalf("child: %s\n%s", line, stderr.String())
-		}
-	}
-	if err := cmd.Wait(); err != nil || killAt >= 0 {
-		t.Fatalf("child ended before its kill (step %d of %d): %v\n%s", killAt, len(steps), err, stderr.String())
-	}
-	return steps
+	return ledgertest.RunArchiveChild(t, []string{archiveKillLedger + "=" + path, archiveKillDir + "=" + filepath.Dir(path)}, killAt, extra)
 }

@@ -201,13 +201,20 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.Serv
 // run_id); random ids dirtied a random page of each per call, so the cost of
 // a call grew with the ledger.
 func newRunID() ledger.RunID {
-	var b [12]byte
+	var at [6]byte
 	ms := uint64(time.Now().UnixMilli())
-	for i := range 6 {
-		b[i] = byte(ms >> (8 * (5 - i)))
+	for i := range at {
+		at[i] = byte(ms >> (8 * (5 - i)))
 	}
-	_, _ = rand.Read(b[6:])
-	return ledger.RunID("run_" + hex.EncodeToString(b[:]))
+	return ledger.RunID("run_" + hex.EncodeToString(at[:]) + randomHex(6))
+}
+
+// randomHex is n random bytes in hex, the random part of every id the
+// gateway makes (runs, Messages and Responses answers).
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b)
 }
 
 // InvalidateTenants makes the next request re-read tenants from the store

@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 
@@ -58,11 +56,7 @@ const anthropicVersion = "2023-06-01"
 // (the upstream client sends the key there as x-api-key).
 const messagesPath = upstream.MessagesPath
 
-func newMessageID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "msg_" + hex.EncodeToString(b[:])
-}
+func newMessageID() string { return "msg_" + randomHex(12) }
 
 // messagesRequest is one parsed Messages request.
 type messagesRequest struct {

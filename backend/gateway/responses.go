@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -121,11 +119,7 @@ func (r *responsesRequest) answer(native bool) answer {
 	return &translatedAnswer{meta: meta, tr: translate.NewResponsesStream(meta)}
 }
 
-func newResponseID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return "resp_qg" + hex.EncodeToString(b[:])
-}
+func newResponseID() string { return "resp_qg" + randomHex(12) }
 
 // nativeResponsesAnswer relays a native Responses stream unchanged and
 // reads it: the deltas are the metered output, the usage of the final

@@ -38,12 +38,8 @@ func flatten(role string, blocks []Block) Turn {
 		case BlockToolResult:
 			w.Text(b.Text)
 			for _, c := range b.Content {
-				switch c.Type {
-				case BlockText:
-				case BlockImage:
-					w.Image()
-				default:
-					w.Other()
+				if c.Type != BlockText {
+					w.Media(c.Type == BlockImage)
 				}
 			}
 		case BlockToolUse:
@@ -52,10 +48,8 @@ func flatten(role string, blocks []Block) Turn {
 			w.Thinking(b.Text)
 		case BlockRedactedThinking:
 			// Opaque to every meter; the provider decrypts and bills it.
-		case BlockImage:
-			w.Image()
 		default:
-			w.Other()
+			w.Media(b.Type == BlockImage)
 		}
 	}
 	return w.Turn()

@@ -19,21 +19,23 @@ type Turn = wire.Turn
 func (r *Request) Turns() []Turn {
 	out := make([]Turn, 0, len(r.Contents)+1)
 	if r.System != nil {
-		out = append(out, flatten("system", r.System.Parts))
+		out = append(out, r.System.turn())
 	}
 	for _, c := range r.Contents {
-		role := c.Role
-		if role == "model" {
-			role = "assistant"
-		}
-		out = append(out, flatten(role, c.Parts))
+		out = append(out, c.turn())
 	}
 	return out
 }
 
-func flatten(role string, parts []Part) Turn {
+// turn is the content in the shape the meter counts; Gemini's "model" is
+// the assistant, and a system instruction's role is already "system".
+func (c Content) turn() Turn {
+	role := c.Role
+	if role == "model" {
+		role = "assistant"
+	}
 	w := wire.NewTurnWriter(role)
-	for _, p := range parts {
+	for _, p := range c.Parts {
 		switch p.Kind {
 		case PartText:
 			if p.Thought {
@@ -45,14 +47,10 @@ func flatten(role string, parts []Part) Turn {
 			w.JSON(p.Response)
 		case PartFunctionCall:
 			w.Call(p.Name, p.Args)
-		case PartInlineData, PartFileData:
-			if p.Image() {
-				w.Image()
-			} else {
-				w.Other()
-			}
 		default:
-			w.Other()
+			// Inline and file data by their MIME type; a part of another
+			// kind (executableCode, …) has none and counts as other media.
+			w.Media(p.Image())
 		}
 	}
 	return w.Turn()

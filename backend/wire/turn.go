@@ -48,11 +48,14 @@ func (w *TurnWriter) Call(name string, args json.RawMessage) {
 // Thinking adds text the model thought.
 func (w *TurnWriter) Thinking(s string) { w.calls.WriteString(s) }
 
-// Image counts an image part.
-func (w *TurnWriter) Image() { w.turn.Images++ }
-
-// Other counts a part of media other than an image.
-func (w *TurnWriter) Other() { w.turn.OtherParts++ }
+// Media counts a media part: an image, or media of another kind.
+func (w *TurnWriter) Media(image bool) {
+	if image {
+		w.turn.Images++
+	} else {
+		w.turn.OtherParts++
+	}
+}
 
 // Turn is the turn gathered.
 func (w *TurnWriter) Turn() Turn {

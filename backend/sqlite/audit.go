@@ -16,12 +16,15 @@ import (
 
 // auditQuery is the SELECT for f and its arguments.
 func auditQuery(f ledger.AuditFilter) (string, []any) {
-	return auditsql.Query(f, ledgersql.AuditColumns, auditsql.Dialect{Bind: func(int) string { return "?" }, Text: textSearch})
+	return auditsql.Query(f, ledgersql.AuditColumns, auditsql.Dialect{Bind: func(int) string { return "?" },
+		Text: textSearch, Lagging: textSearchLag})
 }
 
 // textSearch finds a text through audit_text (0017_audit_text.sql), the
 // trigram index of each row's text: the rows holding some of the text's
 // trigrams (trigramQuery), newest first along the index's rowids (seq).
+// The index holds the rows up to its mark (audit_text.go); textSearchLag
+// finds the others.
 // Those are candidates (the index keeps no positions, and not every
 // trigram is asked for); SQLite keeps those whose text holds the text
 // before they are read out, lower() folding ASCII as Go does. It serves a text of at least
@@ -41,8 +44,12 @@ func textSearch(text string) (from, seq, cond string, args []any, ok bool) {
 		}
 	}
 	return "audit_text CROSS JOIN audit ON audit.seq = audit_text.rowid", "audit_text.rowid",
-		"audit_text MATCH %s AND instr(lower(" + auditText + "), %s) > 0", []any{trigramQuery(runes), strings.ToLower(text)}, true
+		"audit_text MATCH %s AND " + textHolds, []any{trigramQuery(runes), strings.ToLower(text)}, true
 }
+
+// textHolds is the condition of a row whose text holds the text bound to
+// its "%s", in lower case.
+const textHolds = "instr(lower(" + auditText + "), %s) > 0"
 
 // auditText is a row's searched text, as audit_text_rows gives it to the
 // index.

@@ -29,8 +29,10 @@ func TestAuditPagePlans(t *testing.T) {
 	}
 	defer db.Close()
 	// audit_text's rowids below the cursor, newest first (192: ordered by
-	// rowid, descending), each row then read by its seq.
-	const textPlan = "SCAN audit_text VIRTUAL TABLE INDEX 192:M1<"
+	// rowid, descending), each row then read by its seq, merged with the
+	// rows above the index's mark, read by seq.
+	const textPlan = "MERGE (UNION ALL)"
+	const textIndexPlan = "SCAN audit_text VIRTUAL TABLE INDEX 192:M1<"
 	day := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name   string
@@ -70,6 +72,9 @@ func TestAuditPagePlans(t *testing.T) {
 			}
 			if len(plan) == 0 || plan[0] != tc.search {
 				t.Errorf("plan %q, want %q first", plan, tc.search)
+			}
+			if tc.search == textPlan && (len(plan) < 6 || plan[2] != textIndexPlan || !strings.HasSuffix(plan[5], "rowid>? AND rowid<?)")) {
+				t.Errorf("plan %q, want the index's rows by %q, the others by seq", plan, textIndexPlan)
 			}
 			sorted := strings.Contains(strings.Join(plan, "\n"), "TEMP B-TREE")
 			if sorted != (tc.name == "range" || tc.name == "operator actor") {

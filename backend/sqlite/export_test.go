@@ -56,3 +56,12 @@ func (s *Store) ConnPragmas(ctx context.Context) ([]map[string]int64, error) {
 	}
 	return out, nil
 }
+
+// IndexAuditText indexes n audit rows above the text index's mark (n <= 0:
+// all of them), as the writer's batches of the index do.
+func (s *Store) IndexAuditText(ctx context.Context, n int) error {
+	return s.writeAside(ctx, func(w *wtx) error {
+		_, _, err := indexAuditText(ctx, w.tx, n)
+		return err
+	})
+}

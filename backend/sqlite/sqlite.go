@@ -52,6 +52,11 @@ type Options struct {
 	// ArchivePartRuns is how many runs one transaction of an archive
 	// moves out of the ledger; 0 means 2,000.
 	ArchivePartRuns int
+	// AuditTextBatch is how many audit rows the writer indexes for text
+	// search in one transaction of its own, once that many wait or the
+	// writer is idle; 0 means DefaultAuditTextBatch. Below zero the writer
+	// never indexes them (tests: the rows are then searched one by one).
+	AuditTextBatch int
 }
 
 // withDefaults sets the options left zero (and the figures below zero)
@@ -61,6 +66,9 @@ func (o Options) withDefaults() Options {
 	o.MaxBatch = positiveOr(o.MaxBatch, DefaultMaxBatch)
 	o.ReadConns = positiveOr(o.ReadConns, DefaultReadConns)
 	o.ArchivePartRuns = positiveOr(o.ArchivePartRuns, archivePartRuns)
+	if o.AuditTextBatch == 0 {
+		o.AuditTextBatch = DefaultAuditTextBatch
+	}
 	o.Synchronous = cmp.Or(o.Synchronous, "FULL")
 	if o.Now == nil {
 		o.Now = time.Now
@@ -99,6 +107,7 @@ type Store struct {
 	lastPrune time.Time // writer goroutine only
 	stmts     stmtCache // writer goroutine only
 	books     *books    // writer goroutine only
+	textLag   int64     // writer goroutine only: about how many audit rows the text index lags
 
 	rmu   sync.Mutex
 	reads map[string]*sql.Stmt // prepared on the read pool

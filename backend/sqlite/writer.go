@@ -197,12 +197,32 @@ func (s *Store) queue(ctx context.Context, op *writeOp) error {
 
 // writer is the only goroutine that writes. It takes whatever is queued (up
 // to MaxBatch), applies it in one transaction, commits once, then answers
-// every caller: durability costs one fsync per batch, not per call.
+// every caller: durability costs one fsync per batch, not per call. Between
+// batches it indexes the audit rows' text (audit_text.go): once a batch of
+// rows waits, or when no write came for a moment.
 func (s *Store) writer() {
 	defer close(s.done)
 	defer s.stmts.close()
 	batch := make([]*writeOp, 0, s.opts.MaxBatch)
-	for op := range s.ops {
+	s.textLag = 1 // rows a crash or another process left above the mark are indexed once idle
+	idle := time.NewTimer(auditTextIdle)
+	defer idle.Stop()
+	for {
+		var op *writeOp
+		select {
+		case op = <-s.ops:
+		case <-idle.C:
+			if s.textLag > 0 && s.opts.AuditTextBatch > 0 {
+				s.indexAuditTextBatch(s.opts.AuditTextBatch)
+				if s.textLag > 0 {
+					idle.Reset(auditTextIdle)
+				}
+			}
+			continue
+		}
+		if op == nil {
+			return // closed
+		}
 		batch = append(batch[:0], op)
 	fill:
 		for len(batch) < s.opts.MaxBatch {
@@ -216,13 +236,21 @@ func (s *Store) writer() {
 				break fill
 			}
 		}
+		lag := s.textLag
 		s.runBatch(batch)
+		if s.opts.AuditTextBatch > 0 && s.textLag >= int64(s.opts.AuditTextBatch) {
+			// As many rows as the batch appended, should it have appended
+			// more than a batch of the index (Bulk): the index keeps up.
+			s.indexAuditTextBatch(max(s.opts.AuditTextBatch, int(s.textLag-lag)))
+		}
+		idle.Reset(auditTextIdle)
 	}
 }
 
 func (s *Store) runBatch(batch []*writeOp) {
 	results := make([]error, len(batch))
 	changes, err := s.applyBatchSafely(batch, results)
+	s.textLag += int64(len(changes))
 	s.batches.Add(1)
 	s.writes.Add(int64(len(batch)))
 	if len(s.stmts.wanted) > 0 {

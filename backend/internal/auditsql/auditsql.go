@@ -21,29 +21,76 @@ type Dialect struct {
 	// serves this text: the rows are then read in seq order and the reader
 	// matches them (ledger.AuditMatches).
 	Text func(text string) (from, seq, cond string, args []any, ok bool)
+	// Lagging, if set, says the text index lags the rows: for a text Text
+	// serves, it gives the condition (on audit's columns, each argument
+	// written "%s") of the rows the index does not hold yet that hold the
+	// text. The SELECT then also reads those rows one by one, in a second
+	// SELECT merged with the index's in seq order.
+	Lagging func(text string) (cond string, args []any)
 }
 
 // Query is the SELECT of columns from audit for f, and its arguments. Times
 // are Unix nanoseconds, as the stores write them. The rows it selects are a
-// superset of f's for an actor or a text (see ledger.AuditFilter).
+// superset of f's for an actor or a text (see ledger.AuditFilter). columns
+// begin with seq when the dialect has Lagging.
 func Query(f ledger.AuditFilter, columns string, d Dialect) (string, []any) {
-	var where []string
 	var args []any
 	bind := func(v any) string {
 		args = append(args, v)
 		return d.Bind(len(args))
 	}
-	arg := func(cond string, v any) { where = append(where, cond+" "+bind(v)) }
-	from, seq := "audit", "seq"
+	from, seq, columns1 := "audit", "seq", columns
+	var text []string
+	lagging := false
 	if f.Text != "" && d.Text != nil {
 		if tf, ts, cond, vs, ok := d.Text(f.Text); ok {
 			from, seq = tf, ts
-			for _, v := range vs {
-				cond = strings.Replace(cond, "%s", bind(v), 1)
-			}
-			where = append(where, cond)
+			text = []string{fill(cond, vs, bind)}
+			lagging = d.Lagging != nil
 		}
 	}
+	if lagging {
+		// Each SELECT of the compound is ordered by its first column, which
+		// for the index's is the index's own seq, so that it is read in order.
+		rest, _ := strings.CutPrefix(columns, "seq, ")
+		columns1 = seq + " AS seq, " + rest
+	}
+	q := `SELECT ` + columns1 + ` FROM ` + from + where(append(text, filters(f, seq, bind)...))
+	if lagging {
+		cond, vs := d.Lagging(f.Text)
+		q += ` UNION ALL SELECT ` + columns + ` FROM audit` + where(append([]string{fill(cond, vs, bind)}, filters(f, "seq", bind)...))
+		seq = "seq"
+	}
+	q += " ORDER BY " + seq
+	if f.Newest {
+		q += " DESC"
+	}
+	if f.Limit > 0 {
+		q += " LIMIT " + bind(f.Limit)
+	}
+	return q, args
+}
+
+// fill binds vs to cond's "%s", in order.
+func fill(cond string, vs []any, bind func(any) string) string {
+	for _, v := range vs {
+		cond = strings.Replace(cond, "%s", bind(v), 1)
+	}
+	return cond
+}
+
+func where(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// filters are the conditions of f but its text, seq naming the column
+// that orders the rows.
+func filters(f ledger.AuditFilter, seq string, bind func(any) string) []string {
+	var conds []string
+	arg := func(cond string, v any) { conds = append(conds, cond+" "+bind(v)) }
 	if !f.From.IsZero() {
 		arg("at >=", f.From.UnixNano())
 	}
@@ -60,7 +107,7 @@ func Query(f ledger.AuditFilter, columns string, d Dialect) (string, []any) {
 		arg("run_id =", string(f.RunID))
 	}
 	if !f.Actor.IsZero() {
-		where = append(where, actorCond(f.Actor, bind)...)
+		conds = append(conds, actorCond(f.Actor, bind)...)
 	}
 	if f.AfterSeq > 0 {
 		arg(seq+" >", f.AfterSeq)
@@ -68,18 +115,7 @@ func Query(f ledger.AuditFilter, columns string, d Dialect) (string, []any) {
 	if f.BeforeSeq > 0 {
 		arg(seq+" <", f.BeforeSeq)
 	}
-	q := `SELECT ` + columns + ` FROM ` + from
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY " + seq
-	if f.Newest {
-		q += " DESC"
-	}
-	if f.Limit > 0 {
-		q += " LIMIT " + bind(f.Limit)
-	}
-	return q, args
+	return conds
 }
 
 // actorCond selects rows that may be a's. A tenant's rows are nearly all

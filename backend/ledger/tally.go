@@ -170,8 +170,116 @@ func (t *Tally) Of(k BookKey) BookSums {
 // holding) rather than every run: the sums over the runs that had ended by
 // the checkpoint, which never change again, up to the store's last run row.
 type RunsCheckpoint struct {
-	LastRow int64     `json:"last_row"` // the store's last run row counted (SQLite: rowid)
+	// LastRow is the store's last run row counted: SQLite's rowid;
+	// PostgreSQL's audit seq up to which runs were counted by their admit
+	// rows (its run rows are numbered before they commit, out of order).
+	LastRow int64     `json:"last_row"`
 	Pending []string  `json:"pending,omitempty"`
 	Books   []BookRow `json:"books,omitempty"`
 	Days    []DayRow  `json:"days,omitempty"`
+}
+
+// RunsCount adds up the runs a verify reads: into All every one, and, for
+// the checkpoint it may leave, into Ended those counted by it that ended
+// (their figures never change again), listing in Next.Pending those it
+// counts that have not. A verify that starts from a checkpoint starts both
+// sums from it.
+type RunsCount struct {
+	All, Ended Tally
+	Next       RunsCheckpoint
+}
+
+// CountFrom starts a count from what cp kept of the runs.
+func CountFrom(cp *RunsCheckpoint) *RunsCount {
+	c := &RunsCount{}
+	c.All.AddRows(cp.Books, cp.Days)
+	c.Ended.AddRows(cp.Books, cp.Days)
+	c.Next.LastRow = cp.LastRow
+	return c
+}
+
+// Add counts run r, read at row; kept says the checkpoint counts it (a run
+// it does not is read again by the next verify).
+func (c *RunsCount) Add(row int64, r RunFigures, kept bool) {
+	c.All.Add(r)
+	if !kept {
+		return
+	}
+	c.Next.LastRow = max(c.Next.LastRow, row)
+	if r.Ended() {
+		c.Ended.Add(r)
+	} else {
+		c.Next.Pending = append(c.Next.Pending, r.ID)
+	}
+}
+
+// Checkpoint is what the next checkpoint keeps of the runs counted.
+func (c *RunsCount) Checkpoint() *RunsCheckpoint {
+	next := c.Next
+	next.Books, next.Days = c.Ended.Rows()
+	return &next
+}
+
+// BooksCheck compares the books a store reads (each tenant's balance row,
+// each period's books, each guarded model's day) with t, the sums over the
+// runs and the archived months' summaries, saying what differs in v.
+type BooksCheck struct {
+	v       *Verification
+	t       *Tally
+	periods map[BookKey]bool
+	days    map[DayKey]bool
+}
+
+// BooksAgainst starts comparing the books with t.
+func (v *Verification) BooksAgainst(t *Tally) *BooksCheck {
+	return &BooksCheck{v: v, t: t, periods: map[BookKey]bool{}, days: map[DayKey]bool{}}
+}
+
+// Balance compares a tenant's balance row.
+func (c *BooksCheck) Balance(b Balance) {
+	own := c.t.Of(BookKey{Tenant: b.TenantID})
+	c.v.Tenant(b, own.Spent, own.Held, own.Open)
+	c.v.TenantMoney(b, own.Cost, own.HeldMicros)
+}
+
+// Period compares one period's books b of tenant tn.
+func (c *BooksCheck) Period(tn Tenant, b PeriodBooks) {
+	k := BookKey{Tenant: tn.ID, Period: b.Label}
+	c.periods[k] = true
+	s := c.t.Of(k)
+	c.v.Period(tn, b, PeriodBooks{Label: b.Label, SpentUnits: s.Spent, HeldUnits: s.Held,
+		SpentMicros: s.Cost, HeldMicros: s.HeldMicros})
+}
+
+// PeriodsDone reports the periods whose runs spent or hold something but
+// that have no books, after every Period.
+func (c *BooksCheck) PeriodsDone() {
+	for k, s := range c.t.Books {
+		if k.Period != "" && !c.periods[k] && (s.Spent != 0 || s.Held != 0 || s.Cost != 0 || s.HeldMicros != 0) {
+			c.v.Addf("tenant %s: period %s spent 0 held 0 (money 0.00, 0.00) but its runs spent %d and hold %d (money %s, %s)",
+				k.Tenant, k.Period, s.Spent, s.Held, s.Cost, s.HeldMicros)
+		}
+	}
+}
+
+// Day compares a guarded model's day.
+func (c *BooksCheck) Day(k DayKey, usage, held Units) {
+	c.days[k] = true
+	var s DaySums
+	if d := c.t.Days[k]; d != nil {
+		s = *d
+	}
+	if usage != s.Usage || held != s.Held {
+		c.v.QuotaDay(k.Upstream, k.Model, k.Day, usage, held, s.Usage, s.Held)
+	}
+}
+
+// DaysDone reports the days whose runs used or hold something but that
+// have no row, after every Day.
+func (c *BooksCheck) DaysDone() {
+	for k, s := range c.t.Days {
+		if !c.days[k] && (s.Usage != 0 || s.Held != 0) {
+			c.v.QuotaDay(k.Upstream, k.Model, k.Day, 0, 0, s.Usage, s.Held)
+		}
+	}
 }

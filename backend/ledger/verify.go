@@ -29,6 +29,7 @@ type Verification struct {
 	archive  map[chainKey]*archived
 	expect   *Checkpoint // compared with the replay as it passes its seq
 	resumed  int64       // the seq of the checkpoint the replay started from
+	replayed int         // audit rows replayed
 }
 
 func (v *Verification) init() {
@@ -85,6 +86,7 @@ func (v *Verification) Tenant(b Balance, runsSpent, runsHeld Units, runsOpen int
 // tenant.
 func (v *Verification) AuditRow(seq int64, tenant, period string, kind AuditKind, units, before, after Units) {
 	v.init()
+	v.replayed++
 	k := chainKey{tenant, period}
 	st := v.chain[k]
 	if st == nil {

@@ -103,13 +103,7 @@ func (v *verifier) start(full bool) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case ok && !full:
-		v.Resume(cp)
-		v.after, v.runs = cp.Seq, cp.Runs
-	case ok:
-		v.Expect(cp)
-	}
+	v.after, v.runs = v.Start(cp, ok, full)
 	if full {
 		v.quickCheck()
 	}

@@ -21,26 +21,17 @@ func scanRunFigures(rows *sql.Rows) (int64, ledger.RunFigures, error) {
 	return row, r, err
 }
 
-// tallyRuns adds up the runs query selects: into since every run, and into
-// ended those that ended (for the next checkpoint), listing the others in
-// pending; it returns the last run row read.
-func (v *verifier) tallyRuns(query string, args []any, since, ended *ledger.Tally, pending *[]string) int64 {
-	var last int64
+// tallyRuns counts the runs query selects into c, every one kept by the
+// next checkpoint.
+func (v *verifier) tallyRuns(query string, args []any, c *ledger.RunsCount) {
 	v.each2(query, args, func(rows *sql.Rows) error {
 		row, r, err := scanRunFigures(rows)
 		if err != nil {
 			return err
 		}
-		last = max(last, row)
-		since.Add(r)
-		if r.Ended() {
-			ended.Add(r)
-		} else {
-			*pending = append(*pending, r.ID)
-		}
+		c.Add(row, r, true)
 		return nil
 	})
-	return last
 }
 
 // runsFromCheckpoint checks the books against the runs the way balances,
@@ -48,32 +39,25 @@ func (v *verifier) tallyRuns(query string, args []any, since, ended *ledger.Tall
 // checkpoint cp and those it left pending, on top of the sums it kept of
 // the rest, and returns what the next checkpoint keeps.
 func (v *verifier) runsFromCheckpoint(cp *ledger.RunsCheckpoint) *ledger.RunsCheckpoint {
-	var all, ended ledger.Tally
-	all.AddRows(cp.Books, cp.Days)
-	ended.AddRows(cp.Books, cp.Days)
+	c := ledger.CountFrom(cp)
 	pendingJSON, err := json.Marshal(cp.Pending)
 	if err != nil {
 		v.err = err
 		return nil
 	}
-	next := &ledger.RunsCheckpoint{}
-	last := v.tallyRuns(`SELECT `+runFiguresColumns+` FROM runs r WHERE r.rowid > ?1
+	v.tallyRuns(`SELECT `+runFiguresColumns+` FROM runs r WHERE r.rowid > ?1
 		UNION ALL SELECT `+runFiguresColumns+` FROM runs r WHERE r.rowid <= ?1 AND r.id IN (SELECT value FROM json_each(?2))`,
-		[]any{cp.LastRow, string(pendingJSON)}, &all, &ended, &next.Pending)
-	next.LastRow = max(cp.LastRow, last)
-	next.Books, next.Days = ended.Rows()
-	v.archivedTally(&all)
-	v.booksAgainst(&all)
-	return next
+		[]any{cp.LastRow, string(pendingJSON)}, c)
+	v.archivedTally(&c.All)
+	v.booksAgainst(&c.All)
+	return c.Checkpoint()
 }
 
 // runsCheckpoint adds up every run, as the next checkpoint keeps them.
 func (v *verifier) runsCheckpoint() *ledger.RunsCheckpoint {
-	var all, ended ledger.Tally
-	next := &ledger.RunsCheckpoint{}
-	next.LastRow = v.tallyRuns(`SELECT `+runFiguresColumns+` FROM runs r`, nil, &all, &ended, &next.Pending)
-	next.Books, next.Days = ended.Rows()
-	return next
+	c := &ledger.RunsCount{}
+	v.tallyRuns(`SELECT `+runFiguresColumns+` FROM runs r`, nil, c)
+	return c.Checkpoint()
 }
 
 // archivedTally adds the archived months' summaries to t.
@@ -89,6 +73,7 @@ func (v *verifier) archivedTally(t *ledger.Tally) {
 // booksAgainst checks every tenant's balance row, period books and guarded
 // model's day against t.
 func (v *verifier) booksAgainst(t *ledger.Tally) {
+	check := v.BooksAgainst(t)
 	v.each(`SELECT id, budget_units, spent_units, held_units, active, budget_micros, spent_micros, held_micros
 		FROM tenants ORDER BY id`, func(rows *sql.Rows) error {
 		var b ledger.Balance
@@ -98,12 +83,9 @@ func (v *verifier) booksAgainst(t *ledger.Tally) {
 			return err
 		}
 		b.BudgetMicros, b.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
-		own := t.Of(ledger.BookKey{Tenant: b.TenantID})
-		v.Tenant(b, own.Spent, own.Held, own.Open)
-		v.TenantMoney(b, own.Cost, own.HeldMicros)
+		check.Balance(b)
 		return nil
 	})
-	seen := map[ledger.BookKey]bool{}
 	v.each(`SELECT p.tenant_id, p.period, t.budget_units, t.budget_micros, p.spent_units, p.held_units,
 			p.spent_micros, p.held_micros FROM tenant_periods p JOIN tenants t ON t.id = p.tenant_id
 		ORDER BY p.tenant_id, p.period`, func(rows *sql.Rows) error {
@@ -115,43 +97,15 @@ func (v *verifier) booksAgainst(t *ledger.Tally) {
 			return err
 		}
 		tn.BudgetMicros, tn.HasMoneyBudget = price.Micros(budget.Int64), budget.Valid
-		k := ledger.BookKey{Tenant: tn.ID, Period: b.Label}
-		seen[k] = true
-		s := t.Of(k)
-		v.Period(tn, b, ledger.PeriodBooks{Label: b.Label, SpentUnits: s.Spent, HeldUnits: s.Held,
-			SpentMicros: s.Cost, HeldMicros: s.HeldMicros})
+		check.Period(tn, b)
 		return nil
 	})
-	for k, s := range t.Books {
-		if k.Period != "" && !seen[k] && (s.Spent != 0 || s.Held != 0 || s.Cost != 0 || s.HeldMicros != 0) {
-			v.Addf("tenant %s: period %s spent 0 held 0 (money 0.00, 0.00) but its runs spent %d and hold %d (money %s, %s)",
-				k.Tenant, k.Period, s.Spent, s.Held, s.Cost, s.HeldMicros)
-		}
-	}
-	v.daysAgainst(t)
-}
-
-// daysAgainst checks each guarded model's day against t.
-func (v *verifier) daysAgainst(t *ledger.Tally) {
-	seen := map[ledger.DayKey]bool{}
+	check.PeriodsDone()
 	var k ledger.DayKey
 	var usage, held ledger.Units
 	v.scan(`SELECT upstream, model, day, usage_units, held_units FROM quota_days ORDER BY upstream, model, day`,
-		[]any{&k.Upstream, &k.Model, &k.Day, &usage, &held}, func() {
-			seen[k] = true
-			var s ledger.DaySums
-			if d := t.Days[k]; d != nil {
-				s = *d
-			}
-			if usage != s.Usage || held != s.Held {
-				v.QuotaDay(k.Upstream, k.Model, k.Day, usage, held, s.Usage, s.Held)
-			}
-		})
-	for k, s := range t.Days {
-		if !seen[k] && (s.Usage != 0 || s.Held != 0) {
-			v.QuotaDay(k.Upstream, k.Model, k.Day, 0, 0, s.Usage, s.Held)
-		}
-	}
+		[]any{&k.Upstream, &k.Model, &k.Day, &usage, &held}, func() { check.Day(k, usage, held) })
+	check.DaysDone()
 }
 
 // each2 runs query with args and calls fn per row until an error.

@@ -6,11 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
-	"github.com/quotagate/quotagate/backend/period"
 	"github.com/quotagate/quotagate/backend/sqlite"
 )
 
@@ -69,38 +67,16 @@ func TestVerifyFindsTampering(t *testing.T) {
 	}
 }
 
-// tamperLedger writes a small consistent ledger and returns its path: tenant
-// t, budget 100: settled (7 of 20), held (22, unknown), active (20, guarded);
-// settled and held are priced at ledgertest.TestPrice with 10 tokens of
-// counted input: settled reserved 100 micros and cost 14 (7 input tokens),
-// held holds 116. Tenant p, budget 100 renewing daily: daily (5 of 10).
+// tamperLedger writes ledgertest.TamperBooks into a new ledger and returns
+// its path.
 func tamperLedger(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	st, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledgertest.MustApply(t, st, ledgertest.Tenant("t", 100, 4),
-		ledgertest.PeriodTenant("p", 100, 4, period.Calendar{Kind: period.Day, Zone: time.UTC}))
-	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "daily", TenantID: "p", ReserveUnits: 10})
-	if _, err := st.Settle(ctx, "daily", 5, "usage", ledger.System("test")); err != nil {
-		t.Fatal(err)
-	}
-	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "settled", TenantID: "t", ReserveUnits: 20,
-		InputUnits: 10, ReserveMicros: 100, Prices: ledgertest.TestPrice})
-	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "held", TenantID: "t", ReserveUnits: 22,
-		InputUnits: 10, ReserveMicros: 116, Prices: ledgertest.TestPrice})
-	ledgertest.MustAdmit(t, st, ledger.AdmitRequest{RunID: "active", TenantID: "t", ReserveUnits: 20,
-		Quota: &ledger.QuotaCheck{Day: "2026-11-29", LimitUnits: 1000}})
-	if _, err := st.Settle(ctx, "settled", 7, "usage", ledger.System("test")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.KeepHold(ctx, "held", ledger.RunInterrupted, "cut", ledger.System("test")); err != nil {
-		t.Fatal(err)
-	}
-	ledgertest.WantVerified(t, st)
+	ledgertest.TamperBooks(t, st)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}

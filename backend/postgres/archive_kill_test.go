@@ -124,11 +124,7 @@ func killBooks(t *testing.T) string {
 func wantEachRunOnce(t *testing.T, st *postgres.Store, dsn, file string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := mustConnect(t, dsn)
 	where := map[string]int{}
 	rows, _ := conn.Query(ctx, `SELECT id FROM runs`)
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/ledger/ledgertest"
 	"github.com/quotagate/quotagate/backend/postgres"
@@ -44,11 +42,7 @@ func archiveBooks(t *testing.T) (*postgres.Store, string) {
 func dumpRows(t *testing.T, dsn string) string {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := mustConnect(t, dsn)
 	var b strings.Builder
 	for _, q := range []string{`SELECT * FROM runs ORDER BY id`,
 		`SELECT * FROM audit WHERE kind NOT IN ('archive', 'unarchive') ORDER BY seq`} {

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -41,25 +43,79 @@ func (s *Store) Verify(ctx context.Context) ([]string, error) {
 	return s.VerifyWith(ctx, ledger.VerifyOptions{Full: true})
 }
 
-// VerifyWith is Verify; every replay is full on PostgreSQL for now (its
-// verify keeps no checkpoint), whatever opts say.
-func (s *Store) VerifyWith(ctx context.Context, _ ledger.VerifyOptions) ([]string, error) {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+// VerifyWith is Verify; unless opts.Full, the replay starts from the last
+// checkpoint, and the per-run checks cover the runs with an audit row
+// after it; with opts.Checkpoint a clean replay writes a new one, at the
+// horizon below which no gateway sharing the ledger can still commit a
+// row (see horizon).
+func (s *Store) VerifyWith(ctx context.Context, opts ledger.VerifyOptions) ([]string, error) {
+	v, err := s.verify(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
+	return v.Problems, nil
+}
+
+func (s *Store) verify(ctx context.Context, opts ledger.VerifyOptions) (*verifier, error) {
+	v := &verifier{ctx: ctx, horizon: -1}
+	if opts.Checkpoint {
+		seq, ok, err := s.horizon(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			v.horizon = seq
+		}
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
 	defer tx.Rollback(context.Background())
-	v := &verifier{ctx: ctx, tx: tx}
-	v.summaries()
+	v.tx = tx
+	v.start(opts.Full)
+	runs := v.checkRuns()
+	cp := v.auditChain(s.opts.Now())
+	v.runsAgainstAudit()
+	if v.err != nil {
+		return nil, v.err
+	}
+	tx.Rollback(context.Background())
+	if v.horizon >= 0 && len(v.Problems) == 0 {
+		cp.Runs = runs
+		if err := s.writeCheckpoint(ctx, cp); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// start reads where the replay begins: the last checkpoint, or the first
+// row when full (the checkpoint is then compared as the replay passes it),
+// and the summaries of archived months.
+func (v *verifier) start(full bool) {
+	cp, ok := v.readCheckpoint()
+	v.after, v.runs = v.Start(cp, ok, full)
+	if v.horizon < v.after {
+		v.horizon = -1 // another verify's checkpoint is already past this one's
+	}
+	v.summaries(v.after == 0)
+}
+
+// checkRuns checks the books against the runs, from what the checkpoint
+// kept of them or else from every run, and returns what the checkpoint
+// this verify writes keeps (nil: it writes none).
+func (v *verifier) checkRuns() *ledger.RunsCheckpoint {
+	if v.runs != nil {
+		return v.runsFromCheckpoint(v.runs)
+	}
 	v.balances()
 	v.periods()
-	v.auditChain()
-	v.runsAgainstAudit()
 	v.quotaDays()
-	if v.err != nil {
-		return nil, fmt.Errorf("verify: %w", v.err)
+	if v.horizon < 0 {
+		return nil
 	}
-	return v.Problems, nil
+	return v.runsCheckpoint()
 }
 
 type verifier struct {
@@ -67,14 +123,28 @@ type verifier struct {
 	ctx context.Context
 	tx  pgx.Tx
 	err error
+	// horizon is where the checkpoint this verify writes stands (-1: it
+	// writes none).
+	horizon int64
+	after   int64 // the checkpoint's seq: rows up to it were replayed before
+	// runs is what the checkpoint kept of the runs (nil: every run is
+	// added up).
+	runs *ledger.RunsCheckpoint
+	// archived adds up the summaries of archived months.
+	archived ledger.Tally
 }
 
 // each runs query and calls fn with the scanned row until an error.
 func (v *verifier) each(query string, dest []any, fn func()) {
+	v.eachWith(query, nil, dest, fn)
+}
+
+// eachWith is each with the query's arguments.
+func (v *verifier) eachWith(query string, args []any, dest []any, fn func()) {
 	if v.err != nil {
 		return
 	}
-	rows, err := v.tx.Query(v.ctx, query)
+	rows, err := v.tx.Query(v.ctx, query, args...)
 	if err != nil {
 		v.err = err
 		return
@@ -82,9 +152,20 @@ func (v *verifier) each(query string, dest []any, fn func()) {
 	_, v.err = pgx.ForEachRow(rows, dest, func() error { fn(); return nil })
 }
 
-// summaries checks each archive summary against its audit row and tells
-// the replay of it.
-func (v *verifier) summaries() {
+// runsFrom is the runs (as r) a per-run check covers: those with an audit
+// row after the checkpoint (every run on a full replay): the others were
+// checked then, and a run that ended does not change.
+func (v *verifier) runsFrom() string {
+	if v.after == 0 {
+		return "runs r"
+	}
+	return fmt.Sprintf("(SELECT DISTINCT run_id FROM audit WHERE seq > %d AND run_id <> '') touched JOIN runs r ON r.id = touched.run_id", v.after)
+}
+
+// summaries checks each archive summary against its audit row and, on a
+// replay from the first row, tells the replay of it (a replay from a
+// checkpoint starts past the rows it stands for).
+func (v *verifier) summaries(fromFirst bool) {
 	var sum ledger.ArchiveSummary
 	var seq int64
 	var recorded string
@@ -96,8 +177,14 @@ func (v *verifier) summaries() {
 			&sum.Net, &sum.Settled, &sum.FirstSeq, &sum.LastSeq, &sum.Hash, &seq, &recorded},
 		func() {
 			v.ArchiveDigest(sum, seq, recorded)
-			v.Archived(sum)
+			v.archived.AddSummary(sum)
+			if fromFirst {
+				v.Archived(sum)
+			}
 		})
+	var q ledger.ArchivedQuota
+	v.each(`SELECT upstream, model, day, usage_units FROM archive_quota_days`,
+		[]any{&q.Upstream, &q.Model, &q.Day, &q.Usage}, func() { v.archived.AddQuota(q) })
 }
 
 func (v *verifier) balances() {
@@ -125,16 +212,33 @@ func (v *verifier) balances() {
 		})
 }
 
-func (v *verifier) auditChain() {
+// auditChain replays the audit rows after the checkpoint it started from,
+// in two stretches when it writes one: up to the horizon, where the
+// checkpoint is taken, then the rows the snapshot holds past it (which
+// the next verify replays again), so that the ends are checked against
+// the whole snapshot.
+func (v *verifier) auditChain(now time.Time) (cp ledger.Checkpoint) {
 	var seq int64
 	var tenant, per, kind string
 	var units, before, after ledger.Units
-	v.each(`SELECT seq, tenant_id, period, kind, units, available_before, available_after FROM audit
-		WHERE balance ORDER BY tenant_id, seq`, []any{&seq, &tenant, &per, &kind, &units, &before, &after},
-		func() { v.AuditRow(seq, tenant, per, ledger.AuditKind(kind), units, before, after) })
+	replay := func(from, to int64) {
+		v.eachWith(`SELECT seq, tenant_id, period, kind, units, available_before, available_after FROM audit
+			WHERE balance AND seq > $1 AND seq <= $2 ORDER BY tenant_id, seq`, []any{from, to},
+			[]any{&seq, &tenant, &per, &kind, &units, &before, &after},
+			func() { v.AuditRow(seq, tenant, per, ledger.AuditKind(kind), units, before, after) })
+	}
+	from := v.after
+	if v.horizon >= 0 {
+		replay(from, v.horizon)
+		cp = v.Checkpoint(v.horizon, now)
+		from = v.horizon
+	}
+	replay(from, math.MaxInt64)
+	v.EndReplay()
 	var avail, spent ledger.Units
 	v.each(ledgersql.TenantEnds, []any{&tenant, &avail, &spent}, func() { v.TenantEnd(tenant, avail, spent) })
 	v.each(ledgersql.PeriodEnds, []any{&tenant, &per, &avail, &spent}, func() { v.PeriodEnd(tenant, per, avail, spent) })
+	return cp
 }
 
 func (v *verifier) runsAgainstAudit() {
@@ -143,7 +247,7 @@ func (v *verifier) runsAgainstAudit() {
 	var n int
 	var seq int64
 	v.each(`SELECT r.id, r.reserve_units, count(a.seq)::int, coalesce(min(a.units), -1), coalesce(max(a.units), -1)
-		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind = 'admit' AND a.balance
+		FROM `+v.runsFrom()+` LEFT JOIN audit a ON a.run_id = r.id AND a.kind = 'admit' AND a.balance
 		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.reserve_units ORDER BY r.id`,
 		[]any{&id, &reserve, &n, &lo, &hi}, func() { v.AdmitRows(id, reserve, n, lo, hi) })
 	var what string
@@ -152,15 +256,15 @@ func (v *verifier) runsAgainstAudit() {
 	// reconcile row its cost (rows before money carry 0, as their runs do).
 	v.each(`SELECT r.id, CASE WHEN a.kind = 'admit' THEN 'reserve' ELSE 'cost' END,
 			CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END, sum(a.micros)::bigint
-		FROM runs r JOIN audit a ON a.run_id = r.id AND a.balance AND a.kind IN ('admit', 'settle', 'reconcile')
+		FROM `+v.runsFrom()+` JOIN audit a ON a.run_id = r.id AND a.balance AND a.kind IN ('admit', 'settle', 'reconcile')
 		GROUP BY r.id, a.kind = 'admit'
 		HAVING sum(a.micros) != CASE WHEN a.kind = 'admit' THEN r.reserve_micros ELSE r.cost_micros END ORDER BY r.id`,
 		[]any{&id, &what, &want, &got}, func() { v.RunMoneyRows(id, what, want, got) })
-	v.each(`SELECT a.seq, a.run_id FROM audit a LEFT JOIN runs r ON r.id = a.run_id
-		WHERE a.kind = 'admit' AND a.balance AND r.id IS NULL ORDER BY a.seq`,
+	v.eachWith(`SELECT a.seq, a.run_id FROM audit a LEFT JOIN runs r ON r.id = a.run_id
+		WHERE a.kind = 'admit' AND a.balance AND r.id IS NULL AND a.seq > $1 ORDER BY a.seq`, []any{v.after},
 		[]any{&seq, &id}, func() { v.MissingRun(seq, id) })
 	v.each(`SELECT r.id, r.usage, r.spent_units, count(a.seq)::int, coalesce(min(a.units), -1)
-		FROM runs r LEFT JOIN audit a ON a.run_id = r.id AND a.kind IN ('settle', 'reconcile') AND a.balance
+		FROM `+v.runsFrom()+` LEFT JOIN audit a ON a.run_id = r.id AND a.kind IN ('settle', 'reconcile') AND a.balance
 		WHERE r.usage IN ('trusted', 'reconciled') OR a.seq IS NOT NULL
 		GROUP BY r.id HAVING count(a.seq) != 1 OR min(a.units) != r.spent_units OR r.usage NOT IN ('trusted', 'reconciled')
 		ORDER BY r.id`,

@@ -37,9 +37,8 @@ Commands:
   serve      run without a window; print the dashboard URL and the local key
   verify     recompute every balance from the ledger; exit 1 on any difference
              (the configured one: <data>/ledger.db, or ledger.dsn on PostgreSQL);
-             on SQLite it replays the audit rows after the last clean
-             verify's checkpoint and leaves a new one (PostgreSQL replays
-             everything); --full replays everything
+             it replays the audit rows after the last clean verify's
+             checkpoint and leaves a new one; --full replays everything
   archive --before 2026-01-01 [--to DIR|FILE]
              move the runs that ended before that first of a month (UTC) —
              none held — with their audit rows into one file per month

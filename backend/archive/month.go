@@ -16,8 +16,8 @@ type Ledger interface {
 	// ArchivedParts are the parts of month the ledger keeps summaries of,
 	// and the file they went to.
 	ArchivedParts(ctx context.Context, month string) (map[int64]bool, string, error)
-	// Summaries are the summaries the ledger keeps of month.
-	Summaries(ctx context.Context, month string) ([]ledger.ArchiveSummary, error)
+	// ArchiveSummaries are the summaries the ledger keeps of month.
+	ArchiveSummaries(ctx context.Context, month string) ([]ledger.ArchiveSummary, error)
 	// Snapshot opens one read snapshot of the runs of [start, end) that
 	// may be archived, for the file.
 	Snapshot(ctx context.Context, start, end time.Time) (Source, error)
@@ -226,7 +226,7 @@ func checkLedger(ctx context.Context, l Ledger, path string) ([]string, []int64,
 	}
 	month := r.Header.Month
 	r.Close()
-	want, err := l.Summaries(ctx, month)
+	want, err := l.ArchiveSummaries(ctx, month)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -99,74 +99,29 @@ func (s *Store) archiving(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
-// ArchiveSummaries are the summaries the ledger keeps of month (none: it
-// was never archived, or was restored).
-func (s *Store) ArchiveSummaries(ctx context.Context, month string) ([]ledger.ArchiveSummary, error) {
-	rows, err := s.pool.Query(ctx, `SELECT month, part, tenant_id, period, runs, rows, spent_units, spent_micros, net_units,
-		settled_units, first_seq, last_seq, hash FROM archive_summaries WHERE month = $1 ORDER BY part, tenant_id, period`, month)
-	if err != nil {
-		return nil, fmt.Errorf("read archive summaries: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ledger.ArchiveSummary, error) {
-		var sum ledger.ArchiveSummary
-		err := row.Scan(&sum.Month, &sum.Part, &sum.TenantID, &sum.Period, &sum.Runs, &sum.Rows, &sum.SpentUnits,
-			&sum.SpentMicros, &sum.Net, &sum.Settled, &sum.FirstSeq, &sum.LastSeq, &sum.Hash)
-		return sum, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read archive summaries: %w", err)
-	}
-	return out, nil
-}
-
-// ArchivedMonths are the months whose runs live in an archive file, not in
-// the ledger, oldest first.
-func (s *Store) ArchivedMonths(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT month FROM archive_summaries ORDER BY month`)
-	if err != nil {
-		return nil, fmt.Errorf("read archived months: %w", err)
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
-}
-
 // FreeBytes is 0: PostgreSQL reuses the space of deleted rows once
 // autovacuum has passed, and the ledger's database is not this process's
 // file to measure.
 func (s *Store) FreeBytes(context.Context) (int64, error) { return 0, nil }
 
 // archiveLedger is the store as archive.Move, Restore and CheckLedger see
-// it.
-type archiveLedger struct{ s *Store }
-
-func (l archiveLedger) Summaries(ctx context.Context, month string) ([]ledger.ArchiveSummary, error) {
-	return l.s.ArchiveSummaries(ctx, month)
-}
-
-func (l archiveLedger) ArchivedParts(ctx context.Context, month string) (map[int64]bool, string, error) {
-	done := map[int64]bool{}
-	var file string
-	var part int64
-	rows, err := l.s.pool.Query(ctx, `SELECT DISTINCT part, file FROM archive_summaries WHERE month = $1`, month)
-	if err != nil {
-		return nil, "", err
-	}
-	_, err = pgx.ForEachRow(rows, []any{&part, &file}, func() error { done[part] = true; return nil })
-	return done, file, err
-}
+// it; the summaries and parts already archived are the store's own reads
+// (ledgersql.Reads).
+type archiveLedger struct{ *Store }
 
 func (l archiveLedger) Left(ctx context.Context, start, end time.Time) (int64, error) {
 	var left int64
-	err := l.s.pool.QueryRow(ctx, `SELECT count(*) FROM runs r WHERE `+archivable, nanos(start), nanos(end)).Scan(&left)
+	err := l.pool.QueryRow(ctx, `SELECT count(*) FROM runs r WHERE `+archivable, nanos(start), nanos(end)).Scan(&left)
 	return left, err
 }
 
 func (l archiveLedger) PartRuns() int  { return archivePartRuns }
-func (l archiveLedger) Now() time.Time { return l.s.opts.Now() }
+func (l archiveLedger) Now() time.Time { return l.opts.Now() }
 
 // Snapshot reads the month's archivable runs in one REPEATABLE READ
 // transaction, by seq (the order they were admitted).
 func (l archiveLedger) Snapshot(ctx context.Context, start, end time.Time) (archive.Source, error) {
-	tx, err := l.s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, err := l.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +188,7 @@ func exportRows(ctx context.Context, tx pgx.Tx, query string, args []any, fn fun
 // with an audit row each and what each guarded model's day lost, in one
 // transaction, and fails unless it deleted exactly what the file holds.
 func (l archiveLedger) MovePart(ctx context.Context, month string, start, end time.Time, path string, p archive.Part, actor ledger.Actor) error {
-	return l.s.write(ctx, func(w *wtx) error {
+	return l.write(ctx, func(w *wtx) error {
 		ids := `SELECT r.id FROM runs r WHERE ` + archivable + ` AND r.id = ANY($3)`
 		args := []any{nanos(start), nanos(end), p.RunIDs}
 		if _, err := w.Exec(ctx, `SET LOCAL quotagate.archive = 'on'`); err != nil {
@@ -267,7 +222,7 @@ func (l archiveLedger) MovePart(ctx context.Context, month string, start, end ti
 func (l archiveLedger) insertSummaries(w *wtx, path string, p archive.Part, actor ledger.Actor) {
 	for _, sum := range p.Summaries {
 		insertAuditIn(w, ledger.AuditEntry{Kind: ledger.AuditArchive, TenantID: sum.TenantID, Actor: actor, Evidence: path,
-			Detail: sum.Digest(), Period: sum.Period}, false, l.s.opts.Instance)
+			Detail: sum.Digest(), Period: sum.Period}, false, l.opts.Instance)
 		w.queue(`INSERT INTO archive_summaries (month, part, tenant_id, period, runs, rows, spent_units, spent_micros,
 			net_units, settled_units, first_seq, last_seq, hash, file, audit_seq)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, currval(pg_get_serial_sequence('audit', 'seq')))`,
@@ -285,7 +240,7 @@ func (l archiveLedger) insertSummaries(w *wtx, path string, p archive.Part, acto
 // drops p's summaries with an audit row each, taking what its runs used
 // back out of the archived quota days, in one transaction.
 func (l archiveLedger) RestorePart(ctx context.Context, month, path string, p archive.Part, actor ledger.Actor) error {
-	return l.s.write(ctx, func(w *wtx) error {
+	return l.write(ctx, func(w *wtx) error {
 		for _, rec := range p.Records {
 			if err := insertArchived(ctx, w, rec); err != nil {
 				return err
@@ -293,7 +248,7 @@ func (l archiveLedger) RestorePart(ctx context.Context, month, path string, p ar
 		}
 		for _, sum := range p.Summaries {
 			insertAuditIn(w, ledger.AuditEntry{Kind: ledger.AuditUnarchive, TenantID: sum.TenantID, Actor: actor,
-				Evidence: path, Detail: sum.Digest(), Period: sum.Period}, false, l.s.opts.Instance)
+				Evidence: path, Detail: sum.Digest(), Period: sum.Period}, false, l.opts.Instance)
 		}
 		w.queue(`DELETE FROM archive_summaries WHERE month = $1 AND part = $2`, month, p.Index)
 		for _, q := range p.Quota {

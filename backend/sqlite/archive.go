@@ -45,34 +45,18 @@ func (s *Store) ArchiveMonth(ctx context.Context, month string, before time.Time
 }
 
 // archiveLedger is the store as archive.Move, Restore and CheckLedger see
-// it.
-type archiveLedger struct{ s *Store }
-
-func (l archiveLedger) Summaries(ctx context.Context, month string) ([]ledger.ArchiveSummary, error) {
-	return l.s.ArchiveSummaries(ctx, month)
-}
-
-func (l archiveLedger) ArchivedParts(ctx context.Context, month string) (map[int64]bool, string, error) {
-	done := map[int64]bool{}
-	var file string
-	var part int64
-	rows, err := l.s.query(ctx, `SELECT DISTINCT part, file FROM archive_summaries WHERE month = ?`, month)
-	if err != nil {
-		return nil, "", err
-	}
-	defer rows.Close()
-	err = ledgersql.ForEach(rows, []any{&part, &file}, func() { done[part] = true })
-	return done, file, err
-}
+// it; the summaries and parts already archived are the store's own reads
+// (ledgersql.Reads).
+type archiveLedger struct{ *Store }
 
 func (l archiveLedger) Left(ctx context.Context, start, end time.Time) (int64, error) {
 	var left int64
-	err := l.s.queryRow(ctx, `SELECT count(*) FROM runs r WHERE `+archivable, nanos(start), nanos(end)).Scan(&left)
+	err := l.queryRow(ctx, `SELECT count(*) FROM runs r WHERE `+archivable, nanos(start), nanos(end)).Scan(&left)
 	return left, err
 }
 
 func (l archiveLedger) MovePart(ctx context.Context, month string, start, end time.Time, path string, p archive.Part, actor ledger.Actor) error {
-	return l.s.write(ctx, func(w *wtx) error {
+	return l.write(ctx, func(w *wtx) error {
 		if err := deleteArchived(ctx, w, month, start, end, p); err != nil {
 			return err
 		}
@@ -80,13 +64,13 @@ func (l archiveLedger) MovePart(ctx context.Context, month string, start, end ti
 	}, nil)
 }
 
-func (l archiveLedger) PartRuns() int  { return l.s.opts.ArchivePartRuns }
-func (l archiveLedger) Now() time.Time { return l.s.opts.Now() }
+func (l archiveLedger) PartRuns() int  { return l.opts.ArchivePartRuns }
+func (l archiveLedger) Now() time.Time { return l.opts.Now() }
 
 // Snapshot reads the month's archivable runs in one read transaction, by
 // rowid (the order they were admitted).
 func (l archiveLedger) Snapshot(ctx context.Context, start, end time.Time) (archive.Source, error) {
-	tx, err := l.s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := l.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
@@ -193,33 +177,6 @@ func insertSummaries(ctx context.Context, w *wtx, path string, sums []ledger.Arc
 	}
 	_, err := w.exec(ctx, `DELETE FROM verify_checkpoints`)
 	return err
-}
-
-// ArchiveSummaries are the summaries the ledger keeps of month (none: it
-// was never archived, or was restored).
-func (s *Store) ArchiveSummaries(ctx context.Context, month string) ([]ledger.ArchiveSummary, error) {
-	rows, err := s.query(ctx, `SELECT month, part, tenant_id, period, runs, rows, spent_units, spent_micros, net_units,
-		settled_units, first_seq, last_seq, hash FROM archive_summaries WHERE month = ? ORDER BY part, tenant_id, period`, month)
-	if err != nil {
-		return nil, fmt.Errorf("read archive summaries: %w", err)
-	}
-	defer rows.Close()
-	var out []ledger.ArchiveSummary
-	for rows.Next() {
-		var sum ledger.ArchiveSummary
-		if err := rows.Scan(&sum.Month, &sum.Part, &sum.TenantID, &sum.Period, &sum.Runs, &sum.Rows, &sum.SpentUnits, &sum.SpentMicros,
-			&sum.Net, &sum.Settled, &sum.FirstSeq, &sum.LastSeq, &sum.Hash); err != nil {
-			return nil, fmt.Errorf("read archive summaries: %w", err)
-		}
-		out = append(out, sum)
-	}
-	return out, rows.Err()
-}
-
-// ArchivedMonths are the months whose runs live in an archive file, not in
-// the ledger, oldest first.
-func (s *Store) ArchivedMonths(ctx context.Context) ([]string, error) {
-	return ledgersql.List(ctx, s.Q, ledgersql.ScanString, "read archived months", `SELECT DISTINCT month FROM archive_summaries ORDER BY month`)
 }
 
 // FreeBytes is how much of the file SQLite keeps free for new rows (what

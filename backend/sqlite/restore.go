@@ -25,7 +25,7 @@ func (s *Store) RestoreArchive(ctx context.Context, path string, actor ledger.Ac
 }
 
 func (l archiveLedger) RestorePart(ctx context.Context, month, path string, p archive.Part, actor ledger.Actor) error {
-	return l.s.write(ctx, func(w *wtx) error {
+	return l.write(ctx, func(w *wtx) error {
 		if err := insertArchived(ctx, w, p.Records); err != nil {
 			return err
 		}

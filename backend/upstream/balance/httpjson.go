@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/upstream"
 )
 
 // maxBody bounds a balance answer; a billing reply is a few kilobytes.
@@ -41,25 +41,12 @@ func (*HTTPJSON) Kind() string { return KindHTTPJSON }
 // Balance GETs the URL and returns the number at the field.
 func (h *HTTPJSON) Balance(ctx context.Context, model string) (ledger.Units, error) {
 	target := strings.ReplaceAll(h.url, "{model}", url.PathEscape(model))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	status, body, err := upstream.GetJSON(ctx, h.client, target, h.token, maxBody)
 	if err != nil {
 		return 0, fmt.Errorf("balance of %s: %w", model, err)
 	}
-	req.Header.Set("Accept", "application/json")
-	if h.token != "" {
-		req.Header.Set("Authorization", "Bearer "+h.token)
-	}
-	resp, err := h.client.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("balance of %s: %w", model, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return 0, fmt.Errorf("balance of %s: read: %w", model, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return 0, fmt.Errorf("balance of %s: HTTP %d", model, resp.StatusCode)
+	if status/100 != 2 {
+		return 0, fmt.Errorf("balance of %s: HTTP %d", model, status)
 	}
 	u, err := Field(body, h.path)
 	if err != nil {
@@ -71,10 +58,8 @@ func (h *HTTPJSON) Balance(ctx context.Context, model string) (ledger.Units, err
 // Field reads the number at path in a JSON document: a JSON number or a
 // string holding one. Array elements are addressed by index ("list.0.n").
 func Field(doc []byte, path []string) (ledger.Units, error) {
-	dec := json.NewDecoder(strings.NewReader(string(doc)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := upstream.DecodeJSON(doc)
+	if err != nil {
 		return 0, fmt.Errorf("not JSON: %w", err)
 	}
 	for i, key := range path {

@@ -10,11 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/quotagate/quotagate/backend/upstream"
 )
 
 // Kinds of lookup, as written in an upstream's usage_lookup.kind.
@@ -109,28 +110,19 @@ func (c *Client) target(id string) string {
 // answer's body; ErrNotYet for a 404; a *Refusal for an answer that cannot
 // be evidence; any other error (a 5xx, no connection) may pass.
 func (c *Client) Look(ctx context.Context, id string) (Figure, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.target(id), nil)
+	token := ""
+	if c.sendKey {
+		token = c.key
+	}
+	status, body, err := upstream.GetJSON(ctx, c.hc, c.target(id), token, maxBody)
 	if err != nil {
 		return Figure{}, nil, fmt.Errorf("look up %s: %w", id, err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if c.sendKey && c.key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.key)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return Figure{}, nil, fmt.Errorf("look up %s: %w", id, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return Figure{}, nil, fmt.Errorf("look up %s: read: %w", id, err)
 	}
 	switch {
-	case resp.StatusCode == http.StatusNotFound:
+	case status == http.StatusNotFound:
 		return Figure{}, body, ErrNotYet
-	case resp.StatusCode/100 != 2:
-		return Figure{}, body, fmt.Errorf("look up %s: HTTP %d", id, resp.StatusCode)
+	case status/100 != 2:
+		return Figure{}, body, fmt.Errorf("look up %s: HTTP %d", id, status)
 	}
 	f, err := c.read(body, id)
 	return f, body, err
@@ -138,10 +130,8 @@ func (c *Client) Look(ctx context.Context, id string) (Figure, []byte, error) {
 
 // read reads the figure for call id out of an answer.
 func (c *Client) read(body []byte, id string) (Figure, error) {
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
+	doc, err := upstream.DecodeJSON(body)
+	if err != nil {
 		return Figure{}, refused("the answer is not JSON: %v", err)
 	}
 	f := Figure{ProviderID: id}

@@ -81,35 +81,25 @@ func settleOne(t *testing.T, st ledger.Store, id ledger.RunID, tenant string) {
 	}
 }
 
-// TestCheckpointReplaysOnlyWhatCameAfter on PostgreSQL: a clean verify
-// leaves a checkpoint; the next replays only the two rows written since,
-// and still finds a difference in what came after; a full replay agrees
-// with the checkpoint.
-func TestCheckpointReplaysOnlyWhatCameAfter(t *testing.T) {
-	st, dsn := tamperBooks(t)
-	first := wantCleanFrom(t, st, ledger.VerifyOptions{Checkpoint: true})
-	if first.resumed != 0 || first.replayed == 0 {
-		t.Fatalf("first verify started at %d and replayed %d rows, want the first row and every row", first.resumed, first.replayed)
-	}
-	settleOne(t, st, "later", "t")
-	next := wantCleanFrom(t, st, ledger.VerifyOptions{})
-	if next.resumed == 0 || next.replayed != 2 {
-		t.Fatalf("verify after the checkpoint started at %d and replayed %d rows, want a checkpoint and the 2 rows of run later",
-			next.resumed, next.replayed)
-	}
-	if full := wantCleanFrom(t, st, ledger.VerifyOptions{Full: true}); full.resumed != 0 || full.replayed != first.replayed+2 {
-		t.Fatalf("full verify started at %d and replayed %d rows, want every row (%d)", full.resumed, full.replayed, first.replayed+2)
-	}
-	rawExec(t, dsn, `UPDATE runs SET spent_units = 2 WHERE id = 'later'`)
-	wantLine(t, verifyFrom(t, st, ledger.VerifyOptions{}).problems,
-		"run later: usage trusted, spent 2, but 1 settle/reconcile audit rows (units 3)")
+// TestCheckpoint runs the checkpoint suite of backend/ledger/ledgertest.
+func TestCheckpoint(t *testing.T) {
+	ledgertest.RunCheckpoint(t, func(t *testing.T) ledgertest.CheckpointLedger {
+		dsn := pgtest.DSN(t)
+		st := mustOpen(t, dsn, postgres.Options{})
+		t.Cleanup(func() { st.Close() })
+		return ledgertest.CheckpointLedger{Store: st,
+			Verify: func(t *testing.T, opts ledger.VerifyOptions) ([]string, int64, int) {
+				t.Helper()
+				got := verifyFrom(t, st, opts)
+				return got.problems, got.resumed, got.replayed
+			},
+			Exec: func(t *testing.T, query string) { rawExec(t, dsn, query) }}
+	})
 }
 
 // TestCheckpointThatDisagrees on PostgreSQL: a checkpoint edited behind
 // the store's back fails its digest; edited with a digest to match, it is
-// reported by the replay that starts from it, and by a full one. A run
-// edited below the checkpoint is the checkpoint's word against the runs:
-// a full replay reports it.
+// reported by the replay that starts from it, and by a full one.
 func TestCheckpointThatDisagrees(t *testing.T) {
 	st, dsn := tamperBooks(t)
 	wantCleanFrom(t, st, ledger.VerifyOptions{Checkpoint: true})
@@ -125,26 +115,6 @@ func TestCheckpointThatDisagrees(t *testing.T) {
 	wantLine(t, verifyFrom(t, st, ledger.VerifyOptions{}).problems,
 		"tenant t: spent 7 but its settle and reconcile audit rows add up to 8 (replayed from the checkpoint at seq")
 	wantLine(t, verifyFrom(t, st, ledger.VerifyOptions{Full: true}).problems, "tenant t stood at available 51 spent 8")
-
-	st, dsn = tamperBooks(t)
-	wantCleanFrom(t, st, ledger.VerifyOptions{Checkpoint: true})
-	rawExec(t, dsn, `UPDATE runs SET spent_units = 6, cost_micros = 12 WHERE id = 'settled'`)
-	wantCleanFrom(t, st, ledger.VerifyOptions{})
-	wantLine(t, verifyFrom(t, st, ledger.VerifyOptions{Full: true}).problems, "tenant t: spent 7 but its runs spent 6")
-}
-
-// TestCheckpointNotWrittenWhenDirty on PostgreSQL: a verify that found a
-// difference leaves no checkpoint.
-func TestCheckpointNotWrittenWhenDirty(t *testing.T) {
-	st, dsn := tamperBooks(t)
-	rawExec(t, dsn, `UPDATE quota_days SET usage_units = usage_units + 5`)
-	if got := verifyFrom(t, st, ledger.VerifyOptions{Checkpoint: true}); len(got.problems) == 0 {
-		t.Fatal("verify of a tampered ledger found nothing")
-	}
-	rawExec(t, dsn, `UPDATE quota_days SET usage_units = usage_units - 5`)
-	if got := wantCleanFrom(t, st, ledger.VerifyOptions{}); got.resumed != 0 {
-		t.Fatalf("verify started from a checkpoint at %d that a dirty verify wrote", got.resumed)
-	}
 }
 
 // TestCheckpointBelowARowInFlight: a gateway's transaction numbered an

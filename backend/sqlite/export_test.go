@@ -1,6 +1,10 @@
 package sqlite
 
-import "context"
+import (
+	"context"
+
+	"github.com/quotagate/quotagate/backend/ledger"
+)
 
 // BlockWriter queues a write that holds the writer until release is called,
 // so that a test can line up a batch. It returns once the writer holds it.
@@ -64,4 +68,14 @@ func (s *Store) IndexAuditText(ctx context.Context, n int) error {
 		_, _, err := indexAuditText(ctx, w.tx, n)
 		return err
 	})
+}
+
+// VerifyFrom is Store.VerifyWith that also says where its replay started
+// (0: the first row) and how many audit rows it replayed.
+func VerifyFrom(ctx context.Context, s *Store, opts ledger.VerifyOptions) (problems []string, resumed int64, replayed int, err error) {
+	v, err := s.verify(ctx, opts)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return v.Problems, v.Resumed(), v.Replayed(), nil
 }

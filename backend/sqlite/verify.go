@@ -56,14 +56,22 @@ func (s *Store) Verify(ctx context.Context) ([]string, error) {
 // per-run checks cover the runs with an audit row after it; with
 // opts.Checkpoint a clean replay writes a new one.
 func (s *Store) VerifyWith(ctx context.Context, opts ledger.VerifyOptions) ([]string, error) {
-	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	v, err := s.verify(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
+	}
+	return v.Problems, nil
+}
+
+func (s *Store) verify(ctx context.Context, opts ledger.VerifyOptions) (*verifier, error) {
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
 	}
 	defer tx.Rollback()
 	v := &verifier{ctx: ctx, tx: tx}
 	if err := v.start(opts.Full); err != nil {
-		return nil, fmt.Errorf("verify: %w", err)
+		return nil, err
 	}
 	var runs *ledger.RunsCheckpoint
 	if v.runs != nil {
@@ -79,17 +87,17 @@ func (s *Store) VerifyWith(ctx context.Context, opts ledger.VerifyOptions) ([]st
 	v.auditChain()
 	v.runsAgainstAudit()
 	if v.err != nil {
-		return nil, fmt.Errorf("verify: %w", v.err)
+		return nil, v.err
 	}
 	tx.Rollback()
 	if opts.Checkpoint && len(v.Problems) == 0 {
 		cp := v.Checkpoint(v.top, s.opts.Now())
 		cp.Runs = runs
 		if err := s.writeCheckpoint(ctx, cp); err != nil {
-			return nil, fmt.Errorf("verify: %w", err)
+			return nil, err
 		}
 	}
-	return v.Problems, nil
+	return v, nil
 }
 
 // start reads where the replay begins: the last checkpoint, or the first

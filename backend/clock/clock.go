@@ -9,6 +9,7 @@
 package clock
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -97,4 +98,21 @@ func (c Clock) String() string {
 		return "clock offset " + c.offset.String()
 	}
 	return "clock offset none (real time)"
+}
+
+// Sleep waits d, or until ctx ends: false when ctx ended first or had
+// ended already. A d of zero or less does not wait. A wait is the same on
+// every clock, shifted or not.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/clock"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/upstream/lookup"
 )
@@ -269,7 +270,7 @@ func (w *Worker) chase(u *upstreamState, run ledger.Run, f Finding) {
 		if left := deadline.Sub(w.o.Now()); wait > left {
 			wait = left
 		}
-		if !w.pause(wait) {
+		if !clock.Sleep(w.ctx, wait) {
 			return
 		}
 		if !w.o.Now().Before(deadline) && f.Attempts > 0 {
@@ -286,21 +287,6 @@ func (w *Worker) chase(u *upstreamState, run ledger.Run, f Finding) {
 	}
 }
 
-// pause waits d, false when the worker closes first.
-func (w *Worker) pause(d time.Duration) bool {
-	if d <= 0 {
-		return w.ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
-}
-
 // attempt is one lookup within the upstream's bounds; true when it ended
 // the chase (a figure found or refused, or the worker closing).
 func (w *Worker) attempt(u *upstreamState, run ledger.Run, f *Finding) bool {
@@ -310,7 +296,7 @@ func (w *Worker) attempt(u *upstreamState, run ledger.Run, f *Finding) bool {
 		return true
 	}
 	defer func() { <-u.slots }()
-	if !w.pause(u.take(w.o.Now())) {
+	if !clock.Sleep(w.ctx, u.take(w.o.Now())) {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/clock"
 	"github.com/quotagate/quotagate/backend/gate"
 )
 
@@ -66,7 +67,7 @@ func (l Load) Run(ctx context.Context) []Call {
 		useed := rng.Uint64()
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(useed, uint64(u)))
-			if !pause(ctx, delay) {
+			if !clock.Sleep(ctx, delay) {
 				return
 			}
 			key := l.Keys[u%len(l.Keys)]
@@ -76,7 +77,7 @@ func (l Load) Run(ctx context.Context) []Call {
 					if l.ThinkMax > l.ThinkMin {
 						think += time.Duration(r.Int64N(int64(l.ThinkMax - l.ThinkMin)))
 					}
-					if !pause(ctx, think) {
+					if !clock.Sleep(ctx, think) {
 						return
 					}
 				}
@@ -89,20 +90,6 @@ func (l Load) Run(ctx context.Context) []Call {
 	}
 	wg.Wait()
 	return calls
-}
-
-func pause(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // call makes one user call, retrying 429/503 answers the way seed 003's
@@ -151,7 +138,7 @@ func (l Load) call(ctx context.Context, user int, key string, n int) Call {
 				c.Total = time.Since(start)
 				return c
 			}
-			if !pause(ctx, wait) {
+			if !clock.Sleep(ctx, wait) {
 				c.Err, c.Total = ctx.Err().Error(), time.Since(start)
 				return c
 			}

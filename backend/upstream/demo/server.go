@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quotagate/quotagate/backend/clock"
 	"github.com/quotagate/quotagate/backend/openai"
 )
 
@@ -424,15 +425,11 @@ func (x *exchange) pause(d time.Duration) bool {
 	if d <= 0 {
 		return true
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-x.ctx.Done():
+	if !clock.Sleep(x.ctx, d) {
 		x.disconnected()
 		return false
 	}
+	return true
 }
 
 func (x *exchange) run() {

@@ -5,10 +5,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -225,42 +223,24 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	)`); err != nil {
 		return fmt.Errorf("create schema_version: %w", err)
 	}
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return fmt.Errorf("list migrations: %w", err)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := migrateFile(ctx, conn.Conn(), name); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ledgersql.Migrate(ctx, migrationFS, func(apply func(ledgersql.MigrationTx) error) error {
+		return pgx.BeginFunc(ctx, conn.Conn(), func(tx pgx.Tx) error { return apply(migrationTx{tx}) })
+	})
 }
 
-func migrateFile(ctx context.Context, conn *pgx.Conn, name string) error {
-	version := strings.TrimPrefix(name, "migrations/")
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM schema_version WHERE version = $1`, version).Scan(&n); err != nil {
-			return fmt.Errorf("migration %s: %w", name, err)
-		}
-		if n > 0 {
-			return nil
-		}
-		body, err := migrationFS.ReadFile(name)
-		if err != nil {
-			return fmt.Errorf("migration %s: %w", name, err)
-		}
-		if _, err := tx.Exec(ctx, string(body)); err != nil {
-			return fmt.Errorf("migration %s: %w", name, err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)`,
-			version, time.Now().UnixNano()); err != nil {
-			return fmt.Errorf("migration %s: %w", name, err)
-		}
-		return nil
-	})
+// migrationTx is a migration's transaction as ledgersql.Migrate runs it.
+type migrationTx struct{ tx pgx.Tx }
+
+func (t migrationTx) QueryRow(ctx context.Context, query string, args ...any) ledgersql.Scanner {
+	return t.tx.QueryRow(ctx, ledgersql.Dollar(query), args...)
+}
+
+func (t migrationTx) Exec(ctx context.Context, query string, args ...any) error {
+	if len(args) > 0 {
+		query = ledgersql.Dollar(query) // a script has no arguments: it runs as written
+	}
+	_, err := t.tx.Exec(ctx, query, args...)
+	return err
 }
 
 // wtx is one write transaction as a change sees it, with its clock.

@@ -7,10 +7,8 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -284,48 +282,29 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	) STRICT`); err != nil {
 		return fmt.Errorf("create schema_version: %w", err)
 	}
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return fmt.Errorf("list migrations: %w", err)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := migrateFile(ctx, db, name); err != nil {
+	return ledgersql.Migrate(ctx, migrationFS, func(apply func(ledgersql.MigrationTx) error) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
 			return err
 		}
-	}
-	return nil
+		defer tx.Rollback()
+		if err := apply(migrationTx{tx}); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
 }
 
-func migrateFile(ctx context.Context, db *sql.DB, name string) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migration %s: %w", name, err)
-	}
-	defer tx.Rollback()
-	version := strings.TrimPrefix(name, "migrations/")
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_version WHERE version = ?`, version).Scan(&n); err != nil {
-		return fmt.Errorf("migration %s: %w", name, err)
-	}
-	if n > 0 {
-		return nil
-	}
-	body, err := migrationFS.ReadFile(name)
-	if err != nil {
-		return fmt.Errorf("migration %s: %w", name, err)
-	}
-	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-		return fmt.Errorf("migration %s: %w", name, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, applied_at) VALUES (?, ?)`,
-		version, time.Now().UnixNano()); err != nil {
-		return fmt.Errorf("migration %s: %w", name, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migration %s: %w", name, err)
-	}
-	return nil
+// migrationTx is a migration's transaction as ledgersql.Migrate runs it.
+type migrationTx struct{ tx *sql.Tx }
+
+func (t migrationTx) QueryRow(ctx context.Context, query string, args ...any) ledgersql.Scanner {
+	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+func (t migrationTx) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := t.tx.ExecContext(ctx, query, args...)
+	return err
 }
 
 func nanos(t time.Time) int64 { return t.UnixNano() }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -17,9 +18,10 @@ type policy interface {
 	manualB0(now time.Time, b0 ledger.Units)
 	rollover(now time.Time)
 	syncDue(now time.Time) bool
-	// walled: the model is evicted at one of seed 002's walls (usage or
-	// balance), which refuse every call whatever the admit limit says.
-	walled() bool
+	// wall is the reason (quota.ReasonUsageWall or ReasonBalanceWall) the
+	// model stands evicted at one of seed 002's walls, which refuse every
+	// call whatever the admit limit says; "" when it is not.
+	wall() string
 }
 
 // common is the state both policies share: today's usage, the sync schedule
@@ -88,7 +90,20 @@ func (p *v6) rollover(now time.Time) {
 	p.judge()
 }
 
-func (p *v6) walled() bool { return p.evicted }
+func (p *v6) wall() string {
+	_, why := quota.ShouldEvict(p.o, p.limit(), p.usage, p.balAtSync)
+	return wallReason(p.evicted, why)
+}
+
+// wallReason is the wall named by an eviction's reason.
+func wallReason(evicted bool, why string) string {
+	for _, w := range []string{quota.ReasonUsageWall, quota.ReasonBalanceWall} {
+		if evicted && strings.HasPrefix(why, w) {
+			return w
+		}
+	}
+	return ""
+}
 
 func (p *v6) syncDue(now time.Time) bool { return p.syncDueWith(now, p.limit()) }
 
@@ -175,7 +190,10 @@ func (p *guard) rollover(now time.Time) {
 	p.assess(now)
 }
 
-func (p *guard) walled() bool { return p.evicted && p.a.B0.Known }
+func (p *guard) wall() string {
+	_, why := quota.Verdict(p.o, p.a, p.usage)
+	return wallReason(p.evicted, why)
+}
 
 func (p *guard) syncDue(now time.Time) bool {
 	return p.lastSync.IsZero() || now.Sub(p.lastSync) >= p.a.SyncEvery(p.o, now, p.usage) || p.usage-p.usageAtLast >= p.o.BurstSync
@@ -188,8 +206,9 @@ type flight struct {
 }
 
 // Run simulates cfg under one policy.
-func Run(cfg Config, pol Policy) Result {
-	r := newRun(cfg, pol)
+func Run(cfg Config, pol Policy) Result { return newRun(cfg, pol).run() }
+
+func (r *simRun) run() Result {
 	for now := r.cfg.Start; now.Before(r.end); now = now.Add(time.Minute) {
 		r.minute(now)
 	}
@@ -225,6 +244,10 @@ type simRun struct {
 	poolAtMidnight, refundOfDay             ledger.Units
 	expiredAtMidnight                       ledger.Units
 	refusedToday, rwfToday                  int
+
+	// refusedWhileFree, when set, sees every call refused while the free
+	// pool could have served it (TestRefusalTerms).
+	refusedWhileFree func(r *simRun, now time.Time, rq request)
 }
 
 // grant is a part of a refund the provider grants at a time.
@@ -385,11 +408,18 @@ func (r *simRun) arrive(now time.Time, rq request) {
 	if r.prov.balance()-r.inflightCost >= rq.cost && r.consumedToday+r.inflightCost+rq.cost <= r.o.DailyCap {
 		r.res.RefusedWhileFree++
 		r.rwfToday++
-		if r.p.walled() {
+		switch r.p.wall() {
+		case quota.ReasonUsageWall:
 			r.res.RefusedWhileFreeWalled++
+		case quota.ReasonBalanceWall:
+			r.res.RefusedWhileFreeWalled++
+			r.res.RefusedWhileFreeBalanceWall++
 		}
 		if r.rwfToday == 1 {
 			r.marginAt(now)
+		}
+		if r.refusedWhileFree != nil {
+			r.refusedWhileFree(r, now, rq)
 		}
 	}
 }

@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/ledger"
@@ -56,6 +59,45 @@ type Harsh struct {
 	ReasoningColdStart bool
 }
 
+// Environment variables that move the guard's options away from their
+// defaults for a measurement (Measurement), never as a default: the walls
+// are the operator's rule, the residue the settlement error seed 002 saw.
+const (
+	// WallsEnv: "cap" puts the usage wall at the daily cap, "off" also
+	// takes the balance wall away (1 unit: only a reading of 0 evicts).
+	WallsEnv = "QUOTAGATE_SIM_WALLS"
+	// ResidueEnv: the residue held below B0, in units (≥ 1).
+	ResidueEnv = "QUOTAGATE_SIM_RESIDUE"
+)
+
+// Measurement is o moved as WallsEnv and ResidueEnv say (read by getenv),
+// and a note naming what moved ("" when nothing did). What the walls or the
+// residue cost, and whether the guard stays unbilled without them, is then
+// read off the same tables.
+func Measurement(o quota.Options, getenv func(string) string) (quota.Options, string, error) {
+	var moved []string
+	switch w := getenv(WallsEnv); w {
+	case "":
+	case "off":
+		o.BalanceWall = 1
+		fallthrough
+	case "cap":
+		o.UsageWall = max(o.DailyCap, quota.DefaultDailyCap)
+		moved = append(moved, WallsEnv+"="+w)
+	default:
+		return o, "", fmt.Errorf("%s=%q: want cap or off", WallsEnv, w)
+	}
+	if r := getenv(ResidueEnv); r != "" {
+		u, err := strconv.ParseInt(r, 10, 64)
+		if err != nil || u < 1 {
+			return o, "", fmt.Errorf("%s=%q: want units ≥ 1", ResidueEnv, r)
+		}
+		o.Residue = ledger.Units(u)
+		moved = append(moved, ResidueEnv+"="+r)
+	}
+	return o, strings.Join(moved, " "), nil
+}
+
 // Result is what one run cost and refused.
 type Result struct {
 	Policy           Policy
@@ -72,9 +114,14 @@ type Result struct {
 	// RefusedWhileFreeWalled: of those, refused while the model stood
 	// evicted at the usage or the balance wall (seed 002's soft eviction).
 	RefusedWhileFreeWalled int
-	DaysBelowCap           int // days whose B0 (pool at 00:00 + that day's refund) < the daily cap
-	DaysBilled             int
-	DaysBilledBelowCap     int // billed days whose B0 was below the cap (v6's static wall cannot help)
+	// RefusedWhileFreeBalanceWall: of those, at the balance wall (the
+	// reading below balance_wall with usage today), which on a day whose
+	// pool is below the cap stops a policy that stays within the pool
+	// while up to balance_wall units of it are left.
+	RefusedWhileFreeBalanceWall int
+	DaysBelowCap                int // days whose B0 (pool at 00:00 + that day's refund) < the daily cap
+	DaysBilled                  int
+	DaysBilledBelowCap          int // billed days whose B0 was below the cap (v6's static wall cannot help)
 	// Days whose demand reached the free pool available (min(cap, B0)): how
 	// much of that pool each policy served free. The gap to 100% is what a
 	// policy leaves unused to stay safe.

@@ -81,6 +81,7 @@ func add(t *sim.Result, r sim.Result) {
 	t.Refused += r.Refused
 	t.RefusedWhileFree += r.RefusedWhileFree
 	t.RefusedWhileFreeWalled += r.RefusedWhileFreeWalled
+	t.RefusedWhileFreeBalanceWall += r.RefusedWhileFreeBalanceWall
 	t.DaysBelowCap += r.DaysBelowCap
 	t.DaysBilled += r.DaysBilled
 	t.DaysBilledBelowCap += r.DaysBilledBelowCap

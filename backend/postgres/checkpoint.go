@@ -7,42 +7,63 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/quotagate/quotagate/backend/ledger"
 )
 
 // horizonWait is how long verify waits for the audit writes in flight to
-// commit before it takes a checkpoint's horizon; the admissions queued
-// behind it wait as long at most. Past it, verify leaves no checkpoint.
-const horizonWait = "1s"
+// commit before it takes a checkpoint's horizon; past it, verify leaves no
+// checkpoint.
+const horizonWait = time.Second
+
+// horizonWaits is called when verify starts waiting for writers (tests).
+var horizonWaits = func() {}
 
 // horizon is the last audit seq at or below which no transaction can still
 // commit an audit row, read before verify's snapshot so that the snapshot
 // holds every row up to it. PostgreSQL hands out seqs before the rows
 // commit, so a row numbered lower may commit after one numbered higher:
-// the last seq a snapshot sees is no such bound. A transaction numbers its
-// audit rows only while it holds ROW EXCLUSIVE on audit, until it ends, so
-// once verify holds SHARE every seq handed out so far is committed or
-// abandoned; SHARE is held for one statement, and admissions queue behind
-// it for as long as the writes in flight take to commit. ok is false when
-// the lock was not had within horizonWait (an archive part holding audit
-// for long), or the role may not take it.
+// the last seq a snapshot sees is no such bound. A transaction takes
+// ROW EXCLUSIVE on audit before its INSERT numbers a row, and holds it to
+// its end; so once every transaction that held it when the sequence was
+// read has ended, each seq handed out by then is committed or abandoned.
+// Verify waits for them by watching pg_locks rather than by taking a lock
+// of its own: a lock would queue admissions behind it, and wait for
+// autovacuum. ok is false when they took longer than horizonWait (an
+// archive part holding audit for long).
 func (s *Store) horizon(ctx context.Context) (seq int64, ok bool, err error) {
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '`+horizonWait+`'`); err != nil {
-			return err
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return 0, false, fmt.Errorf("take the checkpoint's horizon: %w", err)
+	}
+	defer conn.Release()
+	var writers []string
+	err = conn.QueryRow(ctx, `SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('audit', 'seq')::regclass), 0)`).
+		Scan(&seq)
+	if err == nil {
+		err = conn.QueryRow(ctx, `SELECT coalesce(array_agg(virtualtransaction), '{}') FROM pg_locks
+			WHERE relation = 'audit'::regclass AND mode = 'RowExclusiveLock' AND granted AND pid <> pg_backend_pid()`).
+			Scan(&writers)
+	}
+	deadline := time.Now().Add(horizonWait)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for waited := false; err == nil && len(writers) > 0; waited = true {
+		if !waited {
+			horizonWaits()
+		} else if time.Now().After(deadline) {
+			return 0, false, nil
 		}
-		if _, err := tx.Exec(ctx, `LOCK TABLE audit IN SHARE MODE`); err != nil {
-			return err
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-tick.C:
+			err = conn.QueryRow(ctx, `SELECT coalesce(array_agg(virtualxid), '{}') FROM pg_locks
+				WHERE locktype = 'virtualxid' AND virtualxid = ANY($1)`, writers).Scan(&writers)
 		}
-		return tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM audit`).Scan(&seq)
-	})
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && (pe.Code == "55P03" || pe.Code == "42501") { // lock_not_available, insufficient_privilege
-		return 0, false, nil
 	}
 	if err != nil {
 		return 0, false, fmt.Errorf("take the checkpoint's horizon: %w", err)

@@ -15,3 +15,12 @@ func VerifyFrom(ctx context.Context, s *Store, opts ledger.VerifyOptions) (probl
 	}
 	return v.Problems, v.Resumed(), v.Replayed(), nil
 }
+
+// SetHorizonWaits calls fn when a verify starts waiting for the audit
+// writes in flight before it takes its checkpoint's horizon; it returns
+// the undo.
+func SetHorizonWaits(fn func()) (undo func()) {
+	old := horizonWaits
+	horizonWaits = fn
+	return func() { horizonWaits = old }
+}

@@ -45,7 +45,8 @@ func (s *Store) horizon(ctx context.Context) (seq int64, ok bool, err error) {
 		Scan(&seq)
 	if err == nil {
 		err = conn.QueryRow(ctx, `SELECT coalesce(array_agg(virtualtransaction), '{}') FROM pg_locks
-			WHERE relation = 'audit'::regclass AND mode = 'RowExclusiveLock' AND granted AND pid <> pg_backend_pid()`).
+			WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
+				AND relation = 'audit'::regclass AND mode = 'RowExclusiveLock' AND granted AND pid <> pg_backend_pid()`).
 			Scan(&writers)
 	}
 	deadline := time.Now().Add(horizonWait)

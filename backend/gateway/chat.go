@@ -76,6 +76,16 @@ func inputUnits[R any](m meter.Meter, body []byte, parse func([]byte) (R, error)
 	return in
 }
 
+// meterMessages is a format's prompt turns (the Messages, Gemini and
+// Responses doors') as the meter counts them.
+func meterMessages(turns []wire.Turn) []meter.Message {
+	msgs := make([]meter.Message, len(turns))
+	for i, t := range turns {
+		msgs[i] = meter.Message{Role: t.Role, Text: t.Text, ToolCalls: t.Calls, Images: t.Images, OtherParts: t.OtherParts}
+	}
+	return msgs
+}
+
 // chatAnswer reads a chat-completions answer and relays it as it came,
 // except the usage chunk the client did not ask for. With text it reads a
 // legacy completions answer (choices[].text), whose stream is chat's in

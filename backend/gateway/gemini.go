@@ -94,13 +94,8 @@ func (g *geminiRequest) answer(native bool) answer {
 // maxOutputTokens, candidateCount and the thinking budget. The reserve and
 // :countTokens both count it.
 func GeminiMeterRequest(r *gemini.Request) meter.Request {
-	turns := r.Turns()
-	msgs := make([]meter.Message, len(turns))
-	for i, t := range turns {
-		msgs[i] = meter.Message{Role: t.Role, Text: t.Text, ToolCalls: t.Calls, Images: t.Images, OtherParts: t.OtherParts}
-	}
 	g := r.Generation
-	mr := meter.Request{Model: r.Model, Stream: r.Stream, Messages: msgs, ToolsJSON: r.ToolsJSON(),
+	mr := meter.Request{Model: r.Model, Stream: r.Stream, Messages: meterMessages(r.Turns()), ToolsJSON: r.ToolsJSON(),
 		OutputCap: g.MaxOutputTokens, HasOutputCap: g.MaxOutputTokens > 0, N: g.CandidateCount}
 	if t := g.Thinking; t != nil && t.HasBudget && t.Budget > 0 {
 		mr.ReasoningBudget = t.Budget

@@ -104,12 +104,7 @@ func (m *messagesRequest) answer(native bool) answer {
 // system prompt and every turn (anthropic.Turns), the tool definitions and
 // max_tokens. The reserve and count_tokens both count it.
 func MessagesMeterRequest(r *anthropic.Request) meter.Request {
-	turns := r.Turns()
-	msgs := make([]meter.Message, len(turns))
-	for i, t := range turns {
-		msgs[i] = meter.Message{Role: t.Role, Text: t.Text, ToolCalls: t.Calls, Images: t.Images, OtherParts: t.OtherParts}
-	}
-	return meter.Request{Model: r.Model, Stream: r.Stream, Messages: msgs, ToolsJSON: r.ToolsJSON(),
+	return meter.Request{Model: r.Model, Stream: r.Stream, Messages: meterMessages(r.Turns()), ToolsJSON: r.ToolsJSON(),
 		OutputCap: r.MaxTokens, HasOutputCap: r.MaxTokens > 0}
 }
 

@@ -76,12 +76,7 @@ func (r *responsesRequest) meterRequest() meter.Request {
 // calls as tool calls) and its tool definitions; the output cap is
 // max_output_tokens (Codex sends none: the configured default).
 func ResponsesMeterRequest(r *responses.Request) meter.Request {
-	segs := r.Segments()
-	msgs := make([]meter.Message, len(segs))
-	for i, s := range segs {
-		msgs[i] = meter.Message{Role: s.Role, Text: s.Text, ToolCalls: s.Calls, Images: s.Images, OtherParts: s.OtherParts}
-	}
-	m := meter.Request{Model: r.Model, Stream: r.Stream, Messages: msgs, ToolsJSON: r.ToolsJSON, N: 1}
+	m := meter.Request{Model: r.Model, Stream: r.Stream, Messages: meterMessages(r.Segments()), ToolsJSON: r.ToolsJSON, N: 1}
 	if r.MaxOutputTokens != nil {
 		m.OutputCap, m.HasOutputCap = *r.MaxOutputTokens, true
 	}

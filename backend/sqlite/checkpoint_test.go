@@ -29,7 +29,9 @@ func verifyAt(t *testing.T, path string, opts ledger.VerifyOptions) []string {
 
 func rawExec(t *testing.T, path, query string) {
 	t.Helper()
-	raw, err := sql.Open("sqlite", path)
+	// The store stays open: its writer may be indexing audit text after a
+	// commit, so the raw write waits for the lock as the store's own do.
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}

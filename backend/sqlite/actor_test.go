@@ -20,7 +20,8 @@ func TestActorsReadApart(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	ledgertest.ActorsReadApart(t, st, func(values string) error {
-		raw, err := sql.Open("sqlite", path)
+		// The store's writer may be indexing audit text: wait for its lock.
+		raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 		if err != nil {
 			return err
 		}

@@ -208,7 +208,9 @@ func TestReliabilityDoneOnlyAfterSettle(t *testing.T) {
 func lockLedger(t *testing.T, dir string) (unlock func()) {
 	t.Helper()
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(0)")
+	// Wait for the lock rather than fail at once: the gateway's writer may
+	// hold it for a moment, indexing audit text after a commit.
+	q.Add("_pragma", "busy_timeout(5000)")
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, server.LedgerFile)+"?"+q.Encode())
 	if err != nil {
 		t.Fatal(err)

@@ -82,6 +82,9 @@ func TestReliabilityDataDirLock(t *testing.T) {
 	if n := active(); n != 1 {
 		t.Fatalf("active %d while the stream runs, want 1", n)
 	}
+	// The first process indexes its audit rows' text after commit, when
+	// idle: the snapshot waits for that write, which is not the second's.
+	waitTextIndexed(t, first.url)
 	before := dirSnapshot(t, dir)
 
 	second := exec.Command(os.Args[0], "-test.run=^TestReliabilityDataDirChild$", "-test.count=1")
@@ -155,6 +158,23 @@ func secondProcess(t *testing.T, cmd *exec.Cmd) (msg string, served bool) {
 
 // dirSnapshot lists every file under dir with its size and mtime; the
 // ledger's WAL and shm files included.
+// waitTextIndexed waits until the gateway at base reports on /metrics that
+// its ledger's text index holds every audit row.
+func waitTextIndexed(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m := doURL(t, base, "GET", "/metrics", "", "")
+		if strings.Contains(string(m.body), "\nquotagate_audit_text_lag_rows 0\n") {
+			return
+		}
+		if !strings.Contains(string(m.body), "quotagate_audit_text_lag_rows") || time.Now().After(deadline) {
+			t.Fatalf("the text index never caught up:\n%s", m.body)
+		}
+		time.Sleep(5 * time.Millisecond) // polling the observed state, with a deadline
+	}
+}
+
 func dirSnapshot(t *testing.T, dir string) string {
 	t.Helper()
 	var b strings.Builder

@@ -37,6 +37,12 @@ func newRegistry(s *Server) *prometheus.Registry {
 			Help: "Dashboard subscribers dropped for reading too slowly.",
 		}, func() float64 { _, d := s.hub.Stats(); return float64(d) }),
 	)
+	if st, ok := s.store.(interface{ AuditTextLag() int64 }); ok {
+		r.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "quotagate_audit_text_lag_rows",
+			Help: "Audit rows written but not yet in the text search index (SQLite indexes them after commit; search reads them one by one meanwhile).",
+		}, func() float64 { return float64(st.AuditTextLag()) }))
+	}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "quotagate_http_requests_total",
 		Help: "HTTP requests by route group and status code.",

@@ -219,6 +219,9 @@ func TestRoutes(t *testing.T) {
 	if b, _ := io.ReadAll(get(t, s, "/metrics", "").Body); !strings.Contains(string(b), `quotagate_http_requests_total{code="200",group="healthz"} 1`) {
 		t.Errorf("request counter missing from /metrics")
 	}
+	if b, _ := io.ReadAll(get(t, s, "/metrics", "").Body); !strings.Contains(string(b), "\nquotagate_audit_text_lag_rows ") {
+		t.Errorf("the text index's lag missing from /metrics")
+	}
 }
 
 func TestPlaceholderWithoutDashboard(t *testing.T) {

@@ -65,16 +65,23 @@ func indexAuditText(ctx context.Context, tx *sql.Tx, n int) (indexed, left int64
 // most, in a transaction of its own. A failure leaves the mark where it was, and the
 // rows above it are searched one by one until a later batch indexes them.
 func (s *Store) indexAuditTextBatch(n int) {
+	s.textLag.Store(s.indexAuditTextOnce(n))
+}
+
+// indexAuditTextOnce returns how many rows are left above the mark; 0 on a
+// failure, tried again once a batch's rows wait. The lag changes only after
+// the commit, so that a reader of AuditTextLag who sees 0 sees a writer at rest.
+func (s *Store) indexAuditTextOnce(n int) int64 {
 	ctx := context.Background()
-	s.textLag = 0 // on a failure, tried again once a batch's rows wait
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
-		return
+		return 0
 	}
 	defer tx.Rollback()
 	if _, left, err := indexAuditText(ctx, tx, n); err == nil && tx.Commit() == nil {
-		s.textLag = left
+		return left
 	}
+	return 0
 }
 
 // textSearchLag is the condition of rows the text index does not hold yet

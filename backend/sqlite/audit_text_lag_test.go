@@ -116,6 +116,16 @@ func TestAuditTextKeptUpByTheWriter(t *testing.T) {
 	if _, mark := textMark(t, path); mark == 0 {
 		t.Fatal("the writer indexed nothing")
 	}
+	// Idle, the writer indexes what is left, and says so only once it
+	// committed: a lag of 0 is a mark at the last row.
+	for deadline := time.Now().Add(10 * time.Second); st.AuditTextLag() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("lag %d after 10 s idle", st.AuditTextLag())
+		}
+	}
+	if rows, mark := textMark(t, path); rows != textRowsUpTo(t, path, mark) {
+		t.Fatalf("lag 0 with %d of %d rows up to the mark", textRowsUpTo(t, path, mark), rows)
+	}
 	wantTextIndexTrue(t, st, path)
 }
 

@@ -102,10 +102,10 @@ type Store struct {
 
 	batches   atomic.Int64
 	writes    atomic.Int64
-	lastPrune time.Time // writer goroutine only
-	stmts     stmtCache // writer goroutine only
-	books     *books    // writer goroutine only
-	textLag   int64     // writer goroutine only: about how many audit rows the text index lags
+	lastPrune time.Time    // writer goroutine only
+	stmts     stmtCache    // writer goroutine only
+	books     *books       // writer goroutine only
+	textLag   atomic.Int64 // written by the writer goroutine only: about how many audit rows the text index lags
 
 	rmu   sync.Mutex
 	reads map[string]*sql.Stmt // prepared on the read pool

@@ -149,6 +149,11 @@ type Stats struct {
 	Writes  int64 `json:"writes"`  // writes taken in them (one whose caller gave up is counted, not applied)
 }
 
+// AuditTextLag is about how many audit rows wait for the writer's next
+// batch of the text index: 0 once it caught up (or its last batch failed;
+// the next one tries again). Search reads the rows waiting one by one.
+func (s *Store) AuditTextLag() int64 { return s.textLag.Load() }
+
 // Stats reports how many writes shared how many transactions.
 func (s *Store) Stats() Stats {
 	return Stats{Batches: s.batches.Load(), Writes: s.writes.Load()}
@@ -204,7 +209,7 @@ func (s *Store) writer() {
 	defer close(s.done)
 	defer s.stmts.close()
 	batch := make([]*writeOp, 0, s.opts.MaxBatch)
-	s.textLag = 1 // rows a crash or another process left above the mark are indexed once idle
+	s.textLag.Store(1) // rows a crash or another process left above the mark are indexed once idle
 	idle := time.NewTimer(auditTextIdle)
 	defer idle.Stop()
 	for {
@@ -212,9 +217,9 @@ func (s *Store) writer() {
 		select {
 		case op = <-s.ops:
 		case <-idle.C:
-			if s.textLag > 0 && s.opts.AuditTextBatch > 0 {
+			if s.textLag.Load() > 0 && s.opts.AuditTextBatch > 0 {
 				s.indexAuditTextBatch(s.opts.AuditTextBatch)
-				if s.textLag > 0 {
+				if s.textLag.Load() > 0 {
 					idle.Reset(auditTextIdle)
 				}
 			}
@@ -236,12 +241,12 @@ func (s *Store) writer() {
 				break fill
 			}
 		}
-		lag := s.textLag
+		lag := s.textLag.Load()
 		s.runBatch(batch)
-		if s.opts.AuditTextBatch > 0 && s.textLag >= int64(s.opts.AuditTextBatch) {
+		if now := s.textLag.Load(); s.opts.AuditTextBatch > 0 && now >= int64(s.opts.AuditTextBatch) {
 			// As many rows as the batch appended, should it have appended
 			// more than a batch of the index (Bulk): the index keeps up.
-			s.indexAuditTextBatch(max(s.opts.AuditTextBatch, int(s.textLag-lag)))
+			s.indexAuditTextBatch(max(s.opts.AuditTextBatch, int(now-lag)))
 		}
 		idle.Reset(auditTextIdle)
 	}
@@ -250,7 +255,7 @@ func (s *Store) writer() {
 func (s *Store) runBatch(batch []*writeOp) {
 	results := make([]error, len(batch))
 	changes, err := s.applyBatchSafely(batch, results)
-	s.textLag += int64(len(changes))
+	s.textLag.Add(int64(len(changes)))
 	s.batches.Add(1)
 	s.writes.Add(int64(len(batch)))
 	if len(s.stmts.wanted) > 0 {

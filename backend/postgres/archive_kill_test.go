@@ -3,10 +3,8 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -69,12 +67,7 @@ func TestArchiveKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills child processes")
 	}
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("QG_ARCHIVE_KILL_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
-	t.Logf("seed %d (replay: QG_ARCHIVE_KILL_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 2))
+	rng := ledgertest.KillSeed(t, "QG_ARCHIVE_KILL_SEED", 2)
 	const steps = 2 + archiveKillRuns/archiveKillPart*2 - 1 // written, renamed, then "deleted" per part and "part N" between
 	for round := range 3 {
 		at, extra := rng.IntN(steps), time.Duration(rng.IntN(3000))*time.Microsecond

@@ -3,10 +3,8 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -85,12 +83,7 @@ func TestArchiveKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills child processes")
 	}
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("QG_ARCHIVE_KILL_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
-	t.Logf("seed %d (replay: QG_ARCHIVE_KILL_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	rng := ledgertest.KillSeed(t, "QG_ARCHIVE_KILL_SEED", 1)
 	base := killLedger(t)
 	ids := make([]string, archiveKillRuns)
 	for i := range ids {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -169,12 +167,7 @@ func TestAuditTextKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills child processes")
 	}
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("QG_TEXT_KILL_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
-	t.Logf("seed %d (replay: QG_TEXT_KILL_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 2))
+	rng := ledgertest.KillSeed(t, "QG_TEXT_KILL_SEED", 2)
 	for round := range 5 {
 		path := t.TempDir() + "/ledger.db"
 		at, extra := rng.IntN(textKillRows), time.Duration(rng.IntN(3000))*time.Microsecond

@@ -3,12 +3,30 @@ package ledgertest
 import (
 	"bufio"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
+
+// KillSeed is the random source of a kill -9 test: a new seed each run, or
+// the one in the environment variable env to replay a failure; the seed
+// is logged with the line that replays it.
+func KillSeed(t *testing.T, env string, stream uint64) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv(env); v != "" {
+		var err error
+		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("%s=%q: want a seed, a whole number", env, v)
+		}
+	}
+	t.Logf("seed %d (replay: %s=%d)", seed, env, seed)
+	return rand.New(rand.NewPCG(seed, stream))
+}
 
 // RunArchiveChild runs this test binary's TestArchiveKill9Child with env
 // added and returns the "STEP name" lines it printed. With killAt ≥ 0 it

@@ -48,12 +48,8 @@ func (c chatRequest) answer(bool) answer { return chatAnswer{includeUsage: c.req
 
 // ChatMeterRequest is what the meter counts of a chat-completions request.
 func ChatMeterRequest(r *openai.ChatRequest) meter.Request {
-	msgs := make([]meter.Message, len(r.Messages))
-	for i, m := range r.Messages {
-		msgs[i] = meter.Message(m)
-	}
 	c, ok := r.OutputCap()
-	return meter.Request{Model: r.Model, Stream: r.Stream, Messages: msgs, ToolsJSON: r.ToolsJSON,
+	return meter.Request{Model: r.Model, Stream: r.Stream, Messages: meterMessages(r.Messages), ToolsJSON: r.ToolsJSON,
 		OutputCap: c, HasOutputCap: ok, N: r.N}
 }
 
@@ -76,12 +72,11 @@ func inputUnits[R any](m meter.Meter, body []byte, parse func([]byte) (R, error)
 	return in
 }
 
-// meterMessages is a format's prompt turns (the Messages, Gemini and
-// Responses doors') as the meter counts them.
+// meterMessages is a format's prompt turns as the meter counts them.
 func meterMessages(turns []wire.Turn) []meter.Message {
 	msgs := make([]meter.Message, len(turns))
 	for i, t := range turns {
-		msgs[i] = meter.Message{Role: t.Role, Text: t.Text, ToolCalls: t.Calls, Images: t.Images, OtherParts: t.OtherParts}
+		msgs[i] = meter.Message{Role: t.Role, Name: t.Name, Text: t.Text, ToolCalls: t.Calls, Images: t.Images, OtherParts: t.OtherParts}
 	}
 	return msgs
 }

@@ -7,7 +7,7 @@ import "github.com/quotagate/quotagate/backend/openai"
 func chatRequest(r *openai.ChatRequest) Request {
 	msgs := make([]Message, len(r.Messages))
 	for i, m := range r.Messages {
-		msgs[i] = Message(m)
+		msgs[i] = Message{Role: m.Role, Name: m.Name, Text: m.Text, ToolCalls: m.Calls, Images: m.Images, OtherParts: m.OtherParts}
 	}
 	c, ok := r.OutputCap()
 	return Request{Model: r.Model, Stream: r.Stream, Messages: msgs, ToolsJSON: r.ToolsJSON,

@@ -14,7 +14,7 @@ import (
 // client wrote it (see UpstreamBody).
 type ChatRequest struct {
 	Model    string
-	Messages []Message
+	Messages []wire.Turn
 	forwarded
 	// MaxCompletionTokens and MaxTokens are the client's output caps; nil
 	// when absent. OutputCap combines them.
@@ -26,22 +26,6 @@ type ChatRequest struct {
 	// ToolsJSON is the raw `tools` array (function definitions), which the
 	// provider bills as prompt tokens; nil when absent.
 	ToolsJSON []byte
-}
-
-// Message is one chat message with its text flattened.
-type Message struct {
-	Role string
-	Name string
-	// Text is the message's content: a string content, or its text parts
-	// joined without separator. Media parts are counted, never fetched.
-	Text string
-	// ToolCalls is the function names and arguments of an assistant's
-	// tool_calls, concatenated; the provider bills them as prompt tokens.
-	ToolCalls string
-	// Images counts image_url parts; OtherParts counts parts that are
-	// neither text nor image (input_audio, file, …).
-	Images     int
-	OtherParts int
 }
 
 // OutputCap returns the client's output cap and whether one was given:
@@ -153,14 +137,14 @@ func parseOutputCap(name string, raw json.RawMessage) (*int64, error) {
 	return v, err
 }
 
-func parseMessages(raw json.RawMessage) ([]Message, error) {
+func parseMessages(raw json.RawMessage) ([]wire.Turn, error) {
 	// raw is a member of a body wire.Fields read, so valid JSON: it can be
 	// scanned without validating it again.
 	items, ok := wire.ScanArray(raw)
 	if !ok {
 		return nil, invalid("messages must be an array of message objects")
 	}
-	msgs := make([]Message, 0, len(items))
+	msgs := make([]wire.Turn, 0, len(items))
 	for _, item := range items {
 		m, err := parseMessage(item)
 		if err != nil {
@@ -174,8 +158,8 @@ func parseMessages(raw json.RawMessage) ([]Message, error) {
 	return msgs, nil
 }
 
-func parseMessage(raw json.RawMessage) (Message, error) {
-	var m Message
+func parseMessage(raw json.RawMessage) (wire.Turn, error) {
+	var m wire.Turn
 	fields, ok := wire.ScanObject(raw) // raw is an element of a valid array
 	if !ok {
 		var err error
@@ -218,7 +202,7 @@ func parseMessage(raw json.RawMessage) (Message, error) {
 	return m, nil
 }
 
-func parseContent(raw json.RawMessage, m *Message) error {
+func parseContent(raw json.RawMessage, m *wire.Turn) error {
 	if raw[0] == '"' {
 		if err := wire.BodyString(raw, &m.Text); err != nil {
 			return invalid("content must be a string or an array of parts")
@@ -257,7 +241,7 @@ func parseContent(raw json.RawMessage, m *Message) error {
 	return nil
 }
 
-func parseToolCalls(raw json.RawMessage, m *Message) error {
+func parseToolCalls(raw json.RawMessage, m *wire.Turn) error {
 	var calls []struct {
 		Function struct {
 			Name      string `json:"name"`
@@ -272,7 +256,7 @@ func parseToolCalls(raw json.RawMessage, m *Message) error {
 		b.WriteString(c.Function.Name)
 		b.WriteString(c.Function.Arguments)
 	}
-	m.ToolCalls = b.String()
+	m.Calls = b.String()
 	return nil
 }
 

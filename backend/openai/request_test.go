@@ -84,7 +84,7 @@ func TestParseChatRequestAccepts(t *testing.T) {
 			"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},
 			{"role":"tool","tool_call_id":"1","content":"ok","name":"f"}]}`,
 			func(t *testing.T, r *ChatRequest) {
-				if r.N != 2 || r.Messages[0].ToolCalls != `f{"a":1}` || r.Messages[0].Text != "" || r.Messages[1].Name != "f" || len(r.ToolsJSON) == 0 {
+				if r.N != 2 || r.Messages[0].Calls != `f{"a":1}` || r.Messages[0].Text != "" || r.Messages[1].Name != "f" || len(r.ToolsJSON) == 0 {
 					t.Errorf("got %+v", r)
 				}
 			}},

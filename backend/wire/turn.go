@@ -6,12 +6,14 @@ import (
 )
 
 // Turn is one prompt turn with its text flattened, in the shape a meter
-// counts (meter.Message). Each format gives its request's turns in this
-// shape, so that admission (the reserve's input part) and the format's
+// counts. Each format gives its request's turns in this shape, so that admission (the reserve's input part) and the format's
 // count-tokens door count the same body with the same meter call and
 // arrive at the same figure.
 type Turn struct {
 	Role string // "system", "user", "assistant" or "tool"
+	// Name is the participant's name a chat-completions message may carry
+	// (billed as prompt); the other formats have none.
+	Name string
 	// Text is the turn's text, joined without separator (as a translation
 	// sends it, so that a byte count agrees): every meter counts it.
 	Text string

@@ -132,3 +132,60 @@ func textIndexBytes(tb testing.TB, path string) int {
 	}
 	return runs
 }
+
+// BenchmarkAuditTextBatches times the writer's batches of the text index on
+// the ledger file QUOTAGATE_TEXT_LEDGER names: its index is emptied, then
+// rebuilt DefaultAuditTextBatch rows a transaction, as the writer indexes
+// them, and it reports the median, the 99th percentile and the longest
+// batch. A batch holds the writer: every admission waits for it. The
+// index's merges happen inside these batches; how they are paced
+// (0019_audit_text_merge.sql) decides the longest one. The ledger is
+// changed only in how its index is laid out.
+//
+//	QUOTAGATE_TEXT_LEDGER=/work/big/x/books-800000.db go test -run '^$' -bench BenchmarkAuditTextBatches -benchtime 1x ./backend/sqlite/
+func BenchmarkAuditTextBatches(b *testing.B) {
+	path := os.Getenv("QUOTAGATE_TEXT_LEDGER")
+	if path == "" {
+		b.Skip("QUOTAGATE_TEXT_LEDGER names no ledger file")
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(path, sqlite.Options{Synchronous: "OFF", AuditTextBatch: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	var rows int64
+	for _, q := range []string{`INSERT INTO audit_text (audit_text) VALUES ('delete-all')`, `UPDATE audit_text_mark SET seq = 0`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM audit`).Scan(&rows); err != nil {
+		b.Fatal(err)
+	}
+	var took []time.Duration
+	t0 := time.Now()
+	for left := rows; left > 0; left -= sqlite.DefaultAuditTextBatch {
+		t := time.Now()
+		if err := st.IndexAuditText(ctx, sqlite.DefaultAuditTextBatch); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(t))
+	}
+	total := time.Since(t0)
+	slices.Sort(took)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+	b.ReportMetric(ms(took[len(took)/2]), "p50-ms")
+	b.ReportMetric(ms(took[len(took)*99/100]), "p99-ms")
+	b.ReportMetric(ms(took[len(took)-1]), "max-ms")
+	b.Logf("%d audit rows in %d batches, %s; longest five: %v", rows, len(took), total.Round(time.Millisecond), took[len(took)-5:])
+	// rank 1: the index against the text of every audit row.
+	if _, err := db.ExecContext(ctx, `INSERT INTO audit_text (audit_text, rank) VALUES ('integrity-check', 1)`); err != nil {
+		b.Fatalf("audit_text against audit: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"testing"
@@ -111,5 +112,36 @@ func wantTextFound(t *testing.T, st ledger.Store, text string) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("text %q: seqs %v, want %v", text, got, want)
+	}
+}
+
+// TestAuditTextMergePacing: a ledger's text index merges its segments a
+// little in each batch (automerge 8) and never a whole level at once while
+// the incremental merges keep up (crisismerge 64): the pacing
+// BenchmarkAuditTextBatches measures, which FTS5 keeps in the index's
+// own config table.
+func TestAuditTextMergePacing(t *testing.T) {
+	path := t.TempDir() + "/ledger.db"
+	st, err := sqlite.Open(path, sqlite.Options{Synchronous: "OFF"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	got := map[string]int{}
+	rows, err := openRaw(t, path).Query(`SELECT k, v FROM audit_text_config WHERE k IN ('automerge', 'crisismerge')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var v int
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		got[k] = v
+	}
+	if want := map[string]int{"automerge": 8, "crisismerge": 64}; !maps.Equal(got, want) {
+		t.Fatalf("audit_text's merge settings %v, want %v", got, want)
 	}
 }

@@ -136,6 +136,51 @@ func TestArchiveRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRestoreNamesTheRowInTheWay: an audit row of the archived month is
+// restored many to a statement; when a row already in the ledger stands in
+// the way of one, restore names that row and changes nothing (the month
+// stays archived), and once the row is gone it restores exactly.
+func TestRestoreNamesTheRowInTheWay(t *testing.T) {
+	st, path := archiveLedger(t)
+	ctx := context.Background()
+	before := dumpRows(t, path)
+	done := archiveMonths(t, st, t.TempDir(), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	db := openRaw(t, path)
+	var seq, parts int64
+	if err := db.QueryRow(`SELECT max(last_seq), count(*) FROM archive_summaries WHERE month = ?`, done[0].Month).
+		Scan(&seq, &parts); err != nil || parts == 0 {
+		t.Fatalf("summaries of %s: %d, %v", done[0].Month, parts, err)
+	}
+	if _, err := db.Exec(`INSERT INTO audit (seq, at, kind, tenant_id, run_id, actor, reason, evidence, units,
+		available_before, available_after, detail, balance, count, last_at, micros, period, provider_id)
+		VALUES (?, 0, 'note', 't', '', 'admin', 'in the way', '', 0, 0, 0, '', 0, 1, 0, 0, '', '')`, seq); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.RestoreArchive(ctx, done[0].File, archiver)
+	if want := fmt.Sprintf("audit row %d (", seq); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("restore over a row in the way: %v, want an error naming %q", err, want)
+	}
+	var left int64
+	if err := db.QueryRow(`SELECT count(*) FROM archive_summaries WHERE month = ?`, done[0].Month).Scan(&left); err != nil || left != parts {
+		t.Fatalf("%d summaries of %s after the refused restore, want %d (%v)", left, done[0].Month, parts, err)
+	}
+	for _, q := range []string{`INSERT INTO archive_unlock (month) VALUES ('test')`, `DELETE FROM audit WHERE seq = ` + fmt.Sprint(seq),
+		`DELETE FROM archive_unlock`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range done {
+		if _, err := st.RestoreArchive(ctx, m.File, archiver); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantClean(t, st, ledger.VerifyOptions{Full: true})
+	if after := dumpRows(t, path); after != before {
+		t.Fatalf("restored ledger differs:\n%s\nwas\n%s", after, before)
+	}
+}
+
 // TestArchiveAlteredFile: verify --archive names the row that was edited
 // in the file, and restore refuses the file.
 func TestArchiveAlteredFile(t *testing.T) {

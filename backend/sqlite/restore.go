@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,7 +34,12 @@ func (l archiveLedger) RestorePart(ctx context.Context, month, path string, p ar
 	}, nil)
 }
 
-// insertArchived inserts every record as it was archived, by column name.
+// insertArchived inserts every record as it was archived, by column name:
+// a run a statement, the audit rows many to a statement. A restored audit
+// row is indexed for text by a trigger in its statement, and FTS5 writes a
+// segment of its index at the end of every statement that added to it: an
+// audit row a statement made a segment a row, whose merges made restoring a
+// month of a 20 M-run ledger crawl.
 func insertArchived(ctx context.Context, w *wtx, records []archive.Record) error {
 	columns := map[string]map[string]bool{}
 	for _, t := range []string{archive.TableRuns, archive.TableAudit} {
@@ -43,6 +49,8 @@ func insertArchived(ctx context.Context, w *wtx, records []archive.Record) error
 		}
 		columns[t] = cols
 	}
+	var group []archive.Record
+	var groupNames []string
 	for _, rec := range records {
 		names := make([]string, 0, len(rec.Row))
 		for c := range rec.Row {
@@ -52,17 +60,51 @@ func insertArchived(ctx context.Context, w *wtx, records []archive.Record) error
 			names = append(names, c)
 		}
 		sort.Strings(names)
-		args := make([]any, len(names))
-		for i, c := range names {
-			args[i] = rec.Row[c]
+		if len(group) > 0 && (rec.Table != group[0].Table || rec.Table != archive.TableAudit ||
+			!slices.Equal(names, groupNames) || len(group) == restoreRowsAStatement) {
+			if err := insertRecords(ctx, w, groupNames, group); err != nil {
+				return err
+			}
+			group = group[:0]
 		}
-		q := fmt.Sprintf(`INSERT INTO %s ("%s") VALUES (%s)`, rec.Table, strings.Join(names, `", "`),
-			strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", "))
-		if _, err := w.exec(ctx, q, args...); err != nil {
-			return fmt.Errorf("restore %s: %w", archive.Describe(rec.Table, rec.Row), err)
+		group, groupNames = append(group, rec), names
+	}
+	if len(group) == 0 {
+		return nil
+	}
+	return insertRecords(ctx, w, groupNames, group)
+}
+
+// restoreRowsAStatement is how many audit rows one INSERT restores: ~20
+// columns a row keeps it well within SQLite's 32,766 parameters.
+const restoreRowsAStatement = 500
+
+// insertRecords inserts recs, rows of one table with the columns names, in
+// one statement. When it fails, they are inserted one by one, so that the
+// error names the row (the failed statement changed nothing).
+func insertRecords(ctx context.Context, w *wtx, names []string, recs []archive.Record) error {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", ") + ")"
+	q := fmt.Sprintf(`INSERT INTO %s ("%s") VALUES %s`, recs[0].Table, strings.Join(names, `", "`),
+		strings.TrimSuffix(strings.Repeat(row+", ", len(recs)), ", "))
+	args := make([]any, 0, len(names)*len(recs))
+	for _, rec := range recs {
+		for _, c := range names {
+			args = append(args, rec.Row[c])
 		}
 	}
-	return nil
+	_, err := w.exec(ctx, q, args...)
+	if err == nil {
+		return nil
+	}
+	if len(recs) == 1 {
+		return fmt.Errorf("restore %s: %w", archive.Describe(recs[0].Table, recs[0].Row), err)
+	}
+	for i := range recs {
+		if err := insertRecords(ctx, w, names, recs[i:i+1]); err != nil {
+			return err
+		}
+	}
+	return err
 }
 
 // tableColumns is the set of table's column names.

@@ -55,8 +55,10 @@ func TestReliabilityDataDirLock(t *testing.T) {
 	dir := t.TempDir()
 	first := startChild(t, "TestReliabilityDataDirChild", lockChildDir+"="+dir, lockChildDemo+"="+d.URL())
 
-	// A stream that is still running while the second process starts: it
-	// waits for the test to read, and the test reads only after.
+	// A stream that is still running while the second process starts: the
+	// demo holds it after its first part until the test releases it.
+	release := d.Hold()
+	defer release()
 	req, _ := http.NewRequest("POST", first.url+"/v1/chat/completions",
 		strings.NewReader(chatBody("/demo kind=slow&delay=20ms&repeat=3", true, 4096)))
 	req.Header.Set("Authorization", "Bearer "+canaryKeyA)
@@ -103,6 +105,7 @@ func TestReliabilityDataDirLock(t *testing.T) {
 		t.Errorf("active %d after the second process, want 1 (the live run keeps its slot)", n)
 	}
 
+	release()
 	rest, err := io.ReadAll(br)
 	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(rest)), "data: [DONE]") {
 		t.Fatalf("the stream after the second process: %v\n%s", err, rest)

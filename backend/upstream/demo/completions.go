@@ -128,7 +128,7 @@ func (x *exchange) completions() {
 		return x.data(c, text != "")
 	}
 	for _, p := range parts {
-		if !x.pause(x.plan.ChunkDelay) || !chunk(p, nil, nil) {
+		if !x.beforePart() || !chunk(p, nil, nil) {
 			return
 		}
 	}
@@ -149,7 +149,7 @@ func (x *exchange) completions() {
 
 func (x *exchange) fimComplete(parts []string, finish string) {
 	for range parts {
-		if !x.pause(x.plan.ChunkDelay) {
+		if !x.beforePart() {
 			return
 		}
 	}
@@ -253,7 +253,7 @@ func (x *exchange) embeddings() {
 	if x.s.opts.EmbeddingsPromptUnits != nil {
 		prompt = x.s.opts.EmbeddingsPromptUnits(x.rec.Body)
 	}
-	if !x.pause(x.plan.ChunkDelay) {
+	if !x.beforePart() {
 		return
 	}
 	dims := x.embed.Dimensions

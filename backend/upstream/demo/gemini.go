@@ -150,7 +150,7 @@ func (x *exchange) geminiStream() {
 		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
 			panic(http.ErrAbortHandler)
 		}
-		if !x.pause(x.plan.ChunkDelay) {
+		if !x.beforePart() {
 			return
 		}
 		last := i == len(parts)-1 && x.plan.Kind != KindCut
@@ -175,7 +175,7 @@ func (x *exchange) geminiStream() {
 
 func (x *exchange) geminiComplete() {
 	for range x.parts() {
-		if !x.pause(x.plan.ChunkDelay) {
+		if !x.beforePart() {
 			return
 		}
 	}

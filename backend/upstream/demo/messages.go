@@ -218,7 +218,7 @@ func (x *exchange) msgStream() {
 		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
 			panic(http.ErrAbortHandler) // mid-body: no message_delta, no message_stop
 		}
-		if !x.pause(x.plan.ChunkDelay) {
+		if !x.beforePart() {
 			return
 		}
 		if !x.send("content_block_delta", map[string]any{"index": 0, "delta": delta(part)}, true) {
@@ -243,7 +243,7 @@ func (x *exchange) msgStream() {
 
 func (x *exchange) msgComplete() {
 	for range x.parts() {
-		if !x.pause(x.plan.ChunkDelay) {
+		if !x.beforePart() {
 			return
 		}
 	}

@@ -235,7 +235,7 @@ func (x *exchange) streamCallItem(send respSend) (item map[string]any, ok bool) 
 		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
 			panic(http.ErrAbortHandler)
 		}
-		if !x.pause(x.plan.ChunkDelay) || !send("response.function_call_arguments.delta", true, "item_id", id, "output_index", 0, "delta", part) {
+		if !x.beforePart() || !send("response.function_call_arguments.delta", true, "item_id", id, "output_index", 0, "delta", part) {
 			return nil, false
 		}
 	}
@@ -258,7 +258,7 @@ func (x *exchange) streamMessageItem(send respSend) (item map[string]any, ok boo
 		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
 			panic(http.ErrAbortHandler)
 		}
-		if !x.pause(x.plan.ChunkDelay) ||
+		if !x.beforePart() ||
 			!send("response.output_text.delta", true, "item_id", id, "output_index", 0, "content_index", 0, "delta", part, "logprobs", []any{}) {
 			return nil, false
 		}
@@ -274,7 +274,7 @@ func (x *exchange) streamMessageItem(send respSend) (item map[string]any, ok boo
 
 func (x *exchange) responsesComplete() {
 	for range x.parts() {
-		if !x.pause(x.plan.ChunkDelay) {
+		if !x.beforePart() {
 			return
 		}
 	}

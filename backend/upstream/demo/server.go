@@ -97,6 +97,7 @@ type Server struct {
 	discs   int
 	flight  int
 	changed chan struct{}  // closed and replaced on every observation
+	held    chan struct{}  // Hold's: closed on release; nil when not held
 	errored map[string]int // Plan.Times: errors answered per plan string
 	keys    keyBook        // RefuseKey's answers and the calls seen per key
 	// The usage lookup (lookup.go): each chat call's usage by id, how
@@ -141,6 +142,27 @@ func Start(opts Options) (*Server, error) {
 	s.srv = &http.Server{Handler: s.auth(mux), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
+}
+
+// Hold keeps every answer that has sent its first part from sending the
+// next until release is called: a test's way to keep a stream, and its
+// run, going for as long as it needs, whatever the machine's load.
+func (s *Server) Hold() (release func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.held = ch
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.held == ch {
+				s.held = nil
+			}
+			s.mu.Unlock()
+			close(ch)
+		})
+	}
 }
 
 // URL is the base URL of the OpenAI-compatible API, ending in /v1.
@@ -397,18 +419,19 @@ func (s *Server) serves(model string) bool {
 
 // exchange is one request being answered.
 type exchange struct {
-	s     *Server
-	w     http.ResponseWriter
-	rc    *http.ResponseController
-	ctx   context.Context
-	rec   *Request
-	plan  Plan
-	req   *chatRequest
-	resp  *responsesRequest // set for POST /v1/responses
-	msg   *messagesRequest  // set for POST /v1/messages
-	fim   *fimRequest       // set for POST /v1/completions
-	embed *embedRequest     // set for POST /v1/embeddings
-	gem   *geminiExchange   // set for POST /v1/models/{model}:…
+	s         *Server
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	ctx       context.Context
+	rec       *Request
+	plan      Plan
+	req       *chatRequest
+	resp      *responsesRequest // set for POST /v1/responses
+	msg       *messagesRequest  // set for POST /v1/messages
+	fim       *fimRequest       // set for POST /v1/completions
+	embed     *embedRequest     // set for POST /v1/embeddings
+	gem       *geminiExchange   // set for POST /v1/models/{model}:…
+	partsSent int               // beforePart's count
 }
 
 func (x *exchange) disconnected() {
@@ -430,6 +453,30 @@ func (x *exchange) pause(d time.Duration) bool {
 		return false
 	}
 	return true
+}
+
+// beforePart waits before a part of the answer: the plan's ChunkDelay,
+// then, from the second part on, for as long as the server is held.
+func (x *exchange) beforePart() bool {
+	if !x.pause(x.plan.ChunkDelay) {
+		return false
+	}
+	if x.partsSent++; x.partsSent == 1 {
+		return true
+	}
+	x.s.mu.Lock()
+	held := x.s.held
+	x.s.mu.Unlock()
+	if held == nil {
+		return true
+	}
+	select {
+	case <-held:
+		return true
+	case <-x.ctx.Done():
+		x.disconnected()
+		return false
+	}
 }
 
 func (x *exchange) run() {
@@ -567,7 +614,7 @@ func (x *exchange) streamDeltas(created int64, includeUsage bool, head *openai.D
 		if x.plan.Kind == KindCut && i >= x.plan.CutAfter {
 			panic(http.ErrAbortHandler)
 		}
-		if !x.pause(x.plan.ChunkDelay) || !x.event(chunk(delta(part), nil), true) {
+		if !x.beforePart() || !x.event(chunk(delta(part), nil), true) {
 			return false
 		}
 	}
@@ -638,7 +685,7 @@ func (x *exchange) write(b []byte, content bool) bool {
 
 func (x *exchange) complete() {
 	for range x.parts() {
-		if !x.pause(x.plan.ChunkDelay) {
+		if !x.beforePart() {
 			return
 		}
 	}

@@ -94,6 +94,21 @@ func wantClean(t *testing.T, st *sqlite.Store, opts ledger.VerifyOptions) {
 	}
 }
 
+// restoreExactly restores the months done and wants verify clean and every
+// row of the ledger at path as before (dumpRows).
+func restoreExactly(t *testing.T, st *sqlite.Store, path, before string, done []ledger.ArchivedMonth) {
+	t.Helper()
+	for _, m := range done {
+		if _, err := st.RestoreArchive(context.Background(), m.File, archiver); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantClean(t, st, ledger.VerifyOptions{Full: true})
+	if after := dumpRows(t, path); after != before {
+		t.Fatalf("restored ledger differs:\n%s\nwas\n%s", after, before)
+	}
+}
+
 // TestArchiveRoundTrip: two months leave the ledger for two files, verify
 // stays clean from the summaries, each file checks against its summary,
 // the held run stays, and restoring both puts back exactly what left.
@@ -122,15 +137,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 			t.Fatalf("verify --archive %s: %q, %v", m.File, problems, err)
 		}
 	}
-	for _, m := range done {
-		if _, err := st.RestoreArchive(ctx, m.File, archiver); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wantClean(t, st, ledger.VerifyOptions{Full: true})
-	if after := dumpRows(t, path); after != before {
-		t.Fatalf("restored ledger differs:\n%s\nwas\n%s", after, before)
-	}
+	restoreExactly(t, st, path, before, done)
 	if _, err := st.RestoreArchive(ctx, done[0].File, archiver); err == nil || !strings.Contains(err.Error(), "no summary") {
 		t.Fatalf("a second restore: %v, want a refusal saying the ledger keeps no summary", err)
 	}
@@ -170,15 +177,7 @@ func TestRestoreNamesTheRowInTheWay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, m := range done {
-		if _, err := st.RestoreArchive(ctx, m.File, archiver); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wantClean(t, st, ledger.VerifyOptions{Full: true})
-	if after := dumpRows(t, path); after != before {
-		t.Fatalf("restored ledger differs:\n%s\nwas\n%s", after, before)
-	}
+	restoreExactly(t, st, path, before, done)
 }
 
 // TestArchiveAlteredFile: verify --archive names the row that was edited

@@ -159,8 +159,6 @@ func secondProcess(t *testing.T, cmd *exec.Cmd) (msg string, served bool) {
 	return msg, served
 }
 
-// dirSnapshot lists every file under dir with its size and mtime; the
-// ledger's WAL and shm files included.
 // waitTextIndexed waits until the gateway at base reports on /metrics that
 // its ledger's text index holds every audit row.
 func waitTextIndexed(t *testing.T, base string) {
@@ -178,6 +176,8 @@ func waitTextIndexed(t *testing.T, base string) {
 	}
 }
 
+// dirSnapshot lists every file under dir with its size and mtime; the
+// ledger's WAL and shm files included.
 func dirSnapshot(t *testing.T, dir string) string {
 	t.Helper()
 	var b strings.Builder

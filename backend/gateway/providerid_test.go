@@ -15,7 +15,8 @@ import (
 // and whole, settled and cut, records the provider's own id of the call
 // on the run — the id a usage lookup asks the provider about — and the
 // output it relayed. The demo names its calls chatcmpl-demo-N (chat),
-// resp_demo_N (Responses), msg_demo_N (Messages) and demo-N (Gemini).
+// resp_demo_N (Responses), msg_demo_N (Messages), demo-N (Gemini) and
+// cmpl-demo-N (legacy completions, native only).
 func TestProviderIDOnEveryDoor(t *testing.T) {
 	const msgs = `"messages":[{"role":"user","content":"hi"}]`
 	cases := []struct {
@@ -33,6 +34,8 @@ func TestProviderIDOnEveryDoor(t *testing.T) {
 		{"GeminiNative", "/v1beta/models/demo-chat:streamGenerateContent?alt=sse", geminiBody, "demo-", true},
 		{"GeminiNativeWhole", "/v1beta/models/demo-chat:generateContent", geminiBody, "demo-", true},
 		{"GeminiTranslated", "/v1beta/models/demo-chat:streamGenerateContent?alt=sse", geminiBody, "chatcmpl-demo-", false},
+		{"Completions", "/v1/completions", `{"model":"demo-chat","stream":true,"prompt":"def f(","suffix":"):"}`, "cmpl-demo-", true},
+		{"CompletionsWhole", "/v1/completions", `{"model":"demo-chat","prompt":"def f(","suffix":"):"}`, "cmpl-demo-", true},
 	}
 	for _, c := range cases {
 		plans := []string{""}
@@ -47,7 +50,7 @@ func TestProviderIDOnEveryDoor(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				protocols := []string{"chat"}
 				if c.native {
-					protocols = []string{"chat", "responses", "messages", "gemini"}
+					protocols = []string{"chat", "responses", "messages", "gemini", "completions"}
 				}
 				e := newEnv(t, envOpts{tenants: []ledger.Tenant{tenant("a", 100_000, 4)},
 					upstream: upstream.Options{Protocols: protocols}})

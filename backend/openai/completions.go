@@ -151,10 +151,11 @@ func ParseTextChunk(data []byte) (Chunk, error) {
 // ParseTextCompletion parses a non-streaming text_completion body.
 func ParseTextCompletion(body []byte) (Completion, error) {
 	c, err := parseText(bytes.TrimSpace(body))
-	return Completion{Content: c.Content, Choices: c.Choices, Usage: c.Usage}, err
+	return Completion{Content: c.Content, Choices: c.Choices, Usage: c.Usage, ID: c.ID}, err
 }
 
 type wireTextChunk struct {
+	ID      string `json:"id"`
 	Choices []struct {
 		Text *string `json:"text"`
 	} `json:"choices"`
@@ -170,7 +171,7 @@ func parseText(d []byte) (Chunk, error) {
 	if err := json.Unmarshal(d, &w); err != nil {
 		return Chunk{}, fmt.Errorf("openai: payload: %w", err)
 	}
-	c := Chunk{Choices: len(w.Choices)}
+	c := Chunk{Choices: len(w.Choices), ID: w.ID}
 	var text strings.Builder
 	for _, ch := range w.Choices {
 		if ch.Text != nil {

@@ -61,7 +61,7 @@ func newFixture(t *testing.T, mod func(*admin.Options)) *fixture {
 		State: admin.StateFunc(func(context.Context) (admin.State, error) {
 			f.builds.Add(1)
 			b := ledger.Units(f.budget.Load())
-			return admin.State{Version: "test", Tenants: []admin.TenantState{{Tenant: "local", BudgetUnits: b, AvailableUnits: b}}}, nil
+			return admin.State{Version: "test", Tenants: []admin.TenantState{{Balance: ledger.Balance{TenantID: "local", BudgetUnits: b, AvailableUnits: b}}}}, nil
 		}),
 		Store:     st,
 		Canceller: storeCanceller{st},

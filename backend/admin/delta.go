@@ -80,7 +80,7 @@ func Diff(prev, next State) Delta {
 	d := Delta{UptimeSeconds: next.UptimeSeconds, Clock: next.Clock}
 	d.Runs, d.RunsGone, d.RunsOrder = diffKeyed(prev.Runs, next.Runs, runKey)
 	d.Holds, d.HoldsGone, d.HoldsOrder = diffKeyed(prev.Holds, next.Holds, runKey)
-	d.Tenants, d.TenantsGone, d.TenantOrder = diffKeyed(prev.Tenants, next.Tenants, func(t TenantState) string { return t.Tenant })
+	d.Tenants, d.TenantsGone, d.TenantOrder = diffKeyed(prev.Tenants, next.Tenants, func(t TenantState) string { return t.TenantID })
 	if !sameJSON(prev.Gates, next.Gates) {
 		d.Gates = next.Gates
 	}
@@ -180,7 +180,7 @@ func (s State) Apply(d Delta) State {
 	s.UptimeSeconds, s.Clock = d.UptimeSeconds, d.Clock
 	s.Runs = applyKeyed(s.Runs, d.Runs, d.RunsGone, d.RunsOrder, runKey)
 	s.Holds = applyKeyed(s.Holds, d.Holds, d.HoldsGone, d.HoldsOrder, runKey)
-	s.Tenants = applyKeyed(s.Tenants, d.Tenants, d.TenantsGone, d.TenantOrder, func(t TenantState) string { return t.Tenant })
+	s.Tenants = applyKeyed(s.Tenants, d.Tenants, d.TenantsGone, d.TenantOrder, func(t TenantState) string { return t.TenantID })
 	s.Gates, s.Quota, s.Snapshots = whole(s.Gates, d.Gates), whole(s.Quota, d.Quota), whole(s.Snapshots, d.Snapshots)
 	s.Periods, s.Keys = wholeMap(s.Periods, d.Periods), wholeMap(s.Keys, d.Keys)
 	s.Routes = whole(s.Routes, d.Routes)

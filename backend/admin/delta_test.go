@@ -19,7 +19,7 @@ func run(id string, st ledger.RunStatus, held ledger.Units) ledger.Run {
 // TestDiffApply: applying Diff(prev, next) to prev gives next, for changed,
 // new, gone and reordered rows; an unchanged state is an empty delta.
 func TestDiffApply(t *testing.T) {
-	base := admin.State{Version: "v", Tenants: []admin.TenantState{{Tenant: "local", BudgetUnits: 1000, AvailableUnits: 1000}},
+	base := admin.State{Version: "v", Tenants: []admin.TenantState{{Balance: ledger.Balance{TenantID: "local", BudgetUnits: 1000, AvailableUnits: 1000}}},
 		Runs: []ledger.Run{run("r2", ledger.RunActive, 102), run("r1", ledger.RunActive, 102)}}
 	base.Normalize() // as every sent state is
 	settled := run("r1", ledger.RunCompleted, 0)
@@ -31,7 +31,7 @@ func TestDiffApply(t *testing.T) {
 		{"Same", func(s admin.State) admin.State { return s }, 0},
 		{"Changed", func(s admin.State) admin.State {
 			s.Runs = []ledger.Run{s.Runs[0], settled}
-			s.Tenants = []admin.TenantState{{Tenant: "local", BudgetUnits: 1000, SpentUnits: 15, AvailableUnits: 883}}
+			s.Tenants = []admin.TenantState{{Balance: ledger.Balance{TenantID: "local", BudgetUnits: 1000, SpentUnits: 15, AvailableUnits: 883}}}
 			return s
 		}, 2},
 		{"NewFirst", func(s admin.State) admin.State {

@@ -2,13 +2,13 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/quotagate/quotagate/backend/alert"
 	"github.com/quotagate/quotagate/backend/evidence"
 	"github.com/quotagate/quotagate/backend/gate"
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/price"
 	"github.com/quotagate/quotagate/backend/quota"
 	"github.com/quotagate/quotagate/backend/upstream"
 )
@@ -93,27 +93,18 @@ const (
 	MaxSnapshots = 20
 )
 
-// TenantState is one tenant's balance with its policy.
+// TenantState is one tenant's balance with its policy. Its JSON is one
+// object: the balance's members as the ledger writes them (money budget
+// members only for a money budget; the period's only when the budget
+// renews), then the limits'.
 type TenantState struct {
-	Tenant         string       `json:"tenant"`
-	BudgetUnits    ledger.Units `json:"budget_units"`
-	SpentUnits     ledger.Units `json:"spent_units"`
-	HeldUnits      ledger.Units `json:"held_units"`
-	AvailableUnits ledger.Units `json:"available_units"`
-	Active         int          `json:"active"`
-	// Money, in micros of State.Currency: spent and held by priced runs
-	// whatever the budget is in; the budget and what is available of it
-	// only for a tenant with a money budget (absent otherwise).
-	BudgetMicros    *price.Micros `json:"budget_micros,omitempty"`
-	SpentMicros     price.Micros  `json:"spent_micros"`
-	HeldMicros      price.Micros  `json:"held_micros"`
-	AvailableMicros *price.Micros `json:"available_micros,omitempty"`
-	// Period is the budget's current period when it renews (the figures
-	// above are then this period's): its label and bounds, the end
-	// exclusive; all absent for a budget that never renews.
-	Period      string    `json:"period,omitempty"`
-	PeriodStart time.Time `json:"period_start,omitzero"`
-	PeriodEnd   time.Time `json:"period_end,omitzero"`
+	ledger.Balance
+	TenantLimits
+}
+
+// TenantLimits is a tenant's limits as this gateway applies them, its use
+// of them here, and whether it is still configured.
+type TenantLimits struct {
 	// Queued counts the tenant's calls waiting at a gate of this gateway
 	// (the gate's queue, however many runs there are; not the listed page).
 	Queued        int `json:"queued"`
@@ -127,6 +118,20 @@ type TenantState struct {
 	// Removed: the tenant is no longer configured (deleted on the dashboard
 	// or gone from the file); its balance row stays as history.
 	Removed bool `json:"removed,omitempty"`
+}
+
+// MarshalJSON writes the balance's members and the limits' in one object
+// (the embedded balance's own MarshalJSON would otherwise write it alone).
+func (t TenantState) MarshalJSON() ([]byte, error) {
+	balance, err := json.Marshal(t.Balance)
+	if err != nil {
+		return nil, err
+	}
+	limits, err := json.Marshal(t.TenantLimits)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(balance[:len(balance)-1], ','), limits[1:]...), nil
 }
 
 // RateUse is one tenant's position in its sliding request windows (seed 003).

@@ -42,12 +42,13 @@ func goldenState() admin.State {
 		Version: "0.1.0", StartedAt: t0, UptimeSeconds: 3725, DataDir: "/root/.local/share/quotagate",
 		Addr: "127.0.0.1:8787", Meter: "tiktoken", Demo: true, Currency: "CNY",
 		Tenants: []admin.TenantState{
-			{Tenant: "local", BudgetUnits: 1_000_000, SpentUnits: 0, HeldUnits: 1002, AvailableUnits: 998_998, Active: 1, Queued: 1, MaxConcurrent: 4,
-				HeldMicros: 8_004},
-			{Tenant: "tenant-a", BudgetUnits: 110, SpentUnits: 15, AvailableUnits: 95, MaxConcurrent: 1, PerMinute: 10, PerHour: 120,
-				BudgetMicros: ptr[price.Micros](50_000_000), SpentMicros: 24, AvailableMicros: ptr[price.Micros](49_999_976),
-				Rate: &admin.RateUse{LastMinute: 10, LastHour: 22, Refused: 1}}, // seed 003: the 11th call in a minute is refused
-			{Tenant: "gone", BudgetUnits: 500, SpentUnits: 102, AvailableUnits: 398, Removed: true},
+			{Balance: ledger.Balance{TenantID: "local", BudgetUnits: 1_000_000, SpentUnits: 0, HeldUnits: 1002, AvailableUnits: 998_998, Active: 1,
+				HeldMicros: 8_004}, TenantLimits: admin.TenantLimits{Queued: 1, MaxConcurrent: 4}},
+			{Balance: ledger.Balance{TenantID: "tenant-a", BudgetUnits: 110, SpentUnits: 15, AvailableUnits: 95,
+				HasMoneyBudget: true, BudgetMicros: 50_000_000, SpentMicros: 24, AvailableMicros: 49_999_976},
+				TenantLimits: admin.TenantLimits{MaxConcurrent: 1, PerMinute: 10, PerHour: 120,
+					Rate: &admin.RateUse{LastMinute: 10, LastHour: 22, Refused: 1}}}, // seed 003: the 11th call in a minute is refused
+			{Balance: ledger.Balance{TenantID: "gone", BudgetUnits: 500, SpentUnits: 102, AvailableUnits: 398}, TenantLimits: admin.TenantLimits{Removed: true}},
 		},
 		Runs:  []ledger.Run{held, done},
 		Holds: []ledger.Run{held},

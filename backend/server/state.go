@@ -190,17 +190,11 @@ func (s *Server) tenantStates(ctx context.Context) ([]admin.TenantState, error) 
 	for _, id := range order {
 		t, configured := policy[id]
 		b := balances[id]
-		ts := admin.TenantState{
-			Tenant: id, BudgetUnits: b.BudgetUnits, SpentUnits: b.SpentUnits, HeldUnits: b.HeldUnits,
-			AvailableUnits: b.AvailableUnits, Active: b.Active, Queued: queued[id], MaxConcurrent: t.MaxConcurrent,
-			PerMinute: t.RateLimits.PerMinute, PerHour: t.RateLimits.PerHour, Rate: rates[id], Removed: !configured,
-			SpentMicros: b.SpentMicros, HeldMicros: b.HeldMicros,
-			Period: b.Period, PeriodStart: b.PeriodStart, PeriodEnd: b.PeriodEnd,
-		}
-		if b.HasMoneyBudget {
-			ts.BudgetMicros, ts.AvailableMicros = &b.BudgetMicros, &b.AvailableMicros
-		}
-		out = append(out, ts)
+		b.TenantID = id // a configured tenant's row may not be written yet
+		out = append(out, admin.TenantState{Balance: b, TenantLimits: admin.TenantLimits{
+			Queued: queued[id], MaxConcurrent: t.MaxConcurrent, PerMinute: t.RateLimits.PerMinute,
+			PerHour: t.RateLimits.PerHour, Rate: rates[id], Removed: !configured,
+		}})
 	}
 	return out, nil
 }
@@ -213,14 +207,14 @@ func (s *Server) periodHistories(ctx context.Context, tenants []admin.TenantStat
 		if t.Period == "" {
 			continue
 		}
-		h, err := s.store.PeriodHistory(ctx, t.Tenant, ledger.PeriodHistoryLength)
+		h, err := s.store.PeriodHistory(ctx, t.TenantID, ledger.PeriodHistoryLength)
 		if err != nil {
 			return nil, err
 		}
 		if out == nil {
 			out = map[string][]ledger.PeriodSpend{}
 		}
-		out[t.Tenant] = h
+		out[t.TenantID] = h
 	}
 	return out, nil
 }

@@ -64,6 +64,10 @@ type Options struct {
 	// Changed, when set, is told each time a finding changes (the live
 	// dashboard, tests waiting on an outcome).
 	Changed func(Finding)
+	// Follows says which held runs Start takes up again (nil: all). On a
+	// ledger several gateways share, each run is one gateway's to look
+	// up; the others learn its final finding from the row it records.
+	Follows func(ledger.Run) bool
 }
 
 // Worker follows held runs at their providers.
@@ -147,21 +151,36 @@ func (w *Worker) resume(ctx context.Context, run ledger.Run) error {
 	if _, ok := w.ups[run.Upstream]; !ok || run.Usage != ledger.UsageUnknown || run.ProviderID == "" {
 		return nil
 	}
-	rows, err := w.o.Store.Audit(ctx, ledger.AuditFilter{RunID: run.ID, Kind: AuditLookup})
+	f, ok, err := w.recorded(ctx, run.ID)
 	if err != nil {
-		return fmt.Errorf("evidence: lookups of run %s: %w", run.ID, err)
+		return err
+	}
+	if ok {
+		w.set(f)
+		if f.State == Found && w.ups[run.Upstream].Auto {
+			w.spawn(func() { w.autoApply(f) })
+		}
+		return nil
+	}
+	if w.o.Follows == nil || w.o.Follows(run) {
+		w.follow(run)
+	}
+	return nil
+}
+
+// recorded is run id's final finding as its last lookup row recorded it;
+// false when no lookup has ended.
+func (w *Worker) recorded(ctx context.Context, id ledger.RunID) (Finding, bool, error) {
+	rows, err := w.o.Store.Audit(ctx, ledger.AuditFilter{RunID: id, Kind: AuditLookup})
+	if err != nil {
+		return Finding{}, false, fmt.Errorf("evidence: lookups of run %s: %w", id, err)
 	}
 	for i := len(rows) - 1; i >= 0; i-- {
 		if f, ok := fromRow(rows[i]); ok {
-			w.set(f)
-			if f.State == Found && w.ups[run.Upstream].Auto {
-				w.spawn(func() { w.autoApply(f) })
-			}
-			return nil
+			return f, true, nil
 		}
 	}
-	w.follow(run)
-	return nil
+	return Finding{}, false, nil
 }
 
 // Close stops every lookup and waits for them.
@@ -171,9 +190,18 @@ func (w *Worker) Close() {
 }
 
 // Note is the ledger's commit hook's part: a run that ended held on an
-// upstream with a lookup is followed. It never blocks on the provider.
+// upstream with a lookup is followed by the gateway that ended it. On a
+// shared ledger another gateway's hold is left to that gateway, whose
+// final finding is learnt here from the lookup row it records. It never
+// blocks on the provider.
 func (w *Worker) Note(changes []ledger.Change) {
 	for _, c := range changes {
+		if c.FromPeer {
+			if c.Kind == AuditLookup && c.RunID != "" {
+				w.spawn(func() { w.learn(c.RunID) })
+			}
+			continue
+		}
 		if _, ok := w.ups[c.Upstream]; !ok || c.RunID == "" || c.Usage != ledger.UsageUnknown {
 			continue
 		}
@@ -193,6 +221,19 @@ func (w *Worker) Note(changes []ledger.Change) {
 				w.follow(run)
 			}
 		})
+	}
+}
+
+// learn shows the final finding another gateway recorded for run id, when
+// its upstream has a lookup here too.
+func (w *Worker) learn(id ledger.RunID) {
+	f, ok, err := w.recorded(w.ctx, id)
+	if err != nil {
+		w.log.Warn("evidence: read another gateway's lookup", "run", id, "err", err)
+		return
+	}
+	if _, known := w.ups[f.Upstream]; ok && known {
+		w.set(f)
 	}
 }
 

@@ -20,6 +20,10 @@ type Change struct {
 	Upstream string
 	Model    string
 	Day      string
+	// FromPeer: another gateway sharing the ledger committed the change
+	// (learnt by its notification); false for this gateway's own commits.
+	// Work a change starts (a held run's lookup) is the committer's.
+	FromPeer bool `json:"-"`
 }
 
 // Guarded reports whether the change belongs to a guarded model's quota day.

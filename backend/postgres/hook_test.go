@@ -37,7 +37,8 @@ func (h *hookLog) snapshot() [][]ledger.Change {
 // TestCommitHook: a store reports its own commit before the write returns
 // (one call per transaction, one change per audit row, with its seq and the
 // run's new state), and another gateway's commit through the same hook,
-// after that gateway committed; a refused admission reports its reject row.
+// after that gateway committed, marked as another's; a refused admission
+// reports its reject row.
 func TestCommitHook(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
@@ -74,9 +75,12 @@ func TestCommitHook(t *testing.T) {
 			t.Fatalf("b's hook got %+v, want a's two commits", hb.snapshot())
 		}
 	}
+	// b hears them as another gateway's (FromPeer); a its own as its own.
 	got := hb.snapshot()
-	if got[0][0].Kind != ledger.AuditConfig || got[1][0] != c {
-		t.Fatalf("b's hook = %+v, want a's config then %+v", got, c)
+	fromA := c
+	fromA.FromPeer = true
+	if got[0][0].Kind != ledger.AuditConfig || !got[0][0].FromPeer || got[1][0] != fromA || c.FromPeer {
+		t.Fatalf("b's hook = %+v, want a's config then %+v", got, fromA)
 	}
 	// A refusal on b: its reject row reaches a (ledger.RejectChange).
 	_, err := b.Admit(ctx, ledger.AdmitRequest{RunID: "r2", TenantID: "t", Upstream: "demo", Model: "m", ReserveUnits: 60, Actor: ledger.TenantActor("t")})

@@ -162,6 +162,9 @@ func (s *Store) onCommit(payload string) {
 	if err := json.Unmarshal([]byte(payload), &n); err != nil || len(n.Changes) == 0 || n.Instance == s.opts.Instance {
 		return
 	}
+	for i := range n.Changes {
+		n.Changes[i].FromPeer = true
+	}
 	s.hooks.Push(n.Changes, nil)
 }
 

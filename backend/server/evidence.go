@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/quotagate/quotagate/backend/evidence"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/live"
+	"github.com/quotagate/quotagate/backend/postgres"
 	"github.com/quotagate/quotagate/backend/scrub"
 	"github.com/quotagate/quotagate/backend/upstream/lookup"
 )
@@ -39,14 +41,42 @@ func (s *Server) startEvidence(ctx context.Context, sc *scrub.Scrubber) error {
 	if len(ups) == 0 {
 		return nil
 	}
+	follows, err := s.followsAfterRestart(ctx)
+	if err != nil {
+		return err
+	}
 	w := evidence.New(evidence.Options{Store: s.store, Upstreams: ups, Scrub: sc.String, Now: s.opts.Clock.Now,
-		Logger: s.log, Changed: func(evidence.Finding) { s.hub.Publish(live.Change{Kind: live.KindLedger}) }})
+		Logger: s.log, Changed: func(evidence.Finding) { s.hub.Publish(live.Change{Kind: live.KindLedger}) }, Follows: follows})
 	s.evidence = w
 	s.commits.evidence.Store(w)
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
 	return nil
+}
+
+// followsAfterRestart is which held runs this gateway looks up again after
+// a restart: on a ledger it shares, the runs it admitted, and those of
+// gateways no longer alive when it is the first live one by name (one
+// gateway takes them up, not every one); on its own ledger, all (nil).
+func (s *Server) followsAfterRestart(ctx context.Context) (func(ledger.Run) bool, error) {
+	st, ok := s.store.(*postgres.Store)
+	if !ok {
+		return nil, nil
+	}
+	gateways, err := st.Instances(ctx)
+	if err != nil {
+		return nil, err
+	}
+	self, first := st.Instance(), ""
+	live := map[string]bool{}
+	for _, g := range gateways { // by name
+		if g.Live {
+			live[g.Name] = true
+			first = cmp.Or(first, g.Name)
+		}
+	}
+	return func(run ledger.Run) bool { return run.Instance == self || (!live[run.Instance] && first == self) }, nil
 }
 
 func lookupSpec(l *config.UsageLookup) lookup.Spec {

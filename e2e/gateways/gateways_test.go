@@ -34,6 +34,8 @@ const (
 	// not kill a gateway takes a long one, since a gateway starved of CPU
 	// past its lease (a loaded 2-core machine) is rightly judged dead.
 	envLease = "QUOTAGATE_GW_LEASE"
+	// envConfig "lookup" picks lookupConfig over gatewayConfig.
+	envConfig = "QUOTAGATE_GW_CONFIG"
 )
 
 const (
@@ -65,6 +67,24 @@ upstreams:
 ledger: {driver: postgres, dsn: ${QUOTAGATE_GW_DSN}, instance: %[6]s, version: 1, heartbeat: 300ms, lease_expiry: %[7]s}
 `
 
+// lookupConfig is the gateways' config for a test of usage lookups, which
+// count tokens (envConfig "lookup"): one tenant, one upstream with a
+// usage_lookup.
+const lookupConfig = `
+meter: tiktoken
+admin_token: %[1]q
+tenants:
+  - {id: a, key: %[2]q, budget_units: 100000000, max_concurrent: 200}
+upstreams:
+  - name: lup
+    kind: openai
+    base_url: %[5]q
+    api_key: sk-provider
+    models: [demo-lookup]
+    usage_lookup: {kind: openrouter, delay: 100ms, window: 1m}
+ledger: {driver: postgres, dsn: ${QUOTAGATE_GW_DSN}, instance: %[6]s, version: 1, heartbeat: 300ms, lease_expiry: %[7]s}
+`
+
 func TestMain(m *testing.M) {
 	if name := os.Getenv(envChild); name != "" {
 		os.Exit(serveChild(name))
@@ -79,7 +99,11 @@ func serveChild(name string) int {
 	if lease == "" {
 		lease = "2s"
 	}
-	yaml := fmt.Sprintf(gatewayConfig, adminToken, keyA, keyB, keyC, os.Getenv(envDemo), name, lease)
+	conf := gatewayConfig
+	if os.Getenv(envConfig) == "lookup" {
+		conf = lookupConfig
+	}
+	yaml := fmt.Sprintf(conf, adminToken, keyA, keyB, keyC, os.Getenv(envDemo), name, lease)
 	cfg, err := config.Parse([]byte(yaml), os.LookupEnv)
 	if err != nil {
 		fmt.Println("ERROR", err)

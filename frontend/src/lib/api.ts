@@ -204,11 +204,12 @@ export interface ArchiveResult {
 
 export interface Api {
   state(): Promise<State>;
-  /** reconcile settles a held run; cost (decimal string in the gateway's currency) is the provider's bill, sent only when given. */
-  reconcile(runID: string, units: number, evidence: string, cost?: string): Promise<void>;
-  /** applyFinding reconciles a held run with the figure its provider reported (state.evidence). */
-  applyFinding(runID: string): Promise<void>;
-  cancelRun(runID: string): Promise<void>;
+  /** reconcile settles a held run and answers it as settled; cost (decimal string in the gateway's currency) is the provider's bill, sent only when given. */
+  reconcile(runID: string, units: number, evidence: string, cost?: string): Promise<Run | void>;
+  /** applyFinding reconciles a held run with the figure its provider reported (state.evidence), and answers it as settled. */
+  applyFinding(runID: string): Promise<Run | void>;
+  /** cancelRun cancels a run and answers it as the gateway has it then. */
+  cancelRun(runID: string): Promise<Run | void>;
   syncQuota(upstream: string, model: string): Promise<void>;
   setBalance(upstream: string, model: string, reading: { balance: number } | { b0: number }): Promise<void>;
   auditCSV(q: AuditQuery): Promise<{ blob: Blob; name: string }>;
@@ -269,13 +270,16 @@ function runCalls(call: Call): Pick<Api, 'state' | 'reconcile' | 'applyFinding' 
       return normalizeState(await res.json());
     },
     async reconcile(runID, units, evidence, cost) {
-      await call('POST', `/admin/api/holds/${seg(runID)}/reconcile`, cost ? { units, evidence, cost } : { units, evidence });
+      const res = await call('POST', `/admin/api/holds/${seg(runID)}/reconcile`, cost ? { units, evidence, cost } : { units, evidence });
+      return (await res.json()) as Run;
     },
     async applyFinding(runID) {
-      await call('POST', `/admin/api/holds/${seg(runID)}/reconcile`, { from_provider: true });
+      const res = await call('POST', `/admin/api/holds/${seg(runID)}/reconcile`, { from_provider: true });
+      return (await res.json()) as Run;
     },
     async cancelRun(runID) {
-      await call('POST', `/admin/api/runs/${seg(runID)}/cancel`);
+      const res = await call('POST', `/admin/api/runs/${seg(runID)}/cancel`);
+      return (await res.json()) as Run;
     },
     async syncQuota(upstream, model) {
       await call('POST', `/admin/api/quota/${seg(upstream)}/${seg(model)}/sync`);

@@ -67,6 +67,26 @@ describe('older runs', () => {
     expect(st.get().notes.get('older:runs')).toMatchObject({ kind: 'error', code: 'not_found' });
     expect(st.get().books.runs.loading).toBe(false);
   });
+
+  it('a run settled or cancelled from this page shows as the gateway answered it, not as its page was read', async () => {
+    const st = storeWith(
+      {
+        runs: async () => ({ runs: [heldRun('r2', '02'), run('r1', { status: 'active', usage: 'pending', held_units: 102 })], more: false }),
+        reconcile: async (id, n) => run(id, { spent_units: n }),
+        cancelRun: async (id) => run(id, { status: 'cancelled', usage: 'unknown', held_units: 102 }),
+      },
+      { ...base, runs: [run('r4'), heldRun('r3', '03')], holds: [heldRun('r3', '03')] },
+    );
+    await st.books.older('runs');
+    expect(await st.reconcile('r2', 7, 'bill')).toBe(true);
+    expect(await st.cancelRun('r1')).toBe(true);
+    const older = st.get().books.runs.older;
+    expect(older.find((r) => r.id === 'r2')).toMatchObject({ usage: 'trusted', spent_units: 7, held_units: 0 });
+    expect(older.find((r) => r.id === 'r1')).toMatchObject({ status: 'cancelled' });
+    // A run the older pages do not show is left to the state.
+    expect(await st.reconcile('r9', 1, 'bill')).toBe(true);
+    expect(st.get().books.runs.older).toBe(older);
+  });
 });
 
 describe('older holds', () => {

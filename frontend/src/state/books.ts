@@ -131,6 +131,12 @@ export class BooksSlice {
     if (holds.older.some((r) => r.id === runID)) this.patchList('holds', { older: holds.older.filter((r) => r.id !== runID) });
   }
 
+  /** changed shows a run a call from this page changed (the gateway's answer) as it now is in the older runs: those pages are read once, and the state lists only the newest runs. */
+  changed(run: Run | void) {
+    const runs = this.view().runs;
+    if (run && runs.older.some((r) => r.id === run.id)) this.patchList('runs', { older: runs.older.map((r) => (r.id === run.id ? run : r)) });
+  }
+
   /** older reads the page below the last row shown. */
   async older(kind: ListKind) {
     const read = kind === 'runs' ? this.core.api.runs : this.core.api.holds;

@@ -9,7 +9,7 @@
 
 import { ApiError, createApi, type Api, type AuditQuery, type Conn, type ConnectInfo } from '../lib/api';
 import { connectLive, type ConnStatus, type Live, type SocketFactory } from '../lib/live';
-import type { State } from '../lib/types';
+import type { Run, State } from '../lib/types';
 import type { ExportResult } from '../lib/desktop';
 import { applyTheme, lang, pickLang, rememberLang, rememberTheme, setLang, storedLang, storedTheme, t, type Lang, type ThemePref } from '../lib/i18n';
 import { errorText } from '../lib/errors';
@@ -73,6 +73,12 @@ export interface Core {
   note(scope: string, n: Note | null): void;
   /** busy marks key in flight; false when it already was (a second click). */
   busy(key: string, on: boolean): boolean;
+}
+
+/** tap is p itself, keeping its answer by the way: whoever awaits it waits exactly as for p. */
+function tap<T>(p: Promise<T>, keep: (v: T) => void): Promise<T> {
+  p.then(keep, () => {});
+  return p;
 }
 
 export class Store implements Actions, Core {
@@ -227,12 +233,13 @@ export class Store implements Actions, Core {
     return true;
   }
 
-  private async run(key: string, scope: string, ok: () => string, fn: () => Promise<string | void>): Promise<boolean> {
+  /** run makes one call under a busy key and notes its outcome in scope: ok's text, or the text the call answered when it answers one. */
+  private async run(key: string, scope: string, ok: () => string, fn: () => Promise<unknown>): Promise<boolean> {
     if (!this.busy(key, true)) return false;
     this.note(scope, null);
     try {
       const custom = await fn();
-      this.note(scope, { kind: 'ok', text: custom || ok() });
+      this.note(scope, { kind: 'ok', text: (typeof custom === 'string' && custom) || ok() });
       return true;
     } catch (err) {
       this.note(scope, errorNote(err));
@@ -242,25 +249,28 @@ export class Store implements Actions, Core {
     }
   }
 
-  /** settled forgets a hold that a call from this page settled (settle: whether it did). */
-  private settled(runIDs: readonly string[], settle: Promise<boolean>): Promise<boolean> {
-    return settle.then((ok) => {
-      if (ok) for (const id of runIDs) this.books.settled(id);
-      return ok;
-    });
+  /** settledHere: once a call from this page settled runID (ok), the hold leaves the older holds and the run shows in the older runs as the gateway answered it. */
+  private settledHere(ok: boolean, runID: string, answered: Run | void): boolean {
+    if (ok) {
+      this.books.settled(runID);
+      this.books.changed(answered);
+    }
+    return ok;
   }
 
   reconcile(runID: string, n: number, evidence: string, scope = `reconcile:${runID}`, cost?: string) {
-    return this.settled([runID], this.run(`reconcile:${runID}`, scope, () => t('rec.done', { run: runID, units: units(n) }), () =>
+    let answered: Run | void;
+    return this.run(`reconcile:${runID}`, scope, () => t('rec.done', { run: runID, units: units(n) }), () =>
       // without a cost the call is the units-only one it always was
-      cost === undefined ? this.deps.api.reconcile(runID, n, evidence) : this.deps.api.reconcile(runID, n, evidence, cost),
-    ));
+      tap(cost === undefined ? this.deps.api.reconcile(runID, n, evidence) : this.deps.api.reconcile(runID, n, evidence, cost), (r) => (answered = r)),
+    ).then((ok) => this.settledHere(ok, runID, answered));
   }
 
   applyFinding(runID: string, figure: number) {
-    return this.settled([runID], this.run(`reconcile:${runID}`, `apply:${runID}`, () => t('rec.done', { run: runID, units: units(figure) }), () =>
-      this.deps.api.applyFinding(runID),
-    ));
+    let answered: Run | void;
+    return this.run(`reconcile:${runID}`, `apply:${runID}`, () => t('rec.done', { run: runID, units: units(figure) }), () =>
+      tap(this.deps.api.applyFinding(runID), (r) => (answered = r)),
+    ).then((ok) => this.settledHere(ok, runID, answered));
   }
 
   /** reconcileMany settles each run with the same units and evidence; each is its own audited reconcile. */
@@ -269,8 +279,7 @@ export class Store implements Actions, Core {
       let ok = 0;
       for (const id of runIDs) {
         try {
-          await this.deps.api.reconcile(id, n, evidence);
-          this.books.settled(id);
+          this.settledHere(true, id, await this.deps.api.reconcile(id, n, evidence));
           ok++;
         } catch (err) {
           const done = ok;
@@ -282,7 +291,7 @@ export class Store implements Actions, Core {
 
   cancelRun(runID: string, scope = `cancel:${runID}`) {
     return this.run(`cancel:${runID}`, scope, () => t('runs.cancelled', { run: runID }), () =>
-      this.deps.api.cancelRun(runID),
+      tap(this.deps.api.cancelRun(runID), (r) => this.books.changed(r)),
     );
   }
 

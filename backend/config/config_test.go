@@ -110,6 +110,8 @@ func TestParseRefuses(t *testing.T) {
 		{"BadBaseURL", "upstreams:\n  - {name: x, base_url: 'ftp://h', models: [m]}\n", "http(s) URL"},
 		{"DuplicateModel", "upstreams:\n  - {name: x, kind: demo, models: [m, n, m]}\n", "upstream x: models lists m twice"},
 		{"DuplicateRenamedModel", "upstreams:\n  - {name: x, kind: demo, models: [m, {name: m, upstream_model: m2}]}\n", "upstream x: models lists m twice"},
+		{"GuardedModelTwoNames", "upstreams:\n  - {name: x, kind: demo, models: [m2, {name: m, upstream_model: m2}], quota: {}}\n",
+			"upstream x: models m2 and m both go out as m2, whose free quota is one pool at the provider"},
 		{"EmptyModel", "upstreams:\n  - {name: x, kind: demo, models: [m, '']}\n", "upstream x: models[1]: empty model name"},
 		{"EmptyModelEntry", "upstreams:\n  - {name: x, kind: demo, models: [{upstream_model: m2}]}\n", "upstream x: models[0]: empty model name"},
 		{"ModelWithSpace", "upstreams:\n  - {name: x, kind: demo, models: ['m n']}\n", `upstream x: models[0] "m n"`},
@@ -167,6 +169,18 @@ func TestParseRefuses(t *testing.T) {
 				t.Fatalf("error %q does not mention %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestAliasesOfAnUnguardedModel: two names may go out as one model where
+// no quota guards it (the refusal above is the guarded upstream's).
+func TestAliasesOfAnUnguardedModel(t *testing.T) {
+	c, err := config.Parse([]byte("upstreams:\n  - {name: x, kind: demo, models: [m2, {name: m, upstream_model: m2}]}\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Upstreams[0].UpstreamModel("m"); got != "m2" {
+		t.Fatalf("m goes out as %q", got)
 	}
 }
 

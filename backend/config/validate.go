@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net"
@@ -194,11 +195,15 @@ func (c *Config) validateUpstreams() error {
 // validateModels checks an upstream's model list. A model may be listed by
 // several upstreams (its route), but once by each: a second listing on one
 // upstream would leave it unclear which upstream_model a call goes out as.
+// On an upstream with a quota, two names may not go out as one model: the
+// provider's free quota is one pool, and the guard, which keeps a day per
+// name, would give each name the whole of it.
 func (u *Upstream) validateModels(where string) error {
 	if len(u.Listed) == 0 {
 		return fmt.Errorf("%s: list at least one model", where)
 	}
 	names := map[string]bool{}
+	sentAs := map[string]string{} // upstream model → the name that goes out as it
 	for j, m := range u.Listed {
 		switch {
 		case m.Name == "":
@@ -211,6 +216,11 @@ func (u *Upstream) validateModels(where string) error {
 			return fmt.Errorf("%s: models lists %s twice; list a model once per upstream", where, m.Name)
 		}
 		names[m.Name] = true
+		out := cmp.Or(m.UpstreamModel, m.Name)
+		if first, ok := sentAs[out]; ok && u.Quota != nil {
+			return fmt.Errorf("%s: models %s and %s both go out as %s, whose free quota is one pool at the provider: the quota guard would allow each of them all of it; list it under one name", where, first, m.Name, out)
+		}
+		sentAs[out] = m.Name
 	}
 	return nil
 }

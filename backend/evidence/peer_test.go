@@ -2,33 +2,12 @@ package evidence_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/quotagate/quotagate/backend/evidence"
 	"github.com/quotagate/quotagate/backend/ledger"
-	"github.com/quotagate/quotagate/backend/upstream/lookup"
 )
-
-// newWorker is a worker on the upstream "or" at p's endpoint whose commit
-// hook the test wires itself, with follows as its Options.Follows.
-func newWorker(t *testing.T, store ledger.Store, p *provider, follows func(ledger.Run) bool) *fixture {
-	t.Helper()
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	c, err := lookup.New(lookup.Spec{Kind: lookup.KindOpenRouter}, srv.URL, "sk-secret", srv.Client())
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{seen: make(chan evidence.Finding, 100)}
-	f.w = evidence.New(evidence.Options{Store: store, Follows: follows,
-		Upstreams: []evidence.Upstream{{Name: "or", Looker: c, Delay: 20 * time.Millisecond, Window: time.Minute, PerMinute: 6000}},
-		Changed:   func(fd evidence.Finding) { f.seen <- fd }})
-	t.Cleanup(f.w.Close)
-	return f
-}
 
 // fromPeer is changes as another gateway sharing the ledger learns them.
 func fromPeer(changes []ledger.Change) []ledger.Change {
@@ -48,7 +27,7 @@ func TestPeerHoldLookedUpOnce(t *testing.T) {
 	store := openStore(t, t.TempDir())
 	defer store.Close()
 	p := &provider{output: 40}
-	own, peer := newWorker(t, store, p, nil), newWorker(t, store, p, nil)
+	own, peer := newWorker(t, store, p, func(*evidence.Options) {}), newWorker(t, store, p, func(*evidence.Options) {})
 	store.OnCommit(func(_ context.Context, ch []ledger.Change) {
 		own.w.Note(ch)
 		peer.w.Note(fromPeer(ch))
@@ -81,7 +60,7 @@ func TestRestartFollowsOnlyItsRuns(t *testing.T) {
 	heldRun(t, store, "r8", 12)
 	heldRun(t, store, "r9", 12)
 	p := &provider{output: 40}
-	f := newWorker(t, store, p, func(r ledger.Run) bool { return r.ID == "r8" })
+	f := newWorker(t, store, p, func(o *evidence.Options) { o.Follows = func(r ledger.Run) bool { return r.ID == "r8" } })
 	if err := f.w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -79,6 +80,7 @@ type Worker struct {
 	mu       sync.Mutex
 	findings map[ledger.RunID]Finding
 	followed map[ledger.RunID]bool
+	closed   bool // Close began: spawn starts nothing more
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -139,15 +141,40 @@ func (w *Worker) Start(ctx context.Context) error {
 		return fmt.Errorf("evidence: list holds: %w", err)
 	}
 	for _, run := range holds {
-		if err := w.resume(ctx, run); err != nil {
+		if err := w.resume(ctx, run, w.o.Follows == nil || w.o.Follows(run)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// resume takes one held run up again after a restart.
-func (w *Worker) resume(ctx context.Context, run ledger.Run) error {
+// Adopt takes up, in the background, the held runs of gateways that died
+// sharing the ledger (this gateway found them dead): those not looked up
+// to the end are followed here, as Start does after a restart.
+func (w *Worker) Adopt(gateways []string) {
+	if len(w.ups) == 0 {
+		return
+	}
+	w.spawn(func() {
+		holds, err := w.o.Store.Runs(w.ctx, ledger.RunFilter{HoldingOnly: true, Limit: MaxFollowed})
+		if err != nil {
+			w.log.Warn("evidence: list the holds of dead gateways", "gateways", gateways, "err", err)
+			return
+		}
+		for _, run := range holds {
+			if !slices.Contains(gateways, run.Instance) {
+				continue
+			}
+			if err := w.resume(w.ctx, run, true); err != nil {
+				w.log.Warn("evidence: adopt a dead gateway's hold", "run", run.ID, "err", err)
+			}
+		}
+	})
+}
+
+// resume takes one held run up again: its recorded finding when a lookup
+// ended, else, when follow, its lookups.
+func (w *Worker) resume(ctx context.Context, run ledger.Run, follow bool) error {
 	if _, ok := w.ups[run.Upstream]; !ok || run.Usage != ledger.UsageUnknown || run.ProviderID == "" {
 		return nil
 	}
@@ -162,7 +189,7 @@ func (w *Worker) resume(ctx context.Context, run ledger.Run) error {
 		}
 		return nil
 	}
-	if w.o.Follows == nil || w.o.Follows(run) {
+	if follow {
 		w.follow(run)
 	}
 	return nil
@@ -185,6 +212,9 @@ func (w *Worker) recorded(ctx context.Context, id ledger.RunID) (Finding, bool, 
 
 // Close stops every lookup and waits for them.
 func (w *Worker) Close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
 	w.cancel()
 	w.wg.Wait()
 }
@@ -237,7 +267,14 @@ func (w *Worker) learn(id ledger.RunID) {
 	}
 }
 
+// spawn runs fn in its own goroutine, which Close waits for; nothing once
+// closed (a commit or a reaped gateway may still be told of after it).
 func (w *Worker) spawn(fn func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()

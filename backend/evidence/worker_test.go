@@ -70,6 +70,18 @@ func openStore(t *testing.T, dir string) *sqlite.Store {
 
 func start(t *testing.T, store *sqlite.Store, p *provider, auto bool, window time.Duration) *fixture {
 	t.Helper()
+	f := newWorker(t, store, p, func(o *evidence.Options) { o.Upstreams[0].Auto, o.Upstreams[0].Window = auto, window })
+	store.OnCommit(func(_ context.Context, ch []ledger.Change) { f.w.Note(ch) })
+	if err := f.w.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// newWorker is a worker on the upstream "or" at p's endpoint, its options
+// adjusted by adjust; the caller wires its commit hook and starts it.
+func newWorker(t *testing.T, store *sqlite.Store, p *provider, adjust func(*evidence.Options)) *fixture {
+	t.Helper()
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	c, err := lookup.New(lookup.Spec{Kind: lookup.KindOpenRouter}, srv.URL, "sk-secret", srv.Client())
@@ -77,13 +89,11 @@ func start(t *testing.T, store *sqlite.Store, p *provider, auto bool, window tim
 		t.Fatal(err)
 	}
 	f := &fixture{store: store, seen: make(chan evidence.Finding, 100)}
-	f.w = evidence.New(evidence.Options{Store: store, Scrub: func(s string) string { return strings.ReplaceAll(s, "sk-secret", "sk-***") },
-		Upstreams: []evidence.Upstream{{Name: "or", Looker: c, Delay: 20 * time.Millisecond, Window: window, Auto: auto, PerMinute: 6000}},
-		Changed:   func(fd evidence.Finding) { f.seen <- fd }})
-	store.OnCommit(func(_ context.Context, ch []ledger.Change) { f.w.Note(ch) })
-	if err := f.w.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	o := evidence.Options{Store: store, Scrub: func(s string) string { return strings.ReplaceAll(s, "sk-secret", "sk-***") },
+		Upstreams: []evidence.Upstream{{Name: "or", Looker: c, Delay: 20 * time.Millisecond, Window: time.Minute, PerMinute: 6000}},
+		Changed:   func(fd evidence.Finding) { f.seen <- fd }}
+	adjust(&o)
+	f.w = evidence.New(o)
 	t.Cleanup(f.w.Close)
 	return f
 }

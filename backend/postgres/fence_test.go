@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,9 +53,15 @@ func TestFencing(t *testing.T) {
 	// Expired and reaped: b ends run_expired (and run_deleted, then
 	// run_settles) interrupted before a writes their ends.
 	exec(t, db, `UPDATE instances SET expires_at = 0 WHERE name = 'a'`)
+	var told [][]string
+	b.OnReaped(func(dead []string) { told = append(told, dead) })
 	if n, err := b.ReapExpired(ctx); err != nil || n != 3 {
 		t.Fatalf("reap: %d runs, %v; want 3", n, err)
 	}
+	if len(told) != 1 || !slices.Equal(told[0], []string{"a"}) {
+		t.Fatalf("b was told %v of the dead, want [[a]]", told)
+	}
+	b.OnReaped(func([]string) {}) // b's own heartbeat reaps too from here on
 	_, err = a.Settle(ctx, "run_expired", 40, "usage reported", ledger.TenantActor("t"))
 	if !errors.Is(err, ledger.ErrLateEnd) || ledger.ErrorCode(err) != ledger.CodeRunEnded {
 		t.Fatalf("late settle: %v; want run_ended with ErrLateEnd", err)

@@ -286,8 +286,17 @@ func (s *Store) ReapExpired(ctx context.Context) (int, error) {
 		s.leaseLogger().Warn("ended the open runs of dead instances interrupted; their holds stay until reconciled",
 			"dead", dead, "runs", n)
 	}
+	if fn := s.reaped.Load(); fn != nil && len(dead) > 0 {
+		(*fn)(dead)
+	}
 	return n, err
 }
+
+// OnReaped sets what this gateway is told of the instances its reaper
+// found dead, after it ended their open runs: each dead instance is found
+// by one gateway, which takes over what the dead one left undone (its held
+// runs' lookups). fn must not block.
+func (s *Store) OnReaped(fn func(dead []string)) { s.reaped.Store(&fn) }
 
 // orphan is an open run whose lease is gone.
 type orphan struct {

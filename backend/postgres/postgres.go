@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -94,6 +95,8 @@ type Store struct {
 	pollers   pollers      // Polls' advisory locks
 
 	chCommit, chCancel string // NOTIFY channels of this ledger (its schema)
+
+	reaped atomic.Pointer[func(dead []string)] // see OnReaped
 }
 
 // Open connects to the database named by dsn (a URL, a keyword DSN, or a

@@ -49,6 +49,9 @@ func (s *Server) startEvidence(ctx context.Context, sc *scrub.Scrubber) error {
 		Logger: s.log, Changed: func(evidence.Finding) { s.hub.Publish(live.Change{Kind: live.KindLedger}) }, Follows: follows})
 	s.evidence = w
 	s.commits.evidence.Store(w)
+	if st, ok := s.store.(*postgres.Store); ok {
+		st.OnReaped(w.Adopt) // this gateway found them dead: their holds are its to look up
+	}
 	if err := w.Start(ctx); err != nil {
 		return err
 	}

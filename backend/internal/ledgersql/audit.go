@@ -15,6 +15,9 @@ func ScanAudit(r Scanner) (ledger.AuditEntry, error) {
 		&units, &before, &after, &e.Detail, &e.Count, &lastAt, &e.Micros, &e.Period, &e.ProviderID); err != nil {
 		return e, err
 	}
+	if lastAt == 0 { // one event (SQLite keeps at once)
+		lastAt = at
+	}
 	e.At, e.LastAt = FromNanos(at), FromNanos(lastAt)
 	e.Kind = ledger.AuditKind(kind)
 	e.RunID = ledger.RunID(run)

@@ -938,6 +938,9 @@ func testRefusalsAggregate(t *testing.T, st ledger.Store) {
 		if e.Kind == ledger.AuditReject && e.Count == 5 && (!e.At.Equal(base) || !e.LastAt.Equal(base.Add(4*time.Second))) {
 			t.Errorf("aggregated row: at %v, last %v; want %v and %v", e.At, e.LastAt, base, base.Add(4*time.Second))
 		}
+		if e.Count == 1 && !e.LastAt.Equal(e.At) { // a row of one event: its last is its first
+			t.Errorf("row %d of one event: at %v, last %v", e.Seq, e.At, e.LastAt)
+		}
 	}
 	// Admit's own refusals aggregate too; admissions and changes of money
 	// keep one row each.

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -399,15 +400,7 @@ func ParseFilter(from, to, tenant string) (ledger.AuditFilter, error) {
 	return q.AuditFilter, err
 }
 
-func knownKind(k string) bool {
-	switch ledger.AuditKind(k) {
-	case ledger.AuditAdmit, ledger.AuditReject, ledger.AuditStart, ledger.AuditSettle, ledger.AuditHold,
-		ledger.AuditRelease, ledger.AuditReconcile, ledger.AuditCancel, ledger.AuditRecover, ledger.AuditConfig,
-		ledger.AuditEvict, ledger.AuditRestore, ledger.AuditSync, ledger.AuditFailover, ledger.AuditAlert:
-		return true
-	}
-	return false
-}
+func knownKind(k string) bool { return slices.Contains(ledger.AuditKinds, ledger.AuditKind(k)) }
 
 func parseBound(s string, end bool, loc *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)

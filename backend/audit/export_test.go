@@ -229,11 +229,12 @@ func TestParseQueryErrors(t *testing.T) {
 }
 
 // TestParseQueryKinds: every kind of row the ledger writes is a kind the
-// audit log and its export filter by.
+// audit log and its export filter by (the dashboard's filter offers each).
 func TestParseQueryKinds(t *testing.T) {
-	for _, k := range []ledger.AuditKind{ledger.AuditAdmit, ledger.AuditReject, ledger.AuditStart, ledger.AuditSettle,
+	for _, k := range append([]ledger.AuditKind{ledger.AuditAdmit, ledger.AuditReject, ledger.AuditStart, ledger.AuditSettle,
 		ledger.AuditHold, ledger.AuditRelease, ledger.AuditReconcile, ledger.AuditCancel, ledger.AuditRecover,
-		ledger.AuditConfig, ledger.AuditEvict, ledger.AuditRestore, ledger.AuditSync, ledger.AuditFailover, ledger.AuditAlert} {
+		ledger.AuditConfig, ledger.AuditEvict, ledger.AuditRestore, ledger.AuditSync, ledger.AuditFailover, ledger.AuditAlert,
+		ledger.AuditArchive, ledger.AuditUnarchive, ledger.AuditLateEnd, ledger.AuditLookup}, ledger.AuditKinds...) {
 		if q, err := audit.ParseQuery(url.Values{"kind": {string(k)}}, shanghai); err != nil || q.Kind != k {
 			t.Errorf("kind %q: %+v, %v", k, q, err)
 		}

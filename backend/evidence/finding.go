@@ -77,7 +77,7 @@ func (f *Finding) take(fig lookup.Figure) {
 // AuditLookup is the kind of the audit row that ends a lookup: its reason
 // the state, its evidence the provider's answer (scrubbed), its detail the
 // Finding as JSON, its actor provider:<upstream>.
-const AuditLookup ledger.AuditKind = "lookup"
+const AuditLookup = ledger.AuditLookup
 
 // row is f's audit row about run.
 func (f Finding) row(run ledger.Run) ledger.AuditEntry {

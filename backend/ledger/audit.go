@@ -32,7 +32,18 @@ const (
 	// any output (the refused attempt's run, if one was admitted there; why;
 	// from and to in Detail).
 	AuditFailover AuditKind = "failover"
+	// AuditLookup ends a lookup of a held run at its provider
+	// (backend/evidence): its reason the finding's state, its evidence the
+	// provider's answer, its detail the finding, its actor provider:<upstream>.
+	AuditLookup AuditKind = "lookup"
 )
+
+// AuditKinds are the kinds of row the ledger holds, in the order they are
+// declared (the dashboard's filter offers them so): what the audit log and
+// its export filter by.
+var AuditKinds = []AuditKind{AuditAdmit, AuditReject, AuditStart, AuditSettle, AuditHold, AuditRelease,
+	AuditReconcile, AuditCancel, AuditRecover, AuditConfig, AuditEvict, AuditRestore, AuditSync, AuditArchive,
+	AuditUnarchive, AuditFailover, AuditLookup, AuditLateEnd, AuditAlert}
 
 // AuditEntry is one append-only row of the audit log.
 type AuditEntry struct {

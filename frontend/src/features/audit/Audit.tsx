@@ -141,7 +141,7 @@ function AuditTable(props: { rows: readonly AuditRow[] }) {
   );
 }
 
-/** Actor shows who made a row as the server wrote it, marked by its kind (tenant, operator, system) when it has one. */
+/** Actor shows who made a row as the server wrote it, marked by its kind (tenant, operator, system, provider) when it has one. */
 function Actor(props: { actor: string | undefined }) {
   const kind = actorKind(props.actor);
   if (!kind) return <>{props.actor ?? ''}</>;

@@ -81,12 +81,26 @@ type Options struct {
 	// sharing the ledger; nil: a single gateway.
 	Elsewhere Elsewhere
 
+	// KeepProviderID keeps a stream's provider id on its run while it still
+	// streams; the zero value keeps it only at the run's end.
+	KeepProviderID KeepProviderID
+
 	Logger   *slog.Logger // default slog.Default()
 	NewRunID func() ledger.RunID
 	// Now is the gateway's clock for the times it writes itself (a
 	// translated Responses answer's created_at); the ledger keeps its own
 	// for run and audit times. Default time.Now.
 	Now func() time.Time
+}
+
+// KeepProviderID is when a stream's provider id is kept on its run before
+// the run ends: After its answer named the call, on the Upstreams named
+// (those a usage lookup can ask about), so that a run a crash ends held can
+// still be settled from the provider's figure. A shorter stream ends first
+// and keeps the id with its end, without the extra write.
+type KeepProviderID struct {
+	After     time.Duration
+	Upstreams map[string]bool
 }
 
 // Money is the gateway's currency and the price of each model in it,

@@ -1,11 +1,14 @@
 package gateway_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/quotagate/quotagate/backend/gateway"
 	"github.com/quotagate/quotagate/backend/ledger"
 	"github.com/quotagate/quotagate/backend/upstream"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
@@ -83,5 +86,55 @@ func TestProviderIDOnEveryDoor(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestProviderIDKeptMidStream: on an upstream whose streams keep their
+// provider id early (one a usage lookup asks), a stream still running
+// KeepProviderID.After after its answer named the call has the id on its
+// run while it is active — one "named" row — so that a crash then leaves a
+// hold a lookup can settle. A stream on another upstream, and a whole
+// answer, keep it with their end only.
+func TestProviderIDKeptMidStream(t *testing.T) {
+	const msgs = `"messages":[{"role":"user","content":"hi"}]`
+	for _, c := range []struct {
+		name         string
+		keep, stream bool
+	}{{"Kept", true, true}, {"OtherUpstream", false, true}, {"Whole", true, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, envOpts{tenants: []ledger.Tenant{tenant("a", 100_000, 4)}, modify: func(o *gateway.Options) {
+				o.KeepProviderID = gateway.KeepProviderID{After: time.Millisecond, Upstreams: map[string]bool{"demo": c.keep}}
+			}})
+			release := func() {}
+			if c.stream { // every answer pauses after its first part (a whole one would send nothing)
+				release = e.demo.Hold()
+				defer release()
+			}
+			body := fmt.Sprintf(`{"model":"demo-chat","stream":%t,%s}`, c.stream, msgs)
+			resp := e.do(ctxT(t), http.MethodPost, "/v1/chat/completions", "key-a", body, nil)
+			defer resp.Body.Close()
+			id := runID(t, resp)
+			if c.keep && c.stream {
+				e.log.wait(t, string(ledger.AuditNamed), id)
+				run, err := e.store.Run(ctxT(t), id)
+				if err != nil || run.Status != ledger.RunActive || !strings.HasPrefix(run.ProviderID, "chatcmpl-demo-") {
+					t.Fatalf("mid-stream run %+v, %v: want active with its provider id", run, err)
+				}
+			}
+			release()
+			io.Copy(io.Discard, resp.Body)
+			run := e.waitEnd(id)
+			rows, err := e.store.Audit(ctxT(t), ledger.AuditFilter{RunID: id, Kind: ledger.AuditNamed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			if c.keep && c.stream {
+				want = 1
+			}
+			if len(rows) != want || !strings.HasPrefix(run.ProviderID, "chatcmpl-demo-") || run.Usage != ledger.UsageTrusted {
+				t.Fatalf("%d named rows (want %d); run %+v", len(rows), want, run)
+			}
+		})
 	}
 }

@@ -30,6 +30,9 @@ type relay struct {
 	limits relayLimits
 
 	doneEvent []byte // the upstream's [DONE], held back until the outcome is committed
+	// named, when set, is told the provider's id once the answer names it
+	// (runRecord.nameAfter); nil: the id is kept only at the run's end.
+	named func(providerID string)
 
 	// What the client got of a stream.
 	finishSent atomic.Bool // the event with the finish reason was written to the client
@@ -242,6 +245,10 @@ func (r *relay) readUpstream(body io.Reader, queue chan<- queued) error {
 		}
 		if s.observe {
 			r.meter.Observe(s.obs)
+			if id := r.meter.ProviderID(); id != "" && r.named != nil {
+				r.named(id)
+				r.named = nil
+			}
 		}
 		if s.final != nil {
 			r.doneEvent = s.final // relayed once the outcome is committed

@@ -283,6 +283,9 @@ func (g *Gateway) newCall(d door, a *admission, p *pick, line *lifeline) *call {
 	}
 	c.rec = &runRecord{id: c.id, tenant: ledger.TenantActor(a.tenant.ID), line: line, store: o.Store,
 		log: g.log, pending: &g.pendingEnds, done: func() { g.unregister(c) }, endWait: o.EndWait}
+	if k := o.KeepProviderID; a.mreq.Stream && k.After > 0 && k.Upstreams[p.target.up.Name()] {
+		c.relay.named = c.rec.nameAfter(k.After)
+	}
 	return c
 }
 

@@ -135,6 +135,24 @@ type runRecord struct {
 	endWait time.Duration // Options.EndWait
 	written chan struct{} // closed when retry stops; set by retry
 	took    atomic.Bool   // retry wrote the end
+
+	naming atomic.Pointer[time.Timer] // keeps the provider's id mid-stream (nameAfter); finish stops it
+}
+
+// nameAfter is what a stream's relay calls once its answer named the call:
+// after d, unless the run ended by then (its end keeps the id), the id is
+// kept on the run (ledger.NamedRule), so that a crash leaves a hold a usage
+// lookup can still settle. A run ended meanwhile is left as it is.
+func (rec *runRecord) nameAfter(d time.Duration) func(providerID string) {
+	return func(providerID string) {
+		rec.naming.Store(time.AfterFunc(d, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := rec.store.ApplyRule(ctx, rec.id, rec.tenant, ledger.NamedRule(providerID)); err != nil {
+				rec.log.Warn("keep the provider's id of a streaming run", "run", rec.id, "err", err)
+			}
+		}))
+	}
 }
 
 // decide sets the outcome finish writes.
@@ -165,6 +183,9 @@ func (rec *runRecord) finish(reqCtx context.Context) error {
 		return nil
 	}
 	rec.finished = true
+	if t := rec.naming.Load(); t != nil {
+		t.Stop()
+	}
 	rec.done()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(reqCtx), 30*time.Second)
 	defer cancel()

@@ -36,6 +36,10 @@ const (
 	// (backend/evidence): its reason the finding's state, its evidence the
 	// provider's answer, its detail the finding, its actor provider:<upstream>.
 	AuditLookup AuditKind = "lookup"
+	// AuditNamed keeps the provider's id of a call still streaming
+	// (NamedRule), written once the stream has run a while on an upstream
+	// whose usage can be looked up: a crash does not lose it.
+	AuditNamed AuditKind = "named"
 )
 
 // AuditKinds are the kinds of row the ledger holds, in the order they are
@@ -43,7 +47,7 @@ const (
 // its export filter by.
 var AuditKinds = []AuditKind{AuditAdmit, AuditReject, AuditStart, AuditSettle, AuditHold, AuditRelease,
 	AuditReconcile, AuditCancel, AuditRecover, AuditConfig, AuditEvict, AuditRestore, AuditSync, AuditArchive,
-	AuditUnarchive, AuditFailover, AuditLookup, AuditLateEnd, AuditAlert}
+	AuditUnarchive, AuditFailover, AuditLookup, AuditNamed, AuditLateEnd, AuditAlert}
 
 // AuditEntry is one append-only row of the audit log.
 type AuditEntry struct {

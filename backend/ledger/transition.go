@@ -143,6 +143,20 @@ func StartRule() Rule {
 	}}
 }
 
+// NamedRule keeps the provider's id of a run still in flight, as its answer
+// named it: a run that a crash then ends held can still be looked up at its
+// provider. A run that ended, or whose id is kept already, is left as it
+// is (no row).
+func NamedRule(providerID string) Rule {
+	return Rule{Op: "name", decide: func(run Run) (Transition, error) {
+		if run.Status.Ended() || run.ProviderID != "" || providerID == "" {
+			return Transition{After: run}, nil
+		}
+		run.ProviderID = providerID
+		return Transition{After: run, Kind: AuditNamed, Reason: "the provider named the call"}, nil
+	}}
+}
+
 // SettleRule ends a run on trusted usage of units: the tenant is charged
 // at most the reserve (SplitOverrun), the rest of the hold is released,
 // and an overrun is written into the evidence. A priced run's units are

@@ -11,6 +11,11 @@ func openRun(status ledger.RunStatus) ledger.Run {
 		Status: status, Usage: ledger.UsagePending, ReserveUnits: 102, HeldUnits: 102}
 }
 
+func named(r ledger.Run, providerID string) ledger.Run {
+	r.ProviderID = providerID
+	return r
+}
+
 func heldRun() ledger.Run {
 	r := openRun(ledger.RunInterrupted)
 	r.Usage = ledger.UsageUnknown
@@ -67,6 +72,11 @@ func TestRules(t *testing.T) {
 			status: ledger.RunInterrupted, usage: ledger.UsageUnknown, kind: ledger.AuditRecover, units: 102,
 			moves: ledger.Moves{Active: -1}},
 		{name: "RecoverEndedIsNone", rule: ledger.RecoverRule(ledger.RecoveryWhy), run: heldRun(), none: true},
+		{name: "NamedActive", rule: ledger.NamedRule("gen-1"), run: openRun(ledger.RunActive),
+			status: ledger.RunActive, usage: ledger.UsagePending, kind: ledger.AuditNamed},
+		{name: "NamedEndedIsNone", rule: ledger.NamedRule("gen-1"), run: heldRun(), none: true},
+		{name: "NamedTwiceIsNone", rule: ledger.NamedRule("gen-2"), run: named(openRun(ledger.RunActive), "gen-1"), none: true},
+		{name: "NamedNothingIsNone", rule: ledger.NamedRule(""), run: openRun(ledger.RunActive), none: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, err := tc.rule.Decide(tc.run)
@@ -95,6 +105,9 @@ func TestRules(t *testing.T) {
 			}
 			if a.HeldUnits != 0 && a.Usage.Holding() != true || a.Usage.Holding() && a.HeldUnits != a.ReserveUnits {
 				t.Fatalf("held %d with usage %s", a.HeldUnits, a.Usage)
+			}
+			if tc.kind == ledger.AuditNamed && a.ProviderID != "gen-1" {
+				t.Fatalf("named run keeps provider id %q", a.ProviderID)
 			}
 			e := tr.Audit(tc.run, ledger.Operator("test"), 500)
 			if e.AvailableBefore != 500+tc.moves.Spent+tc.moves.Held || e.Actor != ledger.Operator("test") || e.Kind != tc.kind {

@@ -79,11 +79,29 @@ func assemble(p parts) (_ *assembly, err error) {
 		Retry:          gate.DefaultRetryPolicy,
 		Quota:          guard,
 		Elsewhere:      elsewhere(p.Store),
+		KeepProviderID: keepProviderID(cfg),
 		Logger:         p.Logger,
 		Scrub:          p.Scrub,
 		Now:            p.Now,
 	}, cfg.Limits))
 	return a, nil
+}
+
+// keepProviderIDAfter is how long a stream on an upstream with a
+// usage_lookup runs after its answer named the call before the id is kept
+// on the run: most calls end sooner and keep it with their end.
+const keepProviderIDAfter = 2 * time.Second
+
+// keepProviderID names the upstreams whose streams keep their provider id
+// before they end: those with a usage_lookup, which asks by it.
+func keepProviderID(cfg *config.Config) gateway.KeepProviderID {
+	k := gateway.KeepProviderID{After: keepProviderIDAfter, Upstreams: map[string]bool{}}
+	for _, u := range cfg.Upstreams {
+		if u.UsageLookup != nil {
+			k.Upstreams[u.Name] = true
+		}
+	}
+	return k
 }
 
 // upstreams are the clients of the configured upstreams, in config order,

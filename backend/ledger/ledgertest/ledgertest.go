@@ -31,6 +31,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("EndedRunRefusesTransitions", func(t *testing.T) { testEndedRun(t, open(t)) })
 	t.Run("ReleaseHold", func(t *testing.T) { testReleaseHold(t, open(t)) })
 	t.Run("RecoverInterrupted", func(t *testing.T) { testRecoverInterrupted(t, open(t)) })
+	t.Run("NamedThenRecovered", func(t *testing.T) { testNamedThenRecovered(t, open(t)) })
 	t.Run("RefusalsAggregate", func(t *testing.T) { testRefusalsAggregate(t, open(t)) })
 	t.Run("RefusalChange", func(t *testing.T) { testRefusalChange(t, open(t)) })
 	t.Run("ApplyTenants", func(t *testing.T) { testApplyTenants(t, open(t)) })
@@ -546,6 +547,42 @@ func testReleaseHold(t *testing.T, st ledger.Store) {
 	_, err = st.Reconcile(ctx, "r", 1, "bill", ledger.ActorAdmin)
 	WantCode(t, err, ledger.CodeNotHeld)
 	WantVerified(t, st)
+}
+
+// testNamedThenRecovered: a run's provider id kept while it runs (one
+// "named" row, moving nothing; a second is no row) is still on the run a
+// crash then ends held, and on the recover row.
+func testNamedThenRecovered(t *testing.T, st ledger.Store) {
+	ctx := context.Background()
+	MustApply(t, st, Tenant("t", 1000, 4))
+	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r", TenantID: "t", ReserveUnits: 10})
+	for _, id := range []string{"gen-1", "gen-2"} {
+		if _, err := st.ApplyRule(ctx, "r", ledger.TenantActor("t"), ledger.NamedRule(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.RecoverInterrupted(ctx, ledger.ActorRecovery); err != nil {
+		t.Fatal(err)
+	}
+	run, err := st.Run(ctx, "r")
+	if err != nil || run.ProviderID != "gen-1" || run.Usage != ledger.UsageUnknown || run.HeldUnits != 10 {
+		t.Fatalf("run %+v, %v: want held with provider id gen-1", run, err)
+	}
+	var kinds []string
+	for _, e := range tenantAudit(t, st, "t") {
+		if e.RunID == "r" {
+			kinds = append(kinds, string(e.Kind)+":"+e.ProviderID)
+			if e.Kind == ledger.AuditNamed && (e.Units != 0 || e.AvailableBefore != e.AvailableAfter) {
+				t.Errorf("named row %+v moves something", e)
+			}
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "admit: named:gen-1 recover:gen-1" {
+		t.Fatalf("run r's rows: %s", got)
+	}
+	if diffs, err := st.Verify(ctx); err != nil || len(diffs) > 0 {
+		t.Fatalf("verify: %v %v", diffs, err)
+	}
 }
 
 func testRecoverInterrupted(t *testing.T, st ledger.Store) {

@@ -112,19 +112,7 @@ func TestKilledStreamSettledByProvider(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	sub := s.Hub().Subscribe()
 	defer sub.Close()
-	timeout := time.After(30 * time.Second)
-	var run ledger.Run
-	for {
-		run, err = s.Store().Run(context.Background(), id)
-		if err == nil && run.Usage == ledger.UsageReconciled {
-			break
-		}
-		select {
-		case <-sub.C():
-		case <-timeout:
-			t.Fatalf("run %s not settled by the provider's figure after the restart: %+v %v", id, run, err)
-		}
-	}
+	waitReconciled(t, s, sub, id)
 	rows, err := s.Store().Audit(context.Background(), ledger.AuditFilter{RunID: id})
 	if err != nil {
 		t.Fatal(err)

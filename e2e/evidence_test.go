@@ -13,6 +13,7 @@ import (
 
 	"github.com/quotagate/quotagate/backend/config"
 	"github.com/quotagate/quotagate/backend/ledger"
+	"github.com/quotagate/quotagate/backend/live"
 	"github.com/quotagate/quotagate/backend/server"
 	"github.com/quotagate/quotagate/backend/upstream/demo"
 )
@@ -56,19 +57,7 @@ func TestCutStreamSettledByProvider(t *testing.T) {
 
 	id := cutStream(t, s)
 	cut := time.Now()
-	timeout := time.After(30 * time.Second)
-	var run ledger.Run
-	for {
-		run, err = s.Store().Run(context.Background(), id)
-		if err == nil && run.Usage == ledger.UsageReconciled {
-			break
-		}
-		select {
-		case <-sub.C():
-		case <-timeout:
-			t.Fatalf("run %s not settled by the provider's figure: %+v %v", id, run, err)
-		}
-	}
+	run := waitReconciled(t, s, sub, id)
 	t.Logf("settled %s after the cut at %d units (%d lookups)", time.Since(cut).Round(10*time.Millisecond), run.SpentUnits+run.OverrunUnits, s.Demo("demo").Lookups())
 	if run.HeldUnits != 0 || !strings.HasPrefix(run.ProviderID, "chatcmpl-demo-") || run.SpentUnits <= run.RelayedUnits {
 		t.Fatalf("run %+v", run)
@@ -100,5 +89,23 @@ func TestCutStreamSettledByProvider(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no reconcile row by provider:demo naming %s in audit.csv:\n%s", run.ProviderID, raw)
+	}
+}
+
+// waitReconciled waits on sub (subscribed before the run could settle)
+// until run id is reconciled, 30 s at most, and returns it.
+func waitReconciled(t *testing.T, s *server.Server, sub *live.Subscription, id ledger.RunID) ledger.Run {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		run, err := s.Store().Run(context.Background(), id)
+		if err == nil && run.Usage == ledger.UsageReconciled {
+			return run
+		}
+		select {
+		case <-sub.C():
+		case <-timeout:
+			t.Fatalf("run %s not settled by the provider's figure: %+v %v", id, run, err)
+		}
 	}
 }

@@ -939,6 +939,16 @@ var gateway = ledger.System("gateway")
 // first/last time; another code, tenant or interval gets its own; money
 // rows are never merged: a flood of refusals cannot fill the disk, and
 // every change of money keeps its row.
+// wantOneEventLastAt: a row of one event reads its last time as its first.
+func wantOneEventLastAt(t *testing.T, rows []ledger.AuditEntry) {
+	t.Helper()
+	for _, e := range rows {
+		if e.Count == 1 && !e.LastAt.Equal(e.At) {
+			t.Errorf("row %d of one event: at %v, last %v", e.Seq, e.At, e.LastAt)
+		}
+	}
+}
+
 func testRefusalsAggregate(t *testing.T, st ledger.Store) {
 	ctx := context.Background()
 	MustApply(t, st, Tenant("t", 100, 1), Tenant("u", 100, 1))
@@ -975,10 +985,8 @@ func testRefusalsAggregate(t *testing.T, st ledger.Store) {
 		if e.Kind == ledger.AuditReject && e.Count == 5 && (!e.At.Equal(base) || !e.LastAt.Equal(base.Add(4*time.Second))) {
 			t.Errorf("aggregated row: at %v, last %v; want %v and %v", e.At, e.LastAt, base, base.Add(4*time.Second))
 		}
-		if e.Count == 1 && !e.LastAt.Equal(e.At) { // a row of one event: its last is its first
-			t.Errorf("row %d of one event: at %v, last %v", e.Seq, e.At, e.LastAt)
-		}
 	}
+	wantOneEventLastAt(t, first)
 	// Admit's own refusals aggregate too; admissions and changes of money
 	// keep one row each.
 	MustAdmit(t, st, ledger.AdmitRequest{RunID: "r1", TenantID: "t", ReserveUnits: 10})

@@ -82,8 +82,11 @@ pass "tarball holds both binaries, desktop file, icon, man page, README and its 
 exe=$tmp/quotagate-$version-windows-amd64/quotagate.exe
 [ -s "$tmp/quotagate-$version-windows-amd64/README.md" ] || fail "zip lacks README.md"
 file "$exe" | grep -q 'PE32+ executable (GUI) x86-64' || fail "not a PE32+ GUI executable: $(file "$exe")"
-strings -el "$exe" | grep -qx "$version" || fail "no version resource naming $version"
-strings -el "$exe" | grep -qx 'FileVersion' || fail "no FileVersion in the version resource"
+# Read once, then search: `strings | grep -q` under pipefail fails whenever
+# grep exits at its match before strings has written its last block (SIGPIPE).
+res=$(strings -el "$exe")
+grep -qx "$version" <<<"$res" || fail "no version resource naming $version"
+grep -qx 'FileVersion' <<<"$res" || fail "no FileVersion in the version resource"
 pass "Windows zip: PE32+ GUI executable with version resource $version ($(du -h "$exe" | cut -f1))"
 
 echo "package-check: $passed passed, 0 failed"

@@ -75,7 +75,7 @@ func TestRestartFollowsOnlyItsRuns(t *testing.T) {
 	if n := p.calls.Load(); n != 1 {
 		t.Fatalf("the provider was asked %d times, want 1", n)
 	}
-	if !strings.HasPrefix(string(f.w.Findings()["r8"].ProviderID), "gen-") {
+	if !strings.HasPrefix(f.w.Findings()["r8"].ProviderID, "gen-") {
 		t.Fatalf("findings %+v", f.w.Findings())
 	}
 }

@@ -245,9 +245,11 @@ func (r *relay) readUpstream(body io.Reader, queue chan<- queued) error {
 		}
 		if s.observe {
 			r.meter.Observe(s.obs)
-			if id := r.meter.ProviderID(); id != "" && r.named != nil {
-				r.named(id)
-				r.named = nil
+			if r.named != nil {
+				if id := r.meter.ProviderID(); id != "" {
+					r.named(id)
+					r.named = nil
+				}
 			}
 		}
 		if s.final != nil {
